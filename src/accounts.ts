@@ -1,0 +1,38 @@
+// Creating users: shared by the first-start bootstrap and `audit-ledger users create`.
+import { randomUUID } from 'node:crypto';
+import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from './config.js';
+import { hashPassword } from './auth/passwords.js';
+import type { UserRole } from './store/schema.js';
+import type { Company, Store, User } from './store/store.js';
+import { iso } from './time.js';
+
+export class AccountInputError extends Error {}
+
+/** Creates a user in the named company, creating the company if it does not exist. */
+export async function createUser(
+  store: Store,
+  input: { company: string; email: string; password: string; role?: UserRole },
+): Promise<{ company: Company; user: User }> {
+  const company = input.company.trim();
+  if (company === '' || company.length > 200) throw new AccountInputError('company name must be 1–200 characters');
+  if (!isPlausibleEmail(input.email)) throw new AccountInputError(`not an email address: "${input.email}"`);
+  if (input.password.length < MIN_PASSWORD_LENGTH) throw new AccountInputError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  return store.createUser({
+    companyName: company,
+    newCompanyId: randomUUID(),
+    userId: randomUUID(),
+    email: input.email.trim(),
+    passwordHash: await hashPassword(input.password),
+    role: input.role ?? 'admin',
+    now: iso(Date.now()),
+  });
+}
+
+/** First start: when the store has no user and bootstrap credentials are configured, create them. */
+export async function bootstrapIfEmpty(
+  store: Store,
+  bootstrap: { company: string; email: string; password: string } | undefined,
+): Promise<{ company: Company; user: User } | undefined> {
+  if (!bootstrap || (await store.countUsers()) > 0) return undefined;
+  return createUser(store, bootstrap);
+}

@@ -1,0 +1,89 @@
+// Builds the Fastify application from its dependencies. No I/O of its own besides
+// what the injected store and counters do, so tests build it against a real store
+// and drive it with inject() or a real socket.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { registerAuthentication } from './auth/authenticate.js';
+import type { Config } from './config.js';
+import { registerProblemHandlers } from './http/problems.js';
+import { validatorCompiler } from './http/validation.js';
+import { loggerOptions } from './logger.js';
+import type { CounterStore } from './ratelimit/counter.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
+import { authRoutes } from './routes/auth.js';
+import type { Store } from './store/store.js';
+import { VERSION } from './version.js';
+
+export const API_PREFIX = '/api/v1';
+
+/** What every route module gets. */
+export interface AppContext {
+  config: Config;
+  store: Store;
+  counters: CounterStore;
+  /** Milliseconds since the epoch; injectable so tests can move time without sleeping. */
+  clock: () => number;
+}
+
+export interface AppOptions extends Omit<AppContext, 'clock'> {
+  clock?: () => number;
+  /** Overrides the logger (tests pass false). */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const ctx: AppContext = { ...options, clock: options.clock ?? Date.now };
+  const { config } = ctx;
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(config.logLevel),
+    bodyLimit: config.maxBodyBytes,
+    genReqId: () => randomUUID(),
+    // Answer 503 to new requests while closing; in-flight ones finish.
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ...(config.tls ? { https: { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) } } : {}),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler());
+  // JSON only: any other body type is answered 415 rather than parsed as a string.
+  app.removeContentTypeParser(['text/plain']);
+  registerProblemHandlers(app);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  registerAuthentication(app, ctx);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'audit-ledger API',
+        version: VERSION,
+        description:
+          'Tamper-evident audit log ledger for AI agents. Every error is application/problem+json (RFC 9457) with a stable `code`.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Access token from POST /api/v1/auth/login' },
+          apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Company integration API key' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { url: `${API_PREFIX}/openapi.json` } });
+
+  await app.register(
+    async (api) => {
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      await api.register(authRoutes(ctx));
+      await api.register(apiKeyRoutes(ctx));
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app;
+}

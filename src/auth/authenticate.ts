@@ -1,0 +1,128 @@
+// Resolves the caller's credential and enforces what each route accepts.
+// A route declares `config: { auth: { accept: [...], role? } }`; routes without it are
+// public. The hook runs at onRequest, before the body is read, so an unauthenticated
+// or over-limit caller costs no parsing.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../http/problems.js';
+import type { CounterStore } from '../ratelimit/counter.js';
+import type { UserRole } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, digestsEqual, hashSecret } from './secrets.js';
+
+export type CredentialKind = 'user' | 'api_key';
+
+export interface AuthRule {
+  accept: CredentialKind[];
+  /** For user credentials: the role required (admin implies every role). */
+  role?: UserRole;
+}
+
+export type Principal =
+  | { kind: 'user'; companyId: string; userId: string; role: UserRole; email: string; tokenHash: string }
+  | { kind: 'api_key'; companyId: string; keyId: string; keyPrefix: string; rateLimitPerMinute: number };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | undefined;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthRule;
+  }
+}
+
+const RATE_WINDOW_MS = 60_000;
+
+/** The principal of an authenticated route (the hook guarantees it is set). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error('principalOf called on a route without auth');
+  return request.principal;
+}
+
+export function registerAuthentication(
+  app: FastifyInstance,
+  deps: { store: Store; counters: CounterStore; clock: () => number },
+): void {
+  app.decorateRequest('principal', undefined);
+
+  // Document each route's accepted credentials in OpenAPI from the same declaration.
+  app.addHook('onRoute', (route) => {
+    const rule = route.config?.auth;
+    if (!rule) return;
+    route.schema ??= {};
+    (route.schema as { security?: unknown }).security = rule.accept.map((k) => (k === 'user' ? { bearerAuth: [] } : { apiKeyAuth: [] }));
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const rule = request.routeOptions.config.auth;
+    if (!rule) return;
+    const presented = readCredential(request);
+    if (!presented) {
+      reply.header('WWW-Authenticate', 'Bearer realm="audit-ledger"');
+      throw new ApiError(401, 'missing_credential', describeAccepted(rule));
+    }
+    const principal =
+      presented.kind === 'api_key' ? await resolveApiKey(deps.store, presented.secret) : await resolveAccessToken(deps.store, presented.secret, deps.clock());
+    if (!principal) {
+      reply.header('WWW-Authenticate', 'Bearer realm="audit-ledger", error="invalid_token"');
+      throw new ApiError(
+        401,
+        'invalid_credential',
+        presented.kind === 'api_key' ? 'The API key is not valid or has been revoked' : 'The access token is not valid, has expired or has been revoked',
+      );
+    }
+    request.principal = principal;
+    if (principal.kind === 'api_key') await enforceKeyLimit(deps.counters, principal, reply);
+    if (!rule.accept.includes(principal.kind)) {
+      throw new ApiError(403, 'forbidden', rule.accept.includes('user') ? "This endpoint accepts only a user's bearer token, not an API key" : 'This endpoint accepts only an API key');
+    }
+    if (principal.kind === 'user' && rule.role === 'admin' && principal.role !== 'admin') {
+      throw new ApiError(403, 'forbidden', 'This endpoint requires the admin role');
+    }
+  });
+}
+
+function readCredential(request: FastifyRequest): { kind: CredentialKind; secret: string } | undefined {
+  const apiKey = request.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey !== '') return { kind: 'api_key', secret: apiKey.trim() };
+  const authz = request.headers.authorization;
+  const m = authz ? /^Bearer\s+(\S+)\s*$/i.exec(authz) : null;
+  if (!m?.[1]) return undefined;
+  // Many agent SDKs send every credential as a bearer token: recognize API keys by prefix.
+  return { kind: m[1].startsWith(API_KEY_PREFIX) ? 'api_key' : 'user', secret: m[1] };
+}
+
+function describeAccepted(rule: AuthRule): string {
+  const ways = rule.accept.map((k) => (k === 'user' ? 'Authorization: Bearer <access token>' : 'X-API-Key: <API key>'));
+  return `Send ${ways.join(' or ')}`;
+}
+
+async function resolveApiKey(store: Store, secret: string): Promise<Principal | undefined> {
+  if (!secret.startsWith(API_KEY_PREFIX)) return undefined;
+  const hash = hashSecret(secret);
+  const key = await store.findApiKeyByHash(hash);
+  if (!key || key.status !== 'active' || !digestsEqual(key.key_hash, hash)) return undefined;
+  return { kind: 'api_key', companyId: key.company_id, keyId: key.key_id, keyPrefix: key.key_prefix, rateLimitPerMinute: key.rate_limit_per_minute };
+}
+
+async function resolveAccessToken(store: Store, secret: string, now: number): Promise<Principal | undefined> {
+  if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return undefined;
+  const hash = hashSecret(secret);
+  const grant = await store.findAccessToken(hash);
+  if (!grant || grant.revoked_at !== null || Date.parse(grant.expires_at) <= now) return undefined;
+  return { kind: 'user', companyId: grant.company_id, userId: grant.user_id, role: grant.role, email: grant.email, tokenHash: hash };
+}
+
+/** Counts the request against the key's per-minute budget; 429 past it. Headers go on every answer. */
+async function enforceKeyLimit(counters: CounterStore, principal: Extract<Principal, { kind: 'api_key' }>, reply: FastifyReply): Promise<void> {
+  const limit = principal.rateLimitPerMinute;
+  const { count, resetMs } = await counters.hit(`key:${principal.keyId}`, RATE_WINDOW_MS);
+  const resetSeconds = Math.max(1, Math.ceil(resetMs / 1000));
+  reply.header('RateLimit-Limit', String(limit));
+  reply.header('RateLimit-Remaining', String(Math.max(0, limit - count)));
+  reply.header('RateLimit-Reset', String(resetSeconds));
+  if (count > limit) {
+    throw new ApiError(429, 'rate_limited', `This API key allows ${limit} requests per minute; retry after ${resetSeconds} s`, {
+      headers: { 'Retry-After': String(resetSeconds) },
+    });
+  }
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// The `audit-ledger` command: serve, migrate, users create.
+import { parseArgs } from 'node:util';
+import { AccountInputError, createUser } from './accounts.js';
+import { ConfigError, loadConfig } from './config.js';
+import { handleSignals, startService } from './server.js';
+import { openStore } from './store/open.js';
+import { EmailTakenError } from './store/store.js';
+import { VERSION } from './version.js';
+
+const USAGE = `audit-ledger ${VERSION}
+
+Usage:
+  audit-ledger serve                     start the HTTP service (configured by environment variables)
+  audit-ledger migrate                   apply pending database migrations and exit
+  audit-ledger users create --company NAME --email EMAIL --password-stdin [--role admin|member]
+                                         create a user (and the company if it is new); the
+                                         password is read from standard input
+  audit-ledger --version | --help
+`;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  // Strip one trailing newline (echo adds it); keep any other whitespace.
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '--version') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const config = loadConfig();
+
+  if (command === 'serve') {
+    const service = await startService(config);
+    handleSignals(service);
+    service.app.log.info({ url: service.url, store: config.databaseUrl ? 'postgres' : 'sqlite', version: VERSION }, 'audit-ledger listening');
+    return -1; // keep running
+  }
+
+  if (command === 'migrate') {
+    const store = openStore(config);
+    try {
+      const applied = await store.migrate();
+      const state = await store.migrationState();
+      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply', `(schema at ${state.current})`);
+    } finally {
+      await store.close();
+    }
+    return 0;
+  }
+
+  if (command === 'users' && rest[0] === 'create') {
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      options: {
+        company: { type: 'string' },
+        email: { type: 'string' },
+        'password-stdin': { type: 'boolean' },
+        role: { type: 'string', default: 'admin' },
+      },
+      strict: true,
+    });
+    if (!values.company || !values.email || !values['password-stdin']) {
+      console.error('users create needs --company, --email and --password-stdin\n\n' + USAGE);
+      return 2;
+    }
+    if (values.role !== 'admin' && values.role !== 'member') {
+      console.error('--role must be admin or member');
+      return 2;
+    }
+    const password = await readStdin();
+    const store = openStore(config);
+    try {
+      await store.migrate();
+      const { company, user } = await createUser(store, { company: values.company, email: values.email, password, role: values.role });
+      console.log(`created user ${user.email} (${user.role}) in company "${company.name}" (${company.company_id})`);
+      return 0;
+    } catch (err) {
+      if (err instanceof AccountInputError || err instanceof EmailTakenError) {
+        console.error(err.message);
+        return 1;
+      }
+      throw err;
+    } finally {
+      await store.close();
+    }
+  }
+
+  console.error(`unknown command: ${argv.join(' ')}\n\n${USAGE}`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exitCode = 2;
+    } else {
+      console.error(err instanceof Error ? err.message : err);
+      process.exitCode = 1;
+    }
+  },
+);

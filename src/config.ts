@@ -1,0 +1,150 @@
+// The one configuration module: every setting comes from an environment variable,
+// is validated once at start, and is documented in the README table (a test keeps
+// the two in step).
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** postgres://… selects PostgreSQL; undefined means SQLite in dataDir. */
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  logLevel: LogLevel;
+  tls: { certFile: string; keyFile: string } | undefined;
+  accessTokenTtlSeconds: number;
+  maxBodyBytes: number;
+  bootstrap: { company: string; email: string; password: string } | undefined;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface VariableDoc {
+  name: string;
+  default: string;
+  description: string;
+}
+
+/** What the README configuration table lists. */
+export const CONFIG_VARIABLES: VariableDoc[] = [
+  { name: 'HOST', default: '127.0.0.1', description: 'Address to listen on.' },
+  { name: 'PORT', default: '8080', description: 'TCP port, 0–65535 (0 picks a free port).' },
+  { name: 'LEDGER_DATA_DIR', default: './data', description: 'Directory for the SQLite file and other local state.' },
+  {
+    name: 'DATABASE_URL',
+    default: '(unset: SQLite)',
+    description: '`postgres://` or `postgresql://` URL selects PostgreSQL; unset uses SQLite at `$LEDGER_DATA_DIR/ledger.db`.',
+  },
+  {
+    name: 'REDIS_URL',
+    default: '(unset)',
+    description: '`redis://` or `rediss://` URL. When set, rate limits are shared by every process using it.',
+  },
+  { name: 'LOG_LEVEL', default: 'info', description: `One of ${LOG_LEVELS.join(', ')}.` },
+  {
+    name: 'TLS_CERT_FILE',
+    default: '(unset)',
+    description: 'PEM certificate chain. With `TLS_KEY_FILE`, the service serves HTTPS itself.',
+  },
+  { name: 'TLS_KEY_FILE', default: '(unset)', description: 'PEM private key for `TLS_CERT_FILE`.' },
+  {
+    name: 'ACCESS_TOKEN_TTL_SECONDS',
+    default: '3600',
+    description: 'Lifetime of a login access token, 60–2592000.',
+  },
+  {
+    name: 'MAX_BODY_BYTES',
+    default: '1048576',
+    description: 'Largest accepted request body; larger bodies get 413. 1024–104857600.',
+  },
+  {
+    name: 'LEDGER_BOOTSTRAP_COMPANY',
+    default: 'default',
+    description: 'Company created on first start when the store has no user yet (see the next two).',
+  },
+  { name: 'LEDGER_BOOTSTRAP_EMAIL', default: '(unset)', description: 'Email of the first admin user.' },
+  {
+    name: 'LEDGER_BOOTSTRAP_PASSWORD',
+    default: '(unset)',
+    description: 'Password of the first admin user, at least 12 characters. Used only while the store has no user.',
+  },
+];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const MIN_PASSWORD_LENGTH = 12;
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and validates the environment; throws ConfigError listing every bad value. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const get = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = get(name);
+    if (raw === undefined) return def;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+      return def;
+    }
+    return Number(raw);
+  };
+
+  const databaseUrl = get('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must start with postgres:// or postgresql:// (leave it unset for SQLite)');
+  }
+  const redisUrl = get('REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push('REDIS_URL must start with redis:// or rediss://');
+  }
+  const logLevel = (get('LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  const certFile = get('TLS_CERT_FILE');
+  const keyFile = get('TLS_KEY_FILE');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  }
+
+  const email = get('LEDGER_BOOTSTRAP_EMAIL');
+  const password = env.LEDGER_BOOTSTRAP_PASSWORD; // not trimmed: spaces may be part of it
+  let bootstrap: Config['bootstrap'];
+  if ((email === undefined) !== (password === undefined || password === '')) {
+    problems.push('LEDGER_BOOTSTRAP_EMAIL and LEDGER_BOOTSTRAP_PASSWORD must be set together');
+  } else if (email !== undefined && password !== undefined) {
+    if (!isPlausibleEmail(email)) problems.push(`LEDGER_BOOTSTRAP_EMAIL is not an email address: "${email}"`);
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      problems.push(`LEDGER_BOOTSTRAP_PASSWORD must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    }
+    bootstrap = { company: get('LEDGER_BOOTSTRAP_COMPANY') ?? 'default', email, password };
+  }
+
+  const config: Config = {
+    host: get('HOST') ?? '127.0.0.1',
+    port: int('PORT', 8080, 0, 65535),
+    dataDir: path.resolve(get('LEDGER_DATA_DIR') ?? './data'),
+    databaseUrl,
+    redisUrl,
+    logLevel,
+    tls: certFile && keyFile ? { certFile, keyFile } : undefined,
+    accessTokenTtlSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
+    maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    bootstrap,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+export function isPlausibleEmail(s: string): boolean {
+  return s.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(s);
+}

@@ -1,0 +1,166 @@
+// The one error shape: RFC 9457 problem+json with a stable `code`.
+// Routes throw ApiError; the error handler turns everything else (validation,
+// body parsing, unknown failures) into the same shape. Never a stack trace.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Every code the API can answer with, and its fixed title. Documented in the README. */
+export const PROBLEM_TITLES = {
+  validation_failed: 'Request validation failed',
+  malformed_json: 'Malformed JSON body',
+  payload_too_large: 'Request body too large',
+  unsupported_media_type: 'Unsupported content type',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  missing_credential: 'Credential required',
+  invalid_credential: 'Invalid credential',
+  invalid_login: 'Invalid email or password',
+  forbidden: 'Forbidden',
+  active_key_exists: 'An active API key already exists',
+  rate_limited: 'Rate limit exceeded',
+  too_many_login_attempts: 'Too many failed login attempts',
+  service_unavailable: 'Service unavailable',
+  internal_error: 'Internal server error',
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEM_TITLES;
+
+export interface FieldError {
+  /** JSON Pointer into the request part, e.g. "/body/logs/3/event_type". */
+  field: string;
+  message: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ProblemCode;
+  instance?: string;
+  request_id?: string;
+  errors?: FieldError[];
+}
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'URI identifying the problem type' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String({ description: 'Stable machine-readable code', enum: Object.keys(PROBLEM_TITLES) }),
+    instance: Type.Optional(Type.String()),
+    request_id: Type.Optional(Type.String()),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+        description: 'Every offending field, for validation problems',
+      }),
+    ),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details' },
+);
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ProblemCode,
+    detail: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+}
+
+export function problemType(code: ProblemCode): string {
+  return `urn:audit-ledger:problem:${code}`;
+}
+
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  code: ProblemCode,
+  detail: string,
+  errors?: FieldError[],
+): FastifyReply {
+  const body: ProblemBody = {
+    type: problemType(code),
+    title: PROBLEM_TITLES[code],
+    status,
+    detail,
+    code,
+    instance: request.url.split('?')[0],
+    request_id: request.id,
+  };
+  if (errors) body.errors = errors;
+  // A string payload is sent as-is, bypassing any per-route response serializer.
+  return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** Maps Ajv errors (Fastify's `error.validation`) to JSON-Pointer field errors. */
+function fieldErrors(error: FastifyError): FieldError[] {
+  const part = error.validationContext ?? 'body';
+  return (error.validation ?? []).map((v) => {
+    const params = v.params as Record<string, unknown>;
+    let pointer = v.instancePath;
+    let message = v.message ?? 'is invalid';
+    if (typeof params.missingProperty === 'string') {
+      pointer += `/${params.missingProperty}`;
+      message = 'is required';
+    } else if (typeof params.additionalProperty === 'string') {
+      pointer += `/${params.additionalProperty}`;
+      message = 'is not a known field';
+    }
+    return { field: `/${part}${pointer}`, message };
+  });
+}
+
+export function registerProblemHandlers(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, 404, 'not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+  );
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) {
+      for (const [k, v] of Object.entries(error.extra.headers ?? {})) reply.header(k, v);
+      return sendProblem(request, reply, error.status, error.code, error.message, error.extra.errors);
+    }
+    if (error.validation) {
+      const errors = fieldErrors(error);
+      const summary = errors.map((e) => `${e.field} ${e.message}`).join('; ');
+      return sendProblem(request, reply, 400, 'validation_failed', summary, errors);
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return sendProblem(request, reply, 413, 'payload_too_large', `The body exceeds the limit of ${request.routeOptions.bodyLimit} bytes`);
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return sendProblem(request, reply, 415, 'unsupported_media_type', `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`);
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return sendProblem(request, reply, 400, 'malformed_json', 'The body is empty but Content-Type is application/json');
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return sendProblem(request, reply, 400, 'malformed_json', 'The body is not valid JSON');
+    }
+    if (error instanceof SyntaxError && error.statusCode === 400) {
+      return sendProblem(request, reply, 400, 'malformed_json', `The body is not valid JSON: ${error.message}`);
+    }
+    if (error.statusCode === 429) {
+      return sendProblem(request, reply, 429, 'rate_limited', error.message);
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      // A Fastify client error we have no specific code for: keep its status.
+      const code: ProblemCode = error.statusCode === 404 ? 'not_found' : error.statusCode === 405 ? 'method_not_allowed' : 'validation_failed';
+      return sendProblem(request, reply, error.statusCode, code, error.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(request, reply, 500, 'internal_error', `An internal error occurred; quote request id ${request.id} when reporting it`);
+  });
+}
+
+/** For route schemas: the problem responses a route can give, so they appear in OpenAPI. */
+export function problemResponses(...statuses: number[]): Record<number, typeof ProblemSchema> {
+  return Object.fromEntries(statuses.map((s) => [s, ProblemSchema]));
+}

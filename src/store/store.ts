@@ -1,0 +1,216 @@
+// The one store interface. Both backends are this class over a different Kysely
+// dialect (see sqlite.ts and postgres.ts); the same behavioural suite runs on both.
+import type { Kysely, Selectable } from 'kysely';
+import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
+import type { ApiKeysTable, CompaniesTable, Database, UserRole, UsersTable } from './schema.js';
+
+export type StoreKind = 'sqlite' | 'postgres';
+export type Company = Selectable<CompaniesTable>;
+export type User = Selectable<UsersTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+
+export interface AccessTokenGrant {
+  company_id: string;
+  user_id: string;
+  role: UserRole;
+  email: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface NewApiKey {
+  company_id: string;
+  key_id: string;
+  name: string;
+  key_prefix: string;
+  key_hash: string;
+  rate_limit_per_minute: number;
+  created_at: string;
+  created_by: string;
+}
+
+/** Thrown by insertApiKey when the company already has an active key (spec 5.6). */
+export class ActiveKeyExistsError extends Error {
+  constructor() {
+    super('the company already has an active API key');
+    this.name = 'ActiveKeyExistsError';
+  }
+}
+
+export class EmailTakenError extends Error {
+  constructor(email: string) {
+    super(`a user with email ${email} already exists`);
+    this.name = 'EmailTakenError';
+  }
+}
+
+export interface MigrationState {
+  current: string | null;
+  latest: string;
+}
+
+export class Store {
+  constructor(
+    readonly kind: StoreKind,
+    readonly db: Kysely<Database>,
+    /** Recognizes a unique-constraint violation and returns the violated index's name. */
+    private readonly uniqueViolation: (err: unknown) => string | undefined,
+  ) {}
+
+  async migrate(): Promise<string[]> {
+    return migrateToLatest(this.db as Kysely<unknown>);
+  }
+
+  async migrationState(): Promise<MigrationState> {
+    return { current: await currentMigration(this.db as Kysely<unknown>), latest: LATEST_MIGRATION };
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+
+  // ---- companies and users ----
+
+  async countUsers(): Promise<number> {
+    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async getCompany(companyId: string): Promise<Company | undefined> {
+    return this.db.selectFrom('companies').selectAll().where('company_id', '=', companyId).executeTakeFirst();
+  }
+
+  async findCompanyByName(name: string): Promise<Company | undefined> {
+    return this.db.selectFrom('companies').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  /**
+   * Creates the user, and the company when none has that name, in one transaction.
+   * Throws EmailTakenError when the email is in use.
+   */
+  async createUser(input: {
+    companyName: string;
+    newCompanyId: string;
+    userId: string;
+    email: string;
+    passwordHash: string;
+    role: UserRole;
+    now: string;
+  }): Promise<{ company: Company; user: User }> {
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        let company = await trx.selectFrom('companies').selectAll().where('name', '=', input.companyName).executeTakeFirst();
+        if (!company) {
+          company = { company_id: input.newCompanyId, name: input.companyName, created_at: input.now };
+          await trx.insertInto('companies').values(company).execute();
+        }
+        const user: User = {
+          company_id: company.company_id,
+          user_id: input.userId,
+          email: input.email.toLowerCase(),
+          password_hash: input.passwordHash,
+          role: input.role,
+          created_at: input.now,
+        };
+        await trx.insertInto('users').values(user).execute();
+        return { company, user };
+      });
+    } catch (err) {
+      if (this.uniqueViolation(err) === 'users_email_uq') throw new EmailTakenError(input.email);
+      throw err;
+    }
+  }
+
+  async findUserByEmail(email: string): Promise<User | undefined> {
+    return this.db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+  }
+
+  async getUser(companyId: string, userId: string): Promise<User | undefined> {
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  // ---- access tokens ----
+
+  async insertAccessToken(row: { company_id: string; token_hash: string; user_id: string; created_at: string; expires_at: string }): Promise<void> {
+    await this.db.insertInto('access_tokens').values({ ...row, revoked_at: null }).execute();
+  }
+
+  async findAccessToken(tokenHash: string): Promise<AccessTokenGrant | undefined> {
+    return this.db
+      .selectFrom('access_tokens as t')
+      .innerJoin('users as u', (j) => j.onRef('u.company_id', '=', 't.company_id').onRef('u.user_id', '=', 't.user_id'))
+      .select(['t.company_id', 't.user_id', 'u.role', 'u.email', 't.expires_at', 't.revoked_at'])
+      .where('t.token_hash', '=', tokenHash)
+      .executeTakeFirst();
+  }
+
+  async revokeAccessToken(companyId: string, tokenHash: string, now: string): Promise<void> {
+    await this.db
+      .updateTable('access_tokens')
+      .set({ revoked_at: now })
+      .where('company_id', '=', companyId)
+      .where('token_hash', '=', tokenHash)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
+  /** Removes tokens that expired before `before`; returns how many. */
+  async deleteExpiredAccessTokens(before: string): Promise<number> {
+    const res = await this.db.deleteFrom('access_tokens').where('expires_at', '<', before).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  // ---- API keys ----
+
+  /** Inserts an active key; the partial unique index makes a second active key fail. */
+  async insertApiKey(key: NewApiKey): Promise<ApiKey> {
+    const row: ApiKey = { ...key, status: 'active', revoked_at: null };
+    try {
+      await this.db.insertInto('api_keys').values(row).execute();
+    } catch (err) {
+      if (this.uniqueViolation(err) === 'api_keys_one_active_uq') throw new ActiveKeyExistsError();
+      throw err;
+    }
+    return row;
+  }
+
+  async listApiKeys(companyId: string): Promise<ApiKey[]> {
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .orderBy('created_at', 'desc')
+      .orderBy('key_id')
+      .execute();
+  }
+
+  async getApiKey(companyId: string, keyId: string): Promise<ApiKey | undefined> {
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('key_id', '=', keyId)
+      .executeTakeFirst();
+  }
+
+  async findApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+  }
+
+  /** Revokes the key if it is active; returns the key as stored afterwards, or undefined if the company has no such key. */
+  async revokeApiKey(companyId: string, keyId: string, now: string): Promise<ApiKey | undefined> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ status: 'revoked', revoked_at: now })
+      .where('company_id', '=', companyId)
+      .where('key_id', '=', keyId)
+      .where('status', '=', 'active')
+      .execute();
+    return this.getApiKey(companyId, keyId);
+  }
+}

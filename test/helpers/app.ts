@@ -1,0 +1,102 @@
+// Test harness: the real app over a real store, driven through fastify.inject().
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { createUser } from '../../src/accounts.js';
+import { buildApp } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import { type CounterStore, MemoryCounterStore } from '../../src/ratelimit/counter.js';
+import type { Store } from '../../src/store/store.js';
+import type { StoreKind } from './env.js';
+import { createTestStore, type TestDatabase } from './stores.js';
+
+export class FakeClock {
+  constructor(public ms = Date.parse('2026-03-01T12:00:00.000Z')) {}
+  now = (): number => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface Account {
+  companyId: string;
+  companyName: string;
+  email: string;
+  password: string;
+  token: string;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: Store;
+  db: TestDatabase;
+  clock: FakeClock;
+  config: Config;
+  inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
+  /** A new company with an admin user, logged in over HTTP. */
+  newAccount(opts?: { role?: 'admin' | 'member'; company?: string }): Promise<Account>;
+  /** Creates an API key over HTTP; returns its id and secret. */
+  createKey(token: string, rate?: number): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export function testConfig(db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>, env: Record<string, string> = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: 'silent', ...env }), dataDir: db.dataDir, databaseUrl: db.databaseUrl };
+}
+
+export async function startTestApp(
+  kind: StoreKind,
+  opts: { env?: Record<string, string>; counters?: CounterStore; clock?: FakeClock } = {},
+): Promise<TestApp> {
+  const { store, db, dispose } = await createTestStore(kind);
+  const clock = opts.clock ?? new FakeClock();
+  const config = testConfig(db, opts.env);
+  const counters = opts.counters ?? new MemoryCounterStore(clock.now);
+  const app = await buildApp({ config, store, counters, clock: clock.now, logger: false });
+  await app.ready();
+  const inject = (o: InjectOptions) => app.inject(o);
+  const t: TestApp = {
+    app,
+    store,
+    db,
+    clock,
+    config,
+    inject,
+    async newAccount(o = {}) {
+      const suffix = randomBytes(4).toString('hex');
+      const email = `user-${suffix}@example.com`;
+      const password = `pw-${randomBytes(8).toString('hex')}`;
+      const companyName = o.company ?? `company-${suffix}`;
+      const { company } = await createUser(store, { company: companyName, email, password, role: o.role ?? 'admin' });
+      const res = await inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
+      if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
+      return { companyId: company.company_id, companyName, email, password, token: res.json().access_token };
+    },
+    async createKey(token, rate = 1000) {
+      const res = await inject({
+        method: 'POST',
+        url: '/api/v1/auth/api_keys',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { name: 'integration', rate_limit_per_minute: rate },
+      });
+      if (res.statusCode !== 201) throw new Error(`key create failed: ${res.body}`);
+      return { id: res.json().id, key: res.json().key };
+    },
+    async close() {
+      await app.close();
+      await counters.close();
+      await dispose();
+    },
+  };
+  return t;
+}
+
+/** Asserts the RFC 9457 shape and returns the body. */
+export function problem(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
+  const body = res.json();
+  if (res.statusCode !== status || body.code !== code || !String(res.headers['content-type']).startsWith('application/problem+json')) {
+    throw new Error(`expected ${status} ${code}, got ${res.statusCode} ${res.headers['content-type']} ${res.body}`);
+  }
+  for (const f of ['type', 'title', 'status', 'detail', 'code']) if (!(f in body)) throw new Error(`problem lacks ${f}: ${res.body}`);
+  if (/\bat .+:\d+:\d+/.test(res.body)) throw new Error(`problem leaks a stack trace: ${res.body}`);
+  return body;
+}

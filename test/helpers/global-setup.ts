@@ -1,0 +1,34 @@
+// Fails the whole run, with a clear message, when PostgreSQL or Redis is unreachable:
+// their tests must run, never silently skip.
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { SKIP_SERVERS, TEST_PG_URL, TEST_REDIS_URL } from './env.js';
+
+export default async function setup(): Promise<void> {
+  if (SKIP_SERVERS) {
+    console.warn('AUDIT_LEDGER_TEST_SKIP_SERVERS=1: PostgreSQL and Redis suites are skipped');
+    return;
+  }
+  const client = new pg.Client({ connectionString: TEST_PG_URL, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    // Leftovers of interrupted runs.
+    const { rows } = await client.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'al_test_%'",
+    );
+    for (const r of rows) await client.query(`DROP DATABASE IF EXISTS "${r.datname}" WITH (FORCE)`);
+  } catch (err) {
+    throw new Error(`PostgreSQL at ${TEST_PG_URL} is unreachable (${String(err)}); start it or set TEST_DATABASE_URL`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5000 });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    throw new Error(`Redis at ${TEST_REDIS_URL} is unreachable (${String(err)}); start it or set TEST_REDIS_URL`);
+  } finally {
+    redis.disconnect();
+  }
+}
