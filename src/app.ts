@@ -55,6 +55,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  // While shutting down, close each connection once its in-flight answer is sent,
+  // instead of waiting for keep-alive timeouts.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close');
+  });
   registerAuthentication(app, ctx);
 
   await app.register(swagger, {

@@ -1,0 +1,130 @@
+// The real process: CLI commands, bootstrap on first start, clean shutdown on SIGTERM
+// with an in-flight request finishing, and a clear exit on bad configuration.
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogWatcher, runCli, spawnCli } from './helpers/process.js';
+import { STORE_KINDS } from './helpers/env.js';
+import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+
+function request(url: string, method: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let data = '';
+      res.on('data', (d) => (data += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('configuration errors', () => {
+  it('exits 2 with a message naming the bad variable', async () => {
+    const res = await runCli(['serve'], { PORT: 'nope', LEDGER_DATA_DIR: os.tmpdir() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('PORT must be a whole number');
+  });
+  it('exits 2 on an unknown command', async () => {
+    const res = await runCli(['frobnicate'], {});
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('unknown command');
+  });
+});
+
+describe.each(STORE_KINDS)('the service process on %s', (kind) => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    env = { LEDGER_DATA_DIR: db.dataDir, PORT: '0', ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}) };
+  });
+  afterAll(() => db.drop());
+
+  it('migrate applies the schema and is idempotent', async () => {
+    const first = await runCli(['migrate'], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('applied: 0001_accounts_and_keys');
+    const second = await runCli(['migrate'], env);
+    expect(second.stdout).toContain('nothing to apply');
+  });
+
+  it('users create reads the password from stdin and refuses bad input', async () => {
+    const ok = await runCli(['users', 'create', '--company', 'acme', '--email', 'cli@acme.test', '--password-stdin'], env, 'a long cli password\n');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('created user cli@acme.test (admin) in company "acme"');
+    const dup = await runCli(['users', 'create', '--company', 'acme', '--email', 'CLI@acme.test', '--password-stdin'], env, 'another long password');
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toContain('already exists');
+    const short = await runCli(['users', 'create', '--company', 'acme', '--email', 'x@acme.test', '--password-stdin'], env, 'short');
+    expect(short.code).toBe(1);
+    const missing = await runCli(['users', 'create', '--email', 'x@acme.test'], env);
+    expect(missing.code).toBe(2);
+  });
+
+  it('serves, bootstraps only an empty store, survives bad requests, and on SIGTERM finishes in-flight requests and exits 0', async () => {
+    const child = spawnCli(['serve'], { ...env, LEDGER_BOOTSTRAP_EMAIL: 'boot@x.test', LEDGER_BOOTSTRAP_PASSWORD: 'bootstrap password' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const logs = new LogWatcher(child);
+    const listening = await logs.waitFor((l) => l.msg === 'audit-ledger listening');
+    const base = String(listening.url);
+
+    // The store already had a user (from the CLI test), so no bootstrap user was made.
+    const boot = await request(`${base}/api/v1/auth/login`, 'POST', JSON.stringify({ email: 'boot@x.test', password: 'bootstrap password' }));
+    expect(boot.status).toBe(401);
+    const login = await request(`${base}/api/v1/auth/login`, 'POST', JSON.stringify({ email: 'cli@acme.test', password: 'a long cli password' }));
+    expect(login.status).toBe(200);
+
+    expect((await request(`${base}/api/v1/auth/login`, 'POST', '{oops')).status).toBe(400);
+    expect((await request(`${base}/api/v1/auth/login`, 'POST', '"x"')).status).toBe(400);
+    expect((await request(`${base}/api/v1/auth/login`, 'POST', 'a=b', { 'content-type': 'text/plain' })).status).toBe(415);
+    expect((await request(`${base}/api/v1/auth/login`, 'POST', 'x'.repeat(2_000_000))).status).toBe(413);
+    expect((await request(`${base}/api/v1/nowhere`, 'GET')).status).toBe(404);
+    expect((await request(`${base}/api/v1/openapi.json`, 'GET')).status).toBe(200);
+
+    // Start a request and hold its body back, so it is in flight when SIGTERM arrives.
+    const mark = logs.lines.length;
+    const payload = JSON.stringify({ email: 'cli@acme.test', password: 'a long cli password' }).padEnd(200, ' ');
+    let req!: http.ClientRequest;
+    const inflight = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      req = http.request(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(payload.length) } }, (res) => {
+        let data = '';
+        res.on('data', (d) => (data += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      });
+      req.on('error', reject);
+      req.write(payload.slice(0, 10));
+    });
+    await logs.waitFor((l) => l.msg === 'incoming request' && (l.req as { url?: string } | undefined)?.url === '/api/v1/auth/login', mark);
+    child.kill('SIGTERM');
+    await logs.waitFor((l) => l.msg === 'shutting down');
+    // New connections are no longer accepted while it drains.
+    await expect(request(`${base}/api/v1/openapi.json`, 'GET')).rejects.toThrow();
+    req.end(payload.slice(10));
+    const done = await inflight;
+    expect(done.status).toBe(200);
+    expect(JSON.parse(done.body).token_type).toBe('Bearer');
+    expect(await exited).toBe(0);
+  });
+
+  it('bootstraps the first company and admin when the store has no user', async () => {
+    const fresh = await createTestDatabase(kind);
+    try {
+      const freshEnv = { LEDGER_DATA_DIR: fresh.dataDir, PORT: '0', ...(fresh.databaseUrl ? { DATABASE_URL: fresh.databaseUrl } : {}) };
+      const child = spawnCli(['serve'], { ...freshEnv, LEDGER_BOOTSTRAP_EMAIL: 'boot@x.test', LEDGER_BOOTSTRAP_PASSWORD: 'bootstrap password' });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const listening = await new LogWatcher(child).waitFor((l) => l.msg === 'audit-ledger listening');
+      const login = await request(`${String(listening.url)}/api/v1/auth/login`, 'POST', JSON.stringify({ email: 'boot@x.test', password: 'bootstrap password' }));
+      expect(login.status).toBe(200);
+      const me = await request(`${String(listening.url)}/api/v1/auth/me`, 'GET', undefined, { authorization: `Bearer ${JSON.parse(login.body).access_token}` });
+      expect(JSON.parse(me.body)).toMatchObject({ company: { name: 'default' }, user: { role: 'admin' } });
+      if (kind === 'sqlite') expect(fs.existsSync(path.join(fresh.dataDir, 'ledger.db'))).toBe(true);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});
