@@ -18,16 +18,8 @@ export interface AccessTokenGrant {
   revoked_at: string | null;
 }
 
-export interface NewApiKey {
-  company_id: string;
-  key_id: string;
-  name: string;
-  key_prefix: string;
-  key_hash: string;
-  rate_limit_per_minute: number;
-  created_at: string;
-  created_by: string;
-}
+/** A key as created: every column but the ones the store sets (status active, not revoked). */
+export type NewApiKey = Omit<ApiKey, 'status' | 'revoked_at'>;
 
 /** Thrown by insertApiKey when the company already has an active key (spec 5.6). */
 export class ActiveKeyExistsError extends Error {
