@@ -13,7 +13,11 @@ import { registerProblemHandlers } from './http/problems.js';
 import { validatorCompiler } from './http/validation.js';
 import { loggerOptions } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
+import { Appender } from './ledger/appender.js';
+import { Keyring } from './ledger/keyring.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
+import { integrityRoutes } from './routes/integrity.js';
+import { logRoutes } from './routes/logs.js';
 import { authRoutes } from './routes/auth.js';
 import type { Store } from './store/store.js';
 import { VERSION } from './version.js';
@@ -27,17 +31,25 @@ export interface AppContext {
   counters: CounterStore;
   /** Milliseconds since the epoch; injectable so tests can move time without sleeping. */
   clock: () => number;
+  keyring: Keyring;
+  appender: Appender;
 }
 
-export interface AppOptions extends Omit<AppContext, 'clock'> {
+export interface AppOptions {
+  config: Config;
+  store: Store;
+  counters: CounterStore;
   clock?: () => number;
   /** Overrides the logger (tests pass false). */
   logger?: FastifyServerOptions['logger'];
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const ctx: AppContext = { ...options, clock: options.clock ?? Date.now };
-  const { config } = ctx;
+  const clock = options.clock ?? Date.now;
+  const { config, store } = options;
+  const keyring = await Keyring.open(config, store, clock());
+  const appender = new Appender(store, keyring, clock);
+  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.maxBodyBytes,
@@ -90,6 +102,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
       await api.register(authRoutes(ctx));
       await api.register(apiKeyRoutes(ctx));
+      await api.register(logRoutes(ctx));
+      await api.register(integrityRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

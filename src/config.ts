@@ -14,6 +14,9 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   accessTokenTtlSeconds: number;
   maxBodyBytes: number;
+  maxBatchSize: number;
+  /** PKCS#8 PEM Ed25519 key; undefined means signing-key.pem in dataDir, created on first start. */
+  signingKeyFile: string | undefined;
   bootstrap: { company: string; email: string; password: string } | undefined;
 }
 
@@ -57,6 +60,17 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     name: 'MAX_BODY_BYTES',
     default: '1048576',
     description: 'Largest accepted request body; larger bodies get 413. 1024–104857600.',
+  },
+  {
+    name: 'MAX_BATCH_SIZE',
+    default: '1000',
+    description: 'Most events in one `POST /api/v1/logs/batch`; larger batches get 413. 1–100000.',
+  },
+  {
+    name: 'LEDGER_SIGNING_KEY_FILE',
+    default: '(unset)',
+    description:
+      'Ed25519 private key (PKCS#8 PEM) that signs entries. Unset: `$LEDGER_DATA_DIR/signing-key.pem`, generated with mode 0600 on first start. Give every process on one PostgreSQL the same key.',
   },
   {
     name: 'LEDGER_BOOTSTRAP_COMPANY',
@@ -139,6 +153,8 @@ export function loadConfig(env: Env = process.env): Config {
     tls: certFile && keyFile ? { certFile, keyFile } : undefined,
     accessTokenTtlSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    maxBatchSize: int('MAX_BATCH_SIZE', 1000, 1, 100_000),
+    signingKeyFile: get('LEDGER_SIGNING_KEY_FILE') ? path.resolve(get('LEDGER_SIGNING_KEY_FILE') as string) : undefined,
     bootstrap,
   };
   if (problems.length > 0) throw new ConfigError(problems);

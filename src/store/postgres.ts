@@ -1,6 +1,8 @@
 // Production store: PostgreSQL through a pg pool; several service processes may share one database.
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { EMPTY_HEAD, type WithChain } from './chain.js';
+import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
 import { Store } from './store.js';
 
@@ -9,10 +11,56 @@ function uniqueViolation(err: unknown): string | undefined {
   return e.code === '23505' && typeof e.constraint === 'string' ? e.constraint : undefined;
 }
 
+// Parameters per INSERT stay well under PostgreSQL's limit of 65535.
+const ROWS_PER_INSERT = Math.floor(30_000 / LOG_ENTRY_COLUMNS.length);
+
+/**
+ * The chain head row is locked with SELECT … FOR UPDATE inside the append transaction,
+ * so appends to one company serialize across every process on the database, while
+ * other companies' appends proceed in parallel.
+ */
+function postgresWithChain(kysely: Kysely<Database>): WithChain {
+  return (companyId, fn) =>
+    kysely.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('chain_heads')
+        .values({ company_id: companyId, last_seq: EMPTY_HEAD.lastSeq, last_hash: EMPTY_HEAD.lastHash, last_created_at: EMPTY_HEAD.lastCreatedAt })
+        .onConflict((oc) => oc.column('company_id').doNothing())
+        .execute();
+      const row = await trx.selectFrom('chain_heads').selectAll().where('company_id', '=', companyId).forUpdate().executeTakeFirstOrThrow();
+      return fn({
+        head: { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at },
+        findByIdempotencyKeys: async (keys) =>
+          keys.length
+            ? trx.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('idempotency_key', 'in', keys).execute()
+            : [],
+        insert: async (rows) => {
+          for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+            await trx.insertInto('log_entries').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
+          }
+        },
+        setHead: async (h) => {
+          await trx
+            .updateTable('chain_heads')
+            .set({ last_seq: h.lastSeq, last_hash: h.lastHash, last_created_at: h.lastCreatedAt })
+            .where('company_id', '=', companyId)
+            .execute();
+        },
+      });
+    });
+}
+
+const INT8_OID = 20;
+
 export function openPostgresStore(connectionString: string, poolSize = 10): Store {
-  const pool = new pg.Pool({ connectionString, max: poolSize });
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    // bigint columns (seq, counts) come back as numbers; seqs stay far below 2^53.
+    types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser },
+  });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return new Store('postgres', db, uniqueViolation);
+  return new Store('postgres', db, uniqueViolation, postgresWithChain(db));
 }

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { type ChainHead, EMPTY_HEAD, type LogEntryRow, type WithChain } from './chain.js';
+import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
 import { Store } from './store.js';
 
@@ -13,12 +15,64 @@ const UNIQUE_INDEX_BY_COLUMNS: Record<string, string> = {
   'api_keys.key_hash': 'api_keys_hash_uq',
   'access_tokens.token_hash': 'access_tokens_hash_uq',
   'companies.name': 'companies_name_key',
+  'log_entries.company_id, log_entries.seq': 'log_entries_pk',
+  'log_entries.company_id, log_entries.idempotency_key': 'log_entries_idempotency_uq',
 };
 
 function uniqueViolation(err: unknown): string | undefined {
   if (!(err instanceof SQLite.SqliteError) || !err.code.startsWith('SQLITE_CONSTRAINT')) return undefined;
   const m = /UNIQUE constraint failed: (.+)$/.exec(err.message);
   return m?.[1] ? (UNIQUE_INDEX_BY_COLUMNS[m[1]] ?? m[1]) : undefined;
+}
+
+/**
+ * Appends run on the raw better-sqlite3 handle with prepared statements (the hot path),
+ * inside BEGIN IMMEDIATE so the write lock is taken before the head is read, while
+ * holding Kysely's connection so no other query interleaves.
+ */
+function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): WithChain {
+  let stmts: ReturnType<typeof prepare> | undefined;
+  const prepare = () => ({
+    head: database.prepare<[string], { last_seq: number; last_hash: string; last_created_at: string }>(
+      'SELECT last_seq, last_hash, last_created_at FROM chain_heads WHERE company_id = ?',
+    ),
+    setHead: database.prepare(
+      `INSERT INTO chain_heads (company_id, last_seq, last_hash, last_created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (company_id) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash, last_created_at = excluded.last_created_at`,
+    ),
+    insert: database.prepare(
+      `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map((c) => `@${c}`).join(', ')})`,
+    ),
+    byIdempotency: database.prepare<[string, string], LogEntryRow>(
+      'SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))',
+    ),
+  });
+
+  return (companyId, fn) =>
+    kysely.connection().execute(async () => {
+      stmts ??= prepare();
+      const s = stmts;
+      database.exec('BEGIN IMMEDIATE');
+      try {
+        const row = s.head.get(companyId);
+        const head: ChainHead = row ? { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at } : EMPTY_HEAD;
+        const result = await fn({
+          head,
+          findByIdempotencyKeys: async (keys) => (keys.length ? s.byIdempotency.all(companyId, JSON.stringify(keys)) : []),
+          insert: async (rows) => {
+            for (const r of rows) s.insert.run(r);
+          },
+          setHead: async (h) => {
+            s.setHead.run(companyId, h.lastSeq, h.lastHash, h.lastCreatedAt);
+          },
+        });
+        database.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (database.inTransaction) database.exec('ROLLBACK');
+        throw err;
+      }
+    });
 }
 
 export function openSqliteStore(file: string): Store {
@@ -30,5 +84,5 @@ export function openSqliteStore(file: string): Store {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-  return new Store('sqlite', db, uniqueViolation);
+  return new Store('sqlite', db, uniqueViolation, sqliteWithChain(db, database));
 }

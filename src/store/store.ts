@@ -1,13 +1,30 @@
 // The one store interface. Both backends are this class over a different Kysely
 // dialect (see sqlite.ts and postgres.ts); the same behavioural suite runs on both.
 import type { Kysely, Selectable } from 'kysely';
+import type { ChainHead, LogEntryRow, WithChain } from './chain.js';
 import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
-import type { ApiKeysTable, CompaniesTable, Database, UserRole, UsersTable } from './schema.js';
+import type { ApiKeysTable, CompaniesTable, Database, SigningKeysTable, UserRole, UsersTable } from './schema.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 export type Company = Selectable<CompaniesTable>;
 export type User = Selectable<UsersTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
+export type SigningKeyRow = Selectable<SigningKeysTable>;
+
+export interface EntryFilter {
+  trace_id?: string;
+  session_id?: string;
+  event_type?: string;
+  source?: string;
+  /** created_at >= from */
+  from?: string;
+  /** created_at < to */
+  to?: string;
+  /** Continue after this seq (in the direction of order). */
+  afterSeq?: number;
+  order: 'asc' | 'desc';
+  limit: number;
+}
 
 export interface AccessTokenGrant {
   company_id: string;
@@ -47,6 +64,8 @@ export class Store {
     readonly db: Kysely<Database>,
     /** Recognizes a unique-constraint violation and returns the violated index's name. */
     private readonly uniqueViolation: (err: unknown) => string | undefined,
+    /** The locked append transaction for one company's chain (dialect-specific). */
+    readonly withChain: WithChain,
   ) {}
 
   async migrate(): Promise<string[]> {
@@ -204,5 +223,50 @@ export class Store {
       .where('status', '=', 'active')
       .execute();
     return this.getApiKey(companyId, keyId);
+  }
+
+  // ---- ledger reads ----
+
+  async getEntry(companyId: string, logId: string): Promise<LogEntryRow | undefined> {
+    return this.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('log_id', '=', logId).executeTakeFirst();
+  }
+
+  async getEntriesBySeq(companyId: string, seqs: number[]): Promise<LogEntryRow[]> {
+    if (seqs.length === 0) return [];
+    return this.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('seq', 'in', seqs).execute();
+  }
+
+  async getChainHead(companyId: string): Promise<ChainHead | undefined> {
+    const row = await this.db.selectFrom('chain_heads').selectAll().where('company_id', '=', companyId).executeTakeFirst();
+    return row && row.last_seq >= 0 ? { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at } : undefined;
+  }
+
+  /** A page of entries in seq order; every filter is served by a (company_id, column, seq) index. */
+  async listEntries(companyId: string, f: EntryFilter): Promise<LogEntryRow[]> {
+    let q = this.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId);
+    if (f.trace_id !== undefined) q = q.where('trace_id', '=', f.trace_id);
+    if (f.session_id !== undefined) q = q.where('session_id', '=', f.session_id);
+    if (f.event_type !== undefined) q = q.where('event_type', '=', f.event_type);
+    if (f.source !== undefined) q = q.where('source', '=', f.source);
+    if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
+    if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+    if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);
+    return q.orderBy('seq', f.order).limit(f.limit).execute();
+  }
+
+  // ---- signing keys (service-wide) ----
+
+  /** Records a public key; a key already recorded is left as it is. */
+  async registerSigningKey(row: SigningKeyRow): Promise<void> {
+    await this.db.insertInto('signing_keys').values(row).onConflict((oc) => oc.column('key_id').doNothing()).execute();
+  }
+
+  async listSigningKeys(): Promise<SigningKeyRow[]> {
+    return this.db.selectFrom('signing_keys').selectAll().orderBy('active_from').orderBy('key_id').execute();
+  }
+
+  /** Marks every other key as no longer active from `at` on. */
+  async retireSigningKeysExcept(keyId: string, at: string): Promise<void> {
+    await this.db.updateTable('signing_keys').set({ active_to: at }).where('key_id', '!=', keyId).where('active_to', 'is', null).execute();
   }
 }

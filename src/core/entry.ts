@@ -1,0 +1,66 @@
+// The ledger entry and its hash. Specified in docs/ledger-format.md; change nothing here
+// without changing the format version and that document.
+import { canonicalJson, type JsonObject, sha256Hex } from './hash.js';
+
+export const LEDGER_FORMAT_VERSION = 1;
+/** prev_hash of entry 0. */
+export const GENESIS_PREV_HASH = '0'.repeat(64);
+
+/** Optional envelope fields agent SDKs commonly send; each is a string or null. */
+export const ENVELOPE_FIELDS = [
+  'source',
+  'trace_id',
+  'session_id',
+  'timestamp',
+  'span_id',
+  'parent_span_id',
+  'parent_event_id',
+  'root_event_id',
+  'agent_id',
+  'workflow_id',
+  'causality_type',
+  'idempotency_key',
+  'schema_version',
+] as const;
+export type EnvelopeField = (typeof ENVELOPE_FIELDS)[number];
+
+/** Exactly the fields the entry hash covers. Absent optional fields are null, never omitted. */
+export type EntryBody = {
+  format_version: number;
+  company_id: string;
+  seq: number;
+  log_id: string;
+  event_type: string;
+  data: JsonObject;
+  extra: JsonObject | null;
+  created_at: string;
+  prev_hash: string;
+} & { [K in EnvelopeField]: string | null };
+
+/** A stored entry: the hashed body plus its hash and signature. */
+export type LedgerEntry = EntryBody & { hash: string; signature: string; key_id: string };
+
+export const HASHED_FIELDS: ReadonlyArray<keyof EntryBody> = [
+  'format_version',
+  'company_id',
+  'seq',
+  'log_id',
+  'event_type',
+  'data',
+  ...ENVELOPE_FIELDS,
+  'extra',
+  'created_at',
+  'prev_hash',
+];
+
+/** The hashed object, built field by field so nothing outside HASHED_FIELDS can slip in. */
+export function entryBody(e: EntryBody): EntryBody {
+  const body: Record<string, unknown> = {};
+  for (const f of HASHED_FIELDS) body[f] = e[f];
+  return body as EntryBody;
+}
+
+/** SHA-256 (lowercase hex) of the RFC 8785 canonical JSON of the entry body. */
+export function entryHash(e: EntryBody): string {
+  return sha256Hex(canonicalJson(entryBody(e)));
+}

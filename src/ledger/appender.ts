@@ -1,0 +1,179 @@
+// Group commit. Requests for one company queue up; one flush appends everything queued
+// in a single locked transaction (so N concurrent requests cost one commit, not N), then
+// answers each request. A request is all-or-nothing: an idempotency conflict in one
+// request fails that request alone, never its neighbours in the group.
+import { type EntryBody, entryHash, LEDGER_FORMAT_VERSION } from '../core/entry.js';
+import type { ChainTx, LogEntryRow } from '../store/chain.js';
+import type { Store } from '../store/store.js';
+import { iso } from '../time.js';
+import type { PreparedEvent } from './input.js';
+import type { Keyring } from './keyring.js';
+import { uuidv7 } from './uuidv7.js';
+
+export interface AppendedEvent {
+  log_id: string;
+  seq: number;
+  hash: string;
+  event_type: string;
+  created_at: string;
+  /** True when an idempotency key matched an earlier event and nothing was appended. */
+  duplicate: boolean;
+}
+
+/** An idempotency key reused with a different event_type or data. */
+export class IdempotencyConflictError extends Error {
+  constructor(
+    readonly index: number,
+    readonly key: string,
+  ) {
+    super(`idempotency_key "${key}" was already used for a different event`);
+    this.name = 'IdempotencyConflictError';
+  }
+}
+
+interface Pending {
+  events: PreparedEvent[];
+  resolve(r: AppendedEvent[]): void;
+  reject(e: unknown): void;
+}
+
+export interface AppendObserver {
+  /** Called after each committed group (metrics, usage, checkpoints hook in here). */
+  (companyId: string, appended: number, group: { requests: number; ms: number }): void;
+}
+
+export class Appender {
+  private readonly queues = new Map<string, Pending[]>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly keyring: Keyring,
+    private readonly clock: () => number,
+    private readonly observers: AppendObserver[] = [],
+    /** Most events one transaction takes; a larger backlog is split into several. */
+    private readonly maxGroupEvents = 10_000,
+  ) {}
+
+  /** Resolves once the events are committed, with one result per event in order. */
+  append(companyId: string, events: PreparedEvent[]): Promise<AppendedEvent[]> {
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(companyId);
+      if (!queue) {
+        queue = [];
+        this.queues.set(companyId, queue);
+        // Start on the next turn, so requests arriving together join one group.
+        setImmediate(() => void this.drain(companyId));
+      }
+      queue.push({ events, resolve, reject });
+    });
+  }
+
+  private async drain(companyId: string): Promise<void> {
+    const queue = this.queues.get(companyId) as Pending[];
+    while (queue.length > 0) {
+      let n = 0;
+      let take = 0;
+      while (take < queue.length && (take === 0 || n + (queue[take] as Pending).events.length <= this.maxGroupEvents)) {
+        n += (queue[take] as Pending).events.length;
+        take++;
+      }
+      const group = queue.splice(0, take);
+      const started = performance.now();
+      try {
+        const outcomes = await this.store.withChain(companyId, (tx) => this.appendGroup(companyId, tx, group));
+        let appended = 0;
+        group.forEach((p, i) => {
+          const o = outcomes[i];
+          if (o instanceof Error) p.reject(o);
+          else {
+            appended += (o as AppendedEvent[]).filter((e) => !e.duplicate).length;
+            p.resolve(o as AppendedEvent[]);
+          }
+        });
+        for (const observe of this.observers) observe(companyId, appended, { requests: group.length, ms: performance.now() - started });
+      } catch (err) {
+        for (const p of group) p.reject(err);
+      }
+    }
+    this.queues.delete(companyId);
+  }
+
+  private async appendGroup(companyId: string, tx: ChainTx, group: Pending[]): Promise<Array<AppendedEvent[] | Error>> {
+    const keys = new Set<string>();
+    for (const p of group) for (const e of p.events) if (e.envelope.idempotency_key !== null) keys.add(e.envelope.idempotency_key);
+    // Everything an idempotency key already stands for: earlier entries, then this group's.
+    const byKey = new Map<string, { event_type: string; data: string; result: AppendedEvent }>();
+    for (const row of await tx.findByIdempotencyKeys([...keys])) {
+      byKey.set(row.idempotency_key as string, {
+        event_type: row.event_type,
+        data: row.data,
+        result: { log_id: row.log_id, seq: row.seq, hash: row.hash, event_type: row.event_type, created_at: row.created_at, duplicate: true },
+      });
+    }
+
+    // Entries' created_at never goes backwards along the chain, even if the clock does.
+    const now = iso(this.clock());
+    const createdAt = now > tx.head.lastCreatedAt ? now : tx.head.lastCreatedAt;
+    let seq = tx.head.lastSeq;
+    let prevHash = tx.head.lastHash;
+    const rows: LogEntryRow[] = [];
+    const outcomes: Array<AppendedEvent[] | Error> = [];
+
+    for (const p of group) {
+      const mark = { seq, prevHash, rows: rows.length };
+      const added: string[] = [];
+      const results: AppendedEvent[] = [];
+      let failure: Error | undefined;
+      for (const [index, ev] of p.events.entries()) {
+        const key = ev.envelope.idempotency_key;
+        const seen = key === null ? undefined : byKey.get(key);
+        if (seen) {
+          if (seen.event_type !== ev.event_type || seen.data !== ev.dataJson) {
+            failure = new IdempotencyConflictError(index, key as string);
+            break;
+          }
+          results.push({ ...seen.result, duplicate: true });
+          continue;
+        }
+        seq += 1;
+        const body: EntryBody = {
+          format_version: LEDGER_FORMAT_VERSION,
+          company_id: companyId,
+          seq,
+          log_id: uuidv7(this.clock()),
+          event_type: ev.event_type,
+          data: ev.data,
+          ...ev.envelope,
+          extra: ev.extra,
+          created_at: createdAt,
+          prev_hash: prevHash,
+        };
+        const hash = entryHash(body);
+        rows.push({ ...body, data: ev.dataJson, extra: ev.extraJson, hash, signature: '', key_id: this.keyring.active.keyId });
+        prevHash = hash;
+        const result: AppendedEvent = { log_id: body.log_id, seq, hash, event_type: ev.event_type, created_at: createdAt, duplicate: false };
+        results.push(result);
+        if (key !== null) {
+          byKey.set(key, { event_type: ev.event_type, data: ev.dataJson, result });
+          added.push(key);
+        }
+      }
+      if (failure) {
+        // Undo this request's part; the rest of the group goes ahead.
+        ({ seq, prevHash } = mark);
+        rows.length = mark.rows;
+        for (const k of added) byKey.delete(k);
+        outcomes.push(failure);
+      } else {
+        outcomes.push(results);
+      }
+    }
+
+    if (rows.length > 0) {
+      for (const r of rows) r.signature = this.keyring.sign(r.hash);
+      await tx.insert(rows);
+      await tx.setHead({ lastSeq: seq, lastHash: prevHash, lastCreatedAt: createdAt });
+    }
+    return outcomes;
+  }
+}

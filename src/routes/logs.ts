@@ -1,0 +1,264 @@
+// Ingestion, reads and verification of ledger entries (spec 2.1–2.4, 4.2).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { principalOf } from '../auth/authenticate.js';
+import { verifyEntry } from '../core/verify.js';
+import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
+import { Uuid } from '../http/schemas.js';
+import { IdempotencyConflictError } from '../ledger/appender.js';
+import { rowToEntry } from '../ledger/entries.js';
+import { LogInput, type LogInputT, type PreparedEvent, prepareEvent } from '../ledger/input.js';
+import type { AppContext } from '../app.js';
+import { iso } from '../time.js';
+
+const JsonObjectSchema = Type.Object({}, { additionalProperties: true });
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+const IngestResult = Type.Object({
+  log_id: Uuid,
+  company_id: Type.String(),
+  event_type: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  seq: Type.Integer({ description: 'Position in the company chain, from 0' }),
+  hash: Type.String({ description: 'Entry hash, lowercase hex SHA-256' }),
+});
+
+const BatchBody = Type.Object({ logs: Type.Array(LogInput, { minItems: 1, description: 'Up to MAX_BATCH_SIZE events (default 1000); more → 413' }) }, { additionalProperties: false });
+const BatchResult = Type.Object({
+  ingested: Type.Integer({ description: 'Events accepted (including idempotent repeats)' }),
+  appended: Type.Integer({ description: 'Events newly appended (repeats excluded)' }),
+  log_ids: Type.Array(Uuid, { description: 'In request order' }),
+});
+
+export const EntryView = Type.Object({
+  log_id: Uuid,
+  company_id: Type.String(),
+  seq: Type.Integer(),
+  format_version: Type.Integer(),
+  event_type: Type.String(),
+  data: JsonObjectSchema,
+  source: NullableString,
+  trace_id: NullableString,
+  session_id: NullableString,
+  timestamp: NullableString,
+  span_id: NullableString,
+  parent_span_id: NullableString,
+  parent_event_id: NullableString,
+  root_event_id: NullableString,
+  agent_id: NullableString,
+  workflow_id: NullableString,
+  causality_type: NullableString,
+  idempotency_key: NullableString,
+  schema_version: NullableString,
+  extra: Type.Union([JsonObjectSchema, Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+  prev_hash: Type.String(),
+  hash: Type.String(),
+  signature: Type.String({ description: 'Ed25519, base64' }),
+  key_id: Type.String(),
+});
+
+const Violation = Type.Object({ kind: Type.String(), detail: Type.String() });
+const VerifyResult = Type.Object({
+  log_id: Uuid,
+  hash: Type.String(),
+  chain_valid: Type.Boolean(),
+  signature_valid: Type.Boolean(),
+  verified_at: Type.String({ format: 'date-time' }),
+  seq: Type.Integer(),
+  key_id: Type.String(),
+  problems: Type.Array(Violation, { description: 'What failed; empty when the entry is valid' }),
+});
+
+const ListQuery = Type.Object(
+  {
+    trace_id: Type.Optional(Uuid),
+    session_id: Type.Optional(Uuid),
+    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at at or after' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at before' })),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
+    order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: 'By seq' }),
+  },
+  { additionalProperties: false },
+);
+
+const ingestAuth = { auth: { accept: ['api_key' as const] } };
+const readAuth = { auth: { accept: ['api_key' as const, 'user' as const] } };
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(JSON.stringify({ seq })).toString('base64url');
+}
+function decodeCursor(cursor: string): number {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { seq?: unknown };
+    if (typeof v.seq === 'number' && Number.isSafeInteger(v.seq) && v.seq >= 0) return v.seq;
+  } catch {
+    // fall through
+  }
+  throw new ApiError(400, 'invalid_cursor', 'cursor is not a next_cursor this API returned');
+}
+
+function prepareAll(items: LogInputT[], pointer: (i: number) => string): PreparedEvent[] {
+  const prepared: PreparedEvent[] = [];
+  const errors: FieldError[] = [];
+  items.forEach((item, i) => {
+    const p = prepareEvent(item, pointer(i));
+    if (Array.isArray(p)) errors.push(...p);
+    else prepared.push(p);
+  });
+  if (errors.length) throw new ApiError(400, 'validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
+  return prepared;
+}
+
+function conflict(err: unknown, pointer: (i: number) => string): never {
+  if (err instanceof IdempotencyConflictError) {
+    throw new ApiError(422, 'idempotency_key_reused', `${err.message}; nothing was appended`, {
+      errors: [{ field: `${pointer(err.index)}/idempotency_key`, message: 'already used for a different event' }],
+    });
+  }
+  throw err;
+}
+
+export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/logs',
+      {
+        config: ingestAuth,
+        schema: {
+          tags: ['logs'],
+          summary: 'Append one audit event',
+          description: 'A 200 means the entry is committed. Send `Idempotency-Key` to make retries safe.',
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
+          body: LogInput,
+          response: { 200: IngestResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const header = request.headers['idempotency-key'];
+        const body = { ...request.body };
+        if (header !== undefined) {
+          if (body.idempotency_key != null && body.idempotency_key !== header) {
+            throw new ApiError(400, 'validation_failed', 'The Idempotency-Key header and the body idempotency_key differ', {
+              errors: [{ field: '/body/idempotency_key', message: 'differs from the Idempotency-Key header' }],
+            });
+          }
+          body.idempotency_key = header;
+        }
+        const [event] = prepareAll([body], () => '/body');
+        const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => conflict(err, () => '/body'));
+        const result = r as NonNullable<typeof r>;
+        return { log_id: result.log_id, company_id: companyId, event_type: result.event_type, created_at: result.created_at, seq: result.seq, hash: result.hash };
+      },
+    );
+
+    app.post(
+      '/logs/batch',
+      {
+        config: ingestAuth,
+        schema: {
+          tags: ['logs'],
+          summary: 'Append many audit events, all or nothing',
+          description: 'One invalid item rejects the whole batch (400 naming the item index and field) and nothing is appended.',
+          body: BatchBody,
+          response: { 200: BatchResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const { logs } = request.body;
+        if (logs.length > ctx.config.maxBatchSize) {
+          throw new ApiError(413, 'batch_too_large', `A batch holds at most ${ctx.config.maxBatchSize} events; this one has ${logs.length}`);
+        }
+        const pointer = (i: number) => `/body/logs/${i}`;
+        const events = prepareAll(logs, pointer);
+        const results = await ctx.appender.append(companyId, events).catch((err) => conflict(err, pointer));
+        return { ingested: results.length, appended: results.filter((r) => !r.duplicate).length, log_ids: results.map((r) => r.log_id) };
+      },
+    );
+
+    app.get(
+      '/logs',
+      {
+        config: readAuth,
+        schema: {
+          tags: ['logs'],
+          summary: 'List entries, filtered, with cursor pagination',
+          querystring: ListQuery,
+          response: { 200: Type.Object({ items: Type.Array(EntryView), next_cursor: NullableString }), ...problemResponses(400, 401, 429) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const rows = await ctx.store.listEntries(principalOf(request).companyId, {
+          trace_id: q.trace_id,
+          session_id: q.session_id,
+          event_type: q.event_type,
+          source: q.source,
+          from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
+          to: q.to === undefined ? undefined : iso(Date.parse(q.to)),
+          afterSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+          order: q.order,
+          limit: q.limit,
+        });
+        const last = rows.at(-1);
+        return { items: rows.map(rowToEntry), next_cursor: rows.length === q.limit && last ? encodeCursor(last.seq) : null };
+      },
+    );
+
+    app.get(
+      '/logs/:log_id',
+      {
+        config: readAuth,
+        schema: {
+          tags: ['logs'],
+          summary: 'One stored entry with its hash, link and signature',
+          params: Type.Object({ log_id: Uuid }),
+          response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
+        },
+      },
+      async (request) => {
+        const row = await ctx.store.getEntry(principalOf(request).companyId, request.params.log_id);
+        if (!row) throw new ApiError(404, 'not_found', `No log ${request.params.log_id}`);
+        return rowToEntry(row);
+      },
+    );
+
+    app.get(
+      '/logs/:log_id/verify',
+      {
+        config: readAuth,
+        schema: {
+          tags: ['logs'],
+          summary: "Check one entry's hash, its links to both neighbours, and its signature",
+          params: Type.Object({ log_id: Uuid }),
+          response: { 200: VerifyResult, ...problemResponses(400, 401, 404, 429) },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const row = await ctx.store.getEntry(companyId, request.params.log_id);
+        if (!row) throw new ApiError(404, 'not_found', `No log ${request.params.log_id}`);
+        const [neighbours, head, publicKey] = await Promise.all([
+          ctx.store.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
+          ctx.store.getChainHead(companyId),
+          ctx.keyring.publicKey(row.key_id),
+        ]);
+        const prev = neighbours.find((n) => n.seq === row.seq - 1);
+        const next = neighbours.find((n) => n.seq === row.seq + 1);
+        const verdict = verifyEntry({
+          entry: rowToEntry(row),
+          prev: prev ? rowToEntry(prev) : null,
+          next: next ? rowToEntry(next) : null,
+          headSeq: head?.lastSeq ?? null,
+          publicKey,
+        });
+        return { log_id: row.log_id, hash: row.hash, seq: row.seq, key_id: row.key_id, verified_at: iso(ctx.clock()), ...verdict };
+      },
+    );
+  };
+}

@@ -1,0 +1,33 @@
+// Ledger helpers for tests: ingest over HTTP, and check a company's whole chain from the store.
+import { GENESIS_PREV_HASH, entryHash } from '../../src/core/entry.js';
+import { rowToEntry } from '../../src/ledger/entries.js';
+import type { Store } from '../../src/store/store.js';
+import type { TestApp } from './app.js';
+
+export function ingest(t: Pick<TestApp, 'inject'>, key: string, payload: unknown, headers: Record<string, string> = {}) {
+  return t.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key, ...headers }, payload: payload as object });
+}
+
+export function ingestBatch(t: Pick<TestApp, 'inject'>, key: string, logs: unknown) {
+  return t.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: { 'x-api-key': key }, payload: { logs } as object });
+}
+
+export async function countEntries(store: Store, companyId: string): Promise<number> {
+  const r = await store.db.selectFrom('log_entries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('company_id', '=', companyId).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Asserts seqs 0..n-1 with no gap, every hash recomputes and every link holds; returns n. */
+export async function assertChainIntact(store: Store, companyId: string): Promise<number> {
+  const rows = await store.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).orderBy('seq').execute();
+  let prev = GENESIS_PREV_HASH;
+  rows.forEach((row, i) => {
+    if (row.seq !== i) throw new Error(`gap or reuse: position ${i} holds seq ${row.seq}`);
+    if (row.prev_hash !== prev) throw new Error(`broken link at seq ${row.seq}`);
+    if (entryHash(rowToEntry(row)) !== row.hash) throw new Error(`hash mismatch at seq ${row.seq}`);
+    prev = row.hash;
+  });
+  const head = await store.getChainHead(companyId);
+  if (rows.length > 0 && (head?.lastSeq !== rows.length - 1 || head.lastHash !== prev)) throw new Error('chain head does not match the last entry');
+  return rows.length;
+}
