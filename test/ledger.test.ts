@@ -253,7 +253,7 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
     const a = (await ingest(t, key, { event_type: 'secret', data: { s: 1 }, trace_id: TRACE })).json();
     const b = await t.newAccount();
     const bKey = (await t.createKey(b.token, 1000)).key;
-    for (const headers of [{ 'x-api-key': bKey }, { authorization: `Bearer ${b.token}` }]) {
+    for (const headers of [{ 'x-api-key': bKey }, { authorization: `Bearer ${b.token}` }] as Array<Record<string, string>>) {
       problem(await get(`/api/v1/logs/${a.log_id}`, headers), 404, 'not_found');
       problem(await get(`/api/v1/logs/${a.log_id}/verify`, headers), 404, 'not_found');
       expect((await get(`/api/v1/logs?trace_id=${TRACE}`, headers)).json().items).toEqual([]);
