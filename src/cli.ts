@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { AccountInputError, createUser } from './accounts.js';
 import { ConfigError, loadConfig } from './config.js';
+import { rotateSigningKey, signingKeyPath } from './ledger/keyring.js';
 import { handleSignals, startService } from './server.js';
 import { openStore } from './store/open.js';
 import { EmailTakenError } from './store/store.js';
@@ -16,6 +17,8 @@ Usage:
   audit-ledger users create --company NAME --email EMAIL --password-stdin [--role admin|member]
                                          create a user (and the company if it is new); the
                                          password is read from standard input
+  audit-ledger keys rotate               make a new signing key the active one (restart the service
+                                         to sign with it); entries signed earlier keep verifying
   audit-ledger --version | --help
 `;
 
@@ -89,6 +92,19 @@ async function main(argv: string[]): Promise<number> {
         return 1;
       }
       throw err;
+    } finally {
+      await store.close();
+    }
+  }
+
+  if (command === 'keys' && rest[0] === 'rotate') {
+    const store = openStore(config);
+    try {
+      await store.migrate();
+      const { old, current } = await rotateSigningKey(config, store, Date.now());
+      console.log(`active signing key is now ${current}${old ? ` (was ${old}; its file is kept as ${signingKeyPath(config)}.retired-${old})` : ''}`);
+      console.log('restart every service process so it signs with the new key');
+      return 0;
     } finally {
       await store.close();
     }

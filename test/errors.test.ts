@@ -25,7 +25,9 @@ describe('problem responses', () => {
     for (const bad of ['{"name": "x",', '{name: 1}', 'nul', '[1,2']) {
       problem(await post({ 'content-type': 'application/json' }, bad), 400, 'malformed_json');
     }
-    problem(await post({ 'content-type': 'application/json' }, ''), 400, 'malformed_json');
+    // An empty body is no body: a route that needs one says so.
+    const empty = problem(await post({ 'content-type': 'application/json' }, ''), 400, 'validation_failed');
+    expect(empty.errors).toEqual([{ field: '/body', message: 'must be object' }]);
   });
 
   it('body over MAX_BODY_BYTES → 413 payload_too_large', async () => {
@@ -53,6 +55,11 @@ describe('problem responses', () => {
   it('lists every offending field of a validation failure', async () => {
     const body = problem(await post({ 'content-type': 'application/json' }, JSON.stringify({ name: '', rate_limit_per_minute: 'many', x: 1 })), 400, 'validation_failed');
     expect([...new Set((body.errors as Array<{ field: string }>).map((e) => e.field))].sort()).toEqual(['/body/name', '/body/rate_limit_per_minute', '/body/x']);
+  });
+
+  it('accepts Content-Type: application/json with no body where no body is needed', async () => {
+    const res = await t.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: `Bearer ${(await t.newAccount()).token}`, 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(204);
   });
 
   it('keeps serving after all of the above, and lost nothing', async () => {
