@@ -1,0 +1,81 @@
+// The core against published vectors, and the worked example of docs/ledger-format.md
+// recomputed from the document itself.
+import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { entryBody, entryHash, GENESIS_PREV_HASH, HASHED_FIELDS, type LedgerEntry } from '../src/core/entry.js';
+import { canonicalJson, sha256Hex } from '../src/core/hash.js';
+import { keyIdOf, publicKeyFromRaw, rawPublicKey, signEntryHash, verifyEntrySignature } from '../src/core/signature.js';
+
+const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
+const rfc8032Key = () =>
+  createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(RFC8032_SEED, 'hex')]), format: 'der', type: 'pkcs8' });
+
+describe('published vectors', () => {
+  it('SHA-256 (FIPS 180-2 "abc")', () => {
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it('RFC 8785 canonical JSON (section 3.2.2 example)', () => {
+    const input = JSON.parse('{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/","literals":[null,true,false]}');
+    expect(canonicalJson(input)).toBe('{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
+  });
+
+  it('RFC 8785 sorts member names by UTF-16 code units', () => {
+    expect(canonicalJson({ '\u20ac': 1, '\r': 2, '\ud83d\ude00': 3, '1': 4, '\u0080': 5, 'ö': 6 })).toBe('{"\\r":2,"1":4,"\u0080":5,"ö":6,"€":1,"😀":3}');
+  });
+
+  it('Ed25519 (RFC 8032 section 7.1, test 1)', () => {
+    const priv = rfc8032Key();
+    expect(rawPublicKey(createPublicKey(priv)).toString('hex')).toBe('d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a');
+    expect(sign(null, Buffer.alloc(0), priv).toString('hex')).toBe(
+      'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
+    );
+  });
+});
+
+describe('docs/ledger-format.md worked example', () => {
+  const doc = fs.readFileSync(path.join(import.meta.dirname, '..', 'docs', 'ledger-format.md'), 'utf8');
+  const block = (tag: string): string => {
+    const m = new RegExp('```\\w+ ' + tag + '\\n([\\s\\S]*?)\\n```').exec(doc);
+    if (!m?.[1]) throw new Error(`no block ${tag} in docs/ledger-format.md`);
+    return m[1];
+  };
+  const entries = JSON.parse(block('example-entries')) as LedgerEntry[];
+  const publicKey = publicKeyFromRaw(Buffer.from(block('example-public-key').trim(), 'hex'));
+
+  it('lists exactly the hashed fields, plus hash, signature and key_id', () => {
+    for (const e of entries) expect(Object.keys(e).sort()).toEqual([...HASHED_FIELDS, 'hash', 'signature', 'key_id'].sort());
+  });
+
+  it('gives the key_id of its public key', () => {
+    expect(keyIdOf(publicKey)).toBe(block('example-key-id').trim());
+  });
+
+  it('gives the canonical bytes of entry 0, and they hash to its hash', () => {
+    const e0 = entries[0] as LedgerEntry;
+    expect(canonicalJson(entryBody(e0))).toBe(block('example-canonical-0'));
+    expect(sha256Hex(block('example-canonical-0'))).toBe(e0.hash);
+  });
+
+  it('has entries whose hashes, links and signatures all verify', () => {
+    let prev = GENESIS_PREV_HASH;
+    for (const e of entries) {
+      expect(entryHash(e)).toBe(e.hash);
+      expect(e.prev_hash).toBe(prev);
+      expect(e.key_id).toBe(keyIdOf(publicKey));
+      expect(verifyEntrySignature(publicKey, e.hash, e.signature)).toBe(true);
+      // Deterministic: signing again with the RFC 8032 key gives the documented bytes.
+      expect(signEntryHash(rfc8032Key(), e.hash)).toBe(e.signature);
+      prev = e.hash;
+    }
+  });
+
+  it('detects a one-character change to the example', () => {
+    const e0 = structuredClone(entries[0]) as LedgerEntry;
+    e0.data = { ...e0.data, amount: 42.6 };
+    expect(entryHash(e0)).not.toBe(e0.hash);
+    expect(verifyEntrySignature(publicKey, 'b' + e0.hash.slice(1), e0.signature)).toBe(false);
+  });
+});
