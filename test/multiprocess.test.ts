@@ -1,4 +1,5 @@
 // Several service processes on one PostgreSQL database append to one company's chain
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers of a black-box HTTP test */
 // at once: the chain must stay one, gap-free and valid. Also: key rotation across restarts.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +8,7 @@ import { SKIP_SERVERS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 import { assertChainIntact } from './helpers/ledger.js';
 
-function call(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+function call(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, any> }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       let data = '';
