@@ -1,0 +1,233 @@
+// `npm run bench`: ingestion throughput over real HTTP (autocannon) on SQLite and PostgreSQL,
+// with the ceilings measured in the same run on the same machine. Prints a table and writes
+// docs/performance.md. Needs the local PostgreSQL (BENCH_DATABASE_URL, default the test server).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import { LOG_ENTRY_COLUMNS } from '../src/store/columns.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const BATCH = 1000;
+
+function event(i: number) {
+  return { event_type: 'tool.called', source: 'bench-agent', trace_id: randomUUID(), data: { tool: 'search', query: 'q'.repeat(330), k: 5, user: `u-${i}`, ok: true } };
+}
+const SINGLE_BODY = JSON.stringify(event(0));
+const BATCH_BODY = JSON.stringify({ logs: Array.from({ length: BATCH }, (_, i) => event(i)) });
+
+function startChild(args: string[], env: Record<string, string>, ready: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)));
+    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      try {
+        const l = JSON.parse(line) as { msg?: string; url?: string };
+        if (l.msg === ready && l.url) resolve({ url: l.url, child });
+      } catch {
+        // not JSON
+      }
+    });
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  child.removeAllListeners('exit');
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function json(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(url: string, body: string, connections: number, headers: Record<string, string>): Promise<Load> {
+  const r = await autocannon({ url, method: 'POST', body, connections, duration: DURATION, headers: { 'content-type': 'application/json', ...headers } });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+}
+
+/** The service on one store: batch and single ingestion. */
+async function measureService(name: string, env: Record<string, string>) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `al-bench-${name}-`));
+  const { url, child } = await startChild(
+    [CLI, 'serve'],
+    { LEDGER_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', LEDGER_BOOTSTRAP_EMAIL: 'bench@example.com', LEDGER_BOOTSTRAP_PASSWORD: 'bench password 123', ...env },
+    'audit-ledger listening',
+  );
+  try {
+    const { access_token } = (await json(`${url}/api/v1/auth/login`, { email: 'bench@example.com', password: 'bench password 123' })) as { access_token: string };
+    const { key } = (await json(`${url}/api/v1/auth/api_keys`, { name: 'bench', rate_limit_per_minute: 1_000_000 }, { authorization: `Bearer ${access_token}` })) as { key: string };
+    const headers = { 'x-api-key': key };
+    await load(`${url}/api/v1/logs`, SINGLE_BODY, 8, headers); // warm-up
+    const batch = await load(`${url}/api/v1/logs/batch`, BATCH_BODY, 4, headers);
+    const single = await load(`${url}/api/v1/logs`, SINGLE_BODY, 64, headers);
+    return { batch, single };
+  } finally {
+    await stop(child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function bareFastify(): Promise<Load> {
+  const { url, child } = await startChild([path.join(ROOT, 'dist', 'bench', 'bare-server.js')], {}, 'bare listening');
+  try {
+    await load(`${url}/api/v1/logs`, SINGLE_BODY, 8, {});
+    return await load(`${url}/api/v1/logs`, SINGLE_BODY, 64, {});
+  } finally {
+    await stop(child);
+  }
+}
+
+/** Raw prepared inserts of rows the size of a ledger entry into the real schema, 1000 per transaction. */
+async function rawSqliteInserts(): Promise<number> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-raw-'));
+  const store = openSqliteStore(path.join(dir, 'ledger.db'));
+  await store.migrate();
+  await store.db.insertInto('companies').values({ company_id: 'c', name: 'c', created_at: 'now' }).execute();
+  await store.close();
+  const SQLite = (await import('better-sqlite3')).default;
+  const db = new SQLite(path.join(dir, 'ledger.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  const insert = db.prepare(`INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map((c) => `@${c}`).join(', ')})`);
+  const tx = db.transaction((start: number) => {
+    for (let i = start; i < start + 1000; i++) {
+      const e = event(i);
+      insert.run({
+        company_id: 'c', seq: i, log_id: randomUUID(), format_version: 1, event_type: e.event_type, data: JSON.stringify(e.data), source: e.source, trace_id: e.trace_id,
+        session_id: null, timestamp: null, span_id: null, parent_span_id: null, parent_event_id: null, root_event_id: null, agent_id: null, workflow_id: null,
+        causality_type: null, idempotency_key: null, schema_version: null, extra: null, created_at: new Date().toISOString(), prev_hash: 'a'.repeat(64), hash: 'b'.repeat(64),
+        signature: 'c'.repeat(88), key_id: '0123456789abcdef',
+      });
+    }
+  });
+  let n = 0;
+  const started = performance.now();
+  while (performance.now() - started < DURATION * 1000 * 0.5) {
+    tx(n);
+    n += 1000;
+  }
+  const rate = n / ((performance.now() - started) / 1000);
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return rate;
+}
+
+function ed25519PerSecond(): number {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const msg = Buffer.from('audit-ledger/v1/entry-signature\n' + 'ab'.repeat(32));
+  let n = 0;
+  const started = performance.now();
+  while (performance.now() - started < 2000) {
+    for (let i = 0; i < 1000; i++) sign(null, msg, privateKey);
+    n += 1000;
+  }
+  return n / ((performance.now() - started) / 1000);
+}
+
+async function freshPgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `al_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(PG_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
+
+async function main(): Promise<void> {
+  console.log(`audit-ledger bench: ${DURATION} s per load run`);
+  const signs = ed25519PerSecond();
+  console.log(`ed25519 signatures/s (one core): ${fmt(signs)}`);
+  const raw = await rawSqliteInserts();
+  console.log(`raw SQLite inserts/s: ${fmt(raw)}`);
+  const bare = await bareFastify();
+  console.log(`bare Fastify req/s: ${fmt(bare.rps)}`);
+  const sqlite = await measureService('sqlite', {});
+  console.log(`sqlite: batch ${fmt(sqlite.batch.rps * BATCH)} events/s; single ${fmt(sqlite.single.rps)} req/s p50 ${sqlite.single.p50} ms p99 ${sqlite.single.p99} ms`);
+  const pgdb = await freshPgDatabase();
+  let postgres;
+  try {
+    postgres = await measureService('postgres', { DATABASE_URL: pgdb.url });
+  } finally {
+    await pgdb.drop();
+  }
+  console.log(`postgres: batch ${fmt(postgres.batch.rps * BATCH)} events/s; single ${fmt(postgres.single.rps)} req/s p50 ${postgres.single.p50} ms p99 ${postgres.single.p99} ms`);
+
+  const bad = [sqlite.batch, sqlite.single, postgres.batch, postgres.single].filter((l) => l.non2xx > 0 || l.errors > 0);
+  const rows: string[][] = [
+    ['Batch ingestion, SQLite (1000 × ~500 B per request, 4 connections)', `${fmt(sqlite.batch.rps * BATCH)} events/s`, 'raw SQLite inserts', `${fmt(raw)} rows/s`, pct(sqlite.batch.rps * BATCH, raw), '≥ 20,000 events/s'],
+    ['Batch ingestion, PostgreSQL (same)', `${fmt(postgres.batch.rps * BATCH)} events/s`, 'Ed25519 signing, one core', `${fmt(signs)} sig/s`, pct(postgres.batch.rps * BATCH, signs), '≥ 10,000 events/s'],
+    ['Single-event ingestion, SQLite (64 connections)', `${fmt(sqlite.single.rps)} req/s, p50 ${sqlite.single.p50} ms, p99 ${sqlite.single.p99} ms`, 'bare Fastify route', `${fmt(bare.rps)} req/s`, pct(sqlite.single.rps, bare.rps), '≥ 40% of bare, p99 < 50 ms'],
+    ['Single-event ingestion, PostgreSQL (64 connections)', `${fmt(postgres.single.rps)} req/s, p50 ${postgres.single.p50} ms, p99 ${postgres.single.p99} ms`, 'bare Fastify route', `${fmt(bare.rps)} req/s`, pct(postgres.single.rps, bare.rps), '≥ 40% of bare, p99 < 50 ms'],
+  ];
+  const table = [
+    '| Measure | Result | Ceiling | Ceiling value | Ratio | Target |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+  const cpus = os.cpus();
+  const machine = `${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
+  const out = `# Performance
+
+Measured by \`npm run bench\` (code in \`bench/\`): the service runs as its own process, and
+autocannon drives it over real HTTP on loopback from the bench process, on the same machine (so the
+load generator shares the cores). Each load runs ${DURATION} s after a warm-up. The ceilings are measured
+in the same run on the same machine. SQLite runs with WAL and \`synchronous=FULL\` (every
+acknowledged commit is on disk); PostgreSQL is the local server with default settings.
+
+Latest run: ${new Date().toISOString()} on ${machine}.
+
+${table}
+
+${bad.length ? `**Warning:** ${bad.length} load run(s) had non-2xx answers or errors; see the console output.\n` : 'Every request in every load run was answered 2xx.'}
+
+## How to read it
+
+- **Batch ingestion** is the rate of events committed (hashed, signed, inserted, fsynced) through
+  \`POST /api/v1/logs/batch\`. Concurrent requests for one company are grouped into one transaction.
+- **Single-event ingestion** is \`POST /api/v1/logs\` with one event per request, 64 connections. Each
+  200 means the event is committed; concurrent requests share a commit (group commit).
+- **Ceilings**: raw prepared inserts of equally sized rows into the real \`log_entries\` table in
+  1000-row transactions; Ed25519 signatures per second on one core with node:crypto; a bare Fastify
+  route that parses the same body and answers.
+`;
+  fs.writeFileSync(path.join(ROOT, 'docs', 'performance.md'), out);
+  console.log(`\n${table}\n\nwritten to docs/performance.md`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
