@@ -108,6 +108,7 @@ async function rawSqliteInserts(): Promise<number> {
   const db = new SQLite(path.join(dir, 'ledger.db'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
+  db.pragma('cache_size = -65536'); // as the service sets it
   const insert = db.prepare(`INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map((c) => `@${c}`).join(', ')})`);
   const tx = db.transaction((start: number) => {
     for (let i = start; i < start + 1000; i++) {

@@ -15,6 +15,7 @@ import { loggerOptions } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
 import { Appender } from './ledger/appender.js';
 import { Keyring } from './ledger/keyring.js';
+import { WorkerSigner } from './ledger/signer.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { integrityRoutes } from './routes/integrity.js';
 import { logRoutes } from './routes/logs.js';
@@ -48,7 +49,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? Date.now;
   const { config, store } = options;
   const keyring = await Keyring.open(config, store, clock());
-  const appender = new Appender(store, keyring, clock);
+  const signer = new WorkerSigner(keyring.active.privateKey, config.signingWorkers);
+  const appender = new Appender(store, keyring, signer, clock);
   const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
@@ -71,6 +73,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     parseJson(request, body as string, done);
   });
   registerProblemHandlers(app);
+  app.addHook('onClose', async () => signer.close());
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });

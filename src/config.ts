@@ -1,6 +1,7 @@
 // The one configuration module: every setting comes from an environment variable,
 // is validated once at start, and is documented in the README table (a test keeps
 // the two in step).
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -15,6 +16,8 @@ export interface Config {
   accessTokenTtlSeconds: number;
   maxBodyBytes: number;
   maxBatchSize: number;
+  /** Worker threads that sign entries; 0 signs on the request thread. */
+  signingWorkers: number;
   /** PKCS#8 PEM Ed25519 key; undefined means signing-key.pem in dataDir, created on first start. */
   signingKeyFile: string | undefined;
   bootstrap: { company: string; email: string; password: string } | undefined;
@@ -65,6 +68,11 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     name: 'MAX_BATCH_SIZE',
     default: '1000',
     description: 'Most events in one `POST /api/v1/logs/batch`; larger batches get 413. 1–100000.',
+  },
+  {
+    name: 'LEDGER_SIGNING_WORKERS',
+    default: 'cores − 1, at least 1',
+    description: 'Worker threads that sign entries off the request thread, 0–64; 0 signs on the request thread.',
   },
   {
     name: 'LEDGER_SIGNING_KEY_FILE',
@@ -154,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     accessTokenTtlSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     maxBatchSize: int('MAX_BATCH_SIZE', 1000, 1, 100_000),
+    signingWorkers: int('LEDGER_SIGNING_WORKERS', Math.max(1, os.availableParallelism() - 1), 0, 64),
     signingKeyFile: get('LEDGER_SIGNING_KEY_FILE') ? path.resolve(get('LEDGER_SIGNING_KEY_FILE') as string) : undefined,
     bootstrap,
   };

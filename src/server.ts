@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { bootstrapIfEmpty } from './accounts.js';
 import { buildApp } from './app.js';
+import { flushLogs } from './logger.js';
 import type { Config } from './config.js';
 import { type CounterStore, MemoryCounterStore, RedisCounterStore } from './ratelimit/counter.js';
 import { openStore } from './store/open.js';
@@ -46,9 +47,13 @@ export function handleSignals(service: RunningService): void {
   const onSignal = (signal: NodeJS.Signals) => {
     service.app.log.info({ signal }, 'shutting down');
     service.close().then(
-      () => process.exit(0),
+      () => {
+        flushLogs();
+        process.exit(0);
+      },
       (err: unknown) => {
         service.app.log.error({ err }, 'error during shutdown');
+        flushLogs();
         process.exit(1);
       },
     );

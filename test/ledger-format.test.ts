@@ -4,8 +4,8 @@ import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { entryBody, entryHash, GENESIS_PREV_HASH, HASHED_FIELDS, type LedgerEntry } from '../src/core/entry.js';
-import { canonicalJson, sha256Hex } from '../src/core/hash.js';
+import { canonicalEntryText, type EntryBody, entryBody, entryHash, GENESIS_PREV_HASH, HASHED_FIELDS, type LedgerEntry } from '../src/core/entry.js';
+import { canonicalJson, type JsonObject, sha256Hex } from '../src/core/hash.js';
 import { keyIdOf, publicKeyFromRaw, rawPublicKey, signEntryHash, verifyEntrySignature } from '../src/core/signature.js';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
@@ -32,6 +32,44 @@ describe('published vectors', () => {
     expect(sign(null, Buffer.alloc(0), priv).toString('hex')).toBe(
       'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
     );
+  });
+});
+
+describe('the append fast path', () => {
+  // Random JSON with the awkward parts of RFC 8785: escapes, non-BMP characters, numbers.
+  const chars = ['a', 'Z', '"', '\\', '\n', '\u0001', '\u007f', 'é', '€', '\ud83d\ude00', '\u2028', ' ', '/'];
+  let seed = 42;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const str = () => Array.from({ length: rnd(8) }, () => chars[rnd(chars.length)]).join('');
+  const num = () => [0, -0, 1, -1.5, 1e21, 1e-7, 123456789.123, 2 ** 53, 0.1 + 0.2, 5e-324][rnd(10)] as number;
+  const value = (depth: number): unknown => {
+    const k = rnd(depth > 2 ? 4 : 6);
+    if (k === 0) return str();
+    if (k === 1) return num();
+    if (k === 2) return [null, true, false][rnd(3)];
+    if (k === 3) return null;
+    if (k === 4) return Array.from({ length: rnd(4) }, () => value(depth + 1));
+    return Object.fromEntries(Array.from({ length: rnd(5) }, () => [str(), value(depth + 1)]));
+  };
+  const obj = () => Object.fromEntries(Array.from({ length: rnd(6) }, () => [str(), value(1)])) as JsonObject;
+  const maybe = () => (rnd(2) ? str() : null);
+
+  it('builds the same canonical text as the generic RFC 8785 path, on 2000 random entries', () => {
+    for (let i = 0; i < 2000; i++) {
+      const data = obj();
+      const extra = rnd(2) ? obj() : null;
+      const body: EntryBody = {
+        format_version: 1, company_id: str(), seq: rnd(1_000_000), log_id: str(), event_type: str(), data,
+        source: maybe(), trace_id: maybe(), session_id: maybe(), timestamp: maybe(), span_id: maybe(), parent_span_id: maybe(), parent_event_id: maybe(),
+        root_event_id: maybe(), agent_id: maybe(), workflow_id: maybe(), causality_type: maybe(), idempotency_key: maybe(), schema_version: maybe(),
+        extra, created_at: str(), prev_hash: str(),
+      };
+      const fast = canonicalEntryText(body, canonicalJson(data), extra === null ? null : canonicalJson(extra));
+      expect(fast).toBe(canonicalJson(entryBody(body)));
+    }
   });
 });
 

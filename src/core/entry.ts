@@ -64,3 +64,29 @@ export function entryBody(e: EntryBody): EntryBody {
 export function entryHash(e: EntryBody): string {
   return sha256Hex(canonicalJson(entryBody(e)));
 }
+
+// The hashed field names in RFC 8785 order (UTF-16 code unit order; all ASCII here).
+const SORTED_FIELDS = [...HASHED_FIELDS].sort();
+
+/**
+ * The same canonical text as canonicalJson(entryBody(e)), built around the already
+ * canonical JSON of data and extra instead of serializing them again: the append path
+ * has them from validation. RFC 8785 serializes strings exactly as ECMAScript
+ * JSON.stringify does and integers as their decimal form, so this is byte-identical
+ * (a randomized test holds it to the generic path).
+ */
+export function canonicalEntryText(e: EntryBody, dataJson: string, extraJson: string | null): string {
+  let out = '{';
+  for (let i = 0; i < SORTED_FIELDS.length; i++) {
+    const f = SORTED_FIELDS[i] as keyof EntryBody;
+    if (i > 0) out += ',';
+    out += `"${f}":`;
+    if (f === 'data') out += dataJson;
+    else if (f === 'extra') out += extraJson ?? 'null';
+    else {
+      const v = e[f];
+      out += v === null ? 'null' : typeof v === 'number' ? String(v) : JSON.stringify(v);
+    }
+  }
+  return out + '}';
+}

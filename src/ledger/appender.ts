@@ -2,12 +2,14 @@
 // in a single locked transaction (so N concurrent requests cost one commit, not N), then
 // answers each request. A request is all-or-nothing: an idempotency conflict in one
 // request fails that request alone, never its neighbours in the group.
-import { type EntryBody, entryHash, LEDGER_FORMAT_VERSION } from '../core/entry.js';
+import { canonicalEntryText, type EntryBody, LEDGER_FORMAT_VERSION } from '../core/entry.js';
+import { sha256Hex } from '../core/hash.js';
 import type { ChainTx, LogEntryRow } from '../store/chain.js';
 import type { Store } from '../store/store.js';
 import { iso } from '../time.js';
 import type { PreparedEvent } from './input.js';
 import type { Keyring } from './keyring.js';
+import type { Signer } from './signer.js';
 import { uuidv7 } from './uuidv7.js';
 
 export interface AppendedEvent {
@@ -48,6 +50,7 @@ export class Appender {
   constructor(
     private readonly store: Store,
     private readonly keyring: Keyring,
+    private readonly signer: Signer,
     private readonly clock: () => number,
     private readonly observers: AppendObserver[] = [],
     /** Most events one transaction takes; a larger backlog is split into several. */
@@ -148,7 +151,7 @@ export class Appender {
           created_at: createdAt,
           prev_hash: prevHash,
         };
-        const hash = entryHash(body);
+        const hash = sha256Hex(canonicalEntryText(body, ev.dataJson, ev.extraJson));
         rows.push({ ...body, data: ev.dataJson, extra: ev.extraJson, hash, signature: '', key_id: this.keyring.active.keyId });
         prevHash = hash;
         const result: AppendedEvent = { log_id: body.log_id, seq, hash, event_type: ev.event_type, created_at: createdAt, duplicate: false };
@@ -170,7 +173,8 @@ export class Appender {
     }
 
     if (rows.length > 0) {
-      for (const r of rows) r.signature = this.keyring.sign(r.hash);
+      const signatures = await this.signer.signMany(rows.map((r) => r.hash));
+      rows.forEach((r, i) => (r.signature = signatures[i] as string));
       await tx.insert(rows);
       await tx.setHead({ lastSeq: seq, lastHash: prevHash, lastCreatedAt: createdAt });
     }

@@ -5,7 +5,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { keyIdOf, publicKeyFromRaw, rawPublicKey, SIGNATURE_ALGORITHM, signEntryHash } from '../core/signature.js';
+import { keyIdOf, publicKeyFromRaw, rawPublicKey, SIGNATURE_ALGORITHM } from '../core/signature.js';
 import type { Config } from '../config.js';
 import type { SigningKeyRow, Store } from '../store/store.js';
 import { iso } from '../time.js';
@@ -71,10 +71,6 @@ export class Keyring {
       await store.retireSigningKeysExcept(key.keyId, iso(now));
     }
     return new Keyring(key, store);
-  }
-
-  sign(hashHex: string): string {
-    return signEntryHash(this.active.privateKey, hashHex);
   }
 
   /** The public key for key_id, from the store when this process has not seen it yet. */

@@ -115,9 +115,19 @@ const migrations: Record<string, Migration> = {
         .unique()
         .where(sql.ref('idempotency_key'), 'is not', null)
         .execute();
-      // Filtered, seq-ordered reads (GET /logs) and the forensics use these.
-      for (const col of ['trace_id', 'session_id', 'event_type', 'source', 'created_at']) {
+      // Filtered, seq-ordered reads (GET /logs) and the forensics use these. Optional
+      // columns get partial indexes: entries without the field cost no index work, and
+      // a `col = ?` filter still uses them on both stores.
+      for (const col of ['event_type', 'created_at']) {
         await db.schema.createIndex(`log_entries_${col}_idx`).on('log_entries').columns(['company_id', col, 'seq']).execute();
+      }
+      for (const col of ['trace_id', 'session_id', 'source']) {
+        await db.schema
+          .createIndex(`log_entries_${col}_idx`)
+          .on('log_entries')
+          .columns(['company_id', col, 'seq'])
+          .where(sql.ref(col), 'is not', null)
+          .execute();
       }
     },
   },

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { type ChainHead, EMPTY_HEAD, type LogEntryRow, type WithChain } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
@@ -75,6 +75,27 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
     });
 }
 
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs more than running a
+ * small query. Statements are reusable, and Kysely runs one query at a time per
+ * connection, so a bounded cache by SQL text is safe.
+ */
+function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sqlText: string) {
+      let stmt = cache.get(sqlText);
+      if (!stmt) {
+        stmt = database.prepare(sqlText);
+        if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+        cache.set(sqlText, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 export function openSqliteStore(file: string): Store {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
@@ -83,6 +104,8 @@ export function openSqliteStore(file: string): Store {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  // 64 MiB page cache: index pages of a large ledger stay in memory across appends.
+  database.pragma('cache_size = -65536');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return new Store('sqlite', db, uniqueViolation, sqliteWithChain(db, database));
 }

@@ -1,5 +1,6 @@
 // Ledger helpers for tests: ingest over HTTP, and check a company's whole chain from the store.
 import { GENESIS_PREV_HASH, entryHash } from '../../src/core/entry.js';
+import { publicKeyFromRaw, verifyEntrySignature } from '../../src/core/signature.js';
 import { rowToEntry } from '../../src/ledger/entries.js';
 import type { Store } from '../../src/store/store.js';
 import type { TestApp } from './app.js';
@@ -17,14 +18,17 @@ export async function countEntries(store: Store, companyId: string): Promise<num
   return Number(r.n);
 }
 
-/** Asserts seqs 0..n-1 with no gap, every hash recomputes and every link holds; returns n. */
+/** Asserts seqs 0..n-1 with no gap, every hash recomputes, every link holds and every signature verifies; returns n. */
 export async function assertChainIntact(store: Store, companyId: string): Promise<number> {
   const rows = await store.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).orderBy('seq').execute();
+  const keys = new Map((await store.listSigningKeys()).map((k) => [k.key_id, publicKeyFromRaw(Buffer.from(k.public_key, 'base64'))]));
   let prev = GENESIS_PREV_HASH;
   rows.forEach((row, i) => {
     if (row.seq !== i) throw new Error(`gap or reuse: position ${i} holds seq ${row.seq}`);
     if (row.prev_hash !== prev) throw new Error(`broken link at seq ${row.seq}`);
     if (entryHash(rowToEntry(row)) !== row.hash) throw new Error(`hash mismatch at seq ${row.seq}`);
+    const key = keys.get(row.key_id);
+    if (!key || !verifyEntrySignature(key, row.hash, row.signature)) throw new Error(`bad signature at seq ${row.seq}`);
     prev = row.hash;
   });
   const head = await store.getChainHead(companyId);

@@ -1,0 +1,23 @@
+// Worker-thread signing gives the same (deterministic Ed25519) signatures as inline signing.
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../src/core/hash.js';
+import { signEntryHash } from '../src/core/signature.js';
+import { WorkerSigner } from '../src/ledger/signer.js';
+
+describe('WorkerSigner', () => {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const hashes = Array.from({ length: 101 }, (_, i) => sha256Hex(`entry ${i}`));
+  const expected = hashes.map((h) => signEntryHash(privateKey, h));
+
+  it.each([0, 1, 3])('with %i workers signs every hash, in order, as inline signing does', async (workers) => {
+    const signer = new WorkerSigner(privateKey, workers);
+    try {
+      expect(await signer.signMany(hashes)).toEqual(expected);
+      expect(await signer.signMany(hashes.slice(0, 3))).toEqual(expected.slice(0, 3));
+      expect(await signer.signMany([])).toEqual([]);
+    } finally {
+      await signer.close();
+    }
+  });
+});
