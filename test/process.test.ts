@@ -65,7 +65,7 @@ describe.each(STORE_KINDS)('the service process on %s', (kind) => {
   });
 
   it('serves, bootstraps only an empty store, survives bad requests, and on SIGTERM finishes in-flight requests and exits 0', async () => {
-    const child = spawnCli(['serve'], { ...env, LEDGER_BOOTSTRAP_EMAIL: 'boot@x.test', LEDGER_BOOTSTRAP_PASSWORD: 'bootstrap password' });
+    const child = spawnCli(['serve'], { ...env, LOG_LEVEL: 'debug', LEDGER_BOOTSTRAP_EMAIL: 'boot@x.test', LEDGER_BOOTSTRAP_PASSWORD: 'bootstrap password' });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const logs = new LogWatcher(child);
     const listening = await logs.waitFor((l) => l.msg === 'audit-ledger listening');
@@ -97,7 +97,7 @@ describe.each(STORE_KINDS)('the service process on %s', (kind) => {
       req.on('error', reject);
       req.write(payload.slice(0, 10));
     });
-    await logs.waitFor((l) => l.msg === 'incoming request' && (l.req as { url?: string } | undefined)?.url === '/api/v1/auth/login', mark);
+    await logs.waitFor((l) => l.msg === 'request received' && l.url === '/api/v1/auth/login', mark);
     child.kill('SIGTERM');
     await logs.waitFor((l) => l.msg === 'shutting down');
     // New connections are no longer accepted while it drains.
@@ -105,7 +105,15 @@ describe.each(STORE_KINDS)('the service process on %s', (kind) => {
     req.end(payload.slice(10));
     const done = await inflight;
     expect(done.status).toBe(200);
-    expect(JSON.parse(done.body).token_type).toBe('Bearer');
+    const token = JSON.parse(done.body).access_token as string;
+    expect(await exited).toBe(0);
+
+    // One log line per request, with its id, route, status, latency and company; no secrets.
+    const completed = logs.lines.filter((l) => l.msg === 'request completed');
+    expect(completed.length).toBeGreaterThanOrEqual(8);
+    for (const l of completed) expect(Object.keys(l)).toEqual(expect.arrayContaining(['reqId', 'method', 'route', 'status', 'latency_ms', 'company_id']));
+    const text = JSON.stringify(logs.lines);
+    for (const secret of [token, 'a long cli password', 'bootstrap password']) expect(text).not.toContain(secret);
     expect(await exited).toBe(0);
   });
 

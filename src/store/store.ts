@@ -58,7 +58,12 @@ export interface MigrationState {
   latest: string;
 }
 
+/** How long an active API key may be served from the in-process cache. */
+export const KEY_CACHE_MS = 2000;
+
 export class Store {
+  private readonly keyCache = new Map<string, { key: ApiKey; until: number }>();
+
   constructor(
     readonly kind: StoreKind,
     readonly db: Kysely<Database>,
@@ -209,8 +214,23 @@ export class Store {
       .executeTakeFirst();
   }
 
+  /**
+   * Looks a presented key up by its hash. Active keys are cached for KEY_CACHE_MS, since
+   * every API-key request needs this; revoking through this store clears the entry at
+   * once, and other processes sharing the database see a revocation within KEY_CACHE_MS.
+   */
   async findApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
-    return this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+    const now = Date.now();
+    const hit = this.keyCache.get(keyHash);
+    if (hit && hit.until > now) return hit.key;
+    const key = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+    if (key?.status === 'active') {
+      if (this.keyCache.size >= 10_000) this.keyCache.clear();
+      this.keyCache.set(keyHash, { key, until: now + KEY_CACHE_MS });
+    } else {
+      this.keyCache.delete(keyHash);
+    }
+    return key;
   }
 
   /** Revokes the key if it is active; returns the key as stored afterwards, or undefined if the company has no such key. */
@@ -222,6 +242,8 @@ export class Store {
       .where('key_id', '=', keyId)
       .where('status', '=', 'active')
       .execute();
+    // After the update, so a lookup that raced it cannot leave the key cached.
+    for (const [hash, entry] of this.keyCache) if (entry.key.company_id === companyId && entry.key.key_id === keyId) this.keyCache.delete(hash);
     return this.getApiKey(companyId, keyId);
   }
 
