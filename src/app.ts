@@ -75,7 +75,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     parseJson(request, body as string, done);
   });
   registerProblemHandlers(app);
-  app.addHook('onClose', async () => signer.close());
+  // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
+  app.addHook('onClose', async () => {
+    await appender.close();
+    await signer.close();
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     request.log.debug({ method: request.method, url: request.url }, 'request received');

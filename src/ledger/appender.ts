@@ -44,8 +44,18 @@ export interface AppendObserver {
   (companyId: string, appended: number, group: { requests: number; ms: number }): void;
 }
 
+/** Thrown by append() once close() has been called. */
+export class AppenderClosedError extends Error {
+  constructor() {
+    super('the service is shutting down');
+    this.name = 'AppenderClosedError';
+  }
+}
+
 export class Appender {
   private readonly queues = new Map<string, Pending[]>();
+  private readonly draining = new Set<Promise<void>>();
+  private closed = false;
 
   constructor(
     private readonly store: Store,
@@ -59,16 +69,25 @@ export class Appender {
 
   /** Resolves once the events are committed, with one result per event in order. */
   append(companyId: string, events: PreparedEvent[]): Promise<AppendedEvent[]> {
+    if (this.closed) return Promise.reject(new AppenderClosedError());
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(companyId);
       if (!queue) {
         queue = [];
         this.queues.set(companyId, queue);
         // Start on the next turn, so requests arriving together join one group.
-        setImmediate(() => void this.drain(companyId));
+        const drained = new Promise<void>((done) => setImmediate(() => void this.drain(companyId).finally(done)));
+        this.draining.add(drained);
+        void drained.then(() => this.draining.delete(drained));
       }
       queue.push({ events, resolve, reject });
     });
+  }
+
+  /** Refuses new appends and waits until every queued one has committed or failed. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.draining.size > 0) await Promise.all([...this.draining]);
   }
 
   private async drain(companyId: string): Promise<void> {

@@ -53,7 +53,11 @@ export class WorkerSigner implements Signer {
       this.jobs.delete(m.id);
       job?.resolve(m.sigs);
     });
+    let failed = false;
     const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      // Never leave a caller waiting on a worker that is gone.
       for (const [id, job] of this.jobs) {
         if (job.worker !== index) continue;
         this.jobs.delete(id);
@@ -63,9 +67,7 @@ export class WorkerSigner implements Signer {
       if (!this.closed) this.workers[index] = this.spawn(index);
     };
     w.on('error', fail);
-    w.on('exit', (code) => {
-      if (!this.closed) fail(new Error(`signing worker exited with code ${code}`));
-    });
+    w.on('exit', (code) => fail(new Error(`signing worker exited with code ${code}`)));
     return w;
   }
 
@@ -87,6 +89,7 @@ export class WorkerSigner implements Signer {
     return [local, ...(await Promise.all(remote))].flat();
   }
 
+  /** Call after the Appender has drained: jobs still pending are rejected. */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.workers.map((w) => w.terminate()));

@@ -5,7 +5,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { verifyEntry } from '../core/verify.js';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
-import { IdempotencyConflictError } from '../ledger/appender.js';
+import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
 import { rowToEntry } from '../ledger/entries.js';
 import { LogInput, type LogInputT, type PreparedEvent, prepareEvent } from '../ledger/input.js';
 import type { AppContext } from '../app.js';
@@ -113,7 +113,8 @@ function prepareAll(items: LogInputT[], pointer: (i: number) => string): Prepare
   return prepared;
 }
 
-function conflict(err: unknown, pointer: (i: number) => string): never {
+function appendFailure(err: unknown, pointer: (i: number) => string): never {
+  if (err instanceof AppenderClosedError) throw new ApiError(503, 'service_unavailable', 'The service is shutting down; retry on another instance', { headers: { 'Retry-After': '1' } });
   if (err instanceof IdempotencyConflictError) {
     throw new ApiError(422, 'idempotency_key_reused', `${err.message}; nothing was appended`, {
       errors: [{ field: `${pointer(err.index)}/idempotency_key`, message: 'already used for a different event' }],
@@ -150,7 +151,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           body.idempotency_key = header;
         }
         const [event] = prepareAll([body], () => '/body');
-        const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => conflict(err, () => '/body'));
+        const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
         const result = r as NonNullable<typeof r>;
         return { log_id: result.log_id, company_id: companyId, event_type: result.event_type, created_at: result.created_at, seq: result.seq, hash: result.hash };
       },
@@ -176,7 +177,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         }
         const pointer = (i: number) => `/body/logs/${i}`;
         const events = prepareAll(logs, pointer);
-        const results = await ctx.appender.append(companyId, events).catch((err) => conflict(err, pointer));
+        const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
         return { ingested: results.length, appended: results.filter((r) => !r.duplicate).length, log_ids: results.map((r) => r.log_id) };
       },
     );
