@@ -124,6 +124,13 @@ function appendFailure(err: unknown, pointer: (i: number) => string): never {
 }
 
 export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  /** The company's entry, or 404 (also for another company's log_id). */
+  const entryOr404 = async (companyId: string, logId: string) => {
+    const row = await ctx.store.getEntry(companyId, logId);
+    if (!row) throw new ApiError(404, 'not_found', `No log ${logId}`);
+    return row;
+  };
+
   return async (app) => {
     app.post(
       '/logs',
@@ -222,11 +229,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
         },
       },
-      async (request) => {
-        const row = await ctx.store.getEntry(principalOf(request).companyId, request.params.log_id);
-        if (!row) throw new ApiError(404, 'not_found', `No log ${request.params.log_id}`);
-        return rowToEntry(row);
-      },
+      async (request) => rowToEntry(await entryOr404(principalOf(request).companyId, request.params.log_id)),
     );
 
     app.get(
@@ -242,8 +245,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const { companyId } = principalOf(request);
-        const row = await ctx.store.getEntry(companyId, request.params.log_id);
-        if (!row) throw new ApiError(404, 'not_found', `No log ${request.params.log_id}`);
+        const row = await entryOr404(companyId, request.params.log_id);
         const [neighbours, head, publicKey] = await Promise.all([
           ctx.store.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
           ctx.store.getChainHead(companyId),
