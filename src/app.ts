@@ -6,10 +6,11 @@ import fs from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import secureJson from 'secure-json-parse';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { registerAuthentication } from './auth/authenticate.js';
 import type { Config } from './config.js';
-import { registerProblemHandlers } from './http/problems.js';
+import { ApiError, registerProblemHandlers } from './http/problems.js';
 import { validatorCompiler } from './http/validation.js';
 import { loggerOptions } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
@@ -69,10 +70,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser(['text/plain', 'application/json']);
   // Many clients send Content-Type: application/json on every request, DELETE included:
   // an empty body is "no body" (routes that need one answer 400), not malformed JSON.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  // Parsed with secure-json-parse, as Fastify does, refusing __proto__ and
+  // constructor.prototype keys; here the client learns what was wrong and where.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
-    parseJson(request, body as string, done);
+    try {
+      done(null, secureJson.parse(body as string, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const detail = /prototype/i.test(message)
+        ? 'The body contains a __proto__ or constructor.prototype key, which is refused'
+        : `The body is not valid JSON: ${message}`;
+      done(new ApiError(400, 'malformed_json', detail), undefined);
+    }
   });
   registerProblemHandlers(app);
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.

@@ -97,6 +97,29 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
       ['data nested too deep', { event_type: 'x', data: JSON.parse('{"a":'.repeat(70) + '1' + '}'.repeat(70)) }, '/body/data'],
       ['body an array', [{ event_type: 'x', data: {} }], '/body'],
     ];
+    it('single: a number out of double range (1e400) in data or an extra field', async () => {
+      const before = await countEntries(t.store, acct.companyId);
+      for (const [payload, field] of [['{"event_type":"x","data":{"n":1e400}}', '/body/data'], ['{"event_type":"x","data":{},"n":-1e400}', '/body']]) {
+        const res = await t.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload });
+        const body = problem(res, 400, 'validation_failed');
+        expect((body.errors as Array<{ field: string }>).map((e) => e.field)).toEqual([field]);
+      }
+      expect(await countEntries(t.store, acct.companyId)).toBe(before);
+    });
+
+    it('single: __proto__ and constructor.prototype keys are refused with a clear 400', async () => {
+      const before = await countEntries(t.store, acct.companyId);
+      for (const payload of ['{"event_type":"x","data":{"__proto__":{"admin":true}}}', '{"event_type":"x","data":{"constructor":{"prototype":{"a":1}}}}']) {
+        const body = problem(await t.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload }), 400, 'malformed_json');
+        expect(body.detail).toContain('__proto__');
+      }
+      expect(await countEntries(t.store, acct.companyId)).toBe(before);
+    });
+
+    it('single: a bad value in a nullable field is reported once, without union noise', async () => {
+      const body = problem(await ingest(t, key, { event_type: 'x', data: {}, timestamp: '2026-03-01T12:00:00' }), 400, 'validation_failed');
+      expect(body.errors).toEqual([{ field: '/body/timestamp', message: 'must match format "date-time"' }]);
+    });
     it.each(single)('single: %s', async (_name, payload, field) => {
       const before = await countEntries(t.store, acct.companyId);
       const body = problem(await ingest(t, key, payload), 400, 'validation_failed');

@@ -103,10 +103,19 @@ export function sendProblem(
   return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 
-/** Maps Ajv errors (Fastify's `error.validation`) to JSON-Pointer field errors. */
+/**
+ * Maps Ajv errors (Fastify's `error.validation`) to JSON-Pointer field errors. For a
+ * nullable field (`X or null`) Ajv reports every branch of the union; keep the reason
+ * that matters and drop "must be null" / "must match a schema in anyOf".
+ */
 function fieldErrors(error: FastifyError): FieldError[] {
   const part = error.validationContext ?? 'body';
-  return (error.validation ?? []).map((v) => {
+  const all = error.validation ?? [];
+  const unionNoise = (v: (typeof all)[number]) =>
+    v.keyword === 'anyOf' || (v.keyword === 'type' && (v.params as { type?: unknown }).type === 'null');
+  const specific = new Set(all.filter((v) => !unionNoise(v)).map((v) => v.instancePath));
+  const errors = all.filter((v) => !(unionNoise(v) && specific.has(v.instancePath)));
+  return errors.map((v) => {
     const params = v.params as Record<string, unknown>;
     let pointer = v.instancePath;
     let message = v.message ?? 'is invalid';
@@ -141,15 +150,11 @@ export function registerProblemHandlers(app: FastifyInstance): void {
         return sendProblem(request, reply, 413, 'payload_too_large', `The body exceeds the limit of ${request.routeOptions.bodyLimit} bytes`);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return sendProblem(request, reply, 415, 'unsupported_media_type', `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`);
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return sendProblem(request, reply, 400, 'malformed_json', 'The body is empty but Content-Type is application/json');
-      case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return sendProblem(request, reply, 400, 'malformed_json', 'The body is not valid JSON');
+        return sendProblem(request, reply, 400, 'malformed_json', 'The body is shorter or longer than its Content-Length');
     }
-    if (error instanceof SyntaxError && error.statusCode === 400) {
-      return sendProblem(request, reply, 400, 'malformed_json', `The body is not valid JSON: ${error.message}`);
-    }
+    // JSON bodies are parsed in app.ts, which throws ApiError(400, 'malformed_json') itself.
+
     if (error.statusCode === 429) {
       return sendProblem(request, reply, 429, 'rate_limited', error.message);
     }

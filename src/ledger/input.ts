@@ -74,6 +74,14 @@ export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent |
   if (depthExceeds(data, MAX_DEPTH) || depthExceeds(extra, MAX_DEPTH)) errors.push({ field: `${pointer}/data`, message: `nests deeper than ${MAX_DEPTH} levels` });
   if (errors.length || data === undefined) return errors;
 
+  // JSON.parse turns numbers out of double range (1e400) into Infinity, which JSON, and
+  // so the canonical form, cannot represent.
+  const dataJson = canonicalOrUndefined(data);
+  const extraJson = hasExtra ? canonicalOrUndefined(extra) : null;
+  if (dataJson === undefined) errors.push({ field: `${pointer}/data`, message: 'holds a number outside the range of a double (such as 1e400)' });
+  if (extraJson === undefined) errors.push({ field: pointer, message: 'an extra field holds a number outside the range of a double (such as 1e400)' });
+  if (dataJson === undefined || extraJson === undefined) return errors;
+
   const envelope = {} as Record<EnvelopeField, string | null>;
   for (const f of ENVELOPE_FIELDS) {
     const v = input[f];
@@ -82,9 +90,17 @@ export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent |
   return {
     event_type: input.event_type,
     data,
-    dataJson: canonicalJson(data),
+    dataJson,
     envelope,
     extra: hasExtra ? extra : null,
-    extraJson: hasExtra ? canonicalJson(extra) : null,
+    extraJson,
   };
+}
+
+function canonicalOrUndefined(value: JsonObject): string | undefined {
+  try {
+    return canonicalJson(value);
+  } catch {
+    return undefined;
+  }
 }
