@@ -46,6 +46,18 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
+/** The 400 for a body that failed to parse, saying why. */
+function malformedJson(body: string): ApiError {
+  try {
+    secureJson.parse(body, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (/prototype/i.test(message)) return new ApiError(400, 'malformed_json', 'The body contains a __proto__ or constructor.prototype key, which is refused');
+    return new ApiError(400, 'malformed_json', `The body is not valid JSON: ${message}`);
+  }
+  return new ApiError(400, 'malformed_json', 'The body is not valid JSON');
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? Date.now;
   const { config, store } = options;
@@ -70,19 +82,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser(['text/plain', 'application/json']);
   // Many clients send Content-Type: application/json on every request, DELETE included:
   // an empty body is "no body" (routes that need one answer 400), not malformed JSON.
-  // Parsed with secure-json-parse, as Fastify does, refusing __proto__ and
-  // constructor.prototype keys; here the client learns what was wrong and where.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  // Fastify's own parser (secure-json-parse: __proto__ and constructor.prototype keys are
+  // refused). It hides why a body failed, so on failure we parse once more to tell the client.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
-    try {
-      done(null, secureJson.parse(body as string, { protoAction: 'error', constructorAction: 'error' }));
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      const detail = /prototype/i.test(message)
-        ? 'The body contains a __proto__ or constructor.prototype key, which is refused'
-        : `The body is not valid JSON: ${message}`;
-      done(new ApiError(400, 'malformed_json', detail), undefined);
-    }
+    parseJson(request, body as string, (err, value) => (err ? done(malformedJson(body as string), undefined) : done(null, value)));
   });
   registerProblemHandlers(app);
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
