@@ -96,6 +96,7 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
       ['span_id empty', { event_type: 'x', data: {}, span_id: '' }, '/body/span_id'],
       ['data nested too deep', { event_type: 'x', data: JSON.parse('{"a":'.repeat(70) + '1' + '}'.repeat(70)) }, '/body/data'],
       ['body an array', [{ event_type: 'x', data: {} }], '/body'],
+      ['an extra field nested too deep', { event_type: 'x', data: {}, meta: JSON.parse('{"a":'.repeat(70) + '1' + '}'.repeat(70)) }, '/body'],
     ];
     it('single: a number out of double range (1e400) in data or an extra field', async () => {
       const before = await countEntries(t.store, acct.companyId);
@@ -151,6 +152,8 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
       expect(body.detail).toContain('50');
       expect(await countEntries(t.store, acct.companyId)).toBe(before);
       expect((await ingestBatch(t, key, Array.from({ length: 50 }, () => ({ event_type: 'x', data: {} })))).statusCode).toBe(200);
+      // The size is checked before any item is validated: invalid items still get 413.
+      problem(await ingestBatch(t, key, Array.from({ length: 51 }, () => ({ data: 'not an object' }))), 413, 'batch_too_large');
     });
 
     it('malformed JSON, wrong content type and oversize bodies', async () => {

@@ -13,7 +13,6 @@ export const PROBLEM_TITLES = {
   payload_too_large: 'Request body too large',
   unsupported_media_type: 'Unsupported content type',
   not_found: 'Not found',
-  method_not_allowed: 'Method not allowed',
   missing_credential: 'Credential required',
   invalid_credential: 'Invalid credential',
   invalid_login: 'Invalid email or password',
@@ -154,14 +153,9 @@ export function registerProblemHandlers(app: FastifyInstance): void {
         return sendProblem(request, reply, 400, 'malformed_json', 'The body is shorter or longer than its Content-Length');
     }
     // JSON bodies are parsed in app.ts, which throws ApiError(400, 'malformed_json') itself.
-
-    if (error.statusCode === 429) {
-      return sendProblem(request, reply, 429, 'rate_limited', error.message);
-    }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       // A Fastify client error we have no specific code for: keep its status.
-      const code: ProblemCode = error.statusCode === 404 ? 'not_found' : error.statusCode === 405 ? 'method_not_allowed' : 'validation_failed';
-      return sendProblem(request, reply, error.statusCode, code, error.message);
+      return sendProblem(request, reply, error.statusCode, error.statusCode === 404 ? 'not_found' : 'validation_failed', error.message);
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, 500, 'internal_error', `An internal error occurred; quote request id ${request.id} when reporting it`);

@@ -39,11 +39,6 @@ interface Pending {
   reject(e: unknown): void;
 }
 
-export interface AppendObserver {
-  /** Called after each committed group (metrics, usage, checkpoints hook in here). */
-  (companyId: string, appended: number, group: { requests: number; ms: number }): void;
-}
-
 /** Thrown by append() once close() has been called. */
 export class AppenderClosedError extends Error {
   constructor() {
@@ -62,7 +57,6 @@ export class Appender {
     private readonly keyring: Keyring,
     private readonly signer: Signer,
     private readonly clock: () => number,
-    private readonly observers: AppendObserver[] = [],
     /** Most events one transaction takes; a larger backlog is split into several. */
     private readonly maxGroupEvents = 10_000,
   ) {}
@@ -100,19 +94,13 @@ export class Appender {
         take++;
       }
       const group = queue.splice(0, take);
-      const started = performance.now();
       try {
         const outcomes = await this.store.withChain(companyId, (tx) => this.appendGroup(companyId, tx, group));
-        let appended = 0;
         group.forEach((p, i) => {
-          const o = outcomes[i];
+          const o = outcomes[i] as AppendedEvent[] | Error;
           if (o instanceof Error) p.reject(o);
-          else {
-            appended += (o as AppendedEvent[]).filter((e) => !e.duplicate).length;
-            p.resolve(o as AppendedEvent[]);
-          }
+          else p.resolve(o);
         });
-        for (const observe of this.observers) observe(companyId, appended, { requests: group.length, ms: performance.now() - started });
       } catch (err) {
         for (const p of group) p.reject(err);
       }
@@ -134,7 +122,8 @@ export class Appender {
     }
 
     // Entries' created_at never goes backwards along the chain, even if the clock does.
-    const now = iso(this.clock());
+    const nowMs = this.clock();
+    const now = iso(nowMs);
     const createdAt = now > tx.head.lastCreatedAt ? now : tx.head.lastCreatedAt;
     let seq = tx.head.lastSeq;
     let prevHash = tx.head.lastHash;
@@ -162,7 +151,7 @@ export class Appender {
           format_version: LEDGER_FORMAT_VERSION,
           company_id: companyId,
           seq,
-          log_id: uuidv7(this.clock()),
+          log_id: uuidv7(nowMs),
           event_type: ev.event_type,
           data: ev.data,
           ...ev.envelope,

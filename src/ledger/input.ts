@@ -71,7 +71,8 @@ export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent |
   const extra: JsonObject = {};
   for (const [k, v] of Object.entries(input)) if (!KNOWN.has(k)) extra[k] = v as JsonObject[string];
   const hasExtra = Object.keys(extra).length > 0;
-  if (depthExceeds(data, MAX_DEPTH) || depthExceeds(extra, MAX_DEPTH)) errors.push({ field: `${pointer}/data`, message: `nests deeper than ${MAX_DEPTH} levels` });
+  if (depthExceeds(data, MAX_DEPTH)) errors.push({ field: `${pointer}/data`, message: `nests deeper than ${MAX_DEPTH} levels` });
+  if (depthExceeds(extra, MAX_DEPTH)) errors.push({ field: pointer, message: `an extra field nests deeper than ${MAX_DEPTH} levels` });
   if (errors.length || data === undefined) return errors;
 
   // JSON.parse turns numbers out of double range (1e400) into Infinity, which JSON, and

@@ -142,7 +142,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           description: 'A 200 means the entry is committed. Send `Idempotency-Key` to make retries safe.',
           headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
           body: LogInput,
-          response: { 200: IngestResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429) },
+          response: { 200: IngestResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429, 503) },
         },
       },
       async (request) => {
@@ -173,15 +173,19 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           summary: 'Append many audit events, all or nothing',
           description: 'One invalid item rejects the whole batch (400 naming the item index and field) and nothing is appended.',
           body: BatchBody,
-          response: { 200: BatchResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429) },
+          response: { 200: BatchResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429, 503) },
+        },
+        // Refuse an oversized batch before validating every item in it.
+        preValidation: async (request) => {
+          const logs = (request.body as { logs?: unknown } | undefined)?.logs;
+          if (Array.isArray(logs) && logs.length > ctx.config.maxBatchSize) {
+            throw new ApiError(413, 'batch_too_large', `A batch holds at most ${ctx.config.maxBatchSize} events; this one has ${logs.length}`);
+          }
         },
       },
       async (request) => {
         const { companyId } = principalOf(request);
         const { logs } = request.body;
-        if (logs.length > ctx.config.maxBatchSize) {
-          throw new ApiError(413, 'batch_too_large', `A batch holds at most ${ctx.config.maxBatchSize} events; this one has ${logs.length}`);
-        }
         const pointer = (i: number) => `/body/logs/${i}`;
         const events = prepareAll(logs, pointer);
         const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
