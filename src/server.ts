@@ -8,6 +8,7 @@ import { flushLogs } from './logger.js';
 import type { Config } from './config.js';
 import { type CounterStore, MemoryCounterStore, RedisCounterStore } from './ratelimit/counter.js';
 import { openStore } from './store/open.js';
+import { iso } from './time.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -29,9 +30,14 @@ export async function startService(config: Config): Promise<RunningService> {
     const app = await buildApp({ config, store, counters });
     if (created) app.log.info({ company: created.company.name, email: created.user.email }, 'bootstrap: created first company and admin user');
     const url = await app.listen({ host: config.host, port: config.port });
+    // Expired access tokens are useless; remove them at start and then hourly.
+    const sweep = () => void store.deleteExpiredAccessTokens(iso(Date.now())).catch((err: unknown) => app.log.warn({ err }, 'token sweep failed'));
+    sweep();
+    const sweeper = setInterval(sweep, 3_600_000).unref();
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
+        clearInterval(sweeper);
         await app.close(); // stops accepting; waits for in-flight requests
         await Promise.allSettled([store.close(), counters.close()]);
       })());
