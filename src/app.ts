@@ -15,6 +15,7 @@ import { validatorCompiler } from './http/validation.js';
 import { loggerOptions } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
 import { Appender } from './ledger/appender.js';
+import { CheckpointSigner } from './ledger/checkpoints.js';
 import { Keyring } from './ledger/keyring.js';
 import { WorkerSigner } from './ledger/signer.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
@@ -63,7 +64,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, store } = options;
   const keyring = await Keyring.open(config, store, clock());
   const signer = new WorkerSigner(keyring.active.privateKey, config.signingWorkers);
-  const appender = new Appender(store, keyring, signer, clock);
+  const appender = new Appender(store, keyring, signer, clock, {
+    checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin),
+    checkpointIntervalMs: config.checkpointIntervalMs,
+    onError: (err, message) => app.log.error({ err }, message),
+  });
   const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),

@@ -21,6 +21,12 @@ export interface Config {
   /** PKCS#8 PEM Ed25519 key; undefined means signing-key.pem in dataDir, created on first start. */
   signingKeyFile: string | undefined;
   bootstrap: { company: string; email: string; password: string } | undefined;
+  /** Key name of signed checkpoints; the origin line is `<ledgerOrigin>/<company_id>`. */
+  ledgerOrigin: string;
+  /** Least time between two checkpoints of one company; 0 signs one after every append group. */
+  checkpointIntervalMs: number;
+  /** Seconds between background verifier runs; 0 turns the background verifier off. */
+  integrityVerifyIntervalSeconds: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -91,6 +97,22 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     default: '(unset)',
     description: 'Password of the first admin user, at least 12 characters. Used only while the store has no user.',
   },
+  {
+    name: 'LEDGER_ORIGIN',
+    default: 'audit-ledger.local',
+    description:
+      'Name of this ledger in signed checkpoints (C2SP key name; origin line `<LEDGER_ORIGIN>/<company_id>`). Letters, digits and `.-_/:`. Set it once: auditors pin it.',
+  },
+  {
+    name: 'CHECKPOINT_INTERVAL_MS',
+    default: '1000',
+    description: 'A company gets a new signed checkpoint at most this often (0–3600000; 0 signs one after every append group). New entries are covered within this time.',
+  },
+  {
+    name: 'INTEGRITY_VERIFY_INTERVAL_SECONDS',
+    default: '300',
+    description: 'How often the background verifier checks new entries of every company, 0–86400; 0 turns it off.',
+  },
 ];
 
 export class ConfigError extends Error {
@@ -151,6 +173,11 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrap = { company: get('LEDGER_BOOTSTRAP_COMPANY') ?? 'default', email, password };
   }
 
+  const ledgerOrigin = get('LEDGER_ORIGIN') ?? 'audit-ledger.local';
+  if (!/^[A-Za-z0-9._:/-]{1,200}$/.test(ledgerOrigin)) {
+    problems.push(`LEDGER_ORIGIN may hold only letters, digits and . - _ / : (at most 200), got "${ledgerOrigin}"`);
+  }
+
   const config: Config = {
     host: get('HOST') ?? '127.0.0.1',
     port: int('PORT', 8080, 0, 65535),
@@ -165,6 +192,9 @@ export function loadConfig(env: Env = process.env): Config {
     signingWorkers: int('LEDGER_SIGNING_WORKERS', Math.max(1, os.availableParallelism() - 1), 0, 64),
     signingKeyFile: get('LEDGER_SIGNING_KEY_FILE') ? path.resolve(get('LEDGER_SIGNING_KEY_FILE') as string) : undefined,
     bootstrap,
+    ledgerOrigin,
+    checkpointIntervalMs: int('CHECKPOINT_INTERVAL_MS', 1000, 0, 3_600_000),
+    integrityVerifyIntervalSeconds: int('INTEGRITY_VERIFY_INTERVAL_SECONDS', 300, 0, 86_400),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

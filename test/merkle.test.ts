@@ -111,7 +111,8 @@ describe('RFC 6962 published vectors', () => {
     expect(verifyInclusion(i, size, good, proof.slice(0, -1), root)).toBe(false);
     for (let k = 0; k < proof.length; k++) {
       const bad = proof.map((p) => Buffer.from(p));
-      (bad[k] as Hash)[0] ^= 8;
+      const b = bad[k] as Hash;
+      b[0] = (b[0] as number) ^ 8;
       expect(verifyInclusion(i, size, good, bad, root)).toBe(false);
     }
     expect(verifyInclusion(0, 0, good, [], root)).toBe(false);
@@ -132,7 +133,8 @@ describe('RFC 6962 published vectors', () => {
     expect(verifyConsistency(m, n, proof.slice(0, -1), r1, r2)).toBe(false);
     for (let k = 0; k < proof.length; k++) {
       const bad = proof.map((p) => Buffer.from(p));
-      (bad[k] as Hash)[0] ^= 16;
+      const b = bad[k] as Hash;
+      b[0] = (b[0] as number) ^ 16;
       expect(verifyConsistency(m, n, bad, r1, r2)).toBe(false);
     }
     expect(verifyConsistency(n, m, proof, r2, r1)).toBe(false);

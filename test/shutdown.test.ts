@@ -1,6 +1,7 @@
 // Closing the app while appends are in flight: they commit, nothing is left locked,
 // close completes, and appends arriving after close get 503.
 import { describe, expect, it } from 'vitest';
+import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { Appender, AppenderClosedError } from '../src/ledger/appender.js';
 import { Keyring } from '../src/ledger/keyring.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
@@ -39,7 +40,7 @@ describe.each(STORE_KINDS)('shutdown with appends in flight on %s', (kind) => {
     try {
       const keyring = await Keyring.open(t.config, t.store, Date.now());
       const signer = new WorkerSigner(keyring.active.privateKey, 1);
-      const appender = new Appender(t.store, keyring, signer, Date.now);
+      const appender = new Appender(t.store, keyring, signer, Date.now, { checkpoints: new CheckpointSigner(keyring.active, 'test'), checkpointIntervalMs: 0 });
       await appender.close();
       await expect(appender.append('any', [])).rejects.toBeInstanceOf(AppenderClosedError);
       await signer.close();

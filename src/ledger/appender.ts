@@ -4,12 +4,15 @@
 // request fails that request alone, never its neighbours in the group.
 import { canonicalEntryText, type EntryBody, LEDGER_FORMAT_VERSION } from '../core/entry.js';
 import { sha256Hex } from '../core/hash.js';
-import type { ChainTx, LogEntryRow } from '../store/chain.js';
+import { entryLeafHash, storedHashIndex, verifyConsistency } from '../core/merkle.js';
+import type { ChainTx, CheckpointRow, LogEntryRow } from '../store/chain.js';
 import type { Store } from '../store/store.js';
 import { iso } from '../time.js';
+import type { CheckpointSigner } from './checkpoints.js';
 import type { PreparedEvent } from './input.js';
 import type { Keyring } from './keyring.js';
 import type { Signer } from './signer.js';
+import { consistencyProof, readEdge } from './tree.js';
 import { uuidv7 } from './uuidv7.js';
 
 export interface AppendedEvent {
@@ -35,6 +38,8 @@ export class IdempotencyConflictError extends Error {
 
 interface Pending {
   events: PreparedEvent[];
+  /** Sign a checkpoint for whatever is not yet covered, whatever the interval says. */
+  checkpoint?: boolean;
   resolve(r: AppendedEvent[]): void;
   reject(e: unknown): void;
 }
@@ -47,23 +52,60 @@ export class AppenderClosedError extends Error {
   }
 }
 
+export interface AppenderOptions {
+  checkpoints: CheckpointSigner;
+  /** A group signs a checkpoint when the last one is at least this old; later groups wait for a timer. 0: every group. */
+  checkpointIntervalMs: number;
+  /** Most events one transaction takes; a larger backlog is split into several. */
+  maxGroupEvents?: number;
+  /** Told about failures nobody awaits (a timed checkpoint) and refused checkpoints. */
+  onError?: (err: unknown, message: string) => void;
+}
+
+/** The tree in the store does not extend the last checkpoint: signing would fork the log. */
+export class InconsistentTreeError extends Error {
+  constructor(companyId: string, from: number, to: number) {
+    super(`company ${companyId}: the stored tree of size ${to} is not consistent with the checkpoint at size ${from}; no checkpoint signed`);
+    this.name = 'InconsistentTreeError';
+  }
+}
+
+interface GroupResult {
+  outcomes: Array<AppendedEvent[] | Error>;
+  /** When entries remain without a checkpoint: the clock time at which one is due. */
+  checkpointDueAt?: number;
+}
+
 export class Appender {
   private readonly queues = new Map<string, Pending[]>();
   private readonly draining = new Set<Promise<void>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
   private closed = false;
+  private readonly maxGroupEvents: number;
 
   constructor(
     private readonly store: Store,
     private readonly keyring: Keyring,
     private readonly signer: Signer,
     private readonly clock: () => number,
-    /** Most events one transaction takes; a larger backlog is split into several. */
-    private readonly maxGroupEvents = 10_000,
-  ) {}
+    private readonly options: AppenderOptions,
+  ) {
+    this.maxGroupEvents = options.maxGroupEvents ?? 10_000;
+  }
 
   /** Resolves once the events are committed, with one result per event in order. */
   append(companyId: string, events: PreparedEvent[]): Promise<AppendedEvent[]> {
     if (this.closed) return Promise.reject(new AppenderClosedError());
+    return this.enqueue(companyId, { events });
+  }
+
+  /** Signs a checkpoint covering every committed entry now (if any is uncovered). */
+  async checkpoint(companyId: string): Promise<void> {
+    if (this.closed) throw new AppenderClosedError();
+    await this.enqueue(companyId, { events: [], checkpoint: true });
+  }
+
+  private enqueue(companyId: string, item: Omit<Pending, 'resolve' | 'reject'>): Promise<AppendedEvent[]> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(companyId);
       if (!queue) {
@@ -74,14 +116,30 @@ export class Appender {
         this.draining.add(drained);
         void drained.then(() => this.draining.delete(drained));
       }
-      queue.push({ events, resolve, reject });
+      queue.push({ ...item, resolve, reject });
     });
   }
 
-  /** Refuses new appends and waits until every queued one has committed or failed. */
+  /** Refuses new appends, signs the checkpoints still due, and waits until everything queued has committed or failed. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const [companyId, timer] of this.timers) {
+      clearTimeout(timer);
+      this.enqueue(companyId, { events: [], checkpoint: true }).catch((err: unknown) => this.options.onError?.(err, 'final checkpoint failed'));
+    }
+    this.timers.clear();
     while (this.draining.size > 0) await Promise.all([...this.draining]);
+  }
+
+  private scheduleCheckpoint(companyId: string, dueAt: number): void {
+    if (this.closed || this.timers.has(companyId)) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(companyId);
+      if (this.closed) return;
+      this.enqueue(companyId, { events: [], checkpoint: true }).catch((err: unknown) => this.options.onError?.(err, 'timed checkpoint failed'));
+    }, Math.max(0, dueAt - this.clock()));
+    timer.unref();
+    this.timers.set(companyId, timer);
   }
 
   private async drain(companyId: string): Promise<void> {
@@ -95,7 +153,8 @@ export class Appender {
       }
       const group = queue.splice(0, take);
       try {
-        const outcomes = await this.store.withChain(companyId, (tx) => this.appendGroup(companyId, tx, group));
+        const { outcomes, checkpointDueAt } = await this.store.withChain(companyId, (tx) => this.appendGroup(companyId, tx, group));
+        if (checkpointDueAt !== undefined) this.scheduleCheckpoint(companyId, checkpointDueAt);
         group.forEach((p, i) => {
           const o = outcomes[i] as AppendedEvent[] | Error;
           if (o instanceof Error) p.reject(o);
@@ -108,7 +167,7 @@ export class Appender {
     this.queues.delete(companyId);
   }
 
-  private async appendGroup(companyId: string, tx: ChainTx, group: Pending[]): Promise<Array<AppendedEvent[] | Error>> {
+  private async appendGroup(companyId: string, tx: ChainTx, group: Pending[]): Promise<GroupResult> {
     const keys = new Set<string>();
     for (const p of group) for (const e of p.events) if (e.envelope.idempotency_key !== null) keys.add(e.envelope.idempotency_key);
     // Everything an idempotency key already stands for: earlier entries, then this group's.
@@ -180,12 +239,42 @@ export class Appender {
       }
     }
 
+    const forced = group.some((p) => p.checkpoint);
+    if (rows.length === 0 && !forced) return { outcomes };
+    const oldSize = tx.head.lastSeq + 1;
+    const edge = await readEdge((i) => tx.readTreeHashes(i), oldSize);
     if (rows.length > 0) {
       const signatures = await this.signer.signMany(rows.map((r) => r.hash));
       rows.forEach((r, i) => (r.signature = signatures[i] as string));
       await tx.insert(rows);
       await tx.setHead({ lastSeq: seq, lastHash: prevHash, lastCreatedAt: createdAt });
+      // The tree grows in the same transaction: entries and their leaves commit together.
+      const hashes: string[] = [];
+      for (const r of rows) for (const h of edge.append(entryLeafHash(r.hash))) hashes.push(h.toString('hex'));
+      await tx.insertTreeHashes(storedHashIndex(0, oldSize), hashes);
     }
-    return outcomes;
+
+    const latest = await tx.latestCheckpoint();
+    const covered = latest?.tree_size ?? 0;
+    if (edge.size === covered) return { outcomes };
+    const latestAt = latest ? Date.parse(latest.timestamp) : -Infinity;
+    if (!forced && nowMs - latestAt < this.options.checkpointIntervalMs) {
+      return { outcomes, checkpointDueAt: latestAt + this.options.checkpointIntervalMs };
+    }
+    await this.signCheckpoint(companyId, tx, latest, edge.size, edge.root(), nowMs);
+    return { outcomes };
+  }
+
+  /** Signs the new tree only if it provably extends the last checkpoint, so no two checkpoints ever conflict. */
+  private async signCheckpoint(companyId: string, tx: ChainTx, latest: CheckpointRow | undefined, size: number, root: Buffer, nowMs: number): Promise<void> {
+    if (latest) {
+      const proof = await consistencyProof((i) => tx.readTreeHashes(i), latest.tree_size, size);
+      if (!verifyConsistency(latest.tree_size, size, proof, Buffer.from(latest.root_hash, 'hex'), root)) {
+        // Refuse to sign, but keep accepting entries: the verifier reports the damage.
+        this.options.onError?.(new InconsistentTreeError(companyId, latest.tree_size, size), 'checkpoint refused');
+        return;
+      }
+    }
+    await tx.insertCheckpoint(this.options.checkpoints.sign(companyId, size, root, nowMs));
   }
 }

@@ -1,9 +1,10 @@
 // The append transaction: what a backend must provide so that appends to one company's
 // chain are serialized and gap-free. The chain logic itself lives in src/ledger/appender.ts
 // and is the same for both backends.
-import type { LogEntriesTable } from './schema.js';
+import type { CheckpointsTable, LogEntriesTable } from './schema.js';
 
 export type LogEntryRow = LogEntriesTable;
+export type CheckpointRow = CheckpointsTable;
 
 export interface ChainHead {
   /** -1 for an empty chain. */
@@ -20,6 +21,12 @@ export interface ChainTx {
   findByIdempotencyKeys(keys: string[]): Promise<LogEntryRow[]>;
   insert(rows: LogEntryRow[]): Promise<void>;
   setHead(head: ChainHead): Promise<void>;
+  /** Stored Merkle hashes (hex) by stored-hash index; absent indexes are missing from the map. */
+  readTreeHashes(indexes: number[]): Promise<Map<number, string>>;
+  /** Stores hashes at firstIdx, firstIdx + 1, … */
+  insertTreeHashes(firstIdx: number, hashes: string[]): Promise<void>;
+  latestCheckpoint(): Promise<CheckpointRow | undefined>;
+  insertCheckpoint(row: CheckpointRow): Promise<void>;
 }
 
 /** Runs fn in one transaction holding the company's chain-head lock; commits when fn resolves. */

@@ -46,6 +46,24 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
             .where('company_id', '=', companyId)
             .execute();
         },
+        readTreeHashes: async (indexes) => {
+          if (indexes.length === 0) return new Map();
+          const rows = await trx.selectFrom('merkle_hashes').select(['idx', 'hash']).where('company_id', '=', companyId).where('idx', 'in', indexes).execute();
+          return new Map(rows.map((r) => [r.idx, r.hash]));
+        },
+        insertTreeHashes: async (first, hashes) => {
+          for (let i = 0; i < hashes.length; i += 10_000) {
+            await trx
+              .insertInto('merkle_hashes')
+              .values(hashes.slice(i, i + 10_000).map((hash, j) => ({ company_id: companyId, idx: first + i + j, hash })))
+              .execute();
+          }
+        },
+        latestCheckpoint: () =>
+          trx.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst(),
+        insertCheckpoint: async (row) => {
+          await trx.insertInto('checkpoints').values(row).execute();
+        },
       });
     });
 }

@@ -100,6 +100,71 @@ export interface SigningKeysTable {
   active_to: string | null;
 }
 
+/** One stored Merkle hash (src/core/merkle.ts storedHashIndex order), lowercase hex. */
+export interface MerkleHashesTable {
+  company_id: string;
+  idx: number;
+  hash: string;
+}
+
+/** A signed checkpoint (C2SP signed note), kept forever. */
+export interface CheckpointsTable {
+  company_id: string;
+  tree_size: number;
+  /** Lowercase hex of the 32-byte root. */
+  root_hash: string;
+  timestamp: string;
+  key_id: string;
+  note: string;
+}
+
+/** The background verifier's progress for one company. */
+export interface IntegrityStateTable {
+  company_id: string;
+  /** Entries [0, verified_size) have been verified. */
+  verified_size: number;
+  /** Hash of entry verified_size - 1 (64 zeros when none). */
+  verified_hash: string;
+  /** JSON array of the hex hashes of the tree edge rebuilt from the verified entries. */
+  verified_edge: string;
+  /** Checkpoints up to this tree size have been checked. */
+  checkpoint_size: number;
+  last_verified_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+export type ViolationKind = 'hash_mismatch' | 'broken_link' | 'bad_signature' | 'missing_entry' | 'merkle_mismatch' | 'checkpoint_inconsistent';
+
+export interface IntegrityViolationsTable {
+  company_id: string;
+  violation_id: string;
+  seq: number | null;
+  log_id: string | null;
+  kind: ViolationKind;
+  detail: string;
+  detected_at: string;
+  /** The full verification that found it; null for the background verifier. */
+  job_id: string | null;
+}
+
+export type JobStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface VerificationJobsTable {
+  company_id: string;
+  job_id: string;
+  status: JobStatus;
+  /** JSON of the options the job was started with. */
+  options: string;
+  requested_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+  /** JSON of the finished report. */
+  report: string | null;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -108,4 +173,9 @@ export interface Database {
   log_entries: LogEntriesTable;
   chain_heads: ChainHeadsTable;
   signing_keys: SigningKeysTable;
+  merkle_hashes: MerkleHashesTable;
+  checkpoints: CheckpointsTable;
+  integrity_state: IntegrityStateTable;
+  integrity_violations: IntegrityViolationsTable;
+  verification_jobs: VerificationJobsTable;
 }

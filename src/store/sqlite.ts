@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
-import { type ChainHead, EMPTY_HEAD, type LogEntryRow, type WithChain } from './chain.js';
+import { type ChainHead, type CheckpointRow, EMPTY_HEAD, type LogEntryRow, type WithChain } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
 import { Store } from './store.js';
@@ -17,6 +17,9 @@ const UNIQUE_INDEX_BY_COLUMNS: Record<string, string> = {
   'companies.name': 'companies_name_key',
   'log_entries.company_id, log_entries.seq': 'log_entries_pk',
   'log_entries.company_id, log_entries.idempotency_key': 'log_entries_idempotency_uq',
+  'merkle_hashes.company_id, merkle_hashes.idx': 'merkle_hashes_pk',
+  'checkpoints.company_id, checkpoints.tree_size': 'checkpoints_pk',
+  'verification_jobs.company_id': 'verification_jobs_one_open_uq',
 };
 
 function uniqueViolation(err: unknown): string | undefined {
@@ -43,6 +46,14 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
     insert: database.prepare(
       `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map((c) => `@${c}`).join(', ')})`,
     ),
+    treeHashes: database.prepare<[string, string], { idx: number; hash: string }>(
+      'SELECT idx, hash FROM merkle_hashes WHERE company_id = ? AND idx IN (SELECT value FROM json_each(?))',
+    ),
+    insertTreeHash: database.prepare('INSERT INTO merkle_hashes (company_id, idx, hash) VALUES (?, ?, ?)'),
+    latestCheckpoint: database.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE company_id = ? ORDER BY tree_size DESC LIMIT 1'),
+    insertCheckpoint: database.prepare(
+      'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (@company_id, @tree_size, @root_hash, @timestamp, @key_id, @note)',
+    ),
     byIdempotency: database.prepare<[string, string], LogEntryRow>(
       'SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))',
     ),
@@ -64,6 +75,15 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
           },
           setHead: async (h) => {
             s.setHead.run(companyId, h.lastSeq, h.lastHash, h.lastCreatedAt);
+          },
+          readTreeHashes: async (indexes) =>
+            new Map(indexes.length ? s.treeHashes.all(companyId, JSON.stringify(indexes)).map((r) => [r.idx, r.hash]) : []),
+          insertTreeHashes: async (first, hashes) => {
+            hashes.forEach((h, i) => s.insertTreeHash.run(companyId, first + i, h));
+          },
+          latestCheckpoint: async () => s.latestCheckpoint.get(companyId),
+          insertCheckpoint: async (row) => {
+            s.insertCheckpoint.run(row);
           },
         });
         database.exec('COMMIT');

@@ -1,0 +1,54 @@
+// Roots, edges and proofs read from the stored hashes: the core says which stored hashes
+// are needed, one read fetches them all (O(log n) rows), the core folds them.
+import {
+  consistencyRanges,
+  foldSubtrees,
+  type Hash,
+  inclusionRanges,
+  type LeafRange,
+  storedHashIndex,
+  subtreesOf,
+  TreeEdge,
+} from '../core/merkle.js';
+
+/** Stored hashes (hex) by stored-hash index. */
+export type HashReader = (indexes: number[]) => Promise<Map<number, string>>;
+
+/** A stored hash a proof needs is not there: the tree in the store is damaged. */
+export class MissingTreeHashError extends Error {
+  constructor(readonly index: number) {
+    super(`stored Merkle hash ${index} is missing`);
+    this.name = 'MissingTreeHashError';
+  }
+}
+
+async function readRanges(read: HashReader, ranges: LeafRange[]): Promise<Hash[][]> {
+  const plans = ranges.map((r) => subtreesOf(r.lo, r.hi).map((s) => storedHashIndex(s.level, s.index)));
+  const found = await read([...new Set(plans.flat())]);
+  return plans.map((idxs) =>
+    idxs.map((i) => {
+      const hex = found.get(i);
+      if (hex === undefined) throw new MissingTreeHashError(i);
+      return Buffer.from(hex, 'hex');
+    }),
+  );
+}
+
+export async function readEdge(read: HashReader, size: number): Promise<TreeEdge> {
+  if (size === 0) return TreeEdge.empty();
+  const [hashes] = await readRanges(read, [{ lo: 0, hi: size }]);
+  return TreeEdge.of(size, hashes as Hash[]);
+}
+
+export async function readRoot(read: HashReader, size: number): Promise<Hash> {
+  return (await readEdge(read, size)).root();
+}
+
+export async function inclusionProof(read: HashReader, index: number, size: number): Promise<Hash[]> {
+  return (await readRanges(read, inclusionRanges(index, size))).map(foldSubtrees);
+}
+
+export async function consistencyProof(read: HashReader, first: number, second: number): Promise<Hash[]> {
+  if (first === 0 || first === second) return [];
+  return (await readRanges(read, consistencyRanges(first, second))).map(foldSubtrees);
+}
