@@ -45,7 +45,15 @@ export async function readRoot(read: HashReader, size: number): Promise<Hash> {
 }
 
 export async function inclusionProof(read: HashReader, index: number, size: number): Promise<Hash[]> {
-  return (await readRanges(read, inclusionRanges(index, size))).map(foldSubtrees);
+  return (await inclusionProofs(read, [index], size))[0] as Hash[];
+}
+
+/** Proofs for many leaves to one tree size, from a single read of every hash they need. */
+export async function inclusionProofs(read: HashReader, indexes: number[], size: number): Promise<Hash[][]> {
+  const perLeaf = indexes.map((i) => inclusionRanges(i, size));
+  const folded = (await readRanges(read, perLeaf.flat())).map(foldSubtrees);
+  let at = 0;
+  return perLeaf.map((ranges) => folded.slice(at, (at += ranges.length)));
 }
 
 export async function consistencyProof(read: HashReader, first: number, second: number): Promise<Hash[]> {

@@ -9,6 +9,11 @@ import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appende
 import { rowToEntry } from '../ledger/entries.js';
 import { LogInput, type LogInputT, type PreparedEvent, prepareEvent } from '../ledger/input.js';
 import type { AppContext } from '../app.js';
+import { entryHash } from '../core/entry.js';
+import { entryLeafHash, verifyInclusion } from '../core/merkle.js';
+import { checkpointProblems } from '../ledger/checkpoints.js';
+import { checkpointView, inclusionViews } from '../ledger/proofs.js';
+import { CheckpointSchema } from './integrity.js';
 import { iso } from '../time.js';
 
 const JsonObjectSchema = Type.Object({}, { additionalProperties: true });
@@ -68,6 +73,10 @@ const VerifyResult = Type.Object({
   seq: Type.Integer(),
   key_id: Type.String(),
   problems: Type.Array(Violation, { description: 'What failed; empty when the entry is valid' }),
+  merkle_included: Type.Boolean({
+    description: "True when the entry's recomputed hash is proven, by an inclusion proof, to be in the tree of the latest checkpoint, and that checkpoint's signature holds",
+  }),
+  checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint merkle_included was checked against (null before the first)' }),
 });
 
 const ListQuery = Type.Object(
@@ -264,7 +273,86 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           headSeq: head?.lastSeq ?? null,
           publicKey,
         });
-        return { log_id: row.log_id, hash: row.hash, seq: row.seq, key_id: row.key_id, verified_at: iso(ctx.clock()), ...verdict };
+        const checkpoint = await ctx.store.latestCheckpoint(companyId);
+        let merkleIncluded = false;
+        if (checkpoint && row.seq < checkpoint.tree_size) {
+          const signerKey = await ctx.keyring.publicKey(checkpoint.key_id);
+          if (checkpointProblems(checkpoint, ctx.config.ledgerOrigin, signerKey).length === 0) {
+            const [proof] = await inclusionViews(ctx.store, companyId, [row.seq], checkpoint.tree_size).catch(() => [undefined]);
+            merkleIncluded =
+              proof !== undefined &&
+              verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(rowToEntry(row))), proof.proof.map((h) => Buffer.from(h, 'hex')), Buffer.from(checkpoint.root_hash, 'hex'));
+          }
+        }
+        return {
+          log_id: row.log_id,
+          hash: row.hash,
+          seq: row.seq,
+          key_id: row.key_id,
+          verified_at: iso(ctx.clock()),
+          ...verdict,
+          merkle_included: merkleIncluded,
+          checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+        };
+      },
+    );
+
+    app.get(
+      '/logs/:log_id/proof',
+      {
+        config: readAuth,
+        schema: {
+          tags: ['logs'],
+          summary: 'Inclusion proof of one entry in a signed tree (RFC 9162 §2.1.3)',
+          description:
+            'tree_size defaults to the latest checkpoint. The leaf is SHA-256(0x00 ‖ entry hash bytes); check the proof against the root of a checkpoint you hold for that size.',
+          params: Type.Object({ log_id: Uuid }),
+          querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({
+              log_id: Uuid,
+              seq: Type.Integer(),
+              entry_hash: Type.String(),
+              leaf_hash: Type.String({ description: 'SHA-256(0x00 ‖ entry hash bytes), hex' }),
+              leaf_index: Type.Integer({ description: 'Equal to seq' }),
+              tree_size: Type.Integer(),
+              root_hash: Type.String(),
+              proof: Type.Array(Type.String(), { description: 'Hex hashes, leaf to root' }),
+              checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint signed at tree_size (null if none was signed at exactly that size)' }),
+            }),
+            ...problemResponses(400, 401, 404, 409, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const row = await entryOr404(companyId, request.params.log_id);
+        const latest = await ctx.store.latestCheckpoint(companyId);
+        const signed = latest?.tree_size ?? 0;
+        const size = request.query.tree_size ?? signed;
+        if (row.seq >= signed && request.query.tree_size === undefined) {
+          const wait = Math.max(1, Math.ceil(ctx.config.checkpointIntervalMs / 1000));
+          throw new ApiError(409, 'not_yet_checkpointed', `Entry ${row.seq} is not yet covered by a checkpoint (latest covers ${signed} entries); one is signed within ${wait} s`, {
+            headers: { 'retry-after': String(wait) },
+          });
+        }
+        if (size <= row.seq || size > signed) {
+          throw new ApiError(400, 'tree_size_out_of_range', `tree_size must be from ${row.seq + 1} (the entry's seq + 1) to ${signed} (the latest checkpoint)`, {
+            errors: [{ field: '/querystring/tree_size', message: `must be from ${row.seq + 1} to ${signed}` }],
+          });
+        }
+        const [[view], checkpoint] = await Promise.all([
+          inclusionViews(ctx.store, companyId, [row.seq], size),
+          size === signed ? latest : ctx.store.getCheckpoint(companyId, size),
+        ]);
+        return {
+          log_id: row.log_id,
+          seq: row.seq,
+          entry_hash: row.hash,
+          leaf_hash: entryLeafHash(row.hash).toString('hex'),
+          ...(view as NonNullable<typeof view>),
+          checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+        };
       },
     );
   };

@@ -1,7 +1,7 @@
 // The one store interface. Both backends are this class over a different Kysely
 // dialect (see sqlite.ts and postgres.ts); the same behavioural suite runs on both.
 import type { Kysely, Selectable } from 'kysely';
-import type { ChainHead, LogEntryRow, WithChain } from './chain.js';
+import type { ChainHead, CheckpointRow, LogEntryRow, WithChain } from './chain.js';
 import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
 import type { ApiKeysTable, CompaniesTable, Database, SigningKeysTable, UserRole, UsersTable } from './schema.js';
 
@@ -278,6 +278,57 @@ export class Store {
     const byTime = f.trace_id === undefined && f.session_id === undefined && f.event_type === undefined && f.source === undefined && (f.from !== undefined || f.to !== undefined);
     if (byTime) q = q.orderBy('created_at', f.order);
     return q.orderBy('seq', f.order).limit(f.limit).execute();
+  }
+
+  // ---- Merkle tree and checkpoints ----
+
+  /** Stored Merkle hashes of one company by stored-hash index (src/core/merkle.ts). */
+  async readTreeHashes(companyId: string, indexes: number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    // Chunked: a proof needs tens of hashes, a caller may ask for more.
+    for (let i = 0; i < indexes.length; i += 5000) {
+      const rows = await this.db
+        .selectFrom('merkle_hashes')
+        .select(['idx', 'hash'])
+        .where('company_id', '=', companyId)
+        .where('idx', 'in', indexes.slice(i, i + 5000))
+        .execute();
+      for (const r of rows) out.set(r.idx, r.hash);
+    }
+    return out;
+  }
+
+  /** Stored hashes with index in [from, to), in order: what the verifier compares with the tree it rebuilds. */
+  async treeHashRange(companyId: string, from: number, to: number): Promise<Array<{ idx: number; hash: string }>> {
+    return this.db
+      .selectFrom('merkle_hashes')
+      .select(['idx', 'hash'])
+      .where('company_id', '=', companyId)
+      .where('idx', '>=', from)
+      .where('idx', '<', to)
+      .orderBy('idx')
+      .execute();
+  }
+
+  async latestCheckpoint(companyId: string): Promise<CheckpointRow | undefined> {
+    return this.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst();
+  }
+
+  async getCheckpoint(companyId: string, treeSize: number): Promise<CheckpointRow | undefined> {
+    return this.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).where('tree_size', '=', treeSize).executeTakeFirst();
+  }
+
+  /** Checkpoints with tree_size in (after, upTo], ascending. */
+  async listCheckpoints(companyId: string, after: number, upTo: number, limit: number): Promise<CheckpointRow[]> {
+    return this.db
+      .selectFrom('checkpoints')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('tree_size', '>', after)
+      .where('tree_size', '<=', upTo)
+      .orderBy('tree_size')
+      .limit(limit)
+      .execute();
   }
 
   // ---- signing keys (service-wide) ----

@@ -1,0 +1,54 @@
+// What the proof, checkpoint and evidence endpoints answer, in the JSON shapes of
+// docs/ledger-format.md: hashes as lowercase hex, the note exactly as signed.
+import { parseCheckpointText, parseNote } from '../core/checkpoint.js';
+import type { CheckpointRow } from '../store/chain.js';
+import type { Store } from '../store/store.js';
+import { consistencyProof, inclusionProofs, readRoot } from './tree.js';
+
+export interface CheckpointView {
+  origin: string;
+  tree_size: number;
+  root_hash: string;
+  timestamp: string;
+  key_id: string;
+  note: string;
+}
+
+export function checkpointView(row: CheckpointRow): CheckpointView {
+  const origin = parseCheckpointText(parseNote(row.note).text).origin;
+  return { origin, tree_size: row.tree_size, root_hash: row.root_hash, timestamp: row.timestamp, key_id: row.key_id, note: row.note };
+}
+
+export interface InclusionView {
+  leaf_index: number;
+  tree_size: number;
+  root_hash: string;
+  proof: string[];
+}
+
+const hex = (b: Buffer) => b.toString('hex');
+
+export function treeReader(store: Store, companyId: string) {
+  return (indexes: number[]) => store.readTreeHashes(companyId, indexes);
+}
+
+/** Inclusion proofs of the entries at these seqs in the tree of `size` leaves. */
+export async function inclusionViews(store: Store, companyId: string, seqs: number[], size: number): Promise<InclusionView[]> {
+  const read = treeReader(store, companyId);
+  const [proofs, root] = await Promise.all([inclusionProofs(read, seqs, size), readRoot(read, size)]);
+  return seqs.map((seq, i) => ({ leaf_index: seq, tree_size: size, root_hash: hex(root), proof: (proofs[i] as Buffer[]).map(hex) }));
+}
+
+export interface ConsistencyView {
+  first: number;
+  second: number;
+  first_root: string;
+  second_root: string;
+  proof: string[];
+}
+
+export async function consistencyView(store: Store, companyId: string, first: number, second: number): Promise<ConsistencyView> {
+  const read = treeReader(store, companyId);
+  const [proof, r1, r2] = await Promise.all([consistencyProof(read, first, second), readRoot(read, first), readRoot(read, second)]);
+  return { first, second, first_root: hex(r1), second_root: hex(r2), proof: proof.map(hex) };
+}
