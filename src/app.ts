@@ -16,6 +16,7 @@ import { loggerOptions } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
+import { IntegrityVerifier } from './integrity/verifier.js';
 import { Keyring } from './ledger/keyring.js';
 import { WorkerSigner } from './ledger/signer.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
@@ -36,6 +37,7 @@ export interface AppContext {
   clock: () => number;
   keyring: Keyring;
   appender: Appender;
+  verifier: IntegrityVerifier;
 }
 
 export interface AppOptions {
@@ -69,7 +71,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     checkpointIntervalMs: config.checkpointIntervalMs,
     onError: (err, message) => app.log.error({ err }, message),
   });
-  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender };
+  const verifier = new IntegrityVerifier(store, {
+    keyName: config.ledgerOrigin,
+    intervalSeconds: config.integrityVerifyIntervalSeconds,
+    clock,
+    logError: (obj, msg) => app.log.error(obj, msg),
+  });
+  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.maxBodyBytes,
@@ -96,7 +104,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   registerProblemHandlers(app);
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
+  app.addHook('onReady', async () => verifier.start());
   app.addHook('onClose', async () => {
+    await verifier.close();
     await appender.close();
     await signer.close();
   });

@@ -68,7 +68,7 @@ export class Store {
     readonly kind: StoreKind,
     readonly db: Kysely<Database>,
     /** Recognizes a unique-constraint violation and returns the violated index's name. */
-    private readonly uniqueViolation: (err: unknown) => string | undefined,
+    readonly uniqueViolation: (err: unknown) => string | undefined,
     /** The locked append transaction for one company's chain (dialect-specific). */
     readonly withChain: WithChain,
   ) {}
