@@ -20,6 +20,7 @@ import { IntegrityVerifier } from './integrity/verifier.js';
 import { Keyring } from './ledger/keyring.js';
 import { WorkerSigner } from './ledger/signer.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
+import { exportRoutes } from './routes/exports.js';
 import { integrityRoutes } from './routes/integrity.js';
 import { logRoutes } from './routes/logs.js';
 import { authRoutes } from './routes/auth.js';
@@ -164,6 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(apiKeyRoutes(ctx));
       await api.register(logRoutes(ctx));
       await api.register(integrityRoutes(ctx));
+      await api.register(exportRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `audit-ledger` command: serve, migrate, users create.
+// The `audit-ledger` command: serve, migrate, users create, keys rotate, verify-bundle.
 import { parseArgs } from 'node:util';
 import { AccountInputError, createUser } from './accounts.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -8,6 +8,7 @@ import { handleSignals, startService } from './server.js';
 import { openStore } from './store/open.js';
 import { EmailTakenError } from './store/store.js';
 import { VERSION } from './version.js';
+import { VERIFY_USAGE, verifyCommand } from './integrity/verify-command.js';
 
 const USAGE = `audit-ledger ${VERSION}
 
@@ -19,6 +20,9 @@ Usage:
                                          password is read from standard input
   audit-ledger keys rotate               make a new signing key the active one (restart the service
                                          to sign with it); entries signed earlier keep verifying
+  audit-ledger verify-bundle FILE [--public-key KEYFILE] [--checkpoint CHECKPOINT]
+                                         verify an evidence bundle, or an export against a
+                                         checkpoint, offline (no configuration or database)
   audit-ledger --version | --help
 `;
 
@@ -39,6 +43,31 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  if (command === 'verify-bundle') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { 'public-key': { type: 'string' }, checkpoint: { type: 'string' }, help: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (values.help) {
+      process.stdout.write(VERIFY_USAGE);
+      return 0;
+    }
+    if (positionals.length !== 1) {
+      console.error(VERIFY_USAGE);
+      return 2;
+    }
+    try {
+      const { code, output } = await verifyCommand(positionals[0] as string, { publicKey: values['public-key'], checkpoint: values.checkpoint });
+      process.stdout.write(output);
+      return code;
+    } catch (err) {
+      console.error(`verify-bundle: ${err instanceof Error ? err.message : String(err)}`);
+      return 2;
+    }
+  }
+
   const config = loadConfig();
 
   if (command === 'serve') {

@@ -3,9 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
-import { verifierKey } from '../core/checkpoint.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { publicKeyFromRaw } from '../core/signature.js';
+import { publicKeyView } from '../ledger/export.js';
 import { checkpointView, consistencyView } from '../ledger/proofs.js';
 import { Uuid } from '../http/schemas.js';
 import { JobOpenError, type JobRow } from '../store/integrity.js';
@@ -113,12 +112,7 @@ export function integrityRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async () => ({
-        items: (await ctx.store.listSigningKeys()).map((k) => ({
-          ...k,
-          public_key_pem: publicKeyFromRaw(Buffer.from(k.public_key, 'base64')).export({ type: 'spki', format: 'pem' }).toString(),
-          active: k.active_to === null,
-          note_verifier_key: verifierKey(ctx.config.ledgerOrigin, Buffer.from(k.public_key, 'base64')),
-        })),
+        items: (await ctx.store.listSigningKeys()).map((k) => ({ ...publicKeyView(k, ctx.config.ledgerOrigin), active: k.active_to === null })),
       }),
     );
 
