@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { canonicalEntryText, type EntryBody, entryBody, entryHash, GENESIS_PREV_HASH, HASHED_FIELDS, type LedgerEntry } from '../src/core/entry.js';
 import { canonicalJson, type JsonObject, sha256Hex } from '../src/core/hash.js';
 import { keyIdOf, publicKeyFromRaw, rawPublicKey, signEntryHash, verifyEntrySignature } from '../src/core/signature.js';
+import { noteSignedBy, parseCheckpointText, parseNote, signNote, verifierKey } from '../src/core/checkpoint.js';
+import { entryLeafHash, referenceRoot, verifyInclusion } from '../src/core/merkle.js';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const rfc8032Key = () =>
@@ -108,6 +110,24 @@ describe('docs/ledger-format.md worked example', () => {
       expect(signEntryHash(rfc8032Key(), e.hash)).toBe(e.signature);
       prev = e.hash;
     }
+  });
+
+  it('gives the leaf hashes, root, inclusion proofs and signed checkpoint of the two-entry tree', () => {
+    const leaves = entries.map((e) => entryLeafHash(e.hash));
+    expect(leaves.map((l) => l.toString('hex')).join('\n')).toBe(block('example-leaves'));
+    const root = referenceRoot(leaves);
+    expect(root.toString('hex')).toBe(block('example-root'));
+    expect(verifyInclusion(0, 2, leaves[0] as Buffer, [leaves[1] as Buffer], root)).toBe(true);
+    expect(verifyInclusion(1, 2, leaves[1] as Buffer, [leaves[0] as Buffer], root)).toBe(true);
+    const note = `${block('example-checkpoint')}\n`;
+    const raw = rawPublicKey(publicKey);
+    expect(noteSignedBy(note, 'audit-ledger.local', publicKey, raw)).toBe(true);
+    expect(verifierKey('audit-ledger.local', raw)).toBe('audit-ledger.local+218f0fd6+AddamAGCsQq31Uv+08lkBzoO4XLz2qYjJa8CGmj3B1Ea');
+    const c = parseCheckpointText(parseNote(note).text);
+    expect(c).toMatchObject({ origin: `audit-ledger.local/${entries[0]?.company_id}`, treeSize: 2 });
+    expect(c.rootHash).toEqual(root);
+    // Deterministic, so signing the body again gives the documented note.
+    expect(signNote(parseNote(note).text, 'audit-ledger.local', rfc8032Key(), raw)).toBe(note);
   });
 
   it('detects a one-character change to the example', () => {
