@@ -1,0 +1,93 @@
+// Bench parts for the verifiable log: a full verification of a large SQLite ledger, and
+// the memory a streamed export takes.
+import { type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createUser } from '../src/accounts.js';
+import { loadConfig } from '../src/config.js';
+import { Appender } from '../src/ledger/appender.js';
+import { CheckpointSigner } from '../src/ledger/checkpoints.js';
+import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
+import { Keyring } from '../src/ledger/keyring.js';
+import { WorkerSigner } from '../src/ledger/signer.js';
+import { IntegrityVerifier, type VerificationReport } from '../src/integrity/verifier.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+
+export interface VerifyResult {
+  entries: number;
+  buildSeconds: number;
+  report: VerificationReport;
+}
+
+/** Builds an n-entry SQLite ledger through the real appender (10,000 per group), then runs a full verification. */
+export async function fullVerification(n: number, event: (i: number) => unknown): Promise<VerifyResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-verify-'));
+  const store = openSqliteStore(path.join(dir, 'ledger.db'));
+  await store.migrate();
+  const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), dataDir: dir };
+  const { company } = await createUser(store, { company: 'bench', email: 'verify@example.com', password: 'bench password 123', role: 'admin' });
+  const keyring = await Keyring.open(config, store, Date.now());
+  const signer = new WorkerSigner(keyring.active.privateKey, config.signingWorkers);
+  const appender = new Appender(store, keyring, signer, Date.now, {
+    checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin),
+    checkpointIntervalMs: 1000,
+  });
+  try {
+    const started = performance.now();
+    const GROUP = 10_000;
+    for (let i = 0; i < n; i += GROUP) {
+      const events = Array.from({ length: Math.min(GROUP, n - i) }, (_, j) => prepareEvent(event(i + j) as never, '/body') as PreparedEvent);
+      await appender.append(company.company_id, events);
+      if ((i / GROUP) % 20 === 0) process.stdout.write(`\r  verify: built ${i + GROUP} of ${n} entries`);
+    }
+    await appender.checkpoint(company.company_id);
+    const buildSeconds = (performance.now() - started) / 1000;
+    process.stdout.write('\n');
+    const verifier = new IntegrityVerifier(store, { keyName: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o) });
+    const job = await verifier.requestFull(company.company_id, { entry_signatures: false });
+    for (;;) {
+      const j = await verifier.repo.getJob(company.company_id, job.job_id);
+      if (j?.report) {
+        await verifier.close();
+        return { entries: n, buildSeconds, report: JSON.parse(j.report) as VerificationReport };
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await appender.close();
+    await signer.close();
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Peak resident memory of a process so far (VmHWM), in MiB; Linux only. */
+export function peakRssMiB(child: ChildProcess): number {
+  const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+export interface ExportResult {
+  entries: number;
+  megabytes: number;
+  seconds: number;
+  peakBeforeMiB: number;
+  peakAfterMiB: number;
+}
+
+/** Streams a whole export from a running service, counting lines; records the service's peak memory before and after. */
+export async function exportMemory(url: string, key: string, child: ChildProcess): Promise<ExportResult> {
+  const peakBeforeMiB = peakRssMiB(child);
+  const started = performance.now();
+  const res = await fetch(`${url}/api/v1/exports/logs?format=jsonl`, { headers: { 'x-api-key': key } });
+  if (!res.ok || !res.body) throw new Error(`export: ${res.status}`);
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const b of chunk) if (b === 10) lines++;
+  }
+  return { entries: lines, megabytes: bytes / 2 ** 20, seconds: (performance.now() - started) / 1000, peakBeforeMiB, peakAfterMiB: peakRssMiB(child) };
+}
