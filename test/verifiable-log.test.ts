@@ -4,20 +4,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { noteSignedBy, parseCheckpointText, parseNote } from '../src/core/checkpoint.js';
 import { entryLeafHash, verifyConsistency, verifyInclusion } from '../src/core/merkle.js';
 import { publicKeyFromRaw } from '../src/core/signature.js';
+import type { CheckpointView } from '../src/ledger/proofs.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { problem, startTestApp, type TestApp } from './helpers/app.js';
 import { ingest, ingestBatch } from './helpers/ledger.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');
 
-interface CheckpointJson {
-  origin: string;
-  tree_size: number;
-  root_hash: string;
-  timestamp: string;
-  key_id: string;
-  note: string;
-}
+type CheckpointJson = CheckpointView;
 
 describe.each(STORE_KINDS)('verifiable log on %s', (kind) => {
   let t: TestApp;
