@@ -1,5 +1,5 @@
 // Production store: PostgreSQL through a pg pool; several service processes may share one database.
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { EMPTY_HEAD, type WithChain } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
@@ -11,8 +11,13 @@ function uniqueViolation(err: unknown): string | undefined {
   return e.code === '23505' && typeof e.constraint === 'string' ? e.constraint : undefined;
 }
 
-// Parameters per INSERT stay well under PostgreSQL's limit of 65535.
-const ROWS_PER_INSERT = Math.floor(30_000 / LOG_ENTRY_COLUMNS.length);
+// Bulk inserts pass one array per column and unnest them: a fixed handful of parameters
+// however many rows, which PostgreSQL parses and plans far faster than a VALUES list with
+// tens of thousands of parameters.
+const INTEGER_COLUMNS: Record<string, string> = { seq: 'int8', format_version: 'int4' };
+const UNNEST_ENTRIES = `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${LOG_ENTRY_COLUMNS.map(
+  (c, i) => `$${i + 1}::${INTEGER_COLUMNS[c] ?? 'text'}[]`,
+).join(', ')})`;
 
 /**
  * The chain head row is locked with SELECT … FOR UPDATE inside the append transaction,
@@ -35,9 +40,8 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
             ? trx.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('idempotency_key', 'in', keys).execute()
             : [],
         insert: async (rows) => {
-          for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-            await trx.insertInto('log_entries').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
-          }
+          if (rows.length === 0) return;
+          await trx.executeQuery(CompiledQuery.raw(UNNEST_ENTRIES, LOG_ENTRY_COLUMNS.map((c) => rows.map((r) => r[c]))));
         },
         setHead: async (h) => {
           await trx
@@ -52,12 +56,14 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
           return new Map(rows.map((r) => [r.idx, r.hash]));
         },
         insertTreeHashes: async (first, hashes) => {
-          for (let i = 0; i < hashes.length; i += 10_000) {
-            await trx
-              .insertInto('merkle_hashes')
-              .values(hashes.slice(i, i + 10_000).map((hash, j) => ({ company_id: companyId, idx: first + i + j, hash })))
-              .execute();
-          }
+          if (hashes.length === 0) return;
+          await trx.executeQuery(
+            CompiledQuery.raw('INSERT INTO merkle_hashes (company_id, idx, hash) SELECT $1, $2::int8 + n - 1, h FROM unnest($3::text[]) WITH ORDINALITY AS t(h, n)', [
+              companyId,
+              first,
+              hashes,
+            ]),
+          );
         },
         latestCheckpoint: () =>
           trx.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst(),
