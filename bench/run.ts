@@ -20,7 +20,10 @@ const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const BATCH = 1000;
 const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
-/** BENCH_ONLY=integrity runs only the verification and export parts and does not rewrite docs/performance.md. */
+/**
+ * BENCH_ONLY=integrity runs only the verification and export parts; BENCH_ONLY=sqlite or postgres
+ * only that store's ingestion. Neither rewrites docs/performance.md.
+ */
 const ONLY = process.env.BENCH_ONLY;
 
 // The workload: ~500-byte events of agent traces. A trace (one agent run) has many events,
@@ -98,7 +101,7 @@ async function measureService(name: string, env: Record<string, string>) {
     console.log(`  ${name}: batch load`);
     const batch = await load(`${url}/api/v1/logs/batch`, BATCH_BODY, 4, headers);
     console.log(`  ${name}: single-event load`);
-    const single = ONLY ? batch : await load(`${url}/api/v1/logs`, SINGLE_BODIES, 64, headers);
+    const single = ONLY === 'integrity' ? batch : await load(`${url}/api/v1/logs`, SINGLE_BODIES, 64, headers);
     console.log(`  ${name}: export of everything ingested`);
     const exported = await exportMemory(url, key, child);
     return { batch, single, exported };
@@ -197,6 +200,16 @@ const exportLine = (e: ExportResult) =>
 
 async function main(): Promise<void> {
   console.log(`audit-ledger bench: ${DURATION} s per load run`);
+  if (ONLY === 'sqlite' || ONLY === 'postgres') {
+    const pgdb = ONLY === 'postgres' ? await freshPgDatabase() : undefined;
+    try {
+      const r = await measureService(ONLY, pgdb ? { DATABASE_URL: pgdb.url } : {});
+      console.log(`${ONLY}: batch ${fmt(r.batch.rps * BATCH)} events/s; single ${fmt(r.single.rps)} req/s p50 ${r.single.p50} ms p99 ${r.single.p99} ms`);
+    } finally {
+      await pgdb?.drop();
+    }
+    return;
+  }
   console.log(`full verification: building a ${fmt(VERIFY_ENTRIES)}-entry SQLite ledger`);
   const verified = await fullVerification(VERIFY_ENTRIES, (i) => event(i));
   const v = verified.report;
