@@ -1,0 +1,187 @@
+// The causal graph of a trace: events and the context sources they read, joined by typed
+// edges. Built in one pass over references (never by following them), so cycles and
+// dangling references are found and reported, never looped on.
+import { eventTimeMs, inputsOf, isContext, isDenial, isHitl, str, subjectOf, type Trace, type TraceEvent } from './trace.js';
+
+export type EdgeType = 'caused_by' | 'reads' | 'decided_on' | 'denied_by' | 'reviewed_by';
+
+export interface GraphNode {
+  id: string;
+  type: 'event' | 'context_source';
+  label: string;
+  metadata: Record<string, string | number | null>;
+}
+
+export interface GraphEdge {
+  /** The effect (caused_by), reader (reads), decision (decided_on), denied event (denied_by) or reviewed decision (reviewed_by). */
+  source: string;
+  target: string;
+  type: EdgeType;
+  label: string;
+}
+
+export interface DanglingRef {
+  log_id: string;
+  field: string;
+  reference: string;
+}
+
+export interface CausalGraph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  /** Each cycle among caused_by edges, as the log_ids in it. */
+  cycles: string[][];
+  dangling: DanglingRef[];
+}
+
+export const sourceNodeId = (sourceId: string) => `source:${sourceId}`;
+
+/** The event that `e` was caused by, and how we know; null for a root. */
+export function parentOf(e: TraceEvent, trace: Trace, previous: TraceEvent | undefined, dangling: DanglingRef[]): { event: TraceEvent; how: string } | null {
+  if (e.parent_event_id !== null) {
+    const p = trace.byRef.get(e.parent_event_id);
+    if (p) return { event: p, how: e.causality_type ?? 'parent_event_id' };
+    dangling.push({ log_id: e.log_id, field: 'parent_event_id', reference: e.parent_event_id });
+    return null;
+  }
+  if (e.parent_span_id !== null) {
+    const p = trace.events.find((x) => x.span_id === e.parent_span_id && x !== e);
+    if (p) return { event: p, how: e.causality_type ?? 'parent_span_id' };
+    dangling.push({ log_id: e.log_id, field: 'parent_span_id', reference: e.parent_span_id });
+    return null;
+  }
+  if (e.root_event_id !== null) {
+    const p = trace.byRef.get(e.root_event_id);
+    if (p && p !== e) return { event: p, how: e.causality_type ?? 'root_event_id' };
+    if (!p) dangling.push({ log_id: e.log_id, field: 'root_event_id', reference: e.root_event_id });
+    return null;
+  }
+  // No causal field at all: the event before it in the trace.
+  return previous ? { event: previous, how: 'order' } : null;
+}
+
+export function buildGraph(trace: Trace): CausalGraph {
+  const nodes: GraphNode[] = [];
+  const edges: GraphEdge[] = [];
+  const dangling: DanglingRef[] = [];
+  const sources = new Map<string, GraphNode>();
+  const decisions = new Map<string, TraceEvent>();
+
+  trace.events.forEach((e) => {
+    const subject = subjectOf(e);
+    nodes.push({
+      id: e.log_id,
+      type: 'event',
+      label: subject ? `${e.event_type}: ${subject}` : e.event_type,
+      metadata: { seq: e.seq, event_type: e.event_type, time: new Date(eventTimeMs(e)).toISOString(), source: e.source, agent_id: e.agent_id, integrity: e.integrity },
+    });
+    const decisionId = e.event_type === 'decision.made' ? str(e.data.decision_id) : null;
+    if (decisionId && !decisions.has(decisionId)) decisions.set(decisionId, e);
+    if (isContext(e)) {
+      const id = str(e.data.source_id) as string;
+      if (!sources.has(id)) {
+        const node: GraphNode = { id: sourceNodeId(id), type: 'context_source', label: id, metadata: { source_id: id, source_type: str(e.data.source_type) } };
+        sources.set(id, node);
+        nodes.push(node);
+      }
+    }
+  });
+
+  trace.events.forEach((e, i) => {
+    const parent = parentOf(e, trace, trace.events[i - 1], dangling);
+    if (parent) edges.push({ source: e.log_id, target: parent.event.log_id, type: 'caused_by', label: parent.how });
+    if (isContext(e)) edges.push({ source: e.log_id, target: sourceNodeId(str(e.data.source_id) as string), type: 'reads', label: 'reads' });
+    if (e.event_type === 'decision.made' || e.event_type === 'action.executed') {
+      for (const input of inputsOf(e)) {
+        const ev = input.event !== undefined ? trace.byRef.get(input.event) : undefined;
+        if (ev) edges.push({ source: e.log_id, target: ev.log_id, type: 'decided_on', label: 'input' });
+        else if (input.source !== undefined && sources.has(input.source)) edges.push({ source: e.log_id, target: sourceNodeId(input.source), type: 'decided_on', label: 'input' });
+        else dangling.push({ log_id: e.log_id, field: 'data.inputs', reference: input.raw });
+      }
+    }
+    if (isDenial(e)) {
+      // What was denied: the event it names as its parent, else the latest decision or action before it.
+      const subject = (e.parent_event_id !== null ? trace.byRef.get(e.parent_event_id) : undefined) ?? lastBefore(trace, i, (x) => x.event_type === 'decision.made' || x.event_type === 'action.executed' || x.event_type === 'tool.called');
+      if (subject) edges.push({ source: subject.log_id, target: e.log_id, type: 'denied_by', label: str(e.data.policy_id) ?? 'policy' });
+    }
+    if (isHitl(e)) {
+      const decisionId = str(e.data.decision_id);
+      const decision = (decisionId !== null ? decisions.get(decisionId) : undefined) ?? (e.parent_event_id !== null ? trace.byRef.get(e.parent_event_id) : undefined);
+      if (decision) edges.push({ source: decision.log_id, target: e.log_id, type: 'reviewed_by', label: str(e.data.reviewer) ?? e.event_type });
+      else if (decisionId !== null) dangling.push({ log_id: e.log_id, field: 'data.decision_id', reference: decisionId });
+    }
+  });
+
+  return { nodes, edges, cycles: cyclesOf(nodes, edges.filter((x) => x.type === 'caused_by')), dangling };
+}
+
+function lastBefore(trace: Trace, i: number, pred: (e: TraceEvent) => boolean): TraceEvent | undefined {
+  for (let j = i - 1; j >= 0; j--) if (pred(trace.events[j] as TraceEvent)) return trace.events[j];
+  return undefined;
+}
+
+/** Strongly connected components of more than one node (or with a self-loop): Tarjan's algorithm, iterative. */
+function cyclesOf(nodes: GraphNode[], edges: GraphEdge[]): string[][] {
+  const out = new Map<string, string[]>();
+  for (const e of edges) out.set(e.source, [...(out.get(e.source) ?? []), e.target]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  let next = 0;
+  for (const root of nodes.map((n) => n.id)) {
+    if (index.has(root)) continue;
+    const work: Array<{ v: string; i: number }> = [{ v: root, i: 0 }];
+    index.set(root, next);
+    low.set(root, next++);
+    stack.push(root);
+    onStack.add(root);
+    while (work.length > 0) {
+      const frame = work[work.length - 1] as { v: string; i: number };
+      const succ = out.get(frame.v) ?? [];
+      if (frame.i < succ.length) {
+        const w = succ[frame.i++] as string;
+        if (!index.has(w)) {
+          index.set(w, next);
+          low.set(w, next++);
+          stack.push(w);
+          onStack.add(w);
+          work.push({ v: w, i: 0 });
+        } else if (onStack.has(w)) {
+          low.set(frame.v, Math.min(low.get(frame.v) as number, index.get(w) as number));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.v, Math.min(low.get(parent.v) as number, low.get(frame.v) as number));
+      if (low.get(frame.v) === index.get(frame.v)) {
+        const scc: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop() as string;
+          onStack.delete(w);
+          scc.push(w);
+        } while (w !== frame.v);
+        if (scc.length > 1 || (out.get(frame.v) ?? []).includes(frame.v)) cycles.push(scc.reverse());
+      }
+    }
+  }
+  return cycles;
+}
+
+/** The same graph as a Mermaid flowchart; node ids become n0, n1, … and labels are escaped. */
+export function toMermaid(g: CausalGraph): string {
+  const ids = new Map(g.nodes.map((n, i) => [n.id, `n${i}`]));
+  const esc = (s: string) => s.replace(/"/g, '#quot;').replace(/[<>]/g, (c) => (c === '<' ? '#lt;' : '#gt;')).replace(/\n/g, ' ');
+  const lines = ['flowchart TD'];
+  for (const n of g.nodes) {
+    const id = ids.get(n.id) as string;
+    const text = n.type === 'event' ? `${esc(n.label)}<br/>seq ${String(n.metadata.seq)}` : `source: ${esc(n.label)}`;
+    lines.push(n.type === 'event' ? `  ${id}["${text}"]` : `  ${id}[("${text}")]`);
+    if (n.metadata.integrity === 'invalid') lines.push(`  style ${id} stroke:#d00,stroke-width:3px`);
+  }
+  for (const e of g.edges) lines.push(`  ${ids.get(e.source)} -->|${e.type}| ${ids.get(e.target)}`);
+  return `${lines.join('\n')}\n`;
+}
