@@ -21,6 +21,10 @@ import { Keyring } from './ledger/keyring.js';
 import { WorkerSigner } from './ledger/signer.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { exportRoutes } from './routes/exports.js';
+import { forensicsRoutes } from './routes/forensics.js';
+import { hitlRoutes } from './routes/hitl.js';
+import { Forensics } from './forensics/service.js';
+import { type EventSink, loggingEventSink } from './events.js';
 import { integrityRoutes } from './routes/integrity.js';
 import { logRoutes } from './routes/logs.js';
 import { authRoutes } from './routes/auth.js';
@@ -39,6 +43,8 @@ export interface AppContext {
   keyring: Keyring;
   appender: Appender;
   verifier: IntegrityVerifier;
+  forensics: Forensics;
+  events: EventSink;
 }
 
 export interface AppOptions {
@@ -78,7 +84,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     logError: (obj, msg) => app.log.error(obj, msg),
   });
-  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier };
+  const events = loggingEventSink((obj, msg) => app.log.debug(obj, msg));
+  const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events });
+  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier, forensics, events };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.maxBodyBytes,
@@ -166,6 +174,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(logRoutes(ctx));
       await api.register(integrityRoutes(ctx));
       await api.register(exportRoutes(ctx));
+      await api.register(forensicsRoutes(ctx));
+      await api.register(hitlRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

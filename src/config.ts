@@ -27,6 +27,8 @@ export interface Config {
   checkpointIntervalMs: number;
   /** Seconds between background verifier runs; 0 turns the background verifier off. */
   integrityVerifyIntervalSeconds: number;
+  /** Max age (seconds) of context by source type, for sources that declare none; "*" for any other type. */
+  stalenessMaxAge: Record<string, number>;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -113,6 +115,12 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     default: '300',
     description: 'How often the background verifier checks new entries of every company, 0–86400; 0 turns it off.',
   },
+  {
+    name: 'STALENESS_MAX_AGE_SECONDS',
+    default: '*=3600',
+    description:
+      'Max age of context sources that declare no `max_age_seconds`, by `source_type`: comma-separated `type=seconds`, `*` for every other type (e.g. `market_feed=30,policy_doc=604800,*=3600`). Leave `*` out to rate such sources `unknown`.',
+  },
 ];
 
 export class ConfigError extends Error {
@@ -178,6 +186,13 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LEDGER_ORIGIN may hold only letters, digits and . - _ / : (at most 200), got "${ledgerOrigin}"`);
   }
 
+  const stalenessMaxAge: Record<string, number> = {};
+  for (const part of (get('STALENESS_MAX_AGE_SECONDS') ?? '*=3600').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9_.:*-]+)=(\d+(?:\.\d+)?)$/.exec(part);
+    if (!m || Number(m[2]) <= 0) problems.push(`STALENESS_MAX_AGE_SECONDS entries must look like type=seconds (seconds > 0), got "${part}"`);
+    else stalenessMaxAge[m[1] as string] = Number(m[2]);
+  }
+
   const config: Config = {
     host: get('HOST') ?? '127.0.0.1',
     port: int('PORT', 8080, 0, 65535),
@@ -195,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     ledgerOrigin,
     checkpointIntervalMs: int('CHECKPOINT_INTERVAL_MS', 1000, 0, 3_600_000),
     integrityVerifyIntervalSeconds: int('INTEGRITY_VERIFY_INTERVAL_SECONDS', 300, 0, 86_400),
+    stalenessMaxAge,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

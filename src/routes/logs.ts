@@ -5,6 +5,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { verifyEntry } from '../core/verify.js';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
 import { rowToEntry } from '../ledger/entries.js';
 import { LogInput, type LogInputT, type PreparedEvent, prepareEvent } from '../ledger/input.js';
@@ -96,19 +97,6 @@ const ListQuery = Type.Object(
 
 const ingestAuth = { auth: { accept: ['api_key' as const] } };
 const readAuth = { auth: { accept: ['api_key' as const, 'user' as const] } };
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(JSON.stringify({ seq })).toString('base64url');
-}
-function decodeCursor(cursor: string): number {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { seq?: unknown };
-    if (typeof v.seq === 'number' && Number.isSafeInteger(v.seq) && v.seq >= 0) return v.seq;
-  } catch {
-    // fall through
-  }
-  throw new ApiError(400, 'invalid_cursor', 'cursor is not a next_cursor this API returned');
-}
 
 function prepareAll(items: LogInputT[], pointer: (i: number) => string): PreparedEvent[] {
   const prepared: PreparedEvent[] = [];
@@ -222,12 +210,12 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           source: q.source,
           from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
           to: q.to === undefined ? undefined : iso(Date.parse(q.to)),
-          afterSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+          afterSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),
           order: q.order,
           limit: q.limit,
         });
         const last = rows.at(-1);
-        return { items: rows.map(rowToEntry), next_cursor: rows.length === q.limit && last ? encodeCursor(last.seq) : null };
+        return { items: rows.map(rowToEntry), next_cursor: rows.length === q.limit && last ? encodeCursor({ seq: last.seq }) : null };
       },
     );
 

@@ -165,6 +165,22 @@ export interface VerificationJobsTable {
   report: string | null;
 }
 
+/** A forensic replay session, pinned to the chain as it was at creation. */
+export interface ReplaySessionsTable {
+  company_id: string;
+  session_id: string;
+  trace_id: string;
+  token_id: string | null;
+  /** JSON text of the client's metadata object. */
+  metadata: string;
+  created_at: string;
+  event_count: number;
+  /** Entries with seq < tree_size existed at creation; the session sees only those. */
+  tree_size: number;
+  /** When its root cause was first reported as an anomaly event (once per session). */
+  anomaly_reported_at: string | null;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -178,4 +194,5 @@ export interface Database {
   integrity_state: IntegrityStateTable;
   integrity_violations: IntegrityViolationsTable;
   verification_jobs: VerificationJobsTable;
+  replay_sessions: ReplaySessionsTable;
 }

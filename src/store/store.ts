@@ -1,6 +1,6 @@
 // The one store interface. Both backends are this class over a different Kysely
 // dialect (see sqlite.ts and postgres.ts); the same behavioural suite runs on both.
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChainHead, CheckpointRow, LogEntryRow, WithChain } from './chain.js';
 import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
 import type { ApiKeysTable, CompaniesTable, Database, SigningKeysTable, UserRole, UsersTable } from './schema.js';
@@ -22,6 +22,10 @@ export interface EntryFilter {
   to?: string;
   /** Continue after this seq (in the direction of order). */
   afterSeq?: number;
+  /** Only entries with seq below this (a replay session's pinned tree size). */
+  seqBelow?: number;
+  /** Only entries whose data has this string value at this top-level field. */
+  dataField?: { name: string; value: string };
   order: 'asc' | 'desc';
   limit: number;
 }
@@ -273,11 +277,19 @@ export class Store {
     if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
     if (f.to !== undefined) q = q.where('created_at', '<', f.to);
     if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);
+    if (f.seqBelow !== undefined) q = q.where('seq', '<', f.seqBelow);
+    if (f.dataField !== undefined) q = q.where(this.jsonText('data', f.dataField.name), '=', f.dataField.value);
     // created_at never decreases along a chain, so (created_at, seq) is seq order; saying
     // so lets a pure time-range query read the created_at index in order instead of sorting.
     const byTime = f.trace_id === undefined && f.session_id === undefined && f.event_type === undefined && f.source === undefined && (f.from !== undefined || f.to !== undefined);
     if (byTime) q = q.orderBy('created_at', f.order);
     return q.orderBy('seq', f.order).limit(f.limit).execute();
+  }
+
+  /** A top-level string field of a JSON text column, in this dialect (not indexed: filter by an indexed column too). */
+  private jsonText(column: 'data', field: string) {
+    if (!/^[a-z_][a-z0-9_]*$/i.test(field)) throw new Error(`bad JSON field name ${field}`);
+    return this.kind === 'sqlite' ? sql<string>`json_extract(${sql.ref(column)}, ${`$.${field}`})` : sql<string>`(${sql.ref(column)}::jsonb ->> ${field})`;
   }
 
   // ---- Merkle tree and checkpoints ----

@@ -1,0 +1,158 @@
+// Replay sessions over the store: create one pinned to the chain as it is now, load its
+// events (verifying each), and answer timeline, graph, staleness and root cause from them.
+import { entryHash } from '../core/entry.js';
+import type { JsonObject } from '../core/hash.js';
+import { verifyEntrySignature } from '../core/signature.js';
+import type { EventSink } from '../events.js';
+import { rowToEntry } from '../ledger/entries.js';
+import { entriesOf } from '../ledger/export.js';
+import type { Keyring } from '../ledger/keyring.js';
+import { uuidv7 } from '../ledger/uuidv7.js';
+import type { LogEntryRow } from '../store/chain.js';
+import { ForensicsStore, type ReplaySession } from '../store/forensics.js';
+import type { Store } from '../store/store.js';
+import { iso } from '../time.js';
+import { buildGraph, type CausalGraph } from './graph.js';
+import { type RootCause, rootCause } from './rootcause.js';
+import { assessStaleness, type MaxAgeDefaults, type StalenessReport } from './staleness.js';
+import { type TimelineItem, timeline } from './timeline.js';
+import { buildTrace, type Trace, type TraceEvent } from './trace.js';
+
+export interface SessionView {
+  id: string;
+  company_id: string;
+  trace_id: string;
+  token_id: string | null;
+  metadata: JsonObject;
+  created_at: string;
+  event_count: number;
+  tree_size: number;
+}
+
+export class TraceNotFoundError extends Error {}
+
+/**
+ * Signature checks cost ~60 µs, the largest part of loading a long trace. A verdict is a
+ * pure function of (key, hash, signature), so it is remembered: a changed entry changes
+ * the triple and is checked afresh. Bounded; the oldest verdicts go first.
+ */
+const MAX_REMEMBERED = 200_000;
+const signatureVerdicts = new Map<string, boolean>();
+
+export class Forensics {
+  readonly repo: ForensicsStore;
+
+  constructor(
+    private readonly store: Store,
+    private readonly keyring: Keyring,
+    private readonly opts: { maxAgeDefaults: MaxAgeDefaults; clock: () => number; events: EventSink },
+  ) {
+    this.repo = new ForensicsStore(store);
+  }
+
+  view(s: ReplaySession): SessionView {
+    return {
+      id: s.session_id,
+      company_id: s.company_id,
+      trace_id: s.trace_id,
+      token_id: s.token_id,
+      metadata: JSON.parse(s.metadata) as JsonObject,
+      created_at: s.created_at,
+      event_count: s.event_count,
+      tree_size: s.tree_size,
+    };
+  }
+
+  /** Pins a session to the chain as it is now; throws TraceNotFoundError for a trace with no entries. */
+  async createSession(companyId: string, input: { trace_id: string; token_id?: string; metadata: JsonObject }): Promise<SessionView> {
+    const head = await this.store.getChainHead(companyId);
+    const treeSize = head ? head.lastSeq + 1 : 0;
+    const count = treeSize === 0 ? 0 : await this.repo.countTraceEntries(companyId, input.trace_id, treeSize);
+    if (count === 0) throw new TraceNotFoundError(`No events with trace_id ${input.trace_id}`);
+    const now = this.opts.clock();
+    const session: ReplaySession = {
+      company_id: companyId,
+      session_id: uuidv7(now),
+      trace_id: input.trace_id,
+      token_id: input.token_id ?? null,
+      metadata: JSON.stringify(input.metadata),
+      created_at: iso(now),
+      event_count: count,
+      tree_size: treeSize,
+      anomaly_reported_at: null,
+    };
+    await this.repo.insertSession(session);
+    return this.view(session);
+  }
+
+  /** The session's events (seq below its tree_size), each verified: hash recomputed, signature checked. */
+  async loadTrace(s: ReplaySession): Promise<Trace> {
+    const events: TraceEvent[] = [];
+    for await (const row of entriesOf(this.store, s.company_id, { trace_id: s.trace_id, seqBelow: s.tree_size })) {
+      events.push(await this.toEvent(row));
+    }
+    return buildTrace(events);
+  }
+
+  private async toEvent(row: LogEntryRow): Promise<TraceEvent> {
+    const entry = rowToEntry(row);
+    const problems: string[] = [];
+    if (entryHash(entry) !== row.hash) problems.push('hash mismatch');
+    const memo = `${row.key_id}:${row.hash}:${row.signature}`;
+    let sigOk = signatureVerdicts.get(memo);
+    if (sigOk === undefined) {
+      const key = await this.keyring.publicKey(row.key_id);
+      sigOk = key !== undefined && verifyEntrySignature(key, row.hash, row.signature);
+      if (signatureVerdicts.size >= MAX_REMEMBERED) signatureVerdicts.delete(signatureVerdicts.keys().next().value as string);
+      signatureVerdicts.set(memo, sigOk);
+    }
+    if (!sigOk) problems.push('bad signature');
+    return {
+      log_id: row.log_id,
+      seq: row.seq,
+      event_type: row.event_type,
+      source: row.source,
+      data: entry.data,
+      extra: entry.extra,
+      timestamp: row.timestamp,
+      created_at: row.created_at,
+      span_id: row.span_id,
+      parent_span_id: row.parent_span_id,
+      parent_event_id: row.parent_event_id,
+      root_event_id: row.root_event_id,
+      causality_type: row.causality_type,
+      idempotency_key: row.idempotency_key,
+      agent_id: row.agent_id,
+      integrity: problems.length === 0 ? 'valid' : 'invalid',
+      integrity_problems: problems,
+    };
+  }
+
+  timeline(trace: Trace): TimelineItem[] {
+    return timeline(trace);
+  }
+
+  graph(trace: Trace): CausalGraph {
+    return buildGraph(trace);
+  }
+
+  staleness(trace: Trace): StalenessReport {
+    return assessStaleness(trace, this.opts.maxAgeDefaults);
+  }
+
+  /** The root cause; the first time a session's answer detects something, a forensics.anomaly_detected event is recorded. */
+  async rootCause(s: ReplaySession, trace: Trace): Promise<RootCause> {
+    const result = rootCause(trace, this.opts.maxAgeDefaults, s.trace_id);
+    if (result.detected && (await this.repo.markAnomalyReported(s.company_id, s.session_id, iso(this.opts.clock())))) {
+      await this.opts.events.emit(s.company_id, 'forensics.anomaly_detected', {
+        session_id: s.session_id,
+        trace_id: s.trace_id,
+        root_cause_type: result.root_cause_type,
+        confidence: result.confidence,
+        description: result.description,
+        evidence: result.evidence,
+      });
+    }
+    return result;
+  }
+}
