@@ -59,7 +59,8 @@ const RANK: Record<Staleness, number> = { unknown: 0, fresh: 1, stale: 2, critic
 
 /**
  * Which contexts each decision or action used: those its data.inputs names (by event or
- * source id); with no inputs, the latest read of every source before it.
+ * source id); with no inputs, the latest read of each source since the previous decision
+ * or action (what the agent had just fetched for it).
  */
 function usedContexts(trace: Trace, userIndex: number): TraceEvent[] {
   const user = trace.events[userIndex] as TraceEvent;
@@ -78,8 +79,12 @@ function usedContexts(trace: Trace, userIndex: number): TraceEvent[] {
     return [...used];
   }
   const latestBySource = new Map<string, TraceEvent>();
-  for (const c of earlier) latestBySource.set(str(c.data.source_id) as string, c);
-  return [...latestBySource.values()];
+  for (let j = userIndex - 1; j >= 0; j--) {
+    const e = trace.events[j] as TraceEvent;
+    if (isUser(e)) break;
+    if (isContext(e) && !latestBySource.has(str(e.data.source_id) as string)) latestBySource.set(str(e.data.source_id) as string, e);
+  }
+  return [...latestBySource.values()].reverse();
 }
 
 export function assessStaleness(trace: Trace, defaults: MaxAgeDefaults): StalenessReport {
