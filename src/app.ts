@@ -85,7 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logError: (obj, msg) => app.log.error(obj, msg),
   });
   const events = loggingEventSink((obj, msg) => app.log.debug(obj, msg));
-  const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events });
+  const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events, keyName: config.ledgerOrigin });
   const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier, forensics, events };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),

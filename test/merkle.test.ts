@@ -12,6 +12,7 @@ import {
   leafHash,
   nodeHash,
   referenceRoot,
+  rootWithLeaves,
   storedHashCount,
   storedHashIndex,
   subtreesOf,
@@ -181,6 +182,38 @@ describe('against the RFC 6962 recursion on random trees', () => {
         const proof = m === n ? [] : proofFrom(stored, consistencyRanges(m, n));
         expect(verifyConsistency(m, n, proof, roots.get(m) as Hash, roots.get(n) as Hash), `${m} → ${n}`).toBe(true);
         if (m < n) expect(verifyConsistency(m, n, proof, roots.get(m) as Hash, nodeHash(roots.get(n) as Hash, EMPTY_ROOT))).toBe(false);
+      }
+    }
+  });
+});
+
+describe('roots from a subset of known leaves', () => {
+  const leaves = Array.from({ length: 777 }, () => leafHash(randomBytes(8)));
+  const { stored } = storedTree(leaves);
+  const read = (s: { level: number; index: number }) => stored[storedHashIndex(s.level, s.index)] as Hash;
+
+  it('equals the reference root for random subsets of random sizes, reading only what it listed', () => {
+    for (let trial = 0; trial < 200; trial++) {
+      const size = 1 + Math.floor(Math.random() * leaves.length);
+      const known = new Map<number, Hash>();
+      const k = Math.floor(Math.random() * Math.min(size, 40));
+      for (let i = 0; i < k; i++) {
+        const idx = Math.floor(Math.random() * size);
+        known.set(idx, leaves[idx] as Hash);
+      }
+      const need: Array<{ level: number; index: number }> = [];
+      rootWithLeaves(size, known, undefined, need);
+      const listed = new Set(need.map((s) => `${s.level}:${s.index}`));
+      const root = rootWithLeaves(size, known, (s) => {
+        expect(listed.has(`${s.level}:${s.index}`)).toBe(true);
+        return read(s);
+      });
+      expect(root).toEqual(referenceRoot(leaves.slice(0, size)));
+      // A wrong known leaf changes the root.
+      if (k > 0) {
+        const [first] = known.keys();
+        const wrong = new Map(known).set(first as number, leafHash(Buffer.from('x')));
+        expect(rootWithLeaves(size, wrong, read)).not.toEqual(root);
       }
     }
   });

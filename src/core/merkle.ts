@@ -263,3 +263,39 @@ export function referenceRoot(leaves: Hash[]): Hash {
   const k = splitPoint(leaves.length);
   return nodeHash(referenceRoot(leaves.slice(0, k)), referenceRoot(leaves.slice(k)));
 }
+
+/**
+ * The root of the tree of `size` leaves when only some leaves are known (a multi-leaf
+ * inclusion check): subtrees holding a known leaf are recomputed from below, every other
+ * subtree is taken from `stored`. With `stored` undefined it only lists the complete
+ * subtrees it would need, so the caller can read them all at once.
+ * `known` maps leaf index → leaf hash; every index must be below `size`.
+ */
+export function rootWithLeaves(size: number, known: Map<number, Hash>, stored: ((s: Subtree) => Hash) | undefined, need: Subtree[] = []): Hash {
+  const sorted = [...known.keys()].sort((a, b) => a - b);
+  // Is any known leaf in [lo, hi)? Binary search on the sorted indexes.
+  const any = (lo: number, hi: number) => {
+    let a = 0;
+    let b = sorted.length;
+    while (a < b) {
+      const m = (a + b) >> 1;
+      if ((sorted[m] as number) < lo) a = m + 1;
+      else b = m;
+    }
+    return a < sorted.length && (sorted[a] as number) < hi;
+  };
+  const mth = (lo: number, hi: number): Hash => {
+    if (!any(lo, hi)) {
+      const parts = subtreesOf(lo, hi);
+      if (!stored) {
+        need.push(...parts);
+        return EMPTY_ROOT;
+      }
+      return foldSubtrees(parts.map(stored));
+    }
+    if (hi - lo === 1) return known.get(lo) as Hash;
+    const k = splitPoint(hi - lo);
+    return nodeHash(mth(lo, lo + k), mth(lo + k, hi));
+  };
+  return size === 0 ? EMPTY_ROOT : mth(0, size);
+}

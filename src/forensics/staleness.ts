@@ -58,60 +58,58 @@ export function rate(ageSeconds: number | null, maxAge: number | null): Stalenes
 const RANK: Record<Staleness, number> = { unknown: 0, fresh: 1, stale: 2, critical: 3 };
 
 /**
- * Which contexts each decision or action used: those its data.inputs names (by event or
- * source id); with no inputs, the latest read of each source since the previous decision
- * or action (what the agent had just fetched for it).
+ * Which contexts each decision or action used: those its data.inputs names (by event, or
+ * by source id: that source's latest read before it); with no inputs, the latest read of
+ * each source since the previous decision or action (what the agent had just fetched for it).
+ * One pass over the trace.
  */
-function usedContexts(trace: Trace, userIndex: number): TraceEvent[] {
-  const user = trace.events[userIndex] as TraceEvent;
-  const inputs = inputsOf(user);
-  const earlier = trace.events.slice(0, userIndex).filter(isContext);
-  if (inputs.length > 0) {
+function* usages(trace: Trace): Generator<{ user: TraceEvent; context: TraceEvent }> {
+  const latest = new Map<string, TraceEvent>();
+  let sinceLastUser = new Map<string, TraceEvent>();
+  for (const e of trace.events) {
+    if (isContext(e)) {
+      const id = str(e.data.source_id) as string;
+      latest.set(id, e);
+      sinceLastUser.delete(id); // keep insertion order = order of latest read
+      sinceLastUser.set(id, e);
+      continue;
+    }
+    if (!isUser(e)) continue;
+    const inputs = inputsOf(e);
     const used = new Set<TraceEvent>();
     for (const input of inputs) {
       const byEvent = input.event !== undefined ? trace.byRef.get(input.event) : undefined;
       if (byEvent && isContext(byEvent)) used.add(byEvent);
-      else if (input.source !== undefined) {
-        const latest = [...earlier].reverse().find((c) => str(c.data.source_id) === input.source);
-        if (latest) used.add(latest);
-      }
+      else if (input.source !== undefined && latest.has(input.source)) used.add(latest.get(input.source) as TraceEvent);
     }
-    return [...used];
+    if (inputs.length === 0) for (const c of sinceLastUser.values()) used.add(c);
+    for (const context of used) yield { user: e, context };
+    sinceLastUser = new Map();
   }
-  const latestBySource = new Map<string, TraceEvent>();
-  for (let j = userIndex - 1; j >= 0; j--) {
-    const e = trace.events[j] as TraceEvent;
-    if (isUser(e)) break;
-    if (isContext(e) && !latestBySource.has(str(e.data.source_id) as string)) latestBySource.set(str(e.data.source_id) as string, e);
-  }
-  return [...latestBySource.values()].reverse();
 }
 
 export function assessStaleness(trace: Trace, defaults: MaxAgeDefaults): StalenessReport {
   const findings: StalenessFinding[] = [];
-  trace.events.forEach((user, i) => {
-    if (!isUser(user)) return;
-    for (const c of usedContexts(trace, i)) {
-      const content = contentTimeMs(c);
-      const max = maxAgeOf(c, defaults);
-      const age = Math.round((eventTimeMs(user) - content.ms) / 10) / 100;
-      const staleness = rate(age, max.seconds);
-      const sourceId = str(c.data.source_id) as string;
-      findings.push({
-        source_id: sourceId,
-        source_type: str(c.data.source_type),
-        staleness,
-        age_seconds: age,
-        max_age_seconds: max.seconds,
-        used_by_log_id: user.log_id,
-        context_log_id: c.log_id,
-        details:
-          max.seconds === null
-            ? `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it; no max age is declared or configured`
-            : `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it; max age ${max.seconds} s (${max.basis})`,
-      });
-    }
-  });
+  for (const { user, context: c } of usages(trace)) {
+    const content = contentTimeMs(c);
+    const max = maxAgeOf(c, defaults);
+    const age = Math.round((eventTimeMs(user) - content.ms) / 10) / 100;
+    const staleness = rate(age, max.seconds);
+    const sourceId = str(c.data.source_id) as string;
+    findings.push({
+      source_id: sourceId,
+      source_type: str(c.data.source_type),
+      staleness,
+      age_seconds: age,
+      max_age_seconds: max.seconds,
+      used_by_log_id: user.log_id,
+      context_log_id: c.log_id,
+      details:
+        max.seconds === null
+          ? `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it; no max age is declared or configured`
+          : `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it; max age ${max.seconds} s (${max.basis})`,
+    });
+  }
   const worst = findings.reduce<Staleness>((w, f) => (RANK[f.staleness] > RANK[w] ? f.staleness : w), 'unknown');
   return { overall_staleness_rating: worst, findings };
 }

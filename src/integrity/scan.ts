@@ -8,12 +8,11 @@
 // signed checkpoint, whose signature is checked too. One checkpoint signature covers
 // every entry below it, so a full check needs O(n) hashing and few signature checks.
 import type { KeyObject } from 'node:crypto';
-import { canonicalEntryText, entryHash, GENESIS_PREV_HASH } from '../core/entry.js';
-import { sha256Hex } from '../core/hash.js';
+import { GENESIS_PREV_HASH } from '../core/entry.js';
 import { entryLeafHash, storedHashCount, storedHashIndex, TreeEdge } from '../core/merkle.js';
 import { verifyEntrySignature } from '../core/signature.js';
 import { checkpointProblems } from '../ledger/checkpoints.js';
-import { rowToEntry } from '../ledger/entries.js';
+import { recomputeHash } from '../ledger/entries.js';
 import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import type { ViolationKind } from '../store/schema.js';
 
@@ -60,18 +59,6 @@ export interface ScanCounts {
   treeHashes: number;
   checkpoints: number;
   signatures: number;
-}
-
-/** Recomputes an entry's hash; the fast path splices the stored canonical data text. */
-function recomputeHash(row: LogEntryRow): string {
-  const fast = sha256Hex(canonicalEntryText(row as never, row.data, row.extra));
-  if (fast === row.hash) return fast;
-  // Stored text that is not canonical still counts by its meaning, as an auditor would hash it.
-  try {
-    return entryHash(rowToEntry(row));
-  } catch {
-    return fast;
-  }
 }
 
 export class Scanner {
