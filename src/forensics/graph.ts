@@ -37,7 +37,13 @@ export interface CausalGraph {
 export const sourceNodeId = (sourceId: string) => `source:${sourceId}`;
 
 /** The event that `e` was caused by, and how we know; null for a root. */
-export function parentOf(e: TraceEvent, trace: Trace, previous: TraceEvent | undefined, dangling: DanglingRef[]): { event: TraceEvent; how: string } | null {
+export function parentOf(
+  e: TraceEvent,
+  trace: Trace,
+  firstOfSpan: Map<string, TraceEvent>,
+  previous: TraceEvent | undefined,
+  dangling: DanglingRef[],
+): { event: TraceEvent; how: string } | null {
   if (e.parent_event_id !== null) {
     const p = trace.byRef.get(e.parent_event_id);
     if (p) return { event: p, how: e.causality_type ?? 'parent_event_id' };
@@ -45,7 +51,7 @@ export function parentOf(e: TraceEvent, trace: Trace, previous: TraceEvent | und
     return null;
   }
   if (e.parent_span_id !== null) {
-    const p = trace.events.find((x) => x.span_id === e.parent_span_id && x !== e);
+    const p = firstOfSpan.get(e.parent_span_id);
     if (p) return { event: p, how: e.causality_type ?? 'parent_span_id' };
     dangling.push({ log_id: e.log_id, field: 'parent_span_id', reference: e.parent_span_id });
     return null;
@@ -87,8 +93,10 @@ export function buildGraph(trace: Trace): CausalGraph {
     }
   });
 
+  const firstOfSpan = new Map<string, TraceEvent>();
+  for (const e of trace.events) if (e.span_id !== null && !firstOfSpan.has(e.span_id)) firstOfSpan.set(e.span_id, e);
   trace.events.forEach((e, i) => {
-    const parent = parentOf(e, trace, trace.events[i - 1], dangling);
+    const parent = parentOf(e, trace, firstOfSpan, trace.events[i - 1], dangling);
     if (parent) edges.push({ source: e.log_id, target: parent.event.log_id, type: 'caused_by', label: parent.how });
     if (isContext(e)) edges.push({ source: e.log_id, target: sourceNodeId(str(e.data.source_id) as string), type: 'reads', label: 'reads' });
     if (e.event_type === 'decision.made' || e.event_type === 'action.executed') {
