@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import secureJson from 'secure-json-parse';
+import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { registerAuthentication } from './auth/authenticate.js';
 import type { Config } from './config.js';
@@ -24,7 +25,17 @@ import { exportRoutes } from './routes/exports.js';
 import { forensicsRoutes } from './routes/forensics.js';
 import { hitlRoutes } from './routes/hitl.js';
 import { Forensics } from './forensics/service.js';
-import { type EventSink, loggingEventSink } from './events.js';
+import type { EventSink } from './events.js';
+import { Metrics } from './ops/metrics.js';
+import { UsageCounter } from './ops/usage.js';
+import { WebhookStore } from './store/webhooks.js';
+import { DeliveryWorker } from './webhooks/delivery.js';
+import { SecretBox } from './webhooks/secrets.js';
+import { WebhookEventSink } from './webhooks/sink.js';
+import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { usageRoutes } from './routes/usage.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { integrityRoutes } from './routes/integrity.js';
 import { logRoutes } from './routes/logs.js';
 import { authRoutes } from './routes/auth.js';
@@ -45,6 +56,10 @@ export interface AppContext {
   verifier: IntegrityVerifier;
   forensics: Forensics;
   events: EventSink;
+  metrics: Metrics;
+  usage: UsageCounter;
+  webhooks: WebhookStore;
+  secretBox: SecretBox;
 }
 
 export interface AppOptions {
@@ -73,20 +88,34 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, store } = options;
   const keyring = await Keyring.open(config, store, clock());
   const signer = new WorkerSigner(keyring.active.privateKey, config.signingWorkers);
+  const metrics = new Metrics();
+  const logError = (obj: object, msg: string) => app.log.error(obj, msg);
   const appender = new Appender(store, keyring, signer, clock, {
     checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin),
     checkpointIntervalMs: config.checkpointIntervalMs,
     onError: (err, message) => app.log.error({ err }, message),
+    onCommit: (entries, seconds) => {
+      metrics.eventsAppended.inc(entries);
+      metrics.appendBatchSize.observe(entries);
+      metrics.appendDuration.observe(seconds);
+    },
   });
+  const secretBox = SecretBox.open(config.secretsKeyFile ?? path.join(config.dataDir, 'secrets.key'), config.secretsKeyFile === undefined);
+  const webhooks = new WebhookStore(store);
+  // The sink wakes the worker after recording an event (only ever called once both exist).
+  const events = new WebhookEventSink(webhooks, clock, () => delivery.kick());
+  const delivery = new DeliveryWorker({ repo: webhooks, box: secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError });
+  const usage = new UsageCounter(store, clock, logError);
   const verifier = new IntegrityVerifier(store, {
     keyName: config.ledgerOrigin,
     intervalSeconds: config.integrityVerifyIntervalSeconds,
     clock,
-    logError: (obj, msg) => app.log.error(obj, msg),
+    logError,
+    events,
+    metrics,
   });
-  const events = loggingEventSink((obj, msg) => app.log.debug(obj, msg));
   const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events, keyName: config.ledgerOrigin });
-  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier, forensics, events };
+  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier, forensics, events, metrics, usage, webhooks, secretBox };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.maxBodyBytes,
@@ -113,11 +142,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   registerProblemHandlers(app);
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
-  app.addHook('onReady', async () => verifier.start());
+  app.addHook('onReady', async () => {
+    verifier.start();
+    usage.start();
+    if (config.webhookDelivery) delivery.start();
+  });
   app.addHook('onClose', async () => {
     await verifier.close();
+    await delivery.close();
     await appender.close();
     await signer.close();
+    await usage.close();
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
@@ -125,6 +160,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // The request log line: never a credential or an event payload.
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { route, method: request.method, status: String(reply.statusCode) };
+    metrics.requests.inc(labels);
+    metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
+    const p = request.principal;
+    if (p) {
+      const limited = reply.statusCode === 429 && p.kind === 'api_key';
+      if (limited) metrics.rateLimited.inc();
+      usage.request(p.companyId, p.kind === 'api_key' ? p.keyId : null, limited);
+    }
     request.log.info(
       {
         method: request.method,
@@ -176,6 +221,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(exportRoutes(ctx));
       await api.register(forensicsRoutes(ctx));
       await api.register(hitlRoutes(ctx));
+      await api.register(healthRoutes(ctx));
+      await api.register(metricsRoutes(ctx));
+      await api.register(usageRoutes(ctx));
+      await api.register(webhookRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

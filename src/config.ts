@@ -29,6 +29,14 @@ export interface Config {
   integrityVerifyIntervalSeconds: number;
   /** Max age (seconds) of context by source type, for sources that declare none; "*" for any other type. */
   stalenessMaxAge: Record<string, number>;
+  /** Bearer token GET /metrics requires; undefined: metrics are served to loopback clients only. */
+  metricsToken: string | undefined;
+  /** AES key file for webhook secrets; undefined means secrets.key in dataDir, created on first start. */
+  secretsKeyFile: string | undefined;
+  webhookAllowPrivate: boolean;
+  webhookTimeoutMs: number;
+  /** Whether this process delivers webhooks (they are recorded either way). */
+  webhookDelivery: boolean;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -121,6 +129,28 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     description:
       'Max age of context sources that declare no `max_age_seconds`, by `source_type`: comma-separated `type=seconds`, `*` for every other type (e.g. `market_feed=30,policy_doc=604800,*=3600`). Leave `*` out to rate such sources `unknown`.',
   },
+  {
+    name: 'METRICS_TOKEN',
+    default: '(unset)',
+    description: 'When set, `GET /api/v1/metrics` requires `Authorization: Bearer <METRICS_TOKEN>` (at least 16 characters). Unset: metrics are served to loopback clients only.',
+  },
+  {
+    name: 'LEDGER_SECRETS_KEY_FILE',
+    default: '(unset)',
+    description:
+      'File holding the 32-byte key (base64) that encrypts webhook signing secrets at rest. Unset: `$LEDGER_DATA_DIR/secrets.key`, generated with mode 0600 on first start. Give every process on one PostgreSQL the same file.',
+  },
+  {
+    name: 'WEBHOOK_ALLOW_PRIVATE',
+    default: 'false',
+    description: '`true` lets webhook URLs resolve to private, loopback or link-local addresses (refused by default to prevent SSRF).',
+  },
+  { name: 'WEBHOOK_TIMEOUT_MS', default: '10000', description: 'How long one webhook delivery attempt may take, 100–60000 ms; a slower receiver counts as a failed attempt and is retried.' },
+  {
+    name: 'WEBHOOK_DELIVERY',
+    default: 'on',
+    description: '`off` stops this process from delivering webhooks (events and the outbox are still recorded; another process, or this one after a restart with `on`, delivers them).',
+  },
 ];
 
 export class ConfigError extends Error {
@@ -193,6 +223,17 @@ export function loadConfig(env: Env = process.env): Config {
     else stalenessMaxAge[m[1] as string] = Number(m[2]);
   }
 
+  const bool = (name: string, def: boolean, yes = 'true', no = 'false'): boolean => {
+    const raw = get(name);
+    if (raw === undefined) return def;
+    if (raw === yes) return true;
+    if (raw === no) return false;
+    problems.push(`${name} must be ${yes} or ${no}, got "${raw}"`);
+    return def;
+  };
+  const metricsToken = get('METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+
   const config: Config = {
     host: get('HOST') ?? '127.0.0.1',
     port: int('PORT', 8080, 0, 65535),
@@ -211,6 +252,11 @@ export function loadConfig(env: Env = process.env): Config {
     checkpointIntervalMs: int('CHECKPOINT_INTERVAL_MS', 1000, 0, 3_600_000),
     integrityVerifyIntervalSeconds: int('INTEGRITY_VERIFY_INTERVAL_SECONDS', 300, 0, 86_400),
     stalenessMaxAge,
+    metricsToken,
+    secretsKeyFile: get('LEDGER_SECRETS_KEY_FILE') ? path.resolve(get('LEDGER_SECRETS_KEY_FILE') as string) : undefined,
+    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
+    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookDelivery: bool('WEBHOOK_DELIVERY', true, 'on', 'off'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

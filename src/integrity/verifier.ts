@@ -6,6 +6,8 @@
 // verified entry is then anchored to a signature.
 import { type KeyObject, randomUUID } from 'node:crypto';
 import { publicKeyFromRaw } from '../core/signature.js';
+import type { EventSink } from '../events.js';
+import type { Metrics } from '../ops/metrics.js';
 import { iso } from '../time.js';
 import { type CheckpointView, checkpointView } from '../ledger/proofs.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
@@ -72,7 +74,14 @@ export class IntegrityVerifier {
 
   constructor(
     private readonly store: Store,
-    private readonly opts: { keyName: string; intervalSeconds: number; clock: () => number; logError: (obj: object, msg: string) => void },
+    private readonly opts: {
+      keyName: string;
+      intervalSeconds: number;
+      clock: () => number;
+      logError: (obj: object, msg: string) => void;
+      events?: EventSink;
+      metrics?: Metrics;
+    },
   ) {
     this.repo = new IntegrityStore(store);
     this.lastBackgroundRun = opts.clock();
@@ -142,9 +151,13 @@ export class IntegrityVerifier {
       const from = state as IntegrityState;
       if (target <= from.verified_size) return;
       const scanner = new Scanner(parseState(from), { keyName: this.opts.keyName, publicKeys: await this.publicKeys(), entrySignatures: false });
+      let total = 0;
       await this.scan(companyId, scanner, target, async (found, st) => {
         await this.repo.saveProgress(companyId, this.progress(st), found.map((v) => violationRow(companyId, v, this.now(), null)));
+        total += found.length;
+        await this.reportViolations(companyId, found, { source: 'background' });
       });
+      this.opts.metrics?.verificationRuns.inc({ kind: 'background', result: total > 0 ? 'violations' : 'clean' });
     } finally {
       await this.repo.releaseLease(companyId, this.owner);
     }
@@ -232,18 +245,41 @@ export class IntegrityVerifier {
         // The full result replaces what background passes had found, and they go on from its end.
         await this.repo.saveProgress(companyId, this.progress(scanner.state()), found.map((v) => violationRow(companyId, v, report.finished_at, job.job_id)), true);
         await this.repo.finishJob(companyId, job.job_id, 'completed', report.finished_at, JSON.stringify(report));
+        this.opts.metrics?.verificationRuns.inc({ kind: 'full', result: count > 0 ? 'violations' : 'clean' });
+        await this.reportViolations(companyId, found, { source: 'full', job_id: job.job_id, violation_count: count });
+        await this.opts.events?.emit(companyId, 'integrity.verification_completed', {
+          job_id: job.job_id,
+          chain_status: report.chain_status,
+          tree_size: report.tree_size,
+          entries_checked: report.entries_checked,
+          violation_count: count,
+          duration_ms: report.duration_ms,
+        });
       } catch (err) {
         if (err instanceof Closed) {
           await this.repo.finishJobRequeue(companyId, job.job_id);
           throw err;
         }
         this.opts.logError({ err, job_id: job.job_id }, 'full verification failed');
+        this.opts.metrics?.verificationRuns.inc({ kind: 'full', result: 'failed' });
         const failed = { ...base, status: 'failed', finished_at: this.now(), error: err instanceof Error ? err.message : String(err) };
         await this.repo.finishJob(companyId, job.job_id, 'failed', failed.finished_at, JSON.stringify(failed));
       }
     } finally {
       await this.repo.releaseLease(companyId, this.owner);
     }
+  }
+
+  /** Counts violations in metrics and records one integrity.violation_detected event listing them (the first 20). */
+  private async reportViolations(companyId: string, found: ScanViolation[], context: Record<string, string | number>): Promise<void> {
+    if (found.length === 0) return;
+    for (const v of found) this.opts.metrics?.integrityViolations.inc({ kind: v.kind });
+    await this.opts.events?.emit(companyId, 'integrity.violation_detected', {
+      ...context,
+      count: found.length,
+      kinds: [...new Set(found.map((v) => v.kind))],
+      violations: found.slice(0, 20).map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail })),
+    });
   }
 
   async status(companyId: string): Promise<IntegrityStatus> {

@@ -60,6 +60,8 @@ export interface AppenderOptions {
   maxGroupEvents?: number;
   /** Told about failures nobody awaits (a timed checkpoint) and refused checkpoints. */
   onError?: (err: unknown, message: string) => void;
+  /** Told after each committed transaction that appended entries: how many, and how long it took. */
+  onCommit?: (entries: number, seconds: number) => void;
 }
 
 /** The tree in the store does not extend the last checkpoint: signing would fork the log. */
@@ -72,6 +74,7 @@ export class InconsistentTreeError extends Error {
 
 interface GroupResult {
   outcomes: Array<AppendedEvent[] | Error>;
+  appended: number;
   /** When entries remain without a checkpoint: the clock time at which one is due. */
   checkpointDueAt?: number;
 }
@@ -153,7 +156,9 @@ export class Appender {
       }
       const group = queue.splice(0, take);
       try {
-        const { outcomes, checkpointDueAt } = await this.store.withChain(companyId, (tx) => this.appendGroup(companyId, tx, group));
+        const t0 = performance.now();
+        const { outcomes, appended, checkpointDueAt } = await this.store.withChain(companyId, (tx) => this.appendGroup(companyId, tx, group));
+        if (appended > 0) this.options.onCommit?.(appended, (performance.now() - t0) / 1000);
         if (checkpointDueAt !== undefined) this.scheduleCheckpoint(companyId, checkpointDueAt);
         group.forEach((p, i) => {
           const o = outcomes[i] as AppendedEvent[] | Error;
@@ -240,7 +245,8 @@ export class Appender {
     }
 
     const forced = group.some((p) => p.checkpoint);
-    if (rows.length === 0 && !forced) return { outcomes };
+    const appended = rows.length;
+    if (rows.length === 0 && !forced) return { outcomes, appended };
     const oldSize = tx.head.lastSeq + 1;
     const edge = await readEdge((i) => tx.readTreeHashes(i), oldSize);
     if (rows.length > 0) {
@@ -256,13 +262,13 @@ export class Appender {
 
     const latest = await tx.latestCheckpoint();
     const covered = latest?.tree_size ?? 0;
-    if (edge.size === covered) return { outcomes };
+    if (edge.size === covered) return { outcomes, appended };
     const latestAt = latest ? Date.parse(latest.timestamp) : -Infinity;
     if (!forced && nowMs - latestAt < this.options.checkpointIntervalMs) {
-      return { outcomes, checkpointDueAt: latestAt + this.options.checkpointIntervalMs };
+      return { outcomes, appended, checkpointDueAt: latestAt + this.options.checkpointIntervalMs };
     }
     await this.signCheckpoint(companyId, tx, latest, edge.size, edge.root(), nowMs);
-    return { outcomes };
+    return { outcomes, appended };
   }
 
   /** Signs the new tree only if it provably extends the last checkpoint, so no two checkpoints ever conflict. */

@@ -21,10 +21,17 @@ export interface CounterStore {
   hit(key: string, windowMs: number): Promise<WindowCount>;
   /** The window's state without counting. */
   peek(key: string): Promise<WindowCount>;
+  /** Which backend holds the counters (health reports Redis separately). */
+  readonly backend: 'memory' | 'redis';
+  /** Resolves when the backend answers; rejects otherwise. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 export class MemoryCounterStore implements CounterStore {
+  readonly backend = 'memory' as const;
+  async ping(): Promise<void> {}
+
   private readonly windows = new Map<string, { count: number; endsAt: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -65,6 +72,11 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {c, ttl}`;
 
 export class RedisCounterStore implements CounterStore {
+  readonly backend = 'redis' as const;
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'audit-ledger:rl:',

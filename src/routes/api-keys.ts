@@ -76,6 +76,7 @@ export function apiKeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             created_at: iso(ctx.clock()),
             created_by: p.kind === 'user' ? p.userId : p.keyId,
           });
+          await ctx.events.emit(p.companyId, 'api_key.created', { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute, created_by: row.created_by });
           return reply.code(201).send({ ...view(row), key });
         } catch (err) {
           if (err instanceof ActiveKeyExistsError) {
@@ -112,8 +113,14 @@ export function apiKeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const revoked = await ctx.store.revokeApiKey(principalOf(request).companyId, request.params.id, iso(ctx.clock()));
+        const p = principalOf(request);
+        const before = await ctx.store.getApiKey(p.companyId, request.params.id);
+        const revoked = await ctx.store.revokeApiKey(p.companyId, request.params.id, iso(ctx.clock()));
         if (!revoked) throw new ApiError(404, 'not_found', `No API key ${request.params.id}`);
+        // Revoking a revoked key is a no-op, and reports nothing.
+        if (before?.status === 'active') {
+          await ctx.events.emit(p.companyId, 'api_key.revoked', { key_id: revoked.key_id, name: revoked.name, key_prefix: revoked.key_prefix, revoked_by: p.kind === 'user' ? p.userId : p.keyId });
+        }
         return reply.code(204).send(null);
       },
     );

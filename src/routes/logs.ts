@@ -6,7 +6,8 @@ import { verifyEntry } from '../core/verify.js';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
+import { type AppendedEvent, AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
+import type { FastifyRequest } from 'fastify';
 import { rowToEntry } from '../ledger/entries.js';
 import { LogInput, type LogInputT, type PreparedEvent, prepareEvent } from '../ledger/input.js';
 import type { AppContext } from '../app.js';
@@ -121,6 +122,20 @@ function appendFailure(err: unknown, pointer: (i: number) => string): never {
 }
 
 export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  /** Usage: events newly appended by this request, and the bytes of their data. */
+  const countUsage = (request: FastifyRequest, events: PreparedEvent[], results: AppendedEvent[]) => {
+    const p = principalOf(request);
+    let n = 0;
+    let bytes = 0;
+    results.forEach((r, i) => {
+      if (r.duplicate) return;
+      const e = events[i] as PreparedEvent;
+      n++;
+      bytes += Buffer.byteLength(e.dataJson) + (e.extraJson === null ? 0 : Buffer.byteLength(e.extraJson));
+    });
+    if (n > 0) ctx.usage.events(p.companyId, p.kind === 'api_key' ? p.keyId : null, n, bytes);
+  };
+
   /** The company's entry, or 404 (also for another company's log_id). */
   const entryOr404 = async (companyId: string, logId: string) => {
     const row = await ctx.store.getEntry(companyId, logId);
@@ -157,6 +172,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const [event] = prepareAll([body], () => '/body');
         const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
         const result = r as NonNullable<typeof r>;
+        countUsage(request, [event as PreparedEvent], [result]);
         return { log_id: result.log_id, company_id: companyId, event_type: result.event_type, created_at: result.created_at, seq: result.seq, hash: result.hash };
       },
     );
@@ -186,6 +202,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const pointer = (i: number) => `/body/logs/${i}`;
         const events = prepareAll(logs, pointer);
         const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
+        countUsage(request, events, results);
         return { ingested: results.length, appended: results.filter((r) => !r.duplicate).length, log_ids: results.map((r) => r.log_id) };
       },
     );

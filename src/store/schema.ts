@@ -181,6 +181,74 @@ export interface ReplaySessionsTable {
   anomaly_reported_at: string | null;
 }
 
+export interface UsageDailyTable {
+  company_id: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  /** The API key; '' for requests made with user tokens. */
+  key_id: string;
+  requests: number;
+  events: number;
+  rate_limited: number;
+  /** Bytes of event data (data and extra JSON) appended. */
+  bytes: number;
+}
+
+export interface WebhookEndpointsTable {
+  company_id: string;
+  endpoint_id: string;
+  url: string;
+  description: string | null;
+  /** JSON array of subscribed event types. */
+  event_types: string;
+  /** The Standard Webhooks secret, AES-256-GCM encrypted (src/webhooks/secrets.ts). */
+  secret_encrypted: string;
+  /** 1 or 0. */
+  enabled: number;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookEventsTable {
+  company_id: string;
+  event_id: string;
+  type: string;
+  created_at: string;
+  /** JSON object. */
+  data: string;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  company_id: string;
+  delivery_id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string;
+  /** Set while a worker holds the delivery; a lease that ran out means its worker died. */
+  lease_until: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  company_id: string;
+  attempt_id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  event_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  /** delivered, retry, failed (gave up) or disabled (410). */
+  result: string;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -195,4 +263,9 @@ export interface Database {
   integrity_violations: IntegrityViolationsTable;
   verification_jobs: VerificationJobsTable;
   replay_sessions: ReplaySessionsTable;
+  usage_daily: UsageDailyTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

@@ -89,6 +89,11 @@ export class Store {
     await this.db.destroy();
   }
 
+  /** One round trip to the database; rejects when it does not answer. */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
   // ---- companies and users ----
 
   async countUsers(): Promise<number> {

@@ -1,0 +1,168 @@
+// Delivers the outbox: claims due deliveries (several processes never claim the same
+// one), POSTs each with Standard Webhooks headers, records the attempt, and schedules a
+// retry with exponential backoff and jitter on network errors, timeouts, 5xx and 429
+// (honouring Retry-After). 410 Gone disables the endpoint. Times come from the injected
+// clock, so tests drive the schedule without sleeping.
+import type { Metrics } from '../ops/metrics.js';
+import type { EventSink } from '../events.js';
+import { uuidv7 } from '../ledger/uuidv7.js';
+import type { DeliveryRow, WebhookStore } from '../store/webhooks.js';
+import { iso } from '../time.js';
+import type { SecretBox } from './secrets.js';
+import { signWebhook } from './signature.js';
+import { urlProblem } from './url-policy.js';
+
+/** Waits before attempts 2–8 (Standard Webhooks' example schedule): about 27.5 hours in all. */
+export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+/** Each wait is stretched or shrunk by up to this fraction, so retries of many messages spread out. */
+export const JITTER = 0.1;
+const POLL_MS = 500;
+const BATCH = 20;
+
+export interface DeliveryDeps {
+  repo: WebhookStore;
+  box: SecretBox;
+  clock: () => number;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  metrics: Metrics;
+  events: EventSink;
+  logError: (obj: object, msg: string) => void;
+  random?: () => number;
+}
+
+type Outcome = { result: 'delivered' | 'retry' | 'failed' | 'disabled'; retryAfterMs?: number };
+
+/** Retry-After in seconds or as an HTTP date, in milliseconds from now. */
+function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export class DeliveryWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+
+  constructor(private readonly deps: DeliveryDeps) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.kick(), POLL_MS);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    while (this.running) await this.running;
+  }
+
+  kick(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.drain();
+        } catch (err) {
+          this.deps.logError({ err }, 'webhook delivery pass failed');
+        }
+      } while (this.again && !this.closed);
+    })().finally(() => (this.running = null));
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.closed) {
+      const now = this.deps.clock();
+      const due = await this.deps.repo.claimDue(iso(now), iso(now + this.deps.timeoutMs + 30_000), BATCH);
+      if (due.length === 0) return;
+      await Promise.all(due.map((d) => this.deliver(d)));
+    }
+  }
+
+  private async deliver(d: DeliveryRow): Promise<void> {
+    const { repo, clock } = this.deps;
+    const endpoint = await repo.getEndpoint(d.company_id, d.endpoint_id);
+    const event = await repo.getEvent(d.company_id, d.event_id);
+    const started = clock();
+    const attemptBase = { company_id: d.company_id, attempt_id: uuidv7(started), delivery_id: d.delivery_id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempted_at: iso(started) };
+    const attempts = d.attempts + 1;
+    if (!endpoint || endpoint.enabled !== 1 || !event) {
+      await repo.recordAttempt(
+        { ...attemptBase, status_code: null, latency_ms: 0, error: !event ? 'event not found' : 'endpoint disabled or deleted', result: 'failed' },
+        { status: 'failed', attempts, next_attempt_at: d.next_attempt_at, finished_at: iso(started) },
+      );
+      this.deps.metrics.webhookDeliveries.inc({ result: 'failed' });
+      return;
+    }
+
+    let status: number | null = null;
+    let error: string | null = null;
+    let outcome: Outcome;
+    const t0 = performance.now();
+    const refused = await urlProblem(endpoint.url, this.deps.allowPrivate);
+    if (refused) {
+      error = `refused: the URL ${refused}`;
+      outcome = { result: 'failed' };
+    } else {
+      const body = JSON.stringify({ type: event.type, timestamp: event.created_at, data: JSON.parse(event.data) as unknown });
+      const ts = Math.floor(started / 1000);
+      try {
+        const res = await fetch(endpoint.url, {
+          method: 'POST',
+          redirect: 'manual',
+          signal: AbortSignal.timeout(this.deps.timeoutMs),
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'audit-ledger-webhooks',
+            'webhook-id': event.event_id,
+            'webhook-timestamp': String(ts),
+            'webhook-signature': signWebhook(this.deps.box.open(endpoint.secret_encrypted), event.event_id, ts, body),
+          },
+          body,
+        });
+        status = res.status;
+        await res.body?.cancel().catch(() => {});
+        if (status >= 200 && status < 300) outcome = { result: 'delivered' };
+        else if (status === 410) outcome = { result: 'disabled' };
+        else if (status === 429 || status >= 500) outcome = { result: 'retry', retryAfterMs: retryAfterMs(res.headers.get('retry-after'), clock()) };
+        else outcome = { result: 'failed' };
+        if (outcome.result !== 'delivered') error = `HTTP ${status}`;
+      } catch (err) {
+        const e = err as Error & { cause?: { code?: string; message?: string } };
+        error = e.name === 'TimeoutError' ? `timed out after ${this.deps.timeoutMs} ms` : `${e.cause?.code ?? e.name}: ${e.cause?.message ?? e.message}`;
+        outcome = { result: 'retry' };
+      }
+    }
+    const latency = Math.round(performance.now() - t0);
+
+    let next = d.next_attempt_at;
+    let final: Outcome['result'] = outcome.result;
+    if (outcome.result === 'retry') {
+      const wait = RETRY_DELAYS_MS[attempts - 1];
+      if (wait === undefined) final = 'failed';
+      else {
+        const jittered = wait * (1 + JITTER * (2 * (this.deps.random ?? Math.random)() - 1));
+        next = iso(clock() + Math.max(jittered, outcome.retryAfterMs ?? 0));
+      }
+    }
+    const finishedAt = final === 'retry' ? null : iso(clock());
+    await repo.recordAttempt(
+      { ...attemptBase, status_code: status, latency_ms: latency, error, result: final },
+      { status: final === 'delivered' ? 'delivered' : final === 'retry' ? 'pending' : 'failed', attempts, next_attempt_at: next, finished_at: finishedAt },
+    );
+    this.deps.metrics.webhookDeliveries.inc({ result: final });
+    if (final === 'disabled') {
+      const reason = `the endpoint answered 410 Gone at ${iso(clock())}`;
+      await repo.updateEndpoint(d.company_id, d.endpoint_id, { enabled: 0, disabled_reason: reason, updated_at: iso(clock()) });
+      await this.deps.events.emit(d.company_id, 'webhook_endpoint.disabled', { endpoint_id: d.endpoint_id, url: endpoint.url, reason });
+    }
+  }
+}
