@@ -34,7 +34,7 @@ async function receiver() {
         hanging.add(res);
         return;
       }
-      res.writeHead(next, next === 429 ? { 'retry-after': '1' } : {}).end();
+      res.writeHead(next, next === 429 ? { 'retry-after': '600' } : {}).end();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -165,6 +165,58 @@ describe.each(STORE_KINDS)('webhooks on %s', (kind) => {
     expect(a).toHaveLength(8);
     expect(a.every((x) => x.status_code === null && /timed out after 300 ms/.test(String(x.error)))).toBe(true);
     expect(a[0]?.result).toBe('failed');
+  });
+
+  it('honours Retry-After on 429 when it asks for longer than the schedule', async () => {
+    const s = await setup();
+    rx.script.push(429);
+    await s.reject();
+    const delivery = async () => t.store.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', s.endpoint.id).executeTakeFirstOrThrow();
+    await vi.waitFor(async () => expect((await delivery()).attempts).toBe(1), { timeout: 5000, interval: 20 });
+    expect(Date.parse((await delivery()).next_attempt_at) - clock.now()).toBe(600_000);
+    clock.advance(600_000);
+    await vi.waitFor(async () => expect((await delivery()).status).toBe('delivered'), { timeout: 5000, interval: 20 });
+    expect((await s.attempts()).map((a) => [a.status_code, a.result])).toEqual([
+      [200, 'delivered'],
+      [429, 'retry'],
+    ]);
+  });
+
+  it('records the events the service emits: keys, verification, violations, anomalies, rejections', async () => {
+    const s = await setup();
+    const h = { 'x-api-key': s.key };
+    // A full verification of a clean chain, then of one with a changed entry.
+    const ids = (await t.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: h, payload: { logs: [{ event_type: 'tool.failed', trace_id: randomUUID(), data: { tool: 'search', error: 'boom' } }, { event_type: 'x', data: {} }] } })).json().log_ids;
+    const verify = async () => {
+      const job = (await t.inject({ method: 'POST', url: '/api/v1/integrity/verify', headers: h })).json();
+      await vi.waitFor(async () => expect((await t.inject({ method: 'GET', url: `/api/v1/integrity/jobs/${job.job_id}`, headers: h })).json().status).toBe('completed'), { timeout: 10_000, interval: 20 });
+    };
+    await verify();
+    await t.store.db.updateTable('log_entries').set({ event_type: 'y' }).where('log_id', '=', ids[1]).execute();
+    await verify();
+    // A forensics answer that detects something.
+    const entry = (await t.inject({ method: 'GET', url: `/api/v1/logs/${ids[0]}`, headers: h })).json();
+    const session = (await t.inject({ method: 'POST', url: '/api/v1/forensics/replays', headers: h, payload: { trace_id: entry.trace_id, metadata: {} } })).json();
+    await t.inject({ method: 'GET', url: `/api/v1/forensics/replays/${session.id}/root-cause`, headers: h });
+    await t.inject({ method: 'GET', url: `/api/v1/forensics/replays/${session.id}/root-cause`, headers: h }); // reported once
+    await s.reject();
+    // Revoking the key (and revoking it again, which reports nothing).
+    const keys = (await t.inject({ method: 'GET', url: '/api/v1/auth/api_keys', headers: s.admin })).json().items;
+    for (let i = 0; i < 2; i++) await t.inject({ method: 'DELETE', url: `/api/v1/auth/api_keys/${keys[0].id}`, headers: s.admin });
+    const events = (await t.inject({ method: 'GET', url: '/api/v1/webhooks/events', headers: s.admin })).json().items as Array<{ type: string; data: Record<string, unknown> }>;
+    expect(events.map((e) => e.type)).toEqual([
+      'api_key.revoked',
+      'hitl.rejected',
+      'forensics.anomaly_detected',
+      'integrity.verification_completed',
+      'integrity.violation_detected',
+      'integrity.verification_completed',
+      'api_key.created',
+    ]);
+    expect(events[2]?.data).toMatchObject({ session_id: session.id, root_cause_type: 'TOOL_ERROR' });
+    expect(events[4]?.data).toMatchObject({ source: 'full', count: 1, kinds: ['hash_mismatch'] });
+    expect(events[3]?.data).toMatchObject({ chain_status: 'broken', violation_count: 1 });
+    expect(events[5]?.data).toMatchObject({ chain_status: 'valid', violation_count: 0 });
   });
 
   it('410 disables the endpoint and emits webhook_endpoint.disabled', async () => {
@@ -310,7 +362,7 @@ describe('a crash between commit and delivery', () => {
       const child = spawnCli(['serve'], { ...env, WEBHOOK_DELIVERY: delivery });
       const logs = new LogWatcher(child);
       const url = String((await logs.waitFor((l) => l.msg === 'audit-ledger listening')).url);
-      return { child, url };
+      return { child, url, logs };
     };
     const first = await start('off');
     try {
@@ -328,7 +380,7 @@ describe('a crash between commit and delivery', () => {
 
       const second = await start('on');
       try {
-        await vi.waitFor(() => expect(rx.got).toHaveLength(1), { timeout: 10_000, interval: 50 });
+        await vi.waitFor(() => expect(rx.got, JSON.stringify(second.logs.lines.filter((l) => Number(l.level) >= 40))).toHaveLength(1), { timeout: 10_000, interval: 50 });
         expect(JSON.parse((rx.got[0] as Received).body).type).toBe('api_key.created');
         // Delivered once: the outbox row is done, with a single attempt.
         const attempts = await fetch(`${second.url}/api/v1/webhooks/endpoints/${((await ep.json()) as { id: string }).id}/deliveries`, { headers: auth });

@@ -46,10 +46,12 @@ export class DeliveryWorker {
   private running: Promise<void> | null = null;
   private again = false;
   private closed = false;
+  private started = false;
 
   constructor(private readonly deps: DeliveryDeps) {}
 
   start(): void {
+    this.started = true;
     this.timer = setInterval(() => this.kick(), POLL_MS);
     this.timer.unref();
   }
@@ -60,8 +62,9 @@ export class DeliveryWorker {
     while (this.running) await this.running;
   }
 
+  /** Delivers what is due now; does nothing in a process that does not deliver (WEBHOOK_DELIVERY=off). */
   kick(): void {
-    if (this.closed) return;
+    if (this.closed || !this.started) return;
     if (this.running) {
       this.again = true;
       return;
