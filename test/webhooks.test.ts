@@ -385,6 +385,19 @@ describe('a crash between commit and delivery', () => {
         // Delivered once: the outbox row is done, with a single attempt.
         const attempts = await fetch(`${second.url}/api/v1/webhooks/endpoints/${((await ep.json()) as { id: string }).id}/deliveries`, { headers: auth });
         expect(((await attempts.json()) as { items: unknown[] }).items).toHaveLength(1);
+
+        // Request logs: an id that matches X-Request-Id, route, status, latency and company; never the key or the payload.
+        const apiKey = ((await key.json()) as { key: string }).key;
+        const ingest = await fetch(`${second.url}/api/v1/logs`, {
+          method: 'POST',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ event_type: 'log.test', data: { marker: 'payload-marker-7f3a' } }),
+        });
+        expect(ingest.status).toBe(200);
+        const line = await second.logs.waitFor((l) => l.msg === 'request completed' && l.route === '/api/v1/logs');
+        expect(line).toMatchObject({ reqId: ingest.headers.get('x-request-id'), method: 'POST', status: 200, latency_ms: expect.any(Number), company_id: expect.any(String) });
+        const text = JSON.stringify(second.logs.lines);
+        for (const secret of [apiKey, token, 'payload-marker-7f3a', 'crash test password']) expect(text).not.toContain(secret);
       } finally {
         second.child.kill('SIGTERM');
         await new Promise((r) => second.child.once('exit', r));
