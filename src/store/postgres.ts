@@ -83,8 +83,10 @@ export function openPostgresStore(connectionString: string, poolSize = 10): Stor
     // bigint columns (seq, counts) come back as numbers; seqs stay far below 2^53.
     types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser },
   });
-  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  // A client that loses its connection must not crash the process: an idle one is replaced
+  // by the pool, and a checked-out one also rejects its query, which is where it is handled.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return new Store('postgres', db, uniqueViolation, postgresWithChain(db));
 }
