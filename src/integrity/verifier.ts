@@ -5,6 +5,7 @@
 // twice at the same time). Only entries under a signed checkpoint are verified: every
 // verified entry is then anchored to a signature.
 import { type KeyObject, randomUUID } from 'node:crypto';
+import { BackgroundTask } from '../background.js';
 import { publicKeyFromRaw } from '../core/signature.js';
 import type { EventSink } from '../events.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -66,11 +67,8 @@ const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
 export class IntegrityVerifier {
   readonly repo: IntegrityStore;
   private readonly owner = randomUUID();
-  private timer: NodeJS.Timeout | undefined;
-  private tickRunning: Promise<void> | null = null;
-  private tickAgain = false;
+  private readonly task: BackgroundTask;
   private lastBackgroundRun: number;
-  private closed = false;
 
   constructor(
     private readonly store: Store,
@@ -85,40 +83,28 @@ export class IntegrityVerifier {
   ) {
     this.repo = new IntegrityStore(store);
     this.lastBackgroundRun = opts.clock();
+    this.task = new BackgroundTask(
+      () => this.tick(),
+      (err) => {
+        if (!(err instanceof Closed)) this.opts.logError({ err }, 'integrity verification pass failed');
+      },
+    );
   }
 
   start(): void {
     // Jobs are polled every TICK_MS (a job whose process died is picked up here); a shorter
     // background interval ticks faster.
-    const every = this.opts.intervalSeconds > 0 ? Math.min(TICK_MS, this.opts.intervalSeconds * 1000) : TICK_MS;
-    this.timer = setInterval(() => this.kick(), every);
-    this.timer.unref();
+    this.task.start(this.opts.intervalSeconds > 0 ? Math.min(TICK_MS, this.opts.intervalSeconds * 1000) : TICK_MS);
   }
 
   /** Stops the timer and waits for the current pass; a job cut short goes back to the queue. */
-  async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    while (this.tickRunning) await this.tickRunning;
+  close(): Promise<void> {
+    return this.task.close();
   }
 
   /** Runs a pass now (or right after the current one). */
   kick(): void {
-    if (this.closed) return;
-    if (this.tickRunning) {
-      this.tickAgain = true;
-      return;
-    }
-    this.tickRunning = (async () => {
-      do {
-        this.tickAgain = false;
-        try {
-          await this.tick();
-        } catch (err) {
-          if (!(err instanceof Closed)) this.opts.logError({ err }, 'integrity verification pass failed');
-        }
-      } while (this.tickAgain && !this.closed);
-    })().finally(() => (this.tickRunning = null));
+    this.task.kick();
   }
 
   private async tick(): Promise<void> {
@@ -176,7 +162,7 @@ export class IntegrityVerifier {
 
   private async scan(companyId: string, scanner: Scanner, to: number, onPage: (found: ScanViolation[], st: ScanState) => Promise<void>): Promise<void> {
     for (let a = scanner.state().size; a < to; a += PAGE) {
-      if (this.closed) throw new Closed();
+      if (this.task.closed) throw new Closed();
       const b = Math.min(to, a + PAGE);
       const [hs, he] = treeHashRange(a, b);
       const [entries, treeHashes, checkpoints] = await Promise.all([

@@ -3,6 +3,7 @@
 // retry with exponential backoff and jitter on network errors, timeouts, 5xx and 429
 // (honouring Retry-After). 410 Gone disables the endpoint. Times come from the injected
 // clock, so tests drive the schedule without sleeping.
+import { BackgroundTask } from '../background.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { EventSink } from '../events.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
@@ -42,47 +43,32 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
 }
 
 export class DeliveryWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private closed = false;
+  private readonly task: BackgroundTask;
   private started = false;
 
-  constructor(private readonly deps: DeliveryDeps) {}
+  constructor(private readonly deps: DeliveryDeps) {
+    this.task = new BackgroundTask(
+      () => this.drain(),
+      (err) => deps.logError({ err }, 'webhook delivery pass failed'),
+    );
+  }
 
   start(): void {
     this.started = true;
-    this.timer = setInterval(() => this.kick(), POLL_MS);
-    this.timer.unref();
+    this.task.start(POLL_MS);
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    while (this.running) await this.running;
+  close(): Promise<void> {
+    return this.task.close();
   }
 
   /** Delivers what is due now; does nothing in a process that does not deliver (WEBHOOK_DELIVERY=off). */
   kick(): void {
-    if (this.closed || !this.started) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.drain();
-        } catch (err) {
-          this.deps.logError({ err }, 'webhook delivery pass failed');
-        }
-      } while (this.again && !this.closed);
-    })().finally(() => (this.running = null));
+    if (this.started) this.task.kick();
   }
 
   private async drain(): Promise<void> {
-    while (!this.closed) {
+    while (!this.task.closed) {
       const now = this.deps.clock();
       const due = await this.deps.repo.claimDue(iso(now), iso(now + this.deps.timeoutMs + 30_000), BATCH);
       if (due.length === 0) return;
