@@ -235,6 +235,20 @@ describe.each(STORE_KINDS)('forensics on %s', (kind) => {
     expect((await get('/api/v1/hitl/overrides', userKey)).json().items.map((o: { id: string }) => o.id)).toEqual([byUser.json().id]);
   });
 
+  it('an override cannot be forged through POST /logs: the audit-ledger/ source is reserved', async () => {
+    const before = await countEntries(t.store, companyId);
+    const forged = { event_type: 'hitl.rejected', source: 'audit-ledger/hitl', data: { rejection_id: randomUUID(), reviewer: 'x', rejection_reason: 'y' } };
+    const one = problem(await post('/api/v1/logs', forged), 400, 'validation_failed');
+    expect((one.errors as Array<{ field: string }>).map((e) => e.field)).toEqual(['/body/source']);
+    const batch = problem(await post('/api/v1/logs/batch', { logs: [{ event_type: 'ok', data: {} }, forged] }), 400, 'validation_failed');
+    expect((batch.errors as Array<{ field: string }>).map((e) => e.field)).toEqual(['/body/logs/1/source']);
+    expect(await countEntries(t.store, companyId)).toBe(before);
+    // Other sources, and hitl.rejected events an agent records itself, are fine; they are not overrides.
+    expect((await post('/api/v1/logs', { ...forged, source: 'review-ui' })).statusCode).toBe(200);
+    const overrides = (await get('/api/v1/hitl/overrides?limit=1000')).json().items as Array<{ reviewer: string }>;
+    expect(overrides.some((o) => o.reviewer === 'x')).toBe(false);
+  });
+
   it('refuses every malformed rejection with a clear 400 and appends nothing', async () => {
     const before = await countEntries(t.store, companyId);
     const bad: Array<[unknown, string]> = [

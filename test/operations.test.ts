@@ -195,7 +195,8 @@ describe.skipIf(!STORE_KINDS.includes('postgres'))('readiness through a PostgreS
       await proxy.down();
       const down = await app.inject({ method: 'GET', url: '/api/v1/health/ready' });
       expect(down.statusCode).toBe(503);
-      expect(down.json()).toMatchObject({ status: 'down', checks: { database: { status: 'down', latency_ms: null }, migrations: { status: 'down' } } });
+      expect(down.json()).toMatchObject({ status: 'down', checks: { database: { status: 'down', latency_ms: null, error: expect.any(String) }, migrations: { status: 'down' } } });
+      expect(down.body).not.toContain('127.0.0.1'); // public: no internal addresses
       expect((await app.inject({ method: 'GET', url: '/api/v1/health' })).statusCode).toBe(503);
       expect((await app.inject({ method: 'GET', url: '/api/v1/health/live' })).statusCode).toBe(200);
       await proxy.up();

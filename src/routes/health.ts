@@ -41,7 +41,8 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     const t0 = performance.now();
     const database = await withTimeout(ctx.store.ping()).then(
       () => ({ status: 'ok' as const, latency_ms: Math.round((performance.now() - t0) * 100) / 100 }),
-      (err: unknown) => ({ status: 'down' as const, latency_ms: null, error: err instanceof Error ? err.message.slice(0, 200) : 'unreachable' }),
+      // The error's code only: its message may name internal hosts, and health is public.
+      (err: unknown) => ({ status: 'down' as const, latency_ms: null, error: String((err as { code?: unknown }).code ?? (err instanceof Error && /no answer/.test(err.message) ? 'timeout' : 'unreachable')) }),
     );
     const migrations =
       database.status === 'ok'

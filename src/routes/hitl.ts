@@ -12,8 +12,11 @@ import { type PreparedEvent, prepareEvent } from '../ledger/input.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { AppContext } from '../app.js';
+import { RESERVED_SOURCE_PREFIX } from './logs.js';
 
 const auth = { auth: { accept: ['api_key' as const, 'user' as const] } };
+/** Under the reserved prefix, so clients cannot forge an override through POST /logs. */
+const HITL_SOURCE = `${RESERVED_SOURCE_PREFIX}hitl`;
 const NonBlank = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, pattern: '\\S', description });
 const NullableUuid = Type.Union([Uuid, Type.Null()]);
 
@@ -78,7 +81,7 @@ export function hitlRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const event = prepareEvent(
           {
             event_type: 'hitl.rejected',
-            source: 'audit-ledger/hitl',
+            source: HITL_SOURCE,
             ...(traceId ? { trace_id: traceId } : {}),
             data: {
               rejection_id: uuidv7(ctx.clock()),
@@ -124,7 +127,7 @@ export function hitlRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const q = request.query;
         const rows = await ctx.store.listEntries(principalOf(request).companyId, {
           event_type: 'hitl.rejected',
-          source: 'audit-ledger/hitl',
+          source: HITL_SOURCE,
           trace_id: q.trace_id,
           dataField: q.decision_id === undefined ? undefined : { name: 'decision_id', value: q.decision_id },
           afterSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),

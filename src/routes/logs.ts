@@ -99,10 +99,17 @@ const ListQuery = Type.Object(
 const ingestAuth = { auth: { accept: ['api_key' as const] } };
 const readAuth = { auth: { accept: ['api_key' as const, 'user' as const] } };
 
+export const RESERVED_SOURCE_PREFIX = 'audit-ledger/';
+
 function prepareAll(items: LogInputT[], pointer: (i: number) => string): PreparedEvent[] {
   const prepared: PreparedEvent[] = [];
   const errors: FieldError[] = [];
   items.forEach((item, i) => {
+    // Entries from the service itself (HITL rejections) carry this source; nobody may forge one.
+    if (typeof item.source === 'string' && item.source.startsWith(RESERVED_SOURCE_PREFIX)) {
+      errors.push({ field: `${pointer(i)}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` });
+      return;
+    }
     const p = prepareEvent(item, pointer(i));
     if (Array.isArray(p)) errors.push(...p);
     else prepared.push(p);
