@@ -168,7 +168,7 @@ export class IntegrityVerifier {
       const [entries, treeHashes, checkpoints] = await Promise.all([
         this.repo.entriesInRange(companyId, a, b),
         this.repo.treeHashes(companyId, hs, he),
-        this.repo.checkpointsInRange(companyId, a, b),
+        this.store.listCheckpoints(companyId, a, b),
       ]);
       await onPage(scanner.scanPage({ from: a, to: b, entries, treeHashes, checkpoints }), scanner.state());
       await yieldToRequests();

@@ -9,6 +9,7 @@ import { Uuid } from '../http/schemas.js';
 import { buildEvidence, csvLines, entriesOf, jsonLines, MAX_EVIDENCE_ENTRIES } from '../ledger/export.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { AppContext } from '../app.js';
+import { notYetCheckpointed } from './integrity.js';
 import { iso } from '../time.js';
 
 const readAuth = { auth: { accept: ['api_key' as const, 'user' as const] } };
@@ -110,10 +111,7 @@ export function exportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           });
         }
         if (rows.length === 0) throw new ApiError(404, 'not_found', byTrace ? `No entries with trace_id ${q.trace_id}` : `No entries from seq ${q.from_seq} to ${q.to_seq}`);
-        if (!checkpoint || (rows[0] as LogEntryRow).seq >= checkpoint.tree_size) {
-          const wait = Math.max(1, Math.ceil(ctx.config.checkpointIntervalMs / 1000));
-          throw new ApiError(409, 'not_yet_checkpointed', `None of these entries is covered by a checkpoint yet; one is signed within ${wait} s`, { headers: { 'retry-after': String(wait) } });
-        }
+        if (!checkpoint || (rows[0] as LogEntryRow).seq >= checkpoint.tree_size) throw notYetCheckpointed(ctx, 'None of these entries is');
         const selection = byTrace ? { trace_id: q.trace_id as string } : { from_seq: q.from_seq as number, to_seq: q.to_seq as number };
         const bundle = await buildEvidence(ctx.store, companyId, rows, checkpoint, { selection, generatedAt: iso(ctx.clock()), keyName: ctx.config.ledgerOrigin });
         const name = `evidence-${companyId}-${byTrace ? q.trace_id : `${q.from_seq}-${q.to_seq}`}.json`;

@@ -97,9 +97,19 @@ export function hitlRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           if (err instanceof AppenderClosedError) throw new ApiError(503, 'service_unavailable', 'The service is shutting down; retry on another instance', { headers: { 'Retry-After': '1' } });
           throw err;
         });
-        const row = await ctx.store.getEntry(companyId, (r as { log_id: string }).log_id);
-        const view = overrideView(row as LogEntryRow);
-        await ctx.events.emit(companyId, 'hitl.rejected', { ...view, submitted_by: submittedBy });
+        const appended = r as NonNullable<typeof r>;
+        const data = event.data as { rejection_id: string };
+        const view = {
+          id: data.rejection_id,
+          log_id: appended.log_id,
+          reviewer: body.reviewer,
+          rejection_reason: body.rejection_reason,
+          decision_id: body.decision_id ?? null,
+          trace_id: traceId,
+          created_at: appended.created_at,
+          submitted_by: submittedBy,
+        };
+        await ctx.events.emit(companyId, 'hitl.rejected', view);
         return reply.code(201).send(view);
       },
     );

@@ -80,6 +80,12 @@ function jobView(j: JobRow) {
   };
 }
 
+/** 409 for entries newer than the latest checkpoint, with Retry-After: one is signed within CHECKPOINT_INTERVAL_MS. */
+export function notYetCheckpointed(ctx: AppContext, what: string): ApiError {
+  const wait = Math.max(1, Math.ceil(ctx.config.checkpointIntervalMs / 1000));
+  return new ApiError(409, 'not_yet_checkpointed', `${what} not yet covered by a checkpoint; one is signed within ${wait} s`, { headers: { 'retry-after': String(wait) } });
+}
+
 /** True when the client asked for text/plain ahead of (or without) JSON. */
 function wantsText(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? '';

@@ -14,8 +14,9 @@ import type { AppContext } from '../app.js';
 import { entryHash } from '../core/entry.js';
 import { entryLeafHash, verifyInclusion } from '../core/merkle.js';
 import { checkpointProblems } from '../ledger/checkpoints.js';
-import { checkpointView, inclusionViews } from '../ledger/proofs.js';
-import { CheckpointSchema } from './integrity.js';
+import { checkpointView, inclusionViews, treeReader } from '../ledger/proofs.js';
+import { inclusionProof } from '../ledger/tree.js';
+import { CheckpointSchema, notYetCheckpointed } from './integrity.js';
 import { iso } from '../time.js';
 
 const JsonObjectSchema = Type.Object({}, { additionalProperties: true });
@@ -271,30 +272,27 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const { companyId } = principalOf(request);
         const row = await entryOr404(companyId, request.params.log_id);
-        const [neighbours, head, publicKey] = await Promise.all([
+        const [neighbours, head, publicKey, checkpoint] = await Promise.all([
           ctx.store.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
           ctx.store.getChainHead(companyId),
           ctx.keyring.publicKey(row.key_id),
+          ctx.store.latestCheckpoint(companyId),
         ]);
         const prev = neighbours.find((n) => n.seq === row.seq - 1);
         const next = neighbours.find((n) => n.seq === row.seq + 1);
+        const entry = rowToEntry(row);
         const verdict = verifyEntry({
-          entry: rowToEntry(row),
+          entry,
           prev: prev ? rowToEntry(prev) : null,
           next: next ? rowToEntry(next) : null,
           headSeq: head?.lastSeq ?? null,
           publicKey,
         });
-        const checkpoint = await ctx.store.latestCheckpoint(companyId);
         let merkleIncluded = false;
-        if (checkpoint && row.seq < checkpoint.tree_size) {
-          const signerKey = await ctx.keyring.publicKey(checkpoint.key_id);
-          if (checkpointProblems(checkpoint, ctx.config.ledgerOrigin, signerKey).length === 0) {
-            const [proof] = await inclusionViews(ctx.store, companyId, [row.seq], checkpoint.tree_size).catch(() => [undefined]);
-            merkleIncluded =
-              proof !== undefined &&
-              verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(rowToEntry(row))), proof.proof.map((h) => Buffer.from(h, 'hex')), Buffer.from(checkpoint.root_hash, 'hex'));
-          }
+        if (checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, ctx.config.ledgerOrigin, await ctx.keyring.publicKey(checkpoint.key_id)).length === 0) {
+          // A damaged stored tree (a missing hash) simply means not proven.
+          const proof = await inclusionProof(treeReader(ctx.store, companyId), row.seq, checkpoint.tree_size).catch(() => undefined);
+          merkleIncluded = proof !== undefined && verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(entry)), proof, Buffer.from(checkpoint.root_hash, 'hex'));
         }
         return {
           log_id: row.log_id,
@@ -342,12 +340,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const latest = await ctx.store.latestCheckpoint(companyId);
         const signed = latest?.tree_size ?? 0;
         const size = request.query.tree_size ?? signed;
-        if (row.seq >= signed && request.query.tree_size === undefined) {
-          const wait = Math.max(1, Math.ceil(ctx.config.checkpointIntervalMs / 1000));
-          throw new ApiError(409, 'not_yet_checkpointed', `Entry ${row.seq} is not yet covered by a checkpoint (latest covers ${signed} entries); one is signed within ${wait} s`, {
-            headers: { 'retry-after': String(wait) },
-          });
-        }
+        if (row.seq >= signed && request.query.tree_size === undefined) throw notYetCheckpointed(ctx, `Entry ${row.seq} (the latest checkpoint covers ${signed} entries) is`);
         if (size <= row.seq || size > signed) {
           throw new ApiError(400, 'tree_size_out_of_range', `tree_size must be from ${row.seq + 1} (the entry's seq + 1) to ${signed} (the latest checkpoint)`, {
             errors: [{ field: '/querystring/tree_size', message: `must be from ${row.seq + 1} to ${signed}` }],

@@ -2,7 +2,7 @@
 // it and full verifications found, and verification jobs. Leases are conditional
 // updates, so on PostgreSQL one process at a time works on a company.
 import type { Selectable } from 'kysely';
-import type { CheckpointRow, LogEntryRow } from './chain.js';
+import type { LogEntryRow } from './chain.js';
 import type { IntegrityStateTable, IntegrityViolationsTable, VerificationJobsTable } from './schema.js';
 import type { Store } from './store.js';
 
@@ -33,10 +33,6 @@ export class IntegrityStore {
 
   async treeHashes(companyId: string, from: number, to: number): Promise<Map<number, string>> {
     return new Map((await this.store.treeHashRange(companyId, from, to)).map((r) => [r.idx, r.hash]));
-  }
-
-  checkpointsInRange(companyId: string, after: number, upTo: number): Promise<CheckpointRow[]> {
-    return this.store.listCheckpoints(companyId, after, upTo, 1_000_000);
   }
 
   /** Companies whose latest checkpoint is beyond what the background verifier has checked. */

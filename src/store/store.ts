@@ -335,8 +335,8 @@ export class Store {
     return this.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).where('tree_size', '=', treeSize).executeTakeFirst();
   }
 
-  /** Checkpoints with tree_size in (after, upTo], ascending. */
-  async listCheckpoints(companyId: string, after: number, upTo: number, limit: number): Promise<CheckpointRow[]> {
+  /** Checkpoints with tree_size in (after, upTo], ascending (a verifier page: at most upTo − after of them). */
+  async listCheckpoints(companyId: string, after: number, upTo: number): Promise<CheckpointRow[]> {
     return this.db
       .selectFrom('checkpoints')
       .selectAll()
@@ -344,7 +344,6 @@ export class Store {
       .where('tree_size', '>', after)
       .where('tree_size', '<=', upTo)
       .orderBy('tree_size')
-      .limit(limit)
       .execute();
   }
 
