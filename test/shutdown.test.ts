@@ -16,7 +16,7 @@ describe.each(STORE_KINDS)('shutdown with appends in flight on %s', (kind) => {
     try {
       const acct = await t.newAccount();
       const { key } = await t.createKey(acct.token, 100_000);
-      // Close exactly when the first group holds its chain lock.
+      // Close exactly when the first group takes its chain lock (to append, or to read the chain).
       const original = t.store.withChain;
       let entered!: () => void;
       const inChain = new Promise<void>((r) => (entered = r));

@@ -16,6 +16,8 @@ describe('WorkerSigner', () => {
       expect(await signer.signMany(hashes)).toEqual(expected);
       expect(await signer.signMany(hashes.slice(0, 3))).toEqual(expected.slice(0, 3));
       expect(await signer.signMany([])).toEqual([]);
+      expect(await signer.signMany(hashes, { offThread: true })).toEqual(expected);
+      expect(await signer.signMany(hashes.slice(0, 3), { offThread: true })).toEqual(expected.slice(0, 3));
     } finally {
       await signer.close();
     }

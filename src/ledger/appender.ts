@@ -1,11 +1,18 @@
-// Group commit. Requests for one company queue up; one flush appends everything queued
-// in a single locked transaction (so N concurrent requests cost one commit, not N), then
-// answers each request. A request is all-or-nothing: an idempotency conflict in one
-// request fails that request alone, never its neighbours in the group.
+// Group commit. Requests for one company queue up; each group takes everything queued, so
+// N concurrent requests cost one commit, not N. A request is all-or-nothing: an idempotency
+// conflict in one request fails that request alone, never its neighbours in the group.
+//
+// Two ways to commit a group, one way to build it (plan):
+// - locked (PostgreSQL): read the chain, build, sign and write in one transaction holding the
+//   company's chain lock, which is what several processes on one database need;
+// - pipelined (a store with a ChainWriter: SQLite's writer thread): build from the chain as
+//   this process last built it, and hand the write over; the next group is built and signed
+//   while this one commits. Each write commits only on the head it was built on, so a group
+//   built on a head that moved is built again: never a fork, never a gap.
 import { canonicalEntryText, type EntryBody, LEDGER_FORMAT_VERSION } from '../core/entry.js';
 import { sha256Hex } from '../core/hash.js';
-import { entryLeafHash, storedHashIndex, verifyConsistency } from '../core/merkle.js';
-import type { ChainTx, CheckpointRow, LogEntryRow } from '../store/chain.js';
+import { entryLeafHash, storedHashIndex, type TreeEdge, verifyConsistency } from '../core/merkle.js';
+import { type ChainHead, type ChainTx, type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, type LogEntryRow } from '../store/chain.js';
 import type { Store } from '../store/store.js';
 import { iso } from '../time.js';
 import type { CheckpointSigner } from './checkpoints.js';
@@ -40,6 +47,8 @@ interface Pending {
   events: PreparedEvent[];
   /** Sign a checkpoint for whatever is not yet covered, whatever the interval says. */
   checkpoint?: boolean;
+  /** Times its group was built on a head that then moved. */
+  headMoves?: number;
   resolve(r: AppendedEvent[]): void;
   reject(e: unknown): void;
 }
@@ -72,17 +81,60 @@ export class InconsistentTreeError extends Error {
   }
 }
 
-interface GroupResult {
+/** What one group's appends are built on: the chain as committed, plus any groups still committing. */
+interface ChainState {
+  head: ChainHead;
+  edge: TreeEdge;
+  latest: CheckpointRow | undefined;
+  /** Whether the stored tree extends the latest checkpoint (checked once, when a checkpoint is about to be signed). */
+  consistent: () => Promise<boolean>;
+}
+
+/** An idempotency key's first use: compared with repeats, and answered to them. */
+interface KeyUse {
+  event_type: string;
+  data: string;
+  result: AppendedEvent;
+}
+
+/** One group, sequenced, hashed and signed: the answers and the writes that make them true. */
+interface Plan {
   outcomes: Array<AppendedEvent[] | Error>;
-  appended: number;
+  /** The write; its rows are signed once `signed` resolves. */
+  write: ChainWrite;
+  signed: Promise<void>;
+  /** Idempotency keys this group uses first. */
+  keys: string[];
   /** When entries remain without a checkpoint: the clock time at which one is due. */
   checkpointDueAt?: number;
 }
+
+/** A company's appends on a store with a ChainWriter: the chain as this process built it, and the writes in flight. */
+interface Pipeline {
+  state?: ChainState;
+  /** Keys used by groups that are still committing. */
+  keys: Map<string, KeyUse>;
+  inFlight: Set<Promise<void>>;
+  /** A write failed: the writes built on it fail too; wait for them, then reload the state. */
+  failed: boolean;
+  /** Groups whose write found the head moved, in order: appended again from the stored head. */
+  retry: Pending[][];
+  /** Resolves once the last group's write has been handed to the writer (or failed before). */
+  handedOver: Promise<void>;
+  /** Set while the drain waits with room for another group: a new request wakes it. */
+  wake?: () => void;
+}
+
+/** Groups being built, signed or committed at once per company (the writer commits them in order). */
+const MAX_IN_FLIGHT = 4;
+/** How often a group is built again after finding the head moved before it gives up. */
+const MAX_HEAD_MOVES = 3;
 
 export class Appender {
   private readonly queues = new Map<string, Pending[]>();
   private readonly draining = new Set<Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly pipelines = new Map<string, Pipeline>();
   private closed = false;
   private readonly maxGroupEvents: number;
 
@@ -120,6 +172,7 @@ export class Appender {
         void drained.then(() => this.draining.delete(drained));
       }
       queue.push({ ...item, resolve, reject });
+      this.pipelines.get(companyId)?.wake?.();
     });
   }
 
@@ -145,39 +198,169 @@ export class Appender {
     this.timers.set(companyId, timer);
   }
 
+  private takeGroup(queue: Pending[]): Pending[] {
+    let n = 0;
+    let take = 0;
+    while (take < queue.length && (take === 0 || n + (queue[take] as Pending).events.length <= this.maxGroupEvents)) {
+      n += (queue[take] as Pending).events.length;
+      take++;
+    }
+    return queue.splice(0, take);
+  }
+
   private async drain(companyId: string): Promise<void> {
     const queue = this.queues.get(companyId) as Pending[];
-    while (queue.length > 0) {
-      let n = 0;
-      let take = 0;
-      while (take < queue.length && (take === 0 || n + (queue[take] as Pending).events.length <= this.maxGroupEvents)) {
-        n += (queue[take] as Pending).events.length;
-        take++;
-      }
-      const group = queue.splice(0, take);
-      try {
-        const t0 = performance.now();
-        const { outcomes, appended, checkpointDueAt } = await this.store.withChain(companyId, (tx) => this.appendGroup(companyId, tx, group));
-        if (appended > 0) this.options.onCommit?.(appended, (performance.now() - t0) / 1000);
-        if (checkpointDueAt !== undefined) this.scheduleCheckpoint(companyId, checkpointDueAt);
-        group.forEach((p, i) => {
-          const o = outcomes[i] as AppendedEvent[] | Error;
-          if (o instanceof Error) p.reject(o);
-          else p.resolve(o);
-        });
-      } catch (err) {
-        for (const p of group) p.reject(err);
-      }
-    }
+    const writer = this.store.chainWriter;
+    if (writer) await this.drainPipelined(companyId, queue, writer);
+    else while (queue.length > 0) await this.appendLocked(companyId, this.takeGroup(queue));
     this.queues.delete(companyId);
   }
 
-  private async appendGroup(companyId: string, tx: ChainTx, group: Pending[]): Promise<GroupResult> {
-    const keys = new Set<string>();
-    for (const p of group) for (const e of p.events) if (e.envelope.idempotency_key !== null) keys.add(e.envelope.idempotency_key);
-    // Everything an idempotency key already stands for: earlier entries, then this group's.
-    const byKey = new Map<string, { event_type: string; data: string; result: AppendedEvent }>();
-    for (const row of await tx.findByIdempotencyKeys([...keys])) {
+  /** One group in one transaction holding the chain lock: what several processes on one database need. */
+  private async appendLocked(companyId: string, group: Pending[]): Promise<void> {
+    try {
+      const t0 = performance.now();
+      const plan = await this.store.withChain(companyId, async (tx) => {
+        const state = await this.loadState(tx);
+        const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), false);
+        await plan.signed;
+        const w = plan.write;
+        if (w.rows.length > 0) {
+          await tx.insert(w.rows);
+          await tx.setHead(w.head);
+          await tx.insertTreeHashes(w.treeFirst, w.treeHashes);
+        }
+        if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
+        return plan;
+      });
+      this.committed(companyId, plan, group, t0);
+    } catch (err) {
+      for (const p of group) p.reject(err);
+    }
+  }
+
+  /**
+   * Groups built here from the chain as this process knows it, and committed by the store's
+   * writer in order: the next group is sequenced, hashed and signed while the last one commits.
+   * The writer checks each write's head, so a group built on a head that moved (another
+   * writer, or a failed write before it) commits nothing and is built again.
+   */
+  private async drainPipelined(companyId: string, queue: Pending[], writer: ChainWriter): Promise<void> {
+    let c = this.pipelines.get(companyId);
+    if (!c) this.pipelines.set(companyId, (c = { keys: new Map(), inFlight: new Set(), failed: false, retry: [], handedOver: Promise.resolve() }));
+    for (;;) {
+      if (c.failed) {
+        await Promise.allSettled([...c.inFlight]);
+        queue.unshift(...c.retry.flat());
+        c.retry = [];
+        c.state = undefined;
+        c.failed = false;
+      }
+      if (queue.length === 0 || c.inFlight.size >= MAX_IN_FLIGHT) {
+        if (c.inFlight.size === 0) break;
+        // Until a write settles, or (with room for another group) a request arrives.
+        const pipeline = c;
+        const woken = queue.length === 0 ? new Promise<boolean>((r) => (pipeline.wake = () => r(true))) : undefined;
+        const arrived = await Promise.race([...c.inFlight, ...(woken ? [woken] : [])]);
+        c.wake = undefined;
+        // Let the requests read in the same turn join the group.
+        if (arrived === true) await new Promise((r) => setImmediate(r));
+        continue;
+      }
+      const group = this.takeGroup(queue);
+      let plan: Plan;
+      const t0 = performance.now();
+      try {
+        c.state ??= await this.store.withChain(companyId, (tx) => this.loadState(tx, true));
+        const known = idempotencyKeys(group).filter((k) => !c.keys.has(k));
+        plan = await this.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, known), c.keys, true);
+      } catch (err) {
+        // The state may be half advanced: rebuild it once the writes in flight are done.
+        c.failed = true;
+        for (const p of group) p.reject(err);
+        continue;
+      }
+      const pipeline: Pipeline = c;
+      // Writes are handed to the writer in group order, each once its group is signed.
+      const previous = c.handedOver;
+      let handedOver!: () => void;
+      c.handedOver = new Promise<void>((r) => (handedOver = r));
+      const write = (async () => {
+        try {
+          try {
+            await plan.signed;
+          } finally {
+            await previous;
+          }
+          return writer.write(plan.write);
+        } finally {
+          handedOver();
+        }
+      })();
+      const settled = write.then(
+        () => {
+          for (const k of plan.keys) pipeline.keys.delete(k);
+          this.committed(companyId, plan, group, t0);
+        },
+        (err: unknown) => {
+          for (const k of plan.keys) pipeline.keys.delete(k);
+          pipeline.failed = true;
+          for (const p of group) p.headMoves = (p.headMoves ?? 0) + 1;
+          if (err instanceof HeadMovedError && group.every((p) => (p.headMoves as number) <= MAX_HEAD_MOVES)) pipeline.retry.push(group);
+          else for (const p of group) p.reject(err);
+        },
+      );
+      const tracked: Promise<void> = settled.finally(() => pipeline.inFlight.delete(tracked));
+      c.inFlight.add(tracked);
+    }
+    // The pipeline (and the chain state it holds) stays for the company's next requests.
+  }
+
+  /** Answers a committed group's requests. */
+  private committed(companyId: string, plan: Plan, group: Pending[], t0: number): void {
+    if (plan.write.rows.length > 0) this.options.onCommit?.(plan.write.rows.length, (performance.now() - t0) / 1000);
+    if (plan.checkpointDueAt !== undefined) this.scheduleCheckpoint(companyId, plan.checkpointDueAt);
+    group.forEach((p, i) => {
+      const o = plan.outcomes[i] as AppendedEvent[] | Error;
+      if (o instanceof Error) p.reject(o);
+      else p.resolve(o);
+    });
+  }
+
+  /** The chain as stored, read inside the locked transaction. */
+  private async loadState(tx: ChainTx, checkNow = false): Promise<ChainState> {
+    const size = tx.head.lastSeq + 1;
+    const edge = await readEdge((i) => tx.readTreeHashes(i), size);
+    const latest = await tx.latestCheckpoint();
+    const rootAt = edge.root();
+    let verdict: Promise<boolean> | undefined;
+    const consistent = () =>
+      (verdict ??= (async () => {
+        if (!latest) return true;
+        if (latest.tree_size > size) return false;
+        const proof = await consistencyProof((i) => tx.readTreeHashes(i), latest.tree_size, size);
+        return verifyConsistency(latest.tree_size, size, proof, Buffer.from(latest.root_hash, 'hex'), rootAt);
+      })());
+    // A state kept beyond its transaction answers from a check made inside it.
+    if (checkNow) await consistent();
+    return { head: { ...tx.head }, edge, latest, consistent };
+  }
+
+  /**
+   * Sequences, hashes and signs a group on `state`, and advances `state` past it. A request
+   * is all-or-nothing: an idempotency conflict fails that request alone, never its neighbours.
+   */
+  private async plan(
+    companyId: string,
+    state: ChainState,
+    group: Pending[],
+    committedKeys: LogEntryRow[],
+    inFlightKeys: Map<string, KeyUse>,
+    offThread: boolean,
+  ): Promise<Plan> {
+    // Everything an idempotency key already stands for: committed entries, groups still committing, then this group's.
+    const byKey = new Map<string, KeyUse>(inFlightKeys);
+    for (const row of committedKeys) {
       byKey.set(row.idempotency_key as string, {
         event_type: row.event_type,
         data: row.data,
@@ -188,15 +371,16 @@ export class Appender {
     // Entries' created_at never goes backwards along the chain, even if the clock does.
     const nowMs = this.clock();
     const now = iso(nowMs);
-    const createdAt = now > tx.head.lastCreatedAt ? now : tx.head.lastCreatedAt;
-    let seq = tx.head.lastSeq;
-    let prevHash = tx.head.lastHash;
+    const expect = state.head;
+    const createdAt = now > expect.lastCreatedAt ? now : expect.lastCreatedAt;
+    let seq = expect.lastSeq;
+    let prevHash = expect.lastHash;
     const rows: LogEntryRow[] = [];
     const outcomes: Array<AppendedEvent[] | Error> = [];
+    const keys: string[] = [];
 
     for (const p of group) {
-      const mark = { seq, prevHash, rows: rows.length };
-      const added: string[] = [];
+      const mark = { seq, prevHash, rows: rows.length, keys: keys.length };
       const results: AppendedEvent[] = [];
       let failure: Error | undefined;
       for (const [index, ev] of p.events.entries()) {
@@ -230,57 +414,58 @@ export class Appender {
         results.push(result);
         if (key !== null) {
           byKey.set(key, { event_type: ev.event_type, data: ev.dataJson, result });
-          added.push(key);
+          keys.push(key);
         }
       }
       if (failure) {
         // Undo this request's part; the rest of the group goes ahead.
         ({ seq, prevHash } = mark);
         rows.length = mark.rows;
-        for (const k of added) byKey.delete(k);
+        for (const k of keys.splice(mark.keys)) byKey.delete(k);
         outcomes.push(failure);
       } else {
         outcomes.push(results);
       }
     }
 
-    const forced = group.some((p) => p.checkpoint);
-    const appended = rows.length;
-    if (rows.length === 0 && !forced) return { outcomes, appended };
-    const oldSize = tx.head.lastSeq + 1;
-    const edge = await readEdge((i) => tx.readTreeHashes(i), oldSize);
-    if (rows.length > 0) {
-      const signatures = await this.signer.signMany(rows.map((r) => r.hash));
-      rows.forEach((r, i) => (r.signature = signatures[i] as string));
-      await tx.insert(rows);
-      await tx.setHead({ lastSeq: seq, lastHash: prevHash, lastCreatedAt: createdAt });
-      // The tree grows in the same transaction: entries and their leaves commit together.
-      const hashes: string[] = [];
-      for (const r of rows) for (const h of edge.append(entryLeafHash(r.hash))) hashes.push(h.toString('hex'));
-      await tx.insertTreeHashes(storedHashIndex(0, oldSize), hashes);
-    }
+    // The tree grows with the entries: they and their leaves commit together.
+    const treeFirst = storedHashIndex(0, state.edge.size);
+    const treeHashes: string[] = [];
+    for (const r of rows) for (const h of state.edge.append(entryLeafHash(r.hash))) treeHashes.push(h.toString('hex'));
+    // Signing runs while the caller goes on (the next group can be built meanwhile).
+    const signed = this.signer.signMany(
+      rows.map((r) => r.hash),
+      { offThread },
+    ).then((signatures) => rows.forEach((r, i) => (r.signature = signatures[i] as string)));
+    signed.catch(() => undefined); // awaited by the caller; never an unhandled rejection
+    const head: ChainHead = { lastSeq: seq, lastHash: prevHash, lastCreatedAt: rows.length > 0 ? createdAt : expect.lastCreatedAt };
+    state.head = head;
+    for (const k of keys) inFlightKeys.set(k, byKey.get(k) as KeyUse);
 
-    const latest = await tx.latestCheckpoint();
-    const covered = latest?.tree_size ?? 0;
-    if (edge.size === covered) return { outcomes, appended };
-    const latestAt = latest ? Date.parse(latest.timestamp) : -Infinity;
-    if (!forced && nowMs - latestAt < this.options.checkpointIntervalMs) {
-      return { outcomes, appended, checkpointDueAt: latestAt + this.options.checkpointIntervalMs };
+    const plan: Plan = { outcomes, keys, signed, write: { companyId, expect, rows, head, treeFirst, treeHashes } };
+    const size = state.edge.size;
+    const covered = state.latest?.tree_size ?? 0;
+    if (size === covered) return plan;
+    const latestAt = state.latest ? Date.parse(state.latest.timestamp) : -Infinity;
+    if (!group.some((p) => p.checkpoint) && nowMs - latestAt < this.options.checkpointIntervalMs) {
+      plan.checkpointDueAt = latestAt + this.options.checkpointIntervalMs;
+      return plan;
     }
-    await this.signCheckpoint(companyId, tx, latest, edge.size, edge.root(), nowMs);
-    return { outcomes, appended };
+    // Sign the new tree only if the stored one provably extends the last checkpoint, so no two checkpoints ever conflict.
+    if (!(await state.consistent())) {
+      // Refuse to sign, but keep accepting entries: the verifier reports the damage.
+      this.options.onError?.(new InconsistentTreeError(companyId, covered, size), 'checkpoint refused');
+      return plan;
+    }
+    plan.write.checkpoint = this.options.checkpoints.sign(companyId, size, state.edge.root(), nowMs);
+    state.latest = plan.write.checkpoint;
+    return plan;
   }
+}
 
-  /** Signs the new tree only if it provably extends the last checkpoint, so no two checkpoints ever conflict. */
-  private async signCheckpoint(companyId: string, tx: ChainTx, latest: CheckpointRow | undefined, size: number, root: Buffer, nowMs: number): Promise<void> {
-    if (latest) {
-      const proof = await consistencyProof((i) => tx.readTreeHashes(i), latest.tree_size, size);
-      if (!verifyConsistency(latest.tree_size, size, proof, Buffer.from(latest.root_hash, 'hex'), root)) {
-        // Refuse to sign, but keep accepting entries: the verifier reports the damage.
-        this.options.onError?.(new InconsistentTreeError(companyId, latest.tree_size, size), 'checkpoint refused');
-        return;
-      }
-    }
-    await tx.insertCheckpoint(this.options.checkpoints.sign(companyId, size, root, nowMs));
-  }
+/** The idempotency keys a group's events carry. */
+function idempotencyKeys(group: Pending[]): string[] {
+  const keys = new Set<string>();
+  for (const p of group) for (const e of p.events) if (e.envelope.idempotency_key !== null) keys.add(e.envelope.idempotency_key);
+  return [...keys];
 }

@@ -6,8 +6,16 @@ import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { ENTRY_SIGNATURE_CONTEXT, signEntryHash } from '../core/signature.js';
 
+export interface SignOptions {
+  /**
+   * Sign everything in the workers, however few: the calling thread has other work to do
+   * meanwhile (the appender builds the next group while this one is signed).
+   */
+  offThread?: boolean;
+}
+
 export interface Signer {
-  signMany(hashes: string[]): Promise<string[]>;
+  signMany(hashes: string[], options?: SignOptions): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -71,13 +79,16 @@ export class WorkerSigner implements Signer {
     return w;
   }
 
-  async signMany(hashes: string[]): Promise<string[]> {
-    if (hashes.length < MIN_FOR_WORKERS || this.workers.length === 0) return hashes.map((h) => signEntryHash(this.key, h));
-    // Each worker and this thread take an equal share; this thread signs its share
-    // while the workers sign theirs, instead of idling until they answer.
-    const per = Math.ceil(hashes.length / (this.workers.length + 1));
+  async signMany(hashes: string[], options: SignOptions = {}): Promise<string[]> {
+    if (hashes.length === 0) return [];
+    const offThread = options.offThread === true && this.workers.length > 0;
+    if (!offThread && (hashes.length < MIN_FOR_WORKERS || this.workers.length === 0)) return hashes.map((h) => signEntryHash(this.key, h));
+    // Each worker takes an equal share, and so does this thread unless it has other work:
+    // it signs its share while the workers sign theirs, instead of idling until they answer.
+    const local = offThread ? 0 : 1;
+    const per = Math.ceil(hashes.length / (this.workers.length + local));
     const remote = this.workers.map((w, index) => {
-      const chunk = hashes.slice((index + 1) * per, (index + 2) * per);
+      const chunk = hashes.slice((index + local) * per, (index + local + 1) * per);
       if (chunk.length === 0) return Promise.resolve([] as string[]);
       return new Promise<string[]>((resolve, reject) => {
         const id = this.nextId++;
@@ -85,8 +96,8 @@ export class WorkerSigner implements Signer {
         w.postMessage({ id, hashes: chunk });
       });
     });
-    const local = hashes.slice(0, per).map((h) => signEntryHash(this.key, h));
-    return [local, ...(await Promise.all(remote))].flat();
+    const mine = hashes.slice(0, local * per).map((h) => signEntryHash(this.key, h));
+    return [mine, ...(await Promise.all(remote))].flat();
   }
 
   /** Call after the Appender has drained: jobs still pending are rejected. */

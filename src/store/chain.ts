@@ -33,3 +33,37 @@ export interface ChainTx {
 export type WithChain = <T>(companyId: string, fn: (tx: ChainTx) => Promise<T>) => Promise<T>;
 
 export const EMPTY_HEAD: ChainHead = { lastSeq: -1, lastHash: '0'.repeat(64), lastCreatedAt: '' };
+
+/** One group's writes, built outside any transaction from a head the appender knew. */
+export interface ChainWrite {
+  companyId: string;
+  /** The head the group was built on: the write commits only if the stored head still is this one. */
+  expect: ChainHead;
+  rows: LogEntryRow[];
+  head: ChainHead;
+  /** Stored-hash index of treeHashes[0]. */
+  treeFirst: number;
+  treeHashes: string[];
+  checkpoint?: CheckpointRow;
+}
+
+/** The stored head was not the one a write was built on (another writer appended first); nothing was written. */
+export class HeadMovedError extends Error {
+  constructor(companyId: string) {
+    super(`company ${companyId}: the chain head moved under a prepared append; nothing was written`);
+    this.name = 'HeadMovedError';
+  }
+}
+
+/**
+ * A backend that commits appends off the request thread (SQLite: a writer thread with its
+ * own connection, so inserts and fsyncs never stall request handling). Writes commit in
+ * submission order, each in one transaction that first checks the head, so the appender can
+ * build the next group while the previous one commits and still never forks the chain.
+ */
+export interface ChainWriter {
+  write(w: ChainWrite): Promise<void>;
+  /** Committed entries of this company holding any of these idempotency keys. */
+  findByIdempotencyKeys(companyId: string, keys: string[]): Promise<LogEntryRow[]>;
+  close(): Promise<void>;
+}

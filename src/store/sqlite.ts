@@ -6,6 +6,7 @@ import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { type ChainHead, type CheckpointRow, EMPTY_HEAD, type LogEntryRow, type WithChain } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
+import { SQLITE_PRAGMAS, SqliteChainWriter } from './sqlite-writer.js';
 import { Store } from './store.js';
 
 // SQLite names the violated columns, not the index; map them back to index names.
@@ -119,13 +120,11 @@ function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabas
 export function openSqliteStore(file: string): Store {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
-  database.pragma('journal_mode = WAL');
-  // FULL: a commit is on disk before we acknowledge it, even across power loss.
-  database.pragma('synchronous = FULL');
-  database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
-  // 64 MiB page cache: index pages of a large ledger stay in memory across appends.
-  database.pragma('cache_size = -65536');
+  // WAL; synchronous=FULL: a commit is on disk before we acknowledge it, even across power
+  // loss; a 64 MiB page cache keeps a large ledger's index pages in memory across appends.
+  for (const p of SQLITE_PRAGMAS) database.pragma(p);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return new Store('sqlite', db, uniqueViolation, sqliteWithChain(db, database));
+  // An in-memory database cannot be shared with a writer thread: it appends on this thread.
+  const writer = file === ':memory:' ? undefined : new SqliteChainWriter(file, database);
+  return new Store('sqlite', db, uniqueViolation, sqliteWithChain(db, database), writer);
 }

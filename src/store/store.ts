@@ -1,7 +1,7 @@
 // The one store interface. Both backends are this class over a different Kysely
 // dialect (see sqlite.ts and postgres.ts); the same behavioural suite runs on both.
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { ChainHead, CheckpointRow, LogEntryRow, WithChain } from './chain.js';
+import type { ChainHead, ChainWriter, CheckpointRow, LogEntryRow, WithChain } from './chain.js';
 import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
 import type { ApiKeysTable, CompaniesTable, Database, SigningKeysTable, UserRole, UsersTable } from './schema.js';
 
@@ -75,6 +75,8 @@ export class Store {
     readonly uniqueViolation: (err: unknown) => string | undefined,
     /** The locked append transaction for one company's chain (dialect-specific). */
     readonly withChain: WithChain,
+    /** When the backend has one: appends committed off the request thread (see ChainWriter). */
+    readonly chainWriter?: ChainWriter,
   ) {}
 
   async migrate(): Promise<string[]> {
@@ -86,6 +88,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    await this.chainWriter?.close();
     await this.db.destroy();
   }
 

@@ -1,0 +1,99 @@
+// SQLite appends go through a writer thread, and the appender builds the next group while
+// the last one commits. Whatever happens to a write, the chain stays one and gap-free: a
+// group built on a head that moved (another writer, or a write that failed before it) is
+// built again, and a failed write takes nothing else with it.
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { MemoryCounterStore } from '../src/ratelimit/counter.js';
+import type { ChainWrite, ChainWriter } from '../src/store/chain.js';
+import { FakeClock, problem, startTestApp, testConfig } from './helpers/app.js';
+import { assertChainIntact, countEntries, ingest, ingestBatch } from './helpers/ledger.js';
+
+describe('SQLite writer thread', () => {
+  it('two services on one SQLite file append to one company: one chain, each building on the head the other moved', async () => {
+    const a = await startTestApp('sqlite');
+    const storeB = a.db.open();
+    const counters = new MemoryCounterStore(a.clock.now);
+    const b = await buildApp({ config: testConfig(a.db), store: storeB, counters, clock: a.clock.now, logger: false });
+    try {
+      const acct = await a.newAccount();
+      const { key } = await a.createKey(acct.token, 1_000_000);
+      const viaB = (payload: unknown) => b.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key }, payload });
+      // In turn: each service's known head is stale when its next request comes.
+      const seqs: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const res = i % 2 === 0 ? await ingest(a, key, { event_type: 'turn', data: { i } }) : await viaB({ event_type: 'turn', data: { i } });
+        expect(res.statusCode).toBe(200);
+        seqs.push(res.json().seq);
+      }
+      expect(seqs).toEqual([0, 1, 2, 3, 4, 5]);
+      // At once, single events and batches through both.
+      const requests = [];
+      for (let i = 0; i < 30; i++) {
+        requests.push(i % 2 === 0 ? ingest(a, key, { event_type: 'both', data: { i } }) : viaB({ event_type: 'both', data: { i } }));
+        if (i % 5 === 0) requests.push(ingestBatch(i % 2 === 0 ? a : { inject: (o) => b.inject(o) }, key, Array.from({ length: 20 }, (_, j) => ({ event_type: 'batch', data: { i, j } }))));
+      }
+      const results = await Promise.all(requests);
+      expect(results.map((r) => r.statusCode).filter((s) => s !== 200)).toEqual([]);
+      expect(await assertChainIntact(a.store, acct.companyId)).toBe(6 + 30 + 6 * 20);
+    } finally {
+      await b.close();
+      await counters.close();
+      await storeB.close();
+      await a.close();
+    }
+  });
+
+  it('a write that fails fails its own requests alone; the group built on it meanwhile is built again and commits', async () => {
+    const clock = new FakeClock();
+    const t = await startTestApp('sqlite', { clock });
+    try {
+      const acct = await t.newAccount();
+      const { key } = await t.createKey(acct.token, 1_000_000);
+      expect((await ingest(t, key, { event_type: 'before', data: {} })).statusCode).toBe(200);
+      // The database refuses one event type, as a full disk or a broken file would refuse a write.
+      await sql`CREATE TRIGGER refuse_boom BEFORE INSERT ON log_entries WHEN NEW.event_type = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END`.execute(t.store.db);
+
+      // Hold writes until the second group has been built on the first (failing) one.
+      const writer = t.store.chainWriter as ChainWriter;
+      const write = writer.write.bind(writer);
+      const held: Array<() => void> = [];
+      let handedOver!: () => void;
+      const firstHandedOver = new Promise<void>((r) => (handedOver = r));
+      Object.defineProperty(writer, 'write', {
+        value: (w: ChainWrite) => {
+          if (held.length === 2) return write(w);
+          return new Promise<void>((resolve, reject) => {
+            held.push(() => void write(w).then(resolve, reject));
+            if (held.length === 1) handedOver();
+            if (held.length === 2) for (const release of held) release();
+          });
+        },
+      });
+      const boom = ingest(t, key, { event_type: 'boom', data: {} });
+      await firstHandedOver;
+      const others = [
+        ingest(t, key, { event_type: 'after', data: { i: 1 } }),
+        ingestBatch(t, key, Array.from({ length: 10 }, (_, j) => ({ event_type: 'after', data: { j } }))),
+        ingest(t, key, { event_type: 'after', data: { i: 2 } }),
+      ];
+      problem(await boom, 500, 'internal_error');
+      const results = await Promise.all(others);
+      expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+      // Built again on the real head: seq 1 follows the entry before the failed write.
+      expect(results[0]?.json().seq).toBe(1);
+      expect(await assertChainIntact(t.store, acct.companyId)).toBe(1 + 12);
+      const types = await t.store.db.selectFrom('log_entries').select('event_type').where('company_id', '=', acct.companyId).execute();
+      expect(types.filter((r) => r.event_type === 'boom')).toEqual([]);
+
+      // And the service goes on appending after it.
+      const next = await ingest(t, key, { event_type: 'later', data: {} });
+      expect(next.statusCode).toBe(200);
+      expect(next.json().seq).toBe(13);
+      expect(await countEntries(t.store, acct.companyId)).toBe(14);
+    } finally {
+      await t.close();
+    }
+  });
+});
