@@ -42,10 +42,17 @@ function startChild(args: string[], env: Record<string, string>, ready: string):
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)));
-    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
       try {
         const l = JSON.parse(line) as { msg?: string; url?: string };
-        if (l.msg === ready && l.url) resolve({ url: l.url, child });
+        if (l.msg === ready && l.url) {
+          // From here on the service's log lines (one per request) are written and dropped
+          // unread: parsing them would take CPU from the load generator on the same cores.
+          lines.close();
+          child.stdout?.resume();
+          resolve({ url: l.url, child });
+        }
       } catch {
         // not JSON
       }
