@@ -1,7 +1,7 @@
 // The per-company Merkle tree (RFC 6962 / RFC 9162 hashing) and its proofs. Pure: storage
 // keeps the hashes in Go sumdb tlog's "stored hash" order (src/store/tree.ts); here is the
 // arithmetic that says which stored hashes a root or a proof needs, and how to check one.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 export type Hash = Buffer;
 
@@ -12,7 +12,10 @@ export const EMPTY_ROOT: Hash = createHash('sha256').digest();
 
 /** RFC 6962 leaf hash: SHA-256(0x00 ‖ data). */
 export function leafHash(data: Uint8Array): Hash {
-  return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+  const input = Buffer.allocUnsafe(1 + data.length);
+  input[0] = 0x00;
+  input.set(data, 1);
+  return hash('sha256', input, 'buffer');
 }
 
 /** The leaf of a ledger entry: the 32 raw bytes of its entry hash (not the hex text). */
@@ -22,11 +25,13 @@ export function entryLeafHash(entryHashHex: string): Hash {
 
 /** RFC 6962 interior node: SHA-256(0x01 ‖ left ‖ right). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Hash {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  // One buffer and one-shot crypto.hash: cheaper than a Hash object with three updates.
+  const input = Buffer.allocUnsafe(1 + left.length + right.length);
+  input[0] = 0x01;
+  input.set(left, 1);
+  input.set(right, 1 + left.length);
+  return hash('sha256', input, 'buffer');
 }
-
-const LEAF_PREFIX = Buffer.from([0]);
-const NODE_PREFIX = Buffer.from([1]);
 
 /** A complete subtree: 2^level leaves starting at leaf index << level. */
 export interface Subtree {
