@@ -2,6 +2,7 @@
 // the last one commits. Whatever happens to a write, the chain stays one and gap-free: a
 // group built on a head that moved (another writer, or a write that failed before it) is
 // built again, and a failed write takes nothing else with it.
+import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
@@ -19,7 +20,7 @@ describe('SQLite writer thread', () => {
     try {
       const acct = await a.newAccount();
       const { key } = await a.createKey(acct.token, 1_000_000);
-      const viaB = (payload: unknown) => b.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key }, payload });
+      const viaB = (payload: Record<string, unknown>): Promise<LightMyRequestResponse> => b.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key }, payload });
       // In turn: each service's known head is stale when its next request comes.
       const seqs: number[] = [];
       for (let i = 0; i < 6; i++) {

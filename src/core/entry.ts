@@ -75,7 +75,7 @@ const SORTED_FIELDS = [...HASHED_FIELDS].sort();
  * JSON.stringify does and integers as their decimal form, so this is byte-identical
  * (a randomized test holds it to the generic path).
  */
-export function canonicalEntryText(e: EntryBody, dataJson: string, extraJson: string | null): string {
+export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra'>, dataJson: string, extraJson: string | null): string {
   let out = '{';
   for (let i = 0; i < SORTED_FIELDS.length; i++) {
     const f = SORTED_FIELDS[i] as keyof EntryBody;
@@ -84,7 +84,7 @@ export function canonicalEntryText(e: EntryBody, dataJson: string, extraJson: st
     if (f === 'data') out += dataJson;
     else if (f === 'extra') out += extraJson ?? 'null';
     else {
-      const v = e[f];
+      const v = e[f as Exclude<keyof EntryBody, 'data' | 'extra'>];
       out += v === null ? 'null' : typeof v === 'number' ? String(v) : JSON.stringify(v);
     }
   }

@@ -9,7 +9,7 @@
 //   this process last built it, and hand the write over; the next group is built and signed
 //   while this one commits. Each write commits only on the head it was built on, so a group
 //   built on a head that moved is built again: never a fork, never a gap.
-import { canonicalEntryText, type EntryBody, LEDGER_FORMAT_VERSION } from '../core/entry.js';
+import { canonicalEntryText, LEDGER_FORMAT_VERSION } from '../core/entry.js';
 import { sha256Hex } from '../core/hash.js';
 import { entryLeafHash, storedHashIndex, type TreeEdge, verifyConsistency } from '../core/merkle.js';
 import { type ChainHead, type ChainTx, type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, type LogEntryRow } from '../store/chain.js';
@@ -378,6 +378,7 @@ export class Appender {
     const rows: LogEntryRow[] = [];
     const outcomes: Array<AppendedEvent[] | Error> = [];
     const keys: string[] = [];
+    const keyId = this.keyring.active.keyId;
 
     for (const p of group) {
       const mark = { seq, prevHash, rows: rows.length, keys: keys.length };
@@ -395,22 +396,26 @@ export class Appender {
           continue;
         }
         seq += 1;
-        const body: EntryBody = {
+        // The stored row is the hashed body with data and extra as their canonical JSON.
+        const row: LogEntryRow = {
           format_version: LEDGER_FORMAT_VERSION,
           company_id: companyId,
           seq,
           log_id: uuidv7(nowMs),
           event_type: ev.event_type,
-          data: ev.data,
+          data: ev.dataJson,
           ...ev.envelope,
-          extra: ev.extra,
+          extra: ev.extraJson,
           created_at: createdAt,
           prev_hash: prevHash,
+          hash: '',
+          signature: '',
+          key_id: keyId,
         };
-        const hash = sha256Hex(canonicalEntryText(body, ev.dataJson, ev.extraJson));
-        rows.push({ ...body, data: ev.dataJson, extra: ev.extraJson, hash, signature: '', key_id: this.keyring.active.keyId });
-        prevHash = hash;
-        const result: AppendedEvent = { log_id: body.log_id, seq, hash, event_type: ev.event_type, created_at: createdAt, duplicate: false };
+        row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson));
+        rows.push(row);
+        prevHash = row.hash;
+        const result: AppendedEvent = { log_id: row.log_id, seq, hash: row.hash, event_type: ev.event_type, created_at: createdAt, duplicate: false };
         results.push(result);
         if (key !== null) {
           byKey.set(key, { event_type: ev.event_type, data: ev.dataJson, result });

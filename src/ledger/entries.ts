@@ -13,7 +13,7 @@ export function rowToEntry(row: LogEntryRow): LedgerEntry {
  * generic way, as an auditor would (stored text that is not canonical counts by its meaning).
  */
 export function recomputeHash(row: LogEntryRow): string {
-  const fast = sha256Hex(canonicalEntryText(row as never, row.data, row.extra));
+  const fast = sha256Hex(canonicalEntryText(row, row.data, row.extra));
   if (fast === row.hash) return fast;
   try {
     return entryHash(rowToEntry(row));
