@@ -17,7 +17,8 @@ const SQL = {
   setHead: `INSERT INTO chain_heads (company_id, last_seq, last_hash, last_created_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (company_id) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash, last_created_at = excluded.last_created_at`,
   insert: `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map(() => '?').join(', ')})`,
-  insertTreeHash: 'INSERT INTO merkle_hashes (company_id, idx, hash) VALUES (?, ?, ?)',
+  // All of a write's tree hashes in one statement: half the cost of one insert each.
+  insertTreeHashes: 'INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ?, ? + key, value FROM json_each(?)',
   insertCheckpoint: 'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (?, ?, ?, ?, ?, ?)',
 };
 
@@ -52,7 +53,7 @@ function apply(w) {
   const h = s.head.get(w.companyId);
   if ((h ? h.last_seq : -1) !== w.expect[0] || (h ? h.last_hash : GENESIS) !== w.expect[1]) return { moved: true };
   for (const r of w.rows) s.insert.run(r);
-  for (let i = 0; i < w.treeHashes.length; i++) s.insertTreeHash.run(w.companyId, w.treeFirst + i, w.treeHashes[i]);
+  if (w.treeHashes.length > 0) s.insertTreeHashes.run(w.companyId, w.treeFirst, JSON.stringify(w.treeHashes));
   if (w.rows.length > 0) s.setHead.run(w.companyId, w.head[0], w.head[1], w.head[2]);
   if (w.checkpoint) s.insertCheckpoint.run(w.checkpoint);
   return {};
