@@ -127,6 +127,8 @@ interface Pipeline {
 
 /** Groups being built, signed or committed at once per company (the writer commits them in order). */
 const MAX_IN_FLIGHT = 4;
+/** Companies whose chain state is kept between bursts of appends; beyond it, an idle one is read again next time. */
+const MAX_KEPT_CHAINS = 1000;
 /** How often a group is built again after finding the head moved before it gives up. */
 const MAX_HEAD_MOVES = 3;
 
@@ -313,7 +315,8 @@ export class Appender {
       const tracked: Promise<void> = settled.finally(() => pipeline.inFlight.delete(tracked));
       c.inFlight.add(tracked);
     }
-    // The pipeline (and the chain state it holds) stays for the company's next requests.
+    // The chain state stays for the company's next requests (a few KiB each), up to a bound.
+    if (this.pipelines.size > MAX_KEPT_CHAINS && c.keys.size === 0) this.pipelines.delete(companyId);
   }
 
   /** Answers a committed group's requests. */
