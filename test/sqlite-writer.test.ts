@@ -3,6 +3,11 @@
 // group built on a head that moved (another writer, or a write that failed before it) is
 // built again, and a failed write takes nothing else with it.
 import type { LightMyRequestResponse } from 'fastify';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildSync } from 'esbuild';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
@@ -10,6 +15,8 @@ import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import type { ChainWrite, ChainWriter } from '../src/store/chain.js';
 import { FakeClock, problem, startTestApp, testConfig } from './helpers/app.js';
 import { assertChainIntact, countEntries, ingest, ingestBatch } from './helpers/ledger.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
 
 describe('SQLite writer thread', () => {
   it('two services on one SQLite file append to one company: one chain, each building on the head the other moved', async () => {
@@ -95,6 +102,21 @@ describe('SQLite writer thread', () => {
       expect(await countEntries(t.store, acct.companyId)).toBe(14);
     } finally {
       await t.close();
+    }
+  });
+
+  it('a process that only appends stays alive until its appends commit (the worker threads keep it alive while they hold work)', () => {
+    // Plain node, not tsx: tsx's loader thread would keep the process alive by itself.
+    const script = path.join(ROOT, 'node_modules', '.cache', 'audit-ledger-test', 'append-and-exit.mjs');
+    buildSync({ entryPoints: [path.join(import.meta.dirname, 'fixtures', 'append-and-exit.ts')], outfile: script, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-append-exit-'));
+    try {
+      const r = spawnSync(process.execPath, [script, dir], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('appended 4000\n');
+      expect(r.status).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -55,10 +55,13 @@ export class WorkerSigner implements Signer {
 
   private spawn(index: number): Worker {
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { key: this.key, context: ENTRY_SIGNATURE_CONTEXT } });
+    // An idle worker does not keep the process alive; one with jobs does (see signMany), or a
+    // process awaiting signatures with nothing else to do would exit before they come.
     w.unref();
     w.on('message', (m: { id: number; sigs: string[] }) => {
       const job = this.jobs.get(m.id);
       this.jobs.delete(m.id);
+      if (![...this.jobs.values()].some((j) => j.worker === index)) w.unref();
       job?.resolve(m.sigs);
     });
     let failed = false;
@@ -93,6 +96,7 @@ export class WorkerSigner implements Signer {
       return new Promise<string[]>((resolve, reject) => {
         const id = this.nextId++;
         this.jobs.set(id, { resolve, reject, worker: index });
+        w.ref();
         w.postMessage({ id, hashes: chunk });
       });
     });

@@ -105,6 +105,8 @@ export class SqliteChainWriter implements ChainWriter {
   private start(): Worker {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file, pragmas: SQLITE_PRAGMAS, sql: SQL } });
+    // Idle, the writer does not keep the process alive; with writes in hand it does (flush),
+    // or a process awaiting a commit with nothing else to do would exit before it comes.
     w.unref();
     w.on('message', (results: WriteResult[]) => {
       const sent = this.sent ?? [];
@@ -116,6 +118,7 @@ export class SqliteChainWriter implements ChainWriter {
         else q.resolve();
       });
       this.flush();
+      if (!this.sent) w.unref();
     });
     const fail = (err: unknown) => {
       // Never leave an append waiting on a writer that is gone; the next write starts a new one.
@@ -136,6 +139,7 @@ export class SqliteChainWriter implements ChainWriter {
     this.worker ??= this.start();
     this.sent = this.queued;
     this.queued = [];
+    this.worker.ref();
     this.worker.postMessage(this.sent.map((q) => q.message));
   }
 
@@ -171,6 +175,7 @@ export class SqliteChainWriter implements ChainWriter {
     this.closing = true;
     this.worker = undefined;
     const exited = new Promise((r) => w.once('exit', r));
+    w.ref(); // until it has closed its connection
     w.postMessage('close');
     await exited;
   }
