@@ -227,11 +227,7 @@ export class Appender {
         const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), false);
         await plan.signed;
         const w = plan.write;
-        if (w.rows.length > 0) {
-          await tx.insert(w.rows);
-          await tx.setHead(w.head);
-          await tx.insertTreeHashes(w.treeFirst, w.treeHashes);
-        }
+        if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeFirst, w.treeHashes);
         if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
         return plan;
       });

@@ -19,12 +19,10 @@ export interface ChainTx {
   readonly head: ChainHead;
   /** Entries of this company already holding any of these idempotency keys. */
   findByIdempotencyKeys(keys: string[]): Promise<LogEntryRow[]>;
-  insert(rows: LogEntryRow[]): Promise<void>;
-  setHead(head: ChainHead): Promise<void>;
+  /** Inserts the entries and their tree hashes (at treeFirst, treeFirst + 1, …) and moves the head: one round trip where the backend allows. */
+  append(rows: LogEntryRow[], head: ChainHead, treeFirst: number, treeHashes: string[]): Promise<void>;
   /** Stored Merkle hashes (hex) by stored-hash index; absent indexes are missing from the map. */
   readTreeHashes(indexes: number[]): Promise<Map<number, string>>;
-  /** Stores hashes at firstIdx, firstIdx + 1, … */
-  insertTreeHashes(firstIdx: number, hashes: string[]): Promise<void>;
   latestCheckpoint(): Promise<CheckpointRow | undefined>;
   insertCheckpoint(row: CheckpointRow): Promise<void>;
 }

@@ -15,9 +15,13 @@ function uniqueViolation(err: unknown): string | undefined {
 // however many rows, which PostgreSQL parses and plans far faster than a VALUES list with
 // tens of thousands of parameters.
 const INTEGER_COLUMNS: Record<string, string> = { seq: 'int8', format_version: 'int4' };
-const UNNEST_ENTRIES = `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${LOG_ENTRY_COLUMNS.map(
-  (c, i) => `$${i + 1}::${INTEGER_COLUMNS[c] ?? 'text'}[]`,
-).join(', ')})`;
+const COLUMN_ARRAYS = LOG_ENTRY_COLUMNS.map((c, i) => `$${i + 1}::${INTEGER_COLUMNS[c] ?? 'text'}[]`).join(', ');
+const [COMPANY, FIRST, HASHES, SEQ, HASH, CREATED] = [1, 2, 3, 4, 5, 6].map((i) => `$${LOG_ENTRY_COLUMNS.length + i}`);
+// A group's entries, its tree hashes and the new head in one statement (data-modifying CTEs):
+// one round trip instead of three while the company's chain lock is held.
+const APPEND = `WITH entries AS (INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMN_ARRAYS})),
+  tree AS (INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ${COMPANY}, ${FIRST}::int8 + n - 1, h FROM unnest(${HASHES}::text[]) WITH ORDINALITY AS t(h, n))
+  UPDATE chain_heads SET last_seq = ${SEQ}::int8, last_hash = ${HASH}, last_created_at = ${CREATED} WHERE company_id = ${COMPANY}`;
 
 /**
  * The chain head row is locked with SELECT … FOR UPDATE inside the append transaction,
@@ -27,43 +31,32 @@ const UNNEST_ENTRIES = `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}
 function postgresWithChain(kysely: Kysely<Database>): WithChain {
   return (companyId, fn) =>
     kysely.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('chain_heads')
-        .values({ company_id: companyId, last_seq: EMPTY_HEAD.lastSeq, last_hash: EMPTY_HEAD.lastHash, last_created_at: EMPTY_HEAD.lastCreatedAt })
-        .onConflict((oc) => oc.column('company_id').doNothing())
-        .execute();
-      const row = await trx.selectFrom('chain_heads').selectAll().where('company_id', '=', companyId).forUpdate().executeTakeFirstOrThrow();
+      const lock = () => trx.selectFrom('chain_heads').selectAll().where('company_id', '=', companyId).forUpdate().executeTakeFirst();
+      let row = await lock();
+      if (!row) {
+        // A company's first append creates its head row (once; concurrent creators meet on the key).
+        await trx
+          .insertInto('chain_heads')
+          .values({ company_id: companyId, last_seq: EMPTY_HEAD.lastSeq, last_hash: EMPTY_HEAD.lastHash, last_created_at: EMPTY_HEAD.lastCreatedAt })
+          .onConflict((oc) => oc.column('company_id').doNothing())
+          .execute();
+        row = (await lock()) as NonNullable<typeof row>;
+      }
       return fn({
         head: { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at },
         findByIdempotencyKeys: async (keys) =>
           keys.length
             ? trx.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('idempotency_key', 'in', keys).execute()
             : [],
-        insert: async (rows) => {
-          if (rows.length === 0) return;
-          await trx.executeQuery(CompiledQuery.raw(UNNEST_ENTRIES, LOG_ENTRY_COLUMNS.map((c) => rows.map((r) => r[c]))));
-        },
-        setHead: async (h) => {
-          await trx
-            .updateTable('chain_heads')
-            .set({ last_seq: h.lastSeq, last_hash: h.lastHash, last_created_at: h.lastCreatedAt })
-            .where('company_id', '=', companyId)
-            .execute();
+        append: async (rows, h, first, hashes) => {
+          const params: unknown[] = LOG_ENTRY_COLUMNS.map((c) => rows.map((r) => r[c]));
+          params.push(companyId, first, hashes, h.lastSeq, h.lastHash, h.lastCreatedAt);
+          await trx.executeQuery(CompiledQuery.raw(APPEND, params));
         },
         readTreeHashes: async (indexes) => {
           if (indexes.length === 0) return new Map();
           const rows = await trx.selectFrom('merkle_hashes').select(['idx', 'hash']).where('company_id', '=', companyId).where('idx', 'in', indexes).execute();
           return new Map(rows.map((r) => [r.idx, r.hash]));
-        },
-        insertTreeHashes: async (first, hashes) => {
-          if (hashes.length === 0) return;
-          await trx.executeQuery(
-            CompiledQuery.raw('INSERT INTO merkle_hashes (company_id, idx, hash) SELECT $1, $2::int8 + n - 1, h FROM unnest($3::text[]) WITH ORDINALITY AS t(h, n)', [
-              companyId,
-              first,
-              hashes,
-            ]),
-          );
         },
         latestCheckpoint: () =>
           trx.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst(),

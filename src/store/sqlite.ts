@@ -71,17 +71,13 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
         const result = await fn({
           head,
           findByIdempotencyKeys: async (keys) => (keys.length ? s.byIdempotency.all(companyId, JSON.stringify(keys)) : []),
-          insert: async (rows) => {
+          append: async (rows, h, first, hashes) => {
             for (const r of rows) s.insert.run(r);
-          },
-          setHead: async (h) => {
+            hashes.forEach((hash, i) => s.insertTreeHash.run(companyId, first + i, hash));
             s.setHead.run(companyId, h.lastSeq, h.lastHash, h.lastCreatedAt);
           },
           readTreeHashes: async (indexes) =>
             new Map(indexes.length ? s.treeHashes.all(companyId, JSON.stringify(indexes)).map((r) => [r.idx, r.hash]) : []),
-          insertTreeHashes: async (first, hashes) => {
-            hashes.forEach((h, i) => s.insertTreeHash.run(companyId, first + i, h));
-          },
           latestCheckpoint: async () => s.latestCheckpoint.get(companyId),
           insertCheckpoint: async (row) => {
             s.insertCheckpoint.run(row);
