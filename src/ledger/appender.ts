@@ -137,6 +137,8 @@ export class Appender {
   private readonly draining = new Set<Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly pipelines = new Map<string, Pipeline>();
+  /** Locked appends: the head and tree edge each company's last commit here left (saves reading the edge). */
+  private readonly lockedEdges = new Map<string, { head: ChainHead; edge: TreeEdge }>();
   private closed = false;
   private readonly maxGroupEvents: number;
 
@@ -222,8 +224,13 @@ export class Appender {
   private async appendLocked(companyId: string, group: Pending[]): Promise<void> {
     try {
       const t0 = performance.now();
+      // The tree edge this process left is still right if the locked head is the one it left.
+      const known = this.lockedEdges.get(companyId);
+      this.lockedEdges.delete(companyId);
+      let state!: ChainState;
       const plan = await this.store.withChain(companyId, async (tx) => {
-        const state = await this.loadState(tx);
+        const edge = known && sameHead(known.head, tx.head) ? known.edge : undefined;
+        state = await this.loadState(tx, false, edge);
         const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), false);
         await plan.signed;
         const w = plan.write;
@@ -231,6 +238,7 @@ export class Appender {
         if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
         return plan;
       });
+      if (this.lockedEdges.size < MAX_KEPT_CHAINS) this.lockedEdges.set(companyId, { head: state.head, edge: state.edge });
       this.committed(companyId, plan, group, t0);
     } catch (err) {
       for (const p of group) p.reject(err);
@@ -327,9 +335,9 @@ export class Appender {
   }
 
   /** The chain as stored, read inside the locked transaction. */
-  private async loadState(tx: ChainTx, checkNow = false): Promise<ChainState> {
+  private async loadState(tx: ChainTx, checkNow = false, knownEdge?: TreeEdge): Promise<ChainState> {
     const size = tx.head.lastSeq + 1;
-    const edge = await readEdge((i) => tx.readTreeHashes(i), size);
+    const edge = knownEdge ?? (await readEdge((i) => tx.readTreeHashes(i), size));
     const latest = await tx.latestCheckpoint();
     const rootAt = edge.root();
     let verdict: Promise<boolean> | undefined;
@@ -465,6 +473,10 @@ export class Appender {
     state.latest = plan.write.checkpoint;
     return plan;
   }
+}
+
+function sameHead(a: ChainHead, b: ChainHead): boolean {
+  return a.lastSeq === b.lastSeq && a.lastHash === b.lastHash;
 }
 
 /** The idempotency keys a group's events carry. */
