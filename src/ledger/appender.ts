@@ -137,8 +137,8 @@ export class Appender {
   private readonly draining = new Set<Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly pipelines = new Map<string, Pipeline>();
-  /** Locked appends: the head and tree edge each company's last commit here left (saves reading the edge). */
-  private readonly lockedEdges = new Map<string, { head: ChainHead; edge: TreeEdge }>();
+  /** Locked appends: the chain each company's last commit here left (saves reading its edge and checkpoint). */
+  private readonly lockedChains = new Map<string, ChainState>();
   private closed = false;
   private readonly maxGroupEvents: number;
 
@@ -224,13 +224,14 @@ export class Appender {
   private async appendLocked(companyId: string, group: Pending[]): Promise<void> {
     try {
       const t0 = performance.now();
-      // The tree edge this process left is still right if the locked head is the one it left.
-      const known = this.lockedEdges.get(companyId);
-      this.lockedEdges.delete(companyId);
+      // The tree edge and last checkpoint this process left are still right if the locked head
+      // is the one it left. (Another process may have signed a checkpoint of that same tree
+      // meanwhile: signing it again stores nothing, as both would sign the same root.)
+      const known = this.lockedChains.get(companyId);
+      this.lockedChains.delete(companyId);
       let state!: ChainState;
       const plan = await this.store.withChain(companyId, async (tx) => {
-        const edge = known && sameHead(known.head, tx.head) ? known.edge : undefined;
-        state = await this.loadState(tx, false, edge);
+        state = await this.loadState(tx, false, known && sameHead(known.head, tx.head) ? known : undefined);
         const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), false);
         await plan.signed;
         const w = plan.write;
@@ -238,7 +239,7 @@ export class Appender {
         if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
         return plan;
       });
-      if (this.lockedEdges.size < MAX_KEPT_CHAINS) this.lockedEdges.set(companyId, { head: state.head, edge: state.edge });
+      if (this.lockedChains.size < MAX_KEPT_CHAINS) this.lockedChains.set(companyId, state);
       this.committed(companyId, plan, group, t0);
     } catch (err) {
       for (const p of group) p.reject(err);
@@ -335,10 +336,10 @@ export class Appender {
   }
 
   /** The chain as stored, read inside the locked transaction. */
-  private async loadState(tx: ChainTx, checkNow = false, knownEdge?: TreeEdge): Promise<ChainState> {
+  private async loadState(tx: ChainTx, checkNow = false, known?: Pick<ChainState, 'edge' | 'latest'>): Promise<ChainState> {
     const size = tx.head.lastSeq + 1;
-    const edge = knownEdge ?? (await readEdge((i) => tx.readTreeHashes(i), size));
-    const latest = await tx.latestCheckpoint();
+    const edge = known?.edge ?? (await readEdge((i) => tx.readTreeHashes(i), size));
+    const latest = known ? known.latest : await tx.latestCheckpoint();
     const rootAt = edge.root();
     let verdict: Promise<boolean> | undefined;
     const consistent = () =>

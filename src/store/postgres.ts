@@ -61,7 +61,11 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
         latestCheckpoint: () =>
           trx.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst(),
         insertCheckpoint: async (row) => {
-          await trx.insertInto('checkpoints').values(row).execute();
+          await trx
+            .insertInto('checkpoints')
+            .values(row)
+            .onConflict((oc) => oc.columns(['company_id', 'tree_size']).doNothing())
+            .execute();
         },
       });
     });

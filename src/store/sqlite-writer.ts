@@ -19,7 +19,8 @@ const SQL = {
   insert: `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map(() => '?').join(', ')})`,
   // All of a write's tree hashes in one statement: half the cost of one insert each.
   insertTreeHashes: 'INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ?, ? + key, value FROM json_each(?)',
-  insertCheckpoint: 'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (?, ?, ?, ?, ?, ?)',
+  // A checkpoint of a tree another writer already signed stores nothing (both sign the same root).
+  insertCheckpoint: 'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (company_id, tree_size) DO NOTHING',
 };
 
 /** What crosses to the writer: rows as arrays in LOG_ENTRY_COLUMNS order (cheaper to copy than objects). */

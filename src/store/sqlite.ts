@@ -53,7 +53,7 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
     insertTreeHash: database.prepare('INSERT INTO merkle_hashes (company_id, idx, hash) VALUES (?, ?, ?)'),
     latestCheckpoint: database.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE company_id = ? ORDER BY tree_size DESC LIMIT 1'),
     insertCheckpoint: database.prepare(
-      'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (@company_id, @tree_size, @root_hash, @timestamp, @key_id, @note)',
+      'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (@company_id, @tree_size, @root_hash, @timestamp, @key_id, @note) ON CONFLICT (company_id, tree_size) DO NOTHING',
     ),
     byIdempotency: database.prepare<[string, string], LogEntryRow>(
       'SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))',
