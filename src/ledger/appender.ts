@@ -138,7 +138,7 @@ export class Appender {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly pipelines = new Map<string, Pipeline>();
   /** Locked appends: the chain each company's last commit here left (saves reading its edge and checkpoint). */
-  private readonly lockedChains = new Map<string, ChainState>();
+  private readonly lockedChains = new Map<string, Pick<ChainState, 'head' | 'edge' | 'latest'>>();
   private closed = false;
   private readonly maxGroupEvents: number;
 
@@ -239,7 +239,8 @@ export class Appender {
         if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
         return plan;
       });
-      if (this.lockedChains.size < MAX_KEPT_CHAINS) this.lockedChains.set(companyId, state);
+      // Only the data: the state's consistency check holds the transaction, which must not outlive it.
+      if (this.lockedChains.size < MAX_KEPT_CHAINS) this.lockedChains.set(companyId, { head: state.head, edge: state.edge, latest: state.latest });
       this.committed(companyId, plan, group, t0);
     } catch (err) {
       for (const p of group) p.reject(err);
@@ -349,9 +350,12 @@ export class Appender {
         const proof = await consistencyProof((i) => tx.readTreeHashes(i), latest.tree_size, size);
         return verifyConsistency(latest.tree_size, size, proof, Buffer.from(latest.root_hash, 'hex'), rootAt);
       })());
-    // A state kept beyond its transaction answers from a check made inside it.
-    if (checkNow) await consistent();
-    return { head: { ...tx.head }, edge, latest, consistent };
+    const head = { ...tx.head };
+    if (!checkNow) return { head, edge, latest, consistent };
+    // A state kept beyond its transaction answers from a check made inside it, and holds no
+    // reference to the transaction (a kept one kept memory alive).
+    const ok = await consistent();
+    return { head, edge, latest, consistent: () => Promise.resolve(ok) };
   }
 
   /**
