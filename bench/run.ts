@@ -1,7 +1,7 @@
 // `npm run bench`: ingestion throughput over real HTTP (autocannon) on SQLite and PostgreSQL,
 // with the ceilings measured in the same run on the same machine. Prints a table and writes
 // docs/performance.md. Needs the local PostgreSQL (BENCH_DATABASE_URL, default the test server).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -79,17 +79,41 @@ interface Load {
   p99: number;
   non2xx: number;
   errors: number;
+  /** CPU time per request (all threads), in µs: the service's (when measured) and the load generator's. */
+  serviceCpuUs?: number;
+  loadCpuUs: number;
 }
 
-async function load(url: string, body: string | string[], connections: number, headers: Record<string, string>): Promise<Load> {
+const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+
+/** CPU seconds (user + system, every thread) a process has used, from /proc. */
+function cpuSecondsOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+async function load(url: string, body: string | string[], connections: number, headers: Record<string, string>, service?: ChildProcess): Promise<Load> {
   const bodies = Array.isArray(body) ? body : [body];
+  const serviceBefore = service?.pid ? cpuSecondsOf(service.pid) : undefined;
+  const loadBefore = process.cpuUsage();
   const r = await autocannon({
     url,
     connections,
     duration: DURATION,
     requests: bodies.map((b) => ({ method: 'POST' as const, body: b, headers: { 'content-type': 'application/json', ...headers } })),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+  const loadCpu = process.cpuUsage(loadBefore);
+  const requests = Math.max(1, r.requests.total);
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    serviceCpuUs: service?.pid && serviceBefore !== undefined ? ((cpuSecondsOf(service.pid) - serviceBefore) * 1e6) / requests : undefined,
+    loadCpuUs: (loadCpu.user + loadCpu.system) / requests,
+  };
 }
 
 /** The service on one store: batch and single ingestion. */
@@ -109,7 +133,7 @@ async function measureService(name: string, env: Record<string, string>) {
     console.log(`  ${name}: batch load`);
     const batch = await load(`${url}/api/v1/logs/batch`, BATCH_BODY, 4, headers);
     console.log(`  ${name}: single-event load`);
-    const single = ONLY === 'integrity' ? batch : await load(`${url}/api/v1/logs`, SINGLE_BODIES, 64, headers);
+    const single = ONLY === 'integrity' ? batch : await load(`${url}/api/v1/logs`, SINGLE_BODIES, 64, headers, child);
     console.log(`  ${name}: export of everything ingested`);
     // Twice: the first export also fills the store's read cache (SQLite: the page cache of the
     // reading connection, at most 64 MiB), which is memory the service keeps, not the stream's.
@@ -127,7 +151,7 @@ async function bareFastify(): Promise<Load> {
   const { url, child } = await startChild([path.join(ROOT, 'dist', 'bench', 'bare-server.js')], {}, 'bare listening');
   try {
     await load(`${url}/api/v1/logs`, SINGLE_BODIES, 8, {});
-    return await load(`${url}/api/v1/logs`, SINGLE_BODIES, 64, {});
+    return await load(`${url}/api/v1/logs`, SINGLE_BODIES, 64, {}, child);
   } finally {
     await stop(child);
   }
@@ -205,6 +229,9 @@ async function freshPgDatabase(): Promise<{ url: string; drop(): Promise<void> }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
+const us = (v: number | undefined) => (v === undefined ? '?' : v.toFixed(0));
+/** Cores of CPU that `rps` requests a second would take at a load's measured CPU per request (service and load generator). */
+const cores = (rps: number, l: Load) => (((l.serviceCpuUs ?? 0) + l.loadCpuUs) * rps / 1e6).toFixed(1);
 
 const exportLine = (e: ExportResult) =>
   `${fmt(e.entries)} entries, ${e.megabytes.toFixed(0)} MiB in ${e.seconds.toFixed(1)} s; service peak RSS ${e.peakBeforeMiB.toFixed(0)} MiB before, ${e.peakAfterMiB.toFixed(0)} MiB after`;
@@ -224,7 +251,7 @@ async function main(): Promise<void> {
     const pgdb = ONLY === 'postgres' ? await freshPgDatabase() : undefined;
     try {
       const r = await measureService(ONLY, pgdb ? { DATABASE_URL: pgdb.url } : {});
-      console.log(`${ONLY}: batch ${fmt(r.batch.rps * BATCH)} events/s; single ${fmt(r.single.rps)} req/s p50 ${r.single.p50} ms p99 ${r.single.p99} ms`);
+      console.log(`${ONLY}: batch ${fmt(r.batch.rps * BATCH)} events/s; single ${fmt(r.single.rps)} req/s p50 ${r.single.p50} ms p99 ${r.single.p99} ms, CPU per request: service ${us(r.single.serviceCpuUs)} µs, load generator ${us(r.single.loadCpuUs)} µs`);
     } finally {
       await pgdb?.drop();
     }
@@ -249,9 +276,9 @@ async function main(): Promise<void> {
   const rawWorst = await rawSqliteInserts(() => randomUUID());
   console.log(`raw SQLite inserts/s: ${fmt(raw)} (a new trace_id on every row: ${fmt(rawWorst)})`);
   const bare = await bareFastify();
-  console.log(`bare Fastify req/s: ${fmt(bare.rps)}`);
+  console.log(`bare Fastify req/s: ${fmt(bare.rps)}, CPU per request: service ${us(bare.serviceCpuUs)} µs, load generator ${us(bare.loadCpuUs)} µs`);
   const sqlite = await measureService('sqlite', {});
-  console.log(`sqlite: batch ${fmt(sqlite.batch.rps * BATCH)} events/s; single ${fmt(sqlite.single.rps)} req/s p50 ${sqlite.single.p50} ms p99 ${sqlite.single.p99} ms`);
+  console.log(`sqlite: batch ${fmt(sqlite.batch.rps * BATCH)} events/s; single ${fmt(sqlite.single.rps)} req/s p50 ${sqlite.single.p50} ms p99 ${sqlite.single.p99} ms, CPU per request: service ${us(sqlite.single.serviceCpuUs)} µs, load generator ${us(sqlite.single.loadCpuUs)} µs`);
   console.log('  postgres: creating a database');
   const pgdb = await freshPgDatabase();
   let postgres;
@@ -326,10 +353,10 @@ Profiled with \`node --cpu-prof\` on the service under the same loads:
   by the latency of a group (about ${sqlite.single.p50} ms on SQLite). Each request costs the request thread
   what the bare route costs plus authentication, validation, canonicalization, hashing, its log
   line and its share of two thread messages per group; signing and inserting run on the other
-  threads. The 40% target is beyond this machine: at 40% of the bare route
-  (${fmt(0.4 * bare.rps)} req/s), Ed25519 signing alone would take ${pct(0.4 * bare.rps, signs)} of one core, the bare figure
-  itself used both cores (server and load generator), and the writer thread and the request
-  thread need the rest.
+  threads. Measured in this run, a request cost the service ${us(sqlite.single.serviceCpuUs)} µs of CPU on SQLite
+  (every thread; the bare route ${us(bare.serviceCpuUs)} µs) and the load generator ${us(sqlite.single.loadCpuUs)} µs. At 40% of the
+  bare route (${fmt(0.4 * bare.rps)} req/s) that is ${cores(0.4 * bare.rps, sqlite.single)} cores of CPU; the machine has ${os.cpus().length}. The target is
+  beyond this machine; Ed25519 signing alone (${(1e6 / signs).toFixed(0)} µs a request) would take ${pct(0.4 * bare.rps, signs)} of one core.
 - **Full verification** reads the entries, tree hashes and checkpoints page by page (2000 entries),
   recomputes every entry hash and link, rebuilds the Merkle tree and compares every stored tree hash
   and every checkpoint root, and checks each checkpoint's signature. Entry signatures are not
