@@ -1,6 +1,9 @@
 // Two appenders (two processes' worth) on one database: each keeps the chain as it last left
 // it, so each must cope with what the other did in between: entries (the head moved) and
 // checkpoints of the same tree (the head did not move).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createUser } from '../src/accounts.js';
 import { Appender } from '../src/ledger/appender.js';
@@ -8,6 +11,8 @@ import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
 import { Keyring } from '../src/ledger/keyring.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
+import { readEdge } from '../src/ledger/tree.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { FakeClock, testConfig } from './helpers/app.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -49,6 +54,36 @@ describe.each(STORE_KINDS)('two appenders on one %s database', (kind) => {
       await b.close();
       await other.close();
       await dispose();
+    }
+  });
+});
+
+describe('an in-memory SQLite database', () => {
+  it('appends on the request thread (no writer thread can open it): one valid chain with its tree and checkpoints', async () => {
+    const store = openSqliteStore(':memory:');
+    expect(store.chainWriter).toBeUndefined();
+    await store.migrate();
+    const clock = new FakeClock();
+    const config = testConfig({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'al-memory-')), databaseUrl: undefined });
+    const { company } = await createUser(store, { company: 'mem', email: 'mem@example.com', password: 'a long enough password', role: 'admin' });
+    const keyring = await Keyring.open(config, store, clock.now());
+    const signer = new WorkerSigner(keyring.active.privateKey, 1);
+    const appender = new Appender(store, keyring, signer, clock.now, { checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin), checkpointIntervalMs: 0 });
+    try {
+      const id = company.company_id;
+      const results = await Promise.all([appender.append(id, events(40, 'm')), appender.append(id, events(3, 'm'))]);
+      expect(results.flat().map((r) => r.seq)).toEqual(Array.from({ length: 43 }, (_, i) => i));
+      await appender.append(id, events(7, 'm'));
+      expect(await assertChainIntact(store, id)).toBe(50);
+      const latest = await store.db.selectFrom('checkpoints').selectAll().where('company_id', '=', id).orderBy('tree_size', 'desc').executeTakeFirstOrThrow();
+      expect(latest.tree_size).toBe(50);
+      const edge = await readEdge(async (idx) => new Map((await store.db.selectFrom('merkle_hashes').select(['idx', 'hash']).where('company_id', '=', id).where('idx', 'in', idx).execute()).map((r) => [r.idx, r.hash])), 50);
+      expect(edge.root().toString('hex')).toBe(latest.root_hash);
+    } finally {
+      await appender.close();
+      await signer.close();
+      await store.close();
+      fs.rmSync(config.dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -6,13 +6,14 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
-import { type ChainWrite, type ChainWriter, HeadMovedError, type LogEntryRow } from './chain.js';
+import { type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, type LogEntryRow } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 
 /** Connection settings both connections share (see openSqliteStore). */
 export const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'busy_timeout = 5000', 'cache_size = -65536'];
 
-const SQL = {
+/** The statements of an append, shared with the store's own connection (see sqlite.ts). */
+export const APPEND_SQL = {
   head: 'SELECT last_seq, last_hash FROM chain_heads WHERE company_id = ?',
   setHead: `INSERT INTO chain_heads (company_id, last_seq, last_hash, last_created_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (company_id) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash, last_created_at = excluded.last_created_at`,
@@ -20,8 +21,14 @@ const SQL = {
   // All of a write's tree hashes in one statement: half the cost of one insert each.
   insertTreeHashes: 'INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ?, ? + key, value FROM json_each(?)',
   // A checkpoint of a tree another writer already signed stores nothing (both sign the same root).
+  byIdempotency: 'SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))',
   insertCheckpoint: 'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (company_id, tree_size) DO NOTHING',
 };
+
+/** An entry's values in APPEND_SQL.insert's order. */
+export const entryValues = (r: LogEntryRow): unknown[] => LOG_ENTRY_COLUMNS.map((c) => r[c]);
+/** A checkpoint's values in APPEND_SQL.insertCheckpoint's order. */
+export const checkpointValues = (c: CheckpointRow): unknown[] => [c.company_id, c.tree_size, c.root_hash, c.timestamp, c.key_id, c.note];
 
 /** What crosses to the writer: rows as arrays in LOG_ENTRY_COLUMNS order (cheaper to copy than objects). */
 interface WriteMessage {
@@ -105,7 +112,7 @@ export class SqliteChainWriter implements ChainWriter {
   // Started on the first write, so the migrations (run on the store's connection) come first.
   private start(): Worker {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file, pragmas: SQLITE_PRAGMAS, sql: SQL } });
+    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file, pragmas: SQLITE_PRAGMAS, sql: APPEND_SQL } });
     // Idle, the writer does not keep the process alive; with writes in hand it does (flush),
     // or a process awaiting a commit with nothing else to do would exit before it comes.
     w.unref();
@@ -149,13 +156,11 @@ export class SqliteChainWriter implements ChainWriter {
       const message: WriteMessage = {
         companyId: w.companyId,
         expect: [w.expect.lastSeq, w.expect.lastHash],
-        rows: w.rows.map((r) => LOG_ENTRY_COLUMNS.map((c) => r[c])),
+        rows: w.rows.map(entryValues),
         head: [w.head.lastSeq, w.head.lastHash, w.head.lastCreatedAt],
         treeFirst: w.treeFirst,
         treeHashes: w.treeHashes,
-        checkpoint: w.checkpoint
-          ? [w.checkpoint.company_id, w.checkpoint.tree_size, w.checkpoint.root_hash, w.checkpoint.timestamp, w.checkpoint.key_id, w.checkpoint.note]
-          : null,
+        checkpoint: w.checkpoint ? checkpointValues(w.checkpoint) : null,
       };
       this.queued.push({ message, resolve, reject });
       this.flush();
@@ -164,7 +169,7 @@ export class SqliteChainWriter implements ChainWriter {
 
   async findByIdempotencyKeys(companyId: string, keys: string[]): Promise<LogEntryRow[]> {
     if (keys.length === 0) return [];
-    this.byIdempotency ??= this.database.prepare('SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))');
+    this.byIdempotency ??= this.database.prepare(APPEND_SQL.byIdempotency);
     return this.byIdempotency.all(companyId, JSON.stringify(keys));
   }
 

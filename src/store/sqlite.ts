@@ -4,9 +4,8 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { type ChainHead, type CheckpointRow, EMPTY_HEAD, type LogEntryRow, type WithChain } from './chain.js';
-import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
-import { SQLITE_PRAGMAS, SqliteChainWriter } from './sqlite-writer.js';
+import { APPEND_SQL, checkpointValues, entryValues, SQLITE_PRAGMAS, SqliteChainWriter } from './sqlite-writer.js';
 import { Store } from './store.js';
 
 // SQLite names the violated columns, not the index; map them back to index names.
@@ -30,9 +29,10 @@ function uniqueViolation(err: unknown): string | undefined {
 }
 
 /**
- * Appends run on the raw better-sqlite3 handle with prepared statements (the hot path),
- * inside BEGIN IMMEDIATE so the write lock is taken before the head is read, while
- * holding Kysely's connection so no other query interleaves.
+ * The locked append transaction on the store's own connection: BEGIN IMMEDIATE takes the write
+ * lock before the head is read, and Kysely's connection is held so no other query interleaves.
+ * Appends normally go through the writer thread (sqlite-writer.ts); this reads the chain for
+ * it, and appends to an in-memory database, which a writer thread cannot open.
  */
 function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): WithChain {
   let stmts: ReturnType<typeof prepare> | undefined;
@@ -40,24 +40,15 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
     head: database.prepare<[string], { last_seq: number; last_hash: string; last_created_at: string }>(
       'SELECT last_seq, last_hash, last_created_at FROM chain_heads WHERE company_id = ?',
     ),
-    setHead: database.prepare(
-      `INSERT INTO chain_heads (company_id, last_seq, last_hash, last_created_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (company_id) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash, last_created_at = excluded.last_created_at`,
-    ),
-    insert: database.prepare(
-      `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map((c) => `@${c}`).join(', ')})`,
-    ),
+    setHead: database.prepare(APPEND_SQL.setHead),
+    insert: database.prepare(APPEND_SQL.insert),
     treeHashes: database.prepare<[string, string], { idx: number; hash: string }>(
       'SELECT idx, hash FROM merkle_hashes WHERE company_id = ? AND idx IN (SELECT value FROM json_each(?))',
     ),
-    insertTreeHash: database.prepare('INSERT INTO merkle_hashes (company_id, idx, hash) VALUES (?, ?, ?)'),
+    insertTreeHashes: database.prepare(APPEND_SQL.insertTreeHashes),
     latestCheckpoint: database.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE company_id = ? ORDER BY tree_size DESC LIMIT 1'),
-    insertCheckpoint: database.prepare(
-      'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (@company_id, @tree_size, @root_hash, @timestamp, @key_id, @note) ON CONFLICT (company_id, tree_size) DO NOTHING',
-    ),
-    byIdempotency: database.prepare<[string, string], LogEntryRow>(
-      'SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))',
-    ),
+    insertCheckpoint: database.prepare(APPEND_SQL.insertCheckpoint),
+    byIdempotency: database.prepare<[string, string], LogEntryRow>(APPEND_SQL.byIdempotency),
   });
 
   return (companyId, fn) =>
@@ -72,15 +63,15 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
           head,
           findByIdempotencyKeys: async (keys) => (keys.length ? s.byIdempotency.all(companyId, JSON.stringify(keys)) : []),
           append: async (rows, h, first, hashes) => {
-            for (const r of rows) s.insert.run(r);
-            hashes.forEach((hash, i) => s.insertTreeHash.run(companyId, first + i, hash));
+            for (const r of rows) s.insert.run(entryValues(r));
+            if (hashes.length > 0) s.insertTreeHashes.run(companyId, first, JSON.stringify(hashes));
             s.setHead.run(companyId, h.lastSeq, h.lastHash, h.lastCreatedAt);
           },
           readTreeHashes: async (indexes) =>
             new Map(indexes.length ? s.treeHashes.all(companyId, JSON.stringify(indexes)).map((r) => [r.idx, r.hash]) : []),
           latestCheckpoint: async () => s.latestCheckpoint.get(companyId),
           insertCheckpoint: async (row) => {
-            s.insertCheckpoint.run(row);
+            s.insertCheckpoint.run(checkpointValues(row));
           },
         });
         database.exec('COMMIT');
