@@ -118,6 +118,9 @@ async function load(url: string, body: string | string[], connections: number, h
 
 /** The service on one store: batch and single ingestion. */
 async function measureService(name: string, env: Record<string, string>) {
+  // Start from clean disk state: what the earlier parts wrote (a million-entry ledger, the
+  // other store's loads) would otherwise still be flushing and slow this store's commits.
+  execSync('sync');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `al-bench-${name}-`));
   const { url, child } = await startChild(
     [CLI, 'serve'],
