@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
-import type { ChainWrite, ChainWriter } from '../src/store/chain.js';
+import { type ChainWrite, type ChainWriter, HeadMovedError } from '../src/store/chain.js';
 import { FakeClock, problem, startTestApp, testConfig } from './helpers/app.js';
 import { assertChainIntact, countEntries, ingest, ingestBatch } from './helpers/ledger.js';
 
@@ -100,6 +100,32 @@ describe('SQLite writer thread', () => {
       expect(next.statusCode).toBe(200);
       expect(next.json().seq).toBe(13);
       expect(await countEntries(t.store, acct.companyId)).toBe(14);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a chain that keeps moving under an append answers 503 with Retry-After, appends nothing, and the next append goes on', async () => {
+    const t = await startTestApp('sqlite');
+    try {
+      const acct = await t.newAccount();
+      const { key } = await t.createKey(acct.token, 1_000_000);
+      expect((await ingest(t, key, { event_type: 'before', data: {} })).statusCode).toBe(200);
+      // As if another process appended first every time: each write finds the head moved.
+      const writer = t.store.chainWriter as ChainWriter;
+      const write = writer.write.bind(writer);
+      let refusals = 0;
+      Object.defineProperty(writer, 'write', { value: (w: ChainWrite) => (refusals++, Promise.reject(new HeadMovedError(w.companyId))), configurable: true });
+      const res = await ingest(t, key, { event_type: 'contended', data: {} });
+      const body = problem(res, 503, 'service_unavailable');
+      expect(String(body.detail)).toMatch(/nothing was appended/);
+      expect(res.headers['retry-after']).toBe('1');
+      expect(refusals).toBe(4); // built again three times before giving up
+      Object.defineProperty(writer, 'write', { value: write, configurable: true });
+      const next = await ingest(t, key, { event_type: 'after', data: {} });
+      expect(next.statusCode).toBe(200);
+      expect(next.json().seq).toBe(1);
+      expect(await assertChainIntact(t.store, acct.companyId)).toBe(2);
     } finally {
       await t.close();
     }

@@ -5,9 +5,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import { ApiError, problemResponses } from '../http/problems.js';
+import { problemResponses } from '../http/problems.js';
+import { appendFailure } from './append-failure.js';
 import { Uuid } from '../http/schemas.js';
-import { AppenderClosedError } from '../ledger/appender.js';
 import { type PreparedEvent, prepareEvent } from '../ledger/input.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { LogEntryRow } from '../store/chain.js';
@@ -93,10 +93,7 @@ export function hitlRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           },
           '/body',
         ) as PreparedEvent;
-        const [r] = await ctx.appender.append(companyId, [event]).catch((err: unknown) => {
-          if (err instanceof AppenderClosedError) throw new ApiError(503, 'service_unavailable', 'The service is shutting down; retry on another instance', { headers: { 'Retry-After': '1' } });
-          throw err;
-        });
+        const [r] = await ctx.appender.append(companyId, [event]).catch((err: unknown) => appendFailure(err, () => '/body'));
         const appended = r as NonNullable<typeof r>;
         const data = event.data as { rejection_id: string };
         const view = {

@@ -6,7 +6,8 @@ import { verifyEntry } from '../core/verify.js';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import { type AppendedEvent, AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
+import type { AppendedEvent } from '../ledger/appender.js';
+import { appendFailure } from './append-failure.js';
 import type { FastifyRequest } from 'fastify';
 import { rowToEntry } from '../ledger/entries.js';
 import { LogInput, type LogInputT, type PreparedEvent, prepareEvent } from '../ledger/input.js';
@@ -117,16 +118,6 @@ function prepareAll(items: LogInputT[], pointer: (i: number) => string): Prepare
   });
   if (errors.length) throw new ApiError(400, 'validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
   return prepared;
-}
-
-function appendFailure(err: unknown, pointer: (i: number) => string): never {
-  if (err instanceof AppenderClosedError) throw new ApiError(503, 'service_unavailable', 'The service is shutting down; retry on another instance', { headers: { 'Retry-After': '1' } });
-  if (err instanceof IdempotencyConflictError) {
-    throw new ApiError(422, 'idempotency_key_reused', `${err.message}; nothing was appended`, {
-      errors: [{ field: `${pointer(err.index)}/idempotency_key`, message: 'already used for a different event' }],
-    });
-  }
-  throw err;
 }
 
 export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

@@ -1,0 +1,20 @@
+// What a client is told when the appender refuses or fails an append. One mapping for every
+// route that appends (logs, HITL); anything else stays an internal error.
+import { ApiError } from '../http/problems.js';
+import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
+import { HeadMovedError } from '../store/chain.js';
+
+/** Rethrows an append error as the problem the client gets; `pointer` locates event i in the body. */
+export function appendFailure(err: unknown, pointer: (i: number) => string): never {
+  if (err instanceof AppenderClosedError) throw new ApiError(503, 'service_unavailable', 'The service is shutting down; retry on another instance', { headers: { 'Retry-After': '1' } });
+  if (err instanceof HeadMovedError) {
+    // Another process kept appending to this chain first, every time we tried: transient.
+    throw new ApiError(503, 'service_unavailable', 'The chain kept moving under this append (another process is appending); nothing was appended; retry', { headers: { 'Retry-After': '1' } });
+  }
+  if (err instanceof IdempotencyConflictError) {
+    throw new ApiError(422, 'idempotency_key_reused', `${err.message}; nothing was appended`, {
+      errors: [{ field: `${pointer(err.index)}/idempotency_key`, message: 'already used for a different event' }],
+    });
+  }
+  throw err;
+}
