@@ -280,8 +280,9 @@ export class Appender {
       const t0 = performance.now();
       try {
         c.state ??= await this.store.withChain(companyId, (tx) => this.loadState(tx, true));
-        const known = idempotencyKeys(group).filter((k) => !c.keys.has(k));
-        plan = await this.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, known), c.keys, true);
+        // Keys of groups still committing are answered from memory; the rest from the store.
+        const lookUp = idempotencyKeys(group).filter((k) => !c.keys.has(k));
+        plan = await this.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, lookUp), c.keys, true);
       } catch (err) {
         // The state may be half advanced: rebuild it once the writes in flight are done.
         c.failed = true;
