@@ -51,7 +51,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Each (route, method, status)'s request series, resolved once: labelling on every request costs more than counting. */
+  private readonly requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'audit_ledger_' });
+  }
+
+  /** Counts an answered request and its duration (labels are bounded: route patterns, methods, statuses). */
+  observeRequest(route: string, method: string, status: number, seconds: number): void {
+    const key = `${route} ${method} ${status}`;
+    let series = this.requestSeries.get(key);
+    if (!series) {
+      const labels = { route, method, status: String(status) };
+      series = { count: this.requests.labels(labels), duration: this.requestDuration.labels(labels) };
+      this.requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.duration.observe(seconds);
   }
 }
