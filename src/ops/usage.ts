@@ -6,6 +6,7 @@ import { type UsageRow, UsageStore } from '../store/usage.js';
 import type { Store } from '../store/store.js';
 
 const FLUSH_MS = 10_000;
+const DAY_MS = 86_400_000;
 
 export class UsageCounter {
   readonly repo: UsageStore;
@@ -21,8 +22,20 @@ export class UsageCounter {
     this.repo = new UsageStore(store);
   }
 
+  /** The UTC day of the last count and the clock range it covers, so most counts skip formatting a date. */
+  private today = { day: '', from: 0, to: 0 };
+
+  private dayOf(ms: number): string {
+    const t = this.today;
+    if (ms < t.from || ms >= t.to) {
+      const from = Math.floor(ms / DAY_MS) * DAY_MS;
+      this.today = { day: iso(from).slice(0, 10), from, to: from + DAY_MS };
+    }
+    return this.today.day;
+  }
+
   private row(companyId: string, keyId: string | null): UsageRow {
-    const day = iso(this.clock()).slice(0, 10);
+    const day = this.dayOf(this.clock());
     const key = `${companyId}|${day}|${keyId ?? ''}`;
     let r = this.pending.get(key);
     if (!r) {
