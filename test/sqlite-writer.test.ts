@@ -131,6 +131,42 @@ describe('SQLite writer thread', () => {
     }
   });
 
+  it('small groups are handed over unsigned and signed by the writer thread, larger ones signed before; a row it has no key for fails its write alone', async () => {
+    const t = await startTestApp('sqlite');
+    try {
+      const acct = await t.newAccount();
+      const { key } = await t.createKey(acct.token, 1_000_000);
+      const writer = t.store.chainWriter as ChainWriter;
+      const write = writer.write.bind(writer);
+      const handed: boolean[] = [];
+      const intercept = (change: (w: ChainWrite) => ChainWrite) =>
+        Object.defineProperty(writer, 'write', {
+          configurable: true,
+          value: (w: ChainWrite) => {
+            if (w.rows.length > 0) handed.push(w.rows.every((r) => r.signature === ''));
+            return write(change(w));
+          },
+        });
+      intercept((w) => w);
+      const events = (n: number) => Array.from({ length: n }, (_, i) => ({ event_type: 'e', data: { i } }));
+      expect((await ingest(t, key, { event_type: 'one', data: {} })).statusCode).toBe(200);
+      expect((await ingestBatch(t, key, events(64))).statusCode).toBe(200);
+      expect((await ingestBatch(t, key, events(65))).statusCode).toBe(200);
+      expect(handed).toEqual([true, true, false]);
+      // Every signature verifies, whichever thread made it.
+      expect(await assertChainIntact(t.store, acct.companyId)).toBe(1 + 64 + 65);
+
+      // A row naming a key the writer was never given fails its write; nothing of it is stored.
+      intercept((w) => ({ ...w, rows: w.rows.map((r) => ({ ...r, key_id: 'not-a-key' })) }));
+      expect((await ingest(t, key, { event_type: 'lost', data: {} })).statusCode).toBe(500);
+      intercept((w) => w);
+      expect((await ingest(t, key, { event_type: 'after', data: {} })).json().seq).toBe(130);
+      expect(await assertChainIntact(t.store, acct.companyId)).toBe(131);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a process that only appends stays alive until its appends commit (the worker threads keep it alive while they hold work)', () => {
     // Plain node, not tsx: tsx's loader thread would keep the process alive by itself.
     const script = path.join(ROOT, 'node_modules', '.cache', 'audit-ledger-test', 'append-and-exit.mjs');

@@ -7,9 +7,11 @@
 //   company's chain lock, which is what several processes on one database need;
 // - pipelined (a store with a ChainWriter: SQLite's writer thread): build from the chain as
 //   this process last built it, and hand the write over; the next group is built and signed
-//   while this one commits. Each write commits only on the head it was built on, so a group
-//   built on a head that moved is built again: never a fork, never a gap.
+//   while this one commits (a small group is signed by the writer thread itself). Each write
+//   commits only on the head it was built on, so a group built on a head that moved is built
+//   again: never a fork, never a gap.
 import { canonicalEntryText, LEDGER_FORMAT_VERSION } from '../core/entry.js';
+import { ENTRY_SIGNATURE_CONTEXT } from '../core/signature.js';
 import { sha256Hex } from '../core/hash.js';
 import { entryLeafHash, storedHashIndex, type TreeEdge, verifyConsistency } from '../core/merkle.js';
 import { type ChainHead, type ChainTx, type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, type LogEntryRow } from '../store/chain.js';
@@ -100,7 +102,7 @@ interface KeyUse {
 /** One group, sequenced, hashed and signed: the answers and the writes that make them true. */
 interface Plan {
   outcomes: Array<AppendedEvent[] | Error>;
-  /** The write; its rows are signed once `signed` resolves. */
+  /** The write; its rows are signed once `signed` resolves (or, left unsigned, by the writer). */
   write: ChainWrite;
   signed: Promise<void>;
   /** Idempotency keys this group uses first. */
@@ -131,6 +133,12 @@ const MAX_IN_FLIGHT = 4;
 const MAX_KEPT_CHAINS = 1000;
 /** How often a group is built again after finding the head moved before it gives up. */
 const MAX_HEAD_MOVES = 3;
+/**
+ * Pipelined groups up to this many entries are signed by the writer thread as it inserts them:
+ * a round trip to a signing worker costs more (in latency, and in CPU for waking threads) than
+ * the writer signing them. Larger groups are signed by the workers while earlier ones commit.
+ */
+const WRITER_SIGNS_UP_TO = 64;
 
 export class Appender {
   private readonly queues = new Map<string, Pending[]>();
@@ -150,6 +158,8 @@ export class Appender {
     private readonly options: AppenderOptions,
   ) {
     this.maxGroupEvents = options.maxGroupEvents ?? 10_000;
+    const { keyId, privateKey } = keyring.active;
+    store.chainWriter?.signUnsignedWith({ keyId, privateKey, context: ENTRY_SIGNATURE_CONTEXT });
   }
 
   /** Resolves once the events are committed, with one result per event in order. */
@@ -232,7 +242,7 @@ export class Appender {
       let state!: ChainState;
       const plan = await this.store.withChain(companyId, async (tx) => {
         state = await this.loadState(tx, false, known && sameHead(known.head, tx.head) ? known : undefined);
-        const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), false);
+        const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), undefined);
         await plan.signed;
         const w = plan.write;
         if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeFirst, w.treeHashes);
@@ -282,7 +292,7 @@ export class Appender {
         c.state ??= await this.store.withChain(companyId, (tx) => this.loadState(tx, true));
         // Keys of groups still committing are answered from memory; the rest from the store.
         const lookUp = idempotencyKeys(group).filter((k) => !c.keys.has(k));
-        plan = await this.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, lookUp), c.keys, true);
+        plan = await this.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, lookUp), c.keys, writer);
       } catch (err) {
         // The state may be half advanced: rebuild it once the writes in flight are done.
         c.failed = true;
@@ -369,7 +379,8 @@ export class Appender {
     group: Pending[],
     committedKeys: LogEntryRow[],
     inFlightKeys: Map<string, KeyUse>,
-    offThread: boolean,
+    /** The writer a pipelined group goes to (undefined: the caller writes it, holding the chain lock). */
+    writer: ChainWriter | undefined,
   ): Promise<Plan> {
     // Everything an idempotency key already stands for: committed entries, groups still committing, then this group's.
     const byKey = new Map<string, KeyUse>(inFlightKeys);
@@ -450,12 +461,16 @@ export class Appender {
     const treeFirst = storedHashIndex(0, state.edge.size);
     const treeHashes: string[] = [];
     for (const r of rows) for (const h of state.edge.append(entryLeafHash(r.hash))) treeHashes.push(h.toString('hex'));
-    // Signing runs while the caller goes on (the next group can be built meanwhile).
-    const signed = this.signer.signMany(
-      rows.map((r) => r.hash),
-      { offThread },
-    ).then((signatures) => rows.forEach((r, i) => (r.signature = signatures[i] as string)));
-    signed.catch(() => undefined); // awaited by the caller; never an unhandled rejection
+    // Signing runs while the caller goes on (the next group can be built meanwhile); a small
+    // pipelined group goes unsigned (signature '') to the writer, which signs it.
+    let signed = Promise.resolve();
+    if (!writer || rows.length > WRITER_SIGNS_UP_TO) {
+      signed = this.signer.signMany(
+        rows.map((r) => r.hash),
+        { offThread: writer !== undefined },
+      ).then((signatures) => rows.forEach((r, i) => (r.signature = signatures[i] as string)));
+      signed.catch(() => undefined); // awaited by the caller; never an unhandled rejection
+    }
     const head: ChainHead = { lastSeq: seq, lastHash: prevHash, lastCreatedAt: rows.length > 0 ? createdAt : expect.lastCreatedAt };
     state.head = head;
     for (const k of keys) inFlightKeys.set(k, byKey.get(k) as KeyUse);

@@ -1,6 +1,7 @@
 // The append transaction: what a backend must provide so that appends to one company's
 // chain are serialized and gap-free. The chain logic itself lives in src/ledger/appender.ts
 // and is the same for both backends.
+import type { KeyObject } from 'node:crypto';
 import type { CheckpointsTable, LogEntriesTable } from './schema.js';
 
 export type LogEntryRow = LogEntriesTable;
@@ -63,5 +64,19 @@ export interface ChainWriter {
   write(w: ChainWrite): Promise<void>;
   /** Committed entries of this company holding any of these idempotency keys. */
   findByIdempotencyKeys(companyId: string, keys: string[]): Promise<LogEntryRow[]>;
+  /**
+   * Lets the writer sign rows handed over unsigned (signature ''), with this key for rows
+   * whose key_id is its: Ed25519 over `context + hash` (UTF-8), base64 (core/signature.ts).
+   * For a small group that saves a round trip to a signing thread.
+   */
+  signUnsignedWith(key: EntrySigningKey): void;
   close(): Promise<void>;
+}
+
+/** What a ChainWriter needs to sign entries. */
+export interface EntrySigningKey {
+  keyId: string;
+  privateKey: KeyObject;
+  /** The domain-separation prefix of the signed message. */
+  context: string;
 }

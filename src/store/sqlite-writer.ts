@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
-import { type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, type LogEntryRow } from './chain.js';
+import { type ChainWrite, type ChainWriter, type CheckpointRow, type EntrySigningKey, HeadMovedError, type LogEntryRow } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 
 /** Connection settings both connections share (see openSqliteStore). */
@@ -44,13 +44,25 @@ interface WriteMessage {
 /** The writer's answer for each write of a message: committed ({}), head moved, or failed. */
 type WriteResult = { moved?: true; error?: { message: string; code?: string } };
 
+/** Where the signing inputs and output sit in a row as sent (entryValues). */
+const COLUMN = { hash: LOG_ENTRY_COLUMNS.indexOf('hash'), signature: LOG_ENTRY_COLUMNS.indexOf('signature'), keyId: LOG_ENTRY_COLUMNS.indexOf('key_id') };
+
 // Plain JavaScript evaluated in the worker (no build step, so it runs the same under tsx,
 // vitest and dist); the SQL and driver path come from this module. One message carries
 // every write that queued while the last one committed: one transaction, one fsync, and a
 // savepoint each, so a write that fails (or finds its head moved) takes nothing else with it.
+// Rows sent unsigned are signed here first (signUnsignedWith), with a key given before.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { sign } = require('node:crypto');
 const Database = require(workerData.driver);
+const C = workerData.column;
+const keys = new Map(workerData.keys.map((k) => [k.keyId, k]));
+function signRow(r) {
+  const k = keys.get(r[C.keyId]);
+  if (!k) throw new Error('no signing key ' + r[C.keyId] + ' in the writer');
+  r[C.signature] = sign(null, Buffer.from(k.context + r[C.hash], 'utf8'), k.privateKey).toString('base64');
+}
 const db = new Database(workerData.file);
 for (const p of workerData.pragmas) db.pragma(p);
 const s = {};
@@ -60,7 +72,10 @@ const failure = (err) => ({ error: { message: String(err && err.message), code: 
 function apply(w) {
   const h = s.head.get(w.companyId);
   if ((h ? h.last_seq : -1) !== w.expect[0] || (h ? h.last_hash : GENESIS) !== w.expect[1]) return { moved: true };
-  for (const r of w.rows) s.insert.run(r);
+  for (const r of w.rows) {
+    if (r[C.signature] === '') signRow(r);
+    s.insert.run(r);
+  }
   if (w.treeHashes.length > 0) s.insertTreeHashes.run(w.companyId, w.treeFirst, JSON.stringify(w.treeHashes));
   if (w.rows.length > 0) s.setHead.run(w.companyId, w.head[0], w.head[1], w.head[2]);
   if (w.checkpoint) s.insertCheckpoint.run(w.checkpoint);
@@ -68,6 +83,7 @@ function apply(w) {
 }
 parentPort.on('message', (writes) => {
   if (writes === 'close') { db.close(); parentPort.close(); return; }
+  if (!Array.isArray(writes)) { keys.set(writes.keyId, writes); return; }
   let results;
   try {
     db.exec('BEGIN IMMEDIATE');
@@ -102,6 +118,8 @@ export class SqliteChainWriter implements ChainWriter {
   private sent: Queued[] | undefined;
   private closing = false;
   private byIdempotency: SQLite.Statement<[string, string], LogEntryRow> | undefined;
+  /** Keys the writer signs unsigned rows with (given to each writer thread it starts). */
+  private readonly keys = new Map<string, EntrySigningKey>();
 
   constructor(
     private readonly file: string,
@@ -112,7 +130,7 @@ export class SqliteChainWriter implements ChainWriter {
   // Started on the first write, so the migrations (run on the store's connection) come first.
   private start(): Worker {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file, pragmas: SQLITE_PRAGMAS, sql: APPEND_SQL } });
+    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file, pragmas: SQLITE_PRAGMAS, sql: APPEND_SQL, column: COLUMN, keys: [...this.keys.values()] } });
     // Idle, the writer does not keep the process alive; with writes in hand it does (flush),
     // or a process awaiting a commit with nothing else to do would exit before it comes.
     w.unref();
@@ -165,6 +183,11 @@ export class SqliteChainWriter implements ChainWriter {
       this.queued.push({ message, resolve, reject });
       this.flush();
     });
+  }
+
+  signUnsignedWith(key: EntrySigningKey): void {
+    this.keys.set(key.keyId, key);
+    this.worker?.postMessage(key);
   }
 
   async findByIdempotencyKeys(companyId: string, keys: string[]): Promise<LogEntryRow[]> {
