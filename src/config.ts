@@ -88,7 +88,7 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
   {
     name: 'LEDGER_SIGNING_WORKERS',
     default: 'cores − 1, at least 1',
-    description: 'Worker threads that sign entries off the request thread, 0–64; 0 signs on the request thread. (SQLite also runs one writer thread for appends.)',
+    description: 'Worker threads that sign entries off the request thread, 0–64; 0 signs on the request thread. (SQLite also runs one writer thread for appends, which signs groups of up to 64 entries itself.)',
   },
   {
     name: 'LEDGER_SIGNING_KEY_FILE',
