@@ -2,14 +2,13 @@
 // SQLite, and how long each forensics endpoint takes to answer it through the app (first
 // call, then again).
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '../src/accounts.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
+import { scratchDir } from './scratch.js';
 
 /** A realistic long trace: steps, context reads, model calls, tools, decisions on their inputs, policy checks, actions. */
 function traceEvents(n: number, traceId: string): Array<Record<string, unknown>> {
@@ -37,7 +36,7 @@ export interface ForensicsTimings {
 }
 
 export async function forensicsOnLongTrace(n: number): Promise<ForensicsTimings> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-forensics-'));
+  const dir = scratchDir('al-bench-forensics-');
   const store = openSqliteStore(path.join(dir, 'ledger.db'));
   await store.migrate();
   const config = { ...loadConfig({ LOG_LEVEL: 'silent', INTEGRITY_VERIFY_INTERVAL_SECONDS: '0', CHECKPOINT_INTERVAL_MS: '0' }), dataDir: dir };
@@ -76,6 +75,5 @@ export async function forensicsOnLongTrace(n: number): Promise<ForensicsTimings>
     await app.close();
     await counters.close();
     await store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -2,7 +2,6 @@
 // the memory a streamed export takes.
 import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '../src/accounts.js';
 import { loadConfig } from '../src/config.js';
@@ -13,6 +12,7 @@ import { Keyring } from '../src/ledger/keyring.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 import { IntegrityVerifier, type VerificationReport } from '../src/integrity/verifier.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
+import { scratchDir } from './scratch.js';
 
 export interface VerifyResult {
   entries: number;
@@ -22,7 +22,7 @@ export interface VerifyResult {
 
 /** Builds an n-entry SQLite ledger through the real appender (10,000 per group), then runs a full verification. */
 export async function fullVerification(n: number, event: (i: number) => unknown): Promise<VerifyResult> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-verify-'));
+  const dir = scratchDir('al-bench-verify-');
   const store = openSqliteStore(path.join(dir, 'ledger.db'));
   await store.migrate();
   const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), dataDir: dir };
@@ -58,7 +58,6 @@ export async function fullVerification(n: number, event: (i: number) => unknown)
     await appender.close();
     await signer.close();
     await store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

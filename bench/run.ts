@@ -14,6 +14,7 @@ import { LOG_ENTRY_COLUMNS } from '../src/store/columns.js';
 import { uuidv7 } from '../src/ledger/uuidv7.js';
 import { type ExportResult, exportMemory, fullVerification } from './integrity.js';
 import { forensicsOnLongTrace, type ForensicsTimings } from './forensics.js';
+import { atEnd, cleanUp, scratchDir } from './scratch.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
@@ -126,7 +127,7 @@ async function measureService(name: string, env: Record<string, string>) {
   // Start from clean disk state: what the earlier parts wrote (a million-entry ledger, the
   // other store's loads) would otherwise still be flushing and slow this store's commits.
   execSync('sync');
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `al-bench-${name}-`));
+  const dataDir = scratchDir(`al-bench-${name}-`);
   const { url, child } = await startChild(
     [CLI, 'serve'],
     { LEDGER_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', LEDGER_BOOTSTRAP_EMAIL: 'bench@example.com', LEDGER_BOOTSTRAP_PASSWORD: 'bench password 123', ...env },
@@ -151,7 +152,6 @@ async function measureService(name: string, env: Record<string, string>) {
   } finally {
     console.log(`  ${name}: stopping`);
     await stop(child);
-    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -170,7 +170,7 @@ async function bareFastify(): Promise<Load> {
  * same events the service gets (same size, same traces, UUIDv7 log ids).
  */
 async function rawSqliteInserts(traceOf: (i: number) => string = (i) => event(i).trace_id): Promise<number> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-raw-'));
+  const dir = scratchDir('al-bench-raw-');
   const store = openSqliteStore(path.join(dir, 'ledger.db'));
   await store.migrate();
   await store.db.insertInto('companies').values({ company_id: 'c', name: 'c', created_at: 'now' }).execute();
@@ -200,7 +200,6 @@ async function rawSqliteInserts(traceOf: (i: number) => string = (i) => event(i)
   }
   const rate = n / ((performance.now() - started) / 1000);
   db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
   return rate;
 }
 
@@ -216,7 +215,8 @@ function ed25519PerSecond(): number {
   return n / ((performance.now() - started) / 1000);
 }
 
-async function freshPgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/** A new PostgreSQL database for one part, dropped once the run is over (see scratch.ts). */
+async function freshPgDatabase(): Promise<{ url: string }> {
   const name = `al_bench_${Date.now()}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -224,15 +224,13 @@ async function freshPgDatabase(): Promise<{ url: string; drop(): Promise<void> }
   await admin.end();
   const url = new URL(PG_URL);
   url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  atEnd(async () => {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.end();
+  });
+  return { url: url.toString() };
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -255,12 +253,8 @@ async function main(): Promise<void> {
   }
   if (ONLY === 'sqlite' || ONLY === 'postgres') {
     const pgdb = ONLY === 'postgres' ? await freshPgDatabase() : undefined;
-    try {
-      const r = await measureService(ONLY, pgdb ? { DATABASE_URL: pgdb.url } : {});
-      console.log(`${ONLY}: batch ${fmt(r.batch.rps * BATCH)} events/s; single ${fmt(r.single.rps)} req/s p50 ${r.single.p50} ms p99 ${r.single.p99} ms, CPU per request: service ${us(r.single.serviceCpuUs)} µs (request thread ${us(r.single.requestThreadCpuUs)} µs), load generator ${us(r.single.loadCpuUs)} µs`);
-    } finally {
-      await pgdb?.drop();
-    }
+    const r = await measureService(ONLY, pgdb ? { DATABASE_URL: pgdb.url } : {});
+    console.log(`${ONLY}: batch ${fmt(r.batch.rps * BATCH)} events/s; single ${fmt(r.single.rps)} req/s p50 ${r.single.p50} ms p99 ${r.single.p99} ms, CPU per request: service ${us(r.single.serviceCpuUs)} µs (request thread ${us(r.single.requestThreadCpuUs)} µs), load generator ${us(r.single.loadCpuUs)} µs`);
     return;
   }
   console.log(`full verification: building a ${fmt(VERIFY_ENTRIES)}-entry SQLite ledger`);
@@ -287,12 +281,7 @@ async function main(): Promise<void> {
   console.log(`sqlite: batch ${fmt(sqlite.batch.rps * BATCH)} events/s; single ${fmt(sqlite.single.rps)} req/s p50 ${sqlite.single.p50} ms p99 ${sqlite.single.p99} ms, CPU per request: service ${us(sqlite.single.serviceCpuUs)} µs (request thread ${us(sqlite.single.requestThreadCpuUs)} µs), load generator ${us(sqlite.single.loadCpuUs)} µs`);
   console.log('  postgres: creating a database');
   const pgdb = await freshPgDatabase();
-  let postgres;
-  try {
-    postgres = await measureService('postgres', { DATABASE_URL: pgdb.url });
-  } finally {
-    await pgdb.drop();
-  }
+  const postgres = await measureService('postgres', { DATABASE_URL: pgdb.url });
   console.log(`postgres: batch ${fmt(postgres.batch.rps * BATCH)} events/s; single ${fmt(postgres.single.rps)} req/s p50 ${postgres.single.p50} ms p99 ${postgres.single.p99} ms, CPU per request: service ${us(postgres.single.serviceCpuUs)} µs (request thread ${us(postgres.single.requestThreadCpuUs)} µs; not the database server's), load generator ${us(postgres.single.loadCpuUs)} µs`);
 
   const bad = [sqlite.batch, sqlite.single, postgres.batch, postgres.single].filter((l) => l.non2xx > 0 || l.errors > 0);
@@ -322,7 +311,9 @@ async function main(): Promise<void> {
 
 Measured by \`npm run bench\` (code in \`bench/\`): the service runs as its own process, and
 autocannon drives it over real HTTP on loopback from the bench process, on the same machine (so the
-load generator shares the cores). Each load runs ${DURATION} s after a warm-up. The ceilings are measured
+load generator shares the cores). Each load runs ${DURATION} s after a warm-up. Each part's files and
+databases are removed only when the whole run is over, and the disk is synced before each service
+starts, so no part's writes or deletions slow the next. The ceilings are measured
 in the same run on the same machine. SQLite runs with WAL and \`synchronous=FULL\` (every
 acknowledged commit is on disk); PostgreSQL is the local server with default settings.
 
@@ -397,7 +388,9 @@ Profiled with \`node --cpu-prof\` on the service under the same loads:
   console.log(`\n${table}\n\nwritten to docs/performance.md`);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+main()
+  .finally(cleanUp)
+  .catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
