@@ -354,8 +354,9 @@ Profiled with \`node --cpu-prof\` on the service under the same loads:
 - **Single event**: each 200 waits for its own group's commit, so with 64 connections the
   rate is 64 divided by a group's latency (p50 ${sqlite.single.p50} ms on SQLite), and each request pays for work on
   three threads: the request thread (HTTP, authentication, validation, canonical JSON, hashing,
-  the Merkle edge, its log line and metrics, handing the group over: ${us(sqlite.single.requestThreadCpuUs)} µs here), the
-  signing worker (its Ed25519 signature) and the writer thread (its insert and the commit). In
+  the Merkle edge, its log line and metrics, handing the group over: ${us(sqlite.single.requestThreadCpuUs)} µs here) and the
+  writer thread (its Ed25519 signature, as groups of up to 64 entries are signed there, its insert
+  and the commit). In
   all a request cost the service ${us(sqlite.single.serviceCpuUs)} µs of CPU on SQLite and the load generator ${us(sqlite.single.loadCpuUs)} µs; the
   bare route costs ${us(bare.serviceCpuUs)} µs and ${us(bare.loadCpuUs)} µs.
 - **Why single-event ingestion stays far from 40% of the bare route on this machine.** Four costs
@@ -367,9 +368,9 @@ Profiled with \`node --cpu-prof\` on the service under the same loads:
   ${pct(floorRps, bare.rps)} of the bare route. At the 40% target (${fmt(0.4 * bare.rps)} req/s) a request may cost ${us(budgetUs)} µs of CPU
   in all, which leaves ${us(budgetUs - floorUs)} µs for authentication, validation, canonicalization, hashing, the
   Merkle tree, the commit, the log line, metrics and the hand-offs between threads; the request
-  thread alone spends ${us((sqlite.single.requestThreadCpuUs ?? 0) - (bare.serviceCpuUs ?? 0))} µs beyond the bare route's whole process. Reaching the target needs
-  more cores or a signature per group of entries instead of per entry (a ledger-format change),
-  not tuning.
+  thread alone spends ${us((sqlite.single.requestThreadCpuUs ?? 0) - (bare.serviceCpuUs ?? 0))} µs beyond the bare route's whole process. Tuning cannot close that
+  gap: reaching the target needs more cores, or a signature per group of entries instead of per
+  entry (a ledger-format change) together with a much cheaper request path.
 - **Full verification** reads the entries, tree hashes and checkpoints page by page (2000 entries),
   recomputes every entry hash and link, rebuilds the Merkle tree and compares every stored tree hash
   and every checkpoint root, and checks each checkpoint's signature. Entry signatures are not
