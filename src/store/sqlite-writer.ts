@@ -51,17 +51,25 @@ const COLUMN = { hash: LOG_ENTRY_COLUMNS.indexOf('hash'), signature: LOG_ENTRY_C
 // vitest and dist); the SQL and driver path come from this module. One message carries
 // every write that queued while the last one committed: one transaction, one fsync, and a
 // savepoint each, so a write that fails (or finds its head moved) takes nothing else with it.
-// Rows sent unsigned are signed here first (signUnsignedWith), with a key given before.
+// Rows sent unsigned are signed here, before the transaction (signUnsignedWith gives the keys).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { sign } = require('node:crypto');
 const Database = require(workerData.driver);
 const C = workerData.column;
 const keys = new Map(workerData.keys.map((k) => [k.keyId, k]));
-function signRow(r) {
-  const k = keys.get(r[C.keyId]);
-  if (!k) throw new Error('no signing key ' + r[C.keyId] + ' in the writer');
-  r[C.signature] = sign(null, Buffer.from(k.context + r[C.hash], 'utf8'), k.privateKey).toString('base64');
+// Signs a write's unsigned rows; undefined when done, else the write's failure.
+function signRows(w) {
+  try {
+    for (const r of w.rows) {
+      if (r[C.signature] !== '') continue;
+      const k = keys.get(r[C.keyId]);
+      if (!k) throw new Error('no signing key ' + r[C.keyId] + ' in the writer');
+      r[C.signature] = sign(null, Buffer.from(k.context + r[C.hash], 'utf8'), k.privateKey).toString('base64');
+    }
+  } catch (err) {
+    return failure(err);
+  }
 }
 const db = new Database(workerData.file);
 for (const p of workerData.pragmas) db.pragma(p);
@@ -72,10 +80,7 @@ const failure = (err) => ({ error: { message: String(err && err.message), code: 
 function apply(w) {
   const h = s.head.get(w.companyId);
   if ((h ? h.last_seq : -1) !== w.expect[0] || (h ? h.last_hash : GENESIS) !== w.expect[1]) return { moved: true };
-  for (const r of w.rows) {
-    if (r[C.signature] === '') signRow(r);
-    s.insert.run(r);
-  }
+  for (const r of w.rows) s.insert.run(r);
   if (w.treeHashes.length > 0) s.insertTreeHashes.run(w.companyId, w.treeFirst, JSON.stringify(w.treeHashes));
   if (w.rows.length > 0) s.setHead.run(w.companyId, w.head[0], w.head[1], w.head[2]);
   if (w.checkpoint) s.insertCheckpoint.run(w.checkpoint);
@@ -84,10 +89,13 @@ function apply(w) {
 parentPort.on('message', (writes) => {
   if (writes === 'close') { db.close(); parentPort.close(); return; }
   if (!Array.isArray(writes)) { keys.set(writes.keyId, writes); return; }
+  // Signed before the transaction, so the write lock is held only for the SQL.
+  const unsigned = writes.map(signRows);
   let results;
   try {
     db.exec('BEGIN IMMEDIATE');
-    results = writes.map((w) => {
+    results = writes.map((w, i) => {
+      if (unsigned[i]) return unsigned[i];
       db.exec('SAVEPOINT w');
       let r;
       try { r = apply(w); } catch (err) { r = failure(err); }
