@@ -4,6 +4,7 @@
 // built again, and a failed write takes nothing else with it.
 import type { LightMyRequestResponse } from 'fastify';
 import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,11 +13,17 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
+import { ENTRY_SIGNATURE_CONTEXT, verifyEntrySignature } from '../src/core/signature.js';
 import { type ChainWrite, type ChainWriter, HeadMovedError } from '../src/store/chain.js';
 import { FakeClock, problem, startTestApp, testConfig } from './helpers/app.js';
 import { assertChainIntact, countEntries, ingest, ingestBatch } from './helpers/ledger.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Puts `value` in place of the writer's write (tests hold, refuse or alter writes with it). */
+function replaceWrite(writer: ChainWriter, value: (w: ChainWrite) => Promise<void>): void {
+  Object.defineProperty(writer, 'write', { value, configurable: true });
+}
 
 describe('SQLite writer thread', () => {
   it('two services on one SQLite file append to one company: one chain, each building on the head the other moved', async () => {
@@ -69,15 +76,13 @@ describe('SQLite writer thread', () => {
       const held: Array<() => void> = [];
       let handedOver!: () => void;
       const firstHandedOver = new Promise<void>((r) => (handedOver = r));
-      Object.defineProperty(writer, 'write', {
-        value: (w: ChainWrite) => {
-          if (held.length === 2) return write(w);
-          return new Promise<void>((resolve, reject) => {
-            held.push(() => void write(w).then(resolve, reject));
-            if (held.length === 1) handedOver();
-            if (held.length === 2) for (const release of held) release();
-          });
-        },
+      replaceWrite(writer, (w) => {
+        if (held.length === 2) return write(w);
+        return new Promise<void>((resolve, reject) => {
+          held.push(() => void write(w).then(resolve, reject));
+          if (held.length === 1) handedOver();
+          if (held.length === 2) for (const release of held) release();
+        });
       });
       const boom = ingest(t, key, { event_type: 'boom', data: {} });
       await firstHandedOver;
@@ -115,13 +120,13 @@ describe('SQLite writer thread', () => {
       const writer = t.store.chainWriter as ChainWriter;
       const write = writer.write.bind(writer);
       let refusals = 0;
-      Object.defineProperty(writer, 'write', { value: (w: ChainWrite) => (refusals++, Promise.reject(new HeadMovedError(w.companyId))), configurable: true });
+      replaceWrite(writer, (w) => (refusals++, Promise.reject(new HeadMovedError(w.companyId))));
       const res = await ingest(t, key, { event_type: 'contended', data: {} });
       const body = problem(res, 503, 'service_unavailable');
       expect(String(body.detail)).toMatch(/nothing was appended/);
       expect(res.headers['retry-after']).toBe('1');
       expect(refusals).toBe(4); // built again three times before giving up
-      Object.defineProperty(writer, 'write', { value: write, configurable: true });
+      replaceWrite(writer, write);
       const next = await ingest(t, key, { event_type: 'after', data: {} });
       expect(next.statusCode).toBe(200);
       expect(next.json().seq).toBe(1);
@@ -140,12 +145,9 @@ describe('SQLite writer thread', () => {
       const write = writer.write.bind(writer);
       const handed: boolean[] = [];
       const intercept = (change: (w: ChainWrite) => ChainWrite) =>
-        Object.defineProperty(writer, 'write', {
-          configurable: true,
-          value: (w: ChainWrite) => {
-            if (w.rows.length > 0) handed.push(w.rows.every((r) => r.signature === ''));
-            return write(change(w));
-          },
+        replaceWrite(writer, (w) => {
+          if (w.rows.length > 0) handed.push(w.rows.every((r) => r.signature === ''));
+          return write(change(w));
         });
       intercept((w) => w);
       const events = (n: number) => Array.from({ length: n }, (_, i) => ({ event_type: 'e', data: { i } }));
@@ -162,6 +164,15 @@ describe('SQLite writer thread', () => {
       intercept((w) => w);
       expect((await ingest(t, key, { event_type: 'after', data: {} })).json().seq).toBe(130);
       expect(await assertChainIntact(t.store, acct.companyId)).toBe(131);
+
+      // A key given once the writer thread is running reaches it too.
+      const extra = generateKeyPairSync('ed25519');
+      writer.signUnsignedWith({ keyId: 'extra-key', privateKey: extra.privateKey, context: ENTRY_SIGNATURE_CONTEXT });
+      intercept((w) => ({ ...w, rows: w.rows.map((r) => ({ ...r, key_id: 'extra-key' })) }));
+      expect((await ingest(t, key, { event_type: 'extra', data: {} })).statusCode).toBe(200);
+      const row = await t.store.db.selectFrom('log_entries').selectAll().where('company_id', '=', acct.companyId).where('seq', '=', 131).executeTakeFirstOrThrow();
+      expect(row.key_id).toBe('extra-key');
+      expect(verifyEntrySignature(extra.publicKey, row.hash, row.signature)).toBe(true);
     } finally {
       await t.close();
     }
