@@ -1,0 +1,78 @@
+// Node 24 and the worker threads: better-sqlite3 ≤ 12 aborted the process at start or exit on
+// Node 24 (`Assertion failed: (env) != nullptr` in a Statement destructor on a worker thread).
+// This starts the real service 20 times on one SQLite file, with signing workers and the SQLite
+// writer thread busy, appends through both paths, stops it with SIGTERM, and asserts that every
+// run exits 0 without an abort and that every acknowledged event is there afterwards.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogWatcher, spawnCli } from './helpers/process.js';
+import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+
+const RUNS = 20;
+
+function call(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let data = '';
+      res.on('data', (d) => (data += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe(`the service started and stopped ${RUNS} times on Node ${process.versions.node}`, () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('sqlite');
+  });
+  afterAll(() => db.drop());
+
+  it('exits 0 every time, never aborts, and keeps every acknowledged event', async () => {
+    const env = {
+      LEDGER_DATA_DIR: db.dataDir,
+      PORT: '0',
+      LEDGER_SIGNING_WORKERS: '2',
+      LEDGER_BOOTSTRAP_EMAIL: 'cycle@x.test',
+      LEDGER_BOOTSTRAP_PASSWORD: 'cycle password 123',
+    };
+    let key = '';
+    let acknowledged = 0;
+    let lastBase = '';
+    for (let run = 0; run < RUNS; run++) {
+      const child = spawnCli(['serve'], env);
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const listening = await new LogWatcher(child).waitFor((l) => l.msg === 'audit-ledger listening');
+      const base = String(listening.url);
+      lastBase = base;
+      if (!key) {
+        const login = await call(`${base}/api/v1/auth/login`, 'POST', { email: 'cycle@x.test', password: 'cycle password 123' });
+        const token = JSON.parse(login.body).access_token as string;
+        const created = await call(`${base}/api/v1/auth/api_keys`, 'POST', { name: 'cycle', rate_limit_per_minute: 100000 }, { authorization: `Bearer ${token}` });
+        key = JSON.parse(created.body).key as string;
+      }
+      // Single events (signed by the writer thread) and a batch large enough for the workers.
+      const singles = Array.from({ length: 5 }, (_, i) => call(`${base}/api/v1/logs`, 'POST', { event_type: 'cycle', data: { run, i } }, { 'x-api-key': key }));
+      const batch = call(`${base}/api/v1/logs/batch`, 'POST', { logs: Array.from({ length: 100 }, (_, i) => ({ event_type: 'cycle.batch', data: { run, i } })) }, { 'x-api-key': key });
+      for (const r of await Promise.all([...singles, batch])) {
+        expect(r.status).toBe(200);
+        acknowledged += r.body.includes('"ingested"') ? JSON.parse(r.body).ingested : 1;
+      }
+      child.kill('SIGTERM');
+      const code = await exited;
+      expect(stderr).not.toMatch(/Assertion failed|Aborted|core dumped/);
+      expect(code, `run ${run} exited ${code}: ${stderr}`).toBe(0);
+    }
+    // One more start: the chain holds every acknowledged event.
+    const child = spawnCli(['serve'], env);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    lastBase = String((await new LogWatcher(child).waitFor((l) => l.msg === 'audit-ledger listening')).url);
+    const status = await call(`${lastBase}/api/v1/integrity/status`, 'GET', undefined, { 'x-api-key': key });
+    expect(JSON.parse(status.body).head.seq + 1).toBe(acknowledged);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 300_000);
+});
