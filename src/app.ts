@@ -6,12 +6,12 @@ import fs from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import secureJson from 'secure-json-parse';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { registerAuthentication } from './auth/authenticate.js';
 import type { Config } from './config.js';
 import { ApiError, registerProblemHandlers } from './http/problems.js';
+import { registerJsonBodies } from './http/body.js';
 import { validatorCompiler } from './http/validation.js';
 import { loggerOptions } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
@@ -71,18 +71,6 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
-/** The 400 for a body that failed to parse, saying why. */
-function malformedJson(body: string): ApiError {
-  try {
-    secureJson.parse(body, { protoAction: 'error', constructorAction: 'error' });
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    if (/prototype/i.test(message)) return new ApiError(400, 'malformed_json', 'The body contains a __proto__ or constructor.prototype key, which is refused');
-    return new ApiError(400, 'malformed_json', `The body is not valid JSON: ${message}`);
-  }
-  return new ApiError(400, 'malformed_json', 'The body is not valid JSON');
-}
-
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? Date.now;
   const { config, store } = options;
@@ -129,17 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());
-  // JSON only: any other body type is answered 415 rather than parsed as a string.
-  app.removeContentTypeParser(['text/plain', 'application/json']);
-  // Many clients send Content-Type: application/json on every request, DELETE included:
-  // an empty body is "no body" (routes that need one answer 400), not malformed JSON.
-  // Fastify's own parser (secure-json-parse: __proto__ and constructor.prototype keys are
-  // refused). It hides why a body failed, so on failure we parse once more to tell the client.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    parseJson(request, body as string, (err, value) => (err ? done(malformedJson(body as string), undefined) : done(null, value)));
-  });
+  registerJsonBodies(app);
   registerProblemHandlers(app);
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
   app.addHook('onReady', async () => {

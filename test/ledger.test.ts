@@ -100,9 +100,9 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
     ];
     it('single: a number out of double range (1e400) in data or an extra field', async () => {
       const before = await countEntries(t.store, acct.companyId);
-      for (const [payload, field] of [['{"event_type":"x","data":{"n":1e400}}', '/body/data'], ['{"event_type":"x","data":{},"n":-1e400}', '/body']]) {
+      for (const [payload, field] of [['{"event_type":"x","data":{"n":1e400}}', '/body/data/n'], ['{"event_type":"x","data":{},"n":-1e400}', '/body/n']]) {
         const res = await t.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload });
-        const body = problem(res, 400, 'validation_failed');
+        const body = problem(res, 400, 'unrepresentable_number');
         expect((body.errors as Array<{ field: string }>).map((e) => e.field)).toEqual([field]);
       }
       expect(await countEntries(t.store, acct.companyId)).toBe(before);
@@ -112,7 +112,7 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
       const before = await countEntries(t.store, acct.companyId);
       for (const payload of ['{"event_type":"x","data":{"__proto__":{"admin":true}}}', '{"event_type":"x","data":{"constructor":{"prototype":{"a":1}}}}']) {
         const body = problem(await t.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload }), 400, 'malformed_json');
-        expect(body.detail).toContain('__proto__');
+        expect(body.detail).toMatch(/"(__proto__|prototype)" is refused/);
       }
       expect(await countEntries(t.store, acct.companyId)).toBe(before);
     });

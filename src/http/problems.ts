@@ -10,6 +10,9 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const PROBLEM_TITLES = {
   validation_failed: 'Request validation failed',
   malformed_json: 'Malformed JSON body',
+  invalid_text: 'Body is not valid Unicode text',
+  duplicate_key: 'Duplicate key in a JSON object',
+  unrepresentable_number: 'Number cannot be stored exactly',
   payload_too_large: 'Request body too large',
   unsupported_media_type: 'Unsupported content type',
   not_found: 'Not found',

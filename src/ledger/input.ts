@@ -75,13 +75,10 @@ export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent |
   if (depthExceeds(extra, MAX_DEPTH)) errors.push({ field: pointer, message: `an extra field nests deeper than ${MAX_DEPTH} levels` });
   if (errors.length || data === undefined) return errors;
 
-  // JSON.parse turns numbers out of double range (1e400) into Infinity, which JSON, and
-  // so the canonical form, cannot represent.
-  const dataJson = canonicalOrUndefined(data);
-  const extraJson = hasExtra ? canonicalOrUndefined(extra) : null;
-  if (dataJson === undefined) errors.push({ field: `${pointer}/data`, message: 'holds a number outside the range of a double (such as 1e400)' });
-  if (extraJson === undefined) errors.push({ field: pointer, message: 'an extra field holds a number outside the range of a double (such as 1e400)' });
-  if (dataJson === undefined || extraJson === undefined) return errors;
+  // The body parser (http/json-body.ts) refused every number it could not keep exactly, so
+  // every value here has a canonical form.
+  const dataJson = canonicalJson(data);
+  const extraJson = hasExtra ? canonicalJson(extra) : null;
 
   const envelope = {} as Record<EnvelopeField, string | null>;
   for (const f of ENVELOPE_FIELDS) {
@@ -96,12 +93,4 @@ export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent |
     extra: hasExtra ? extra : null,
     extraJson,
   };
-}
-
-function canonicalOrUndefined(value: JsonObject): string | undefined {
-  try {
-    return canonicalJson(value);
-  } catch {
-    return undefined;
-  }
 }

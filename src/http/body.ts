@@ -1,0 +1,84 @@
+// How request bodies are read: JSON only, UTF-8 only, optionally compressed.
+//
+// - Content-Type must be application/json; a charset other than UTF-8 is answered 415
+//   (RFC 8259 §8.1: JSON exchanged between systems is UTF-8), never reinterpreted.
+// - Content-Encoding gzip, deflate or br is decoded (agents behind proxies send it);
+//   MAX_BODY_BYTES counts the decoded size, so a small compressed bomb gets 413. Any other
+//   encoding, or more than one, is answered 415: a body is never read in an encoding it is not.
+// - The bytes are parsed by json-body.ts, which refuses anything that could not be stored
+//   exactly as sent. An empty body is "no body" (many clients send Content-Type: application/json
+//   on every request, DELETE included); routes that need one answer 400.
+import type { Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
+import zlib from 'node:zlib';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { JsonBodyError, parseJsonBody } from './json-body.js';
+import { ApiError } from './problems.js';
+
+const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/** The 400 (or 415) a refused body gets, naming the place in it. */
+export function bodyProblem(err: JsonBodyError): ApiError {
+  return new ApiError(400, err.code, err.message, { errors: [{ field: `/body${err.pointer}`, message: err.message }] });
+}
+
+function checkCharset(request: FastifyRequest): void {
+  const type = request.headers['content-type'] ?? '';
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(type);
+  if (m && !/^utf-?8$/i.test(m[1] as string)) {
+    throw new ApiError(415, 'unsupported_media_type', `charset=${m[1]} is not supported; send the JSON body as UTF-8 (charset=utf-8 or no charset)`);
+  }
+}
+
+function decodeStream(request: FastifyRequest, payload: Readable): Readable {
+  const header = request.headers['content-encoding'];
+  if (header === undefined) return payload;
+  const codings = header
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return payload;
+  const make = codings.length === 1 ? DECODERS[codings[0] as string] : undefined;
+  if (!make) {
+    throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${header} is not supported; send identity, gzip, deflate or br (one of them)`);
+  }
+  const decoder = make();
+  const out = new PassThrough() as PassThrough & { receivedEncodedLength?: number };
+  // Fastify compares Content-Length with what arrived on the wire, not with the decoded size.
+  let encoded = 0;
+  payload.on('data', (chunk: Buffer) => {
+    encoded += chunk.length;
+    out.receivedEncodedLength = encoded;
+  });
+  decoder.on('error', (err) => out.destroy(new ApiError(400, 'malformed_json', `The ${codings[0]} body could not be decoded: ${err.message}`)));
+  payload.on('error', (err) => out.destroy(err));
+  payload.pipe(decoder).pipe(out);
+  return out;
+}
+
+export function registerJsonBodies(app: FastifyInstance): void {
+  // JSON only: any other body type is answered 415 rather than parsed as a string.
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    try {
+      done(null, decodeStream(request, payload));
+    } catch (err) {
+      done(err as Error);
+    }
+  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      checkCharset(request);
+      const bytes = body as Buffer;
+      if (bytes.length === 0) return done(null, undefined);
+      done(null, parseJsonBody(bytes));
+    } catch (err) {
+      done(err instanceof JsonBodyError ? bodyProblem(err) : (err as Error), undefined);
+    }
+  });
+}
