@@ -31,6 +31,7 @@ import { UsageCounter } from './ops/usage.js';
 import { WebhookStore } from './store/webhooks.js';
 import { DeliveryWorker } from './webhooks/delivery.js';
 import { SecretBox } from './webhooks/secrets.js';
+import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 import { WebhookEventSink } from './webhooks/sink.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -60,6 +61,8 @@ export interface AppContext {
   usage: UsageCounter;
   webhooks: WebhookStore;
   secretBox: SecretBox;
+  /** How webhook host names are resolved (the system resolver unless a test supplies one). */
+  resolveHost: Resolver;
 }
 
 export interface AppOptions {
@@ -67,12 +70,15 @@ export interface AppOptions {
   store: Store;
   counters: CounterStore;
   clock?: () => number;
+  /** Overrides how webhook host names are resolved (tests play DNS with it). */
+  resolveHost?: Resolver;
   /** Overrides the logger (tests pass false). */
   logger?: FastifyServerOptions['logger'];
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? Date.now;
+  const resolveHost = options.resolveHost ?? systemResolver;
   const { config, store } = options;
   const keyring = await Keyring.open(config, store, clock());
   const signer = new WorkerSigner(keyring.active.privateKey, config.signingWorkers);
@@ -92,7 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const webhooks = new WebhookStore(store);
   // The sink wakes the worker after recording an event (only ever called once both exist).
   const events = new WebhookEventSink(webhooks, clock, () => delivery.kick());
-  const delivery = new DeliveryWorker({ repo: webhooks, box: secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError });
+  const delivery = new DeliveryWorker({ repo: webhooks, box: secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError, resolve: resolveHost });
   const usage = new UsageCounter(store, clock, logError);
   const verifier = new IntegrityVerifier(store, {
     keyName: config.ledgerOrigin,
@@ -103,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     metrics,
   });
   const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events, keyName: config.ledgerOrigin });
-  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier, forensics, events, metrics, usage, webhooks, secretBox };
+  const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier, forensics, events, metrics, usage, webhooks, secretBox, resolveHost };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.maxBodyBytes,

@@ -50,7 +50,7 @@ function view(e: EndpointRow) {
 
 export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const checkUrl = async (url: string) => {
-    const problem = await urlProblem(url, ctx.config.webhookAllowPrivate);
+    const problem = await urlProblem(url, ctx.config.webhookAllowPrivate, ctx.resolveHost);
     if (problem) throw new ApiError(400, 'validation_failed', `url ${problem}`, { errors: [{ field: '/body/url', message: problem }] });
   };
   return async (app) => {

@@ -11,7 +11,8 @@ import type { DeliveryRow, WebhookStore } from '../store/webhooks.js';
 import { iso } from '../time.js';
 import type { SecretBox } from './secrets.js';
 import { signWebhook } from './signature.js';
-import { urlProblem } from './url-policy.js';
+import { fetch, type Agent } from 'undici';
+import { pinnedAgent, type Resolver, urlProblem } from './url-policy.js';
 
 /** Waits before attempts 2–8 (Standard Webhooks' example schedule): about 27.5 hours in all. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
@@ -30,6 +31,8 @@ export interface DeliveryDeps {
   events: EventSink;
   logError: (obj: object, msg: string) => void;
   random?: () => number;
+  /** How host names are resolved (tests pass their own to play DNS rebinding). */
+  resolve?: Resolver;
 }
 
 type Outcome = { result: 'delivered' | 'retry' | 'failed' | 'disabled'; retryAfterMs?: number };
@@ -45,8 +48,11 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
 export class DeliveryWorker {
   private readonly task: BackgroundTask;
   private started = false;
+  /** Connects only to the address its own lookup checked (see url-policy.ts). */
+  private readonly agent: Agent;
 
   constructor(private readonly deps: DeliveryDeps) {
+    this.agent = pinnedAgent(deps.allowPrivate, deps.resolve);
     this.task = new BackgroundTask(
       () => this.drain(),
       (err) => deps.logError({ err }, 'webhook delivery pass failed'),
@@ -58,8 +64,9 @@ export class DeliveryWorker {
     this.task.start(POLL_MS);
   }
 
-  close(): Promise<void> {
-    return this.task.close();
+  async close(): Promise<void> {
+    await this.task.close();
+    await this.agent.close();
   }
 
   /** Delivers what is due now; does nothing in a process that does not deliver (WEBHOOK_DELIVERY=off). */
@@ -96,7 +103,8 @@ export class DeliveryWorker {
     let error: string | null = null;
     let outcome: Outcome;
     const t0 = performance.now();
-    const refused = await urlProblem(endpoint.url, this.deps.allowPrivate);
+    // Names are checked by the pinned connection, so only the URL's form and literal addresses here.
+    const refused = await urlProblem(endpoint.url, this.deps.allowPrivate, null);
     if (refused) {
       error = `refused: the URL ${refused}`;
       outcome = { result: 'failed' };
@@ -107,6 +115,7 @@ export class DeliveryWorker {
         const res = await fetch(endpoint.url, {
           method: 'POST',
           redirect: 'manual',
+          dispatcher: this.agent,
           signal: AbortSignal.timeout(this.deps.timeoutMs),
           headers: {
             'content-type': 'application/json',
@@ -126,8 +135,13 @@ export class DeliveryWorker {
         if (outcome.result !== 'delivered') error = `HTTP ${status}`;
       } catch (err) {
         const e = err as Error & { cause?: { code?: string; message?: string } };
-        error = e.name === 'TimeoutError' ? `timed out after ${this.deps.timeoutMs} ms` : `${e.cause?.code ?? e.name}: ${e.cause?.message ?? e.message}`;
-        outcome = { result: 'retry' };
+        if (e.cause?.code === 'EWEBHOOKPRIVATE') {
+          error = `refused: ${e.cause.message}`;
+          outcome = { result: 'failed' };
+        } else {
+          error = e.name === 'TimeoutError' ? `timed out after ${this.deps.timeoutMs} ms` : `${e.cause?.code ?? e.name}: ${e.cause?.message ?? e.message}`;
+          outcome = { result: 'retry' };
+        }
       }
     }
     const latency = Math.round(performance.now() - t0);

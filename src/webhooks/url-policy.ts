@@ -1,22 +1,55 @@
 // Where webhooks may go: http(s) URLs whose host resolves only to public addresses, so a
 // tenant cannot make the service call into its own network (SSRF). WEBHOOK_ALLOW_PRIVATE
 // lifts the address rule (for tests and for private deployments).
-import { lookup } from 'node:dns/promises';
+//
+// The rule is applied twice: when an endpoint is registered (a clear 400 early), and again by
+// the connection itself. `pinnedAgent` gives undici a `connect.lookup` that resolves the name
+// once, refuses it if any address is private, and hands exactly the checked address to the
+// socket, so a name that answers a public address to the check and a private one to the
+// connection (DNS rebinding) never reaches the private one. The endpoint URL is attacker input.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { Agent } from 'undici';
 
-const blocked = new BlockList();
+const v4 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['::ffff:0:0', 96], ['64:ff9b::', 96]] as const) blocked.addSubnet(net, bits, 'ipv6');
+] as const) v4.addSubnet(net, bits, 'ipv4');
+// IPv6 only. The IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) ranges are not listed:
+// Node's BlockList matches every IPv4 address against an IPv4-mapped rule, which once refused
+// every IPv4 webhook. Their embedded IPv4 address is checked against the IPv4 rules instead.
+const v6 = new BlockList();
+for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) v6.addSubnet(net, bits, 'ipv6');
 
-export function isPrivateAddress(ip: string): boolean {
-  return blocked.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4');
+/** The IPv4 address embedded in an IPv4-mapped or NAT64 IPv6 address, if any. */
+function embeddedV4(ip: string): string | undefined {
+  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(ip);
+  if (!m) return undefined;
+  if (m[1]) return m[1];
+  const hi = parseInt(m[2] as string, 16);
+  const lo = parseInt(m[3] as string, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
-/** Why this URL may not receive webhooks, or null when it may. */
-export async function urlProblem(raw: string, allowPrivate: boolean): Promise<string | null> {
+export function isPrivateAddress(ip: string): boolean {
+  if (isIP(ip) === 4) return v4.check(ip, 'ipv4');
+  const inner = embeddedV4(ip);
+  return inner ? v4.check(inner, 'ipv4') : v6.check(ip, 'ipv6');
+}
+
+/** Resolves a host name to every address it has (injectable, so tests control DNS). */
+export type Resolver = (host: string) => Promise<LookupAddress[]>;
+export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true });
+
+const PRIVATE_HINT = 'a private, loopback or link-local address (set WEBHOOK_ALLOW_PRIVATE=true to allow)';
+
+/**
+ * Why this URL may not receive webhooks, or null when it may. Resolves a host name to check it,
+ * unless `resolve` is null (the delivery, whose pinned connection checks the name itself).
+ */
+export async function urlProblem(raw: string, allowPrivate: boolean, resolve: Resolver | null = systemResolver): Promise<string | null> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -27,12 +60,45 @@ export async function urlProblem(raw: string, allowPrivate: boolean): Promise<st
   if (url.username || url.password) return 'must not carry credentials';
   if (allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (resolve === null && !isIP(host)) return null;
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+    addresses = isIP(host) || resolve === null ? [host] : (await resolve(host)).map((a) => a.address);
   } catch {
     return `host ${host} does not resolve`;
   }
+  if (addresses.length === 0) return `host ${host} does not resolve`;
   const bad = addresses.find(isPrivateAddress);
-  return bad ? `resolves to ${bad}, a private, loopback or link-local address (set WEBHOOK_ALLOW_PRIVATE=true to allow)` : null;
+  return bad ? `resolves to ${bad}, ${PRIVATE_HINT}` : null;
+}
+
+/** Raised by the pinned lookup; the delivery records it as a refusal, not a network error. */
+export class PrivateAddressError extends Error {
+  readonly code = 'EWEBHOOKPRIVATE';
+  constructor(host: string, address: string) {
+    super(`${host} resolved to ${address} at connection time, ${PRIVATE_HINT}`);
+    this.name = 'PrivateAddressError';
+  }
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** An undici Agent whose connections go only to addresses the policy accepted in the same lookup. */
+export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemResolver): Agent {
+  const lookup = (host: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback) => {
+    resolve(host).then(
+      (found) => {
+        const wanted = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+        const addresses = wanted ? found.filter((a) => a.family === wanted) : found;
+        const bad = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
+        if (bad) return callback(new PrivateAddressError(host, bad.address), '');
+        const first = addresses[0];
+        if (!first) return callback(Object.assign(new Error(`host ${host} does not resolve`), { code: 'ENOTFOUND' }), '');
+        if (options.all) callback(null, addresses);
+        else callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+  return new Agent({ connect: { lookup: lookup as never } });
 }

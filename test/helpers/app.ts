@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type CounterStore, MemoryCounterStore } from '../../src/ratelimit/counter.js';
 import type { Store } from '../../src/store/store.js';
+import type { Resolver } from '../../src/webhooks/url-policy.js';
 import type { StoreKind } from './env.js';
 import { createTestStore, type TestDatabase } from './stores.js';
 
@@ -45,13 +46,13 @@ export function testConfig(db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>, en
 
 export async function startTestApp(
   kind: StoreKind,
-  opts: { env?: Record<string, string>; counters?: CounterStore; clock?: FakeClock } = {},
+  opts: { env?: Record<string, string>; counters?: CounterStore; clock?: FakeClock; resolveHost?: Resolver } = {},
 ): Promise<TestApp> {
   const { store, db, dispose } = await createTestStore(kind);
   const clock = opts.clock ?? new FakeClock();
   const config = testConfig(db, opts.env);
   const counters = opts.counters ?? new MemoryCounterStore(clock.now);
-  const app = await buildApp({ config, store, counters, clock: clock.now, logger: false });
+  const app = await buildApp({ config, store, counters, clock: clock.now, logger: false, ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}) });
   await app.ready();
   const inject = (o: InjectOptions) => app.inject(o);
   const t: TestApp = {
