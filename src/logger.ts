@@ -25,6 +25,13 @@ export function loggerOptions(level: LogLevel): FastifyServerOptions['logger'] {
   return { ...base, stream: logDestination() };
 }
 
+/** The service's logger, built before anything that logs, so every part gets the same one. */
+export function createLogger(level: LogLevel): pino.Logger {
+  const options = loggerOptions(level) as pino.LoggerOptions & { stream?: pino.DestinationStream };
+  const { stream, ...rest } = options;
+  return stream ? pino(rest, stream) : pino(rest);
+}
+
 let destination: ReturnType<typeof pino.destination> | undefined;
 export function logDestination(): ReturnType<typeof pino.destination> {
   // Past 64 MiB of unwritten lines, pino drops lines rather than grow without bound.

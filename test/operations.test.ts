@@ -1,10 +1,10 @@
 // Health, readiness through a real database outage, Prometheus metrics and usage. Both stores.
-import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { openPostgresStore } from '../src/store/postgres.js';
+import { tcpProxy } from './helpers/tcp-proxy.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { FakeClock, problem, startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { ingest, ingestBatch } from './helpers/ledger.js';
@@ -37,7 +37,7 @@ describe.each(STORE_KINDS)('health, metrics and usage on %s', (kind) => {
       status: 'ok',
       version: expect.any(String),
       uptime_seconds: expect.any(Number),
-      checks: { database: { status: 'ok', latency_ms: expect.any(Number) }, signing_key: { status: 'ok' }, migrations: { status: 'ok', version: '0005_operations' } },
+      checks: { database: { status: 'ok', latency_ms: expect.any(Number) }, signing_key: { status: 'ok' }, migrations: { status: 'ok', version: '0006_key_rotation' } },
     });
     expect(h.json().checks.redis).toBeUndefined();
     expect((await t.inject({ method: 'GET', url: '/api/v1/health/live' })).json()).toEqual({ status: 'ok' });
@@ -147,36 +147,6 @@ describe.each(STORE_KINDS)('health, metrics and usage on %s', (kind) => {
   });
 });
 
-/** A TCP proxy in front of PostgreSQL that can be cut and restored, on the same port. */
-async function pgProxy(target: { host: string; port: number }) {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  let port = 0;
-  const up = () =>
-    new Promise<void>((resolve) => {
-      server = net.createServer((client) => {
-        const upstream = net.connect(target.port, target.host);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s));
-          s.on('error', () => s.destroy());
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(port, '127.0.0.1', () => {
-        port = (server?.address() as net.AddressInfo).port;
-        resolve();
-      });
-    });
-  const down = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server?.close(() => resolve());
-    });
-  await up();
-  return { port: () => port, up, down };
-}
-
 describe.skipIf(!STORE_KINDS.includes('postgres'))('readiness through a PostgreSQL outage', () => {
   it('goes 503 naming the database while PostgreSQL is unreachable, and 200 when it is back', async () => {
     const db = await createTestDatabase('postgres');
@@ -184,7 +154,7 @@ describe.skipIf(!STORE_KINDS.includes('postgres'))('readiness through a PostgreS
     const migrator = db.open();
     await migrator.migrate();
     await migrator.close();
-    const proxy = await pgProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+    const proxy = await tcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
     const viaProxy = new URL(direct);
     viaProxy.port = String(proxy.port());
     const store = openPostgresStore(viaProxy.toString());
@@ -215,7 +185,7 @@ describe('health with Redis', () => {
     const { RedisCounterStore } = await import('../src/ratelimit/counter.js');
     const { Redis } = await import('ioredis');
     const { TEST_REDIS_URL } = await import('./helpers/env.js');
-    const counters = new RedisCounterStore(new Redis(TEST_REDIS_URL), `audit-ledger-test:${randomUUID()}:`);
+    const counters = new RedisCounterStore({ redis: new Redis(TEST_REDIS_URL), prefix: `audit-ledger-test:${randomUUID()}:` });
     const t = await startTestApp('sqlite', { counters });
     try {
       const h = (await t.inject({ method: 'GET', url: '/api/v1/health' })).json();

@@ -69,10 +69,10 @@ describe.skipIf(SKIP_SERVERS).each(STORE_KINDS)('rate limit shared through Redis
   const redisB = new Redis(TEST_REDIS_URL);
 
   beforeAll(async () => {
-    first = await startTestApp(kind, { counters: new RedisCounterStore(redisA, prefix) });
+    first = await startTestApp(kind, { counters: new RedisCounterStore({ redis: redisA, prefix }) });
     // A second instance: its own store connection and Redis client, the same database and Redis.
     secondStore = first.db.open();
-    second = await buildApp({ config: first.config, store: secondStore, counters: new RedisCounterStore(redisB, prefix), logger: false });
+    second = await buildApp({ config: first.config, store: secondStore, counters: new RedisCounterStore({ redis: redisB, prefix }), logger: false });
   });
   afterAll(async () => {
     await second.close();

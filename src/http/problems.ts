@@ -27,6 +27,7 @@ export const PROBLEM_TITLES = {
   tree_size_out_of_range: 'Tree size out of range',
   not_yet_checkpointed: 'Not yet covered by a checkpoint',
   verification_running: 'A verification is already running',
+  rotation_conflict: 'Another key rotation came first',
   rate_limited: 'Rate limit exceeded',
   too_many_login_attempts: 'Too many failed login attempts',
   service_unavailable: 'Service unavailable',
@@ -135,7 +136,15 @@ function fieldErrors(error: FastifyError): FieldError[] {
   });
 }
 
-export function registerProblemHandlers(app: FastifyInstance): void {
+export interface ProblemHandlerDeps {
+  /** Failures that mean a dependency is away (answered 503 with Retry-After, not 500). */
+  unavailable: (err: unknown) => boolean;
+  /** Told about each such failure (logs once per outage). */
+  onUnavailable: (err: unknown) => void;
+  retryAfterSeconds: number;
+}
+
+export function registerProblemHandlers(app: FastifyInstance, deps: ProblemHandlerDeps): void {
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, 404, 'not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
   );
@@ -162,6 +171,11 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       // A Fastify client error we have no specific code for: keep its status.
       return sendProblem(request, reply, error.statusCode, error.statusCode === 404 ? 'not_found' : 'validation_failed', error.message);
+    }
+    if (deps.unavailable(error)) {
+      deps.onUnavailable(error);
+      reply.header('Retry-After', String(deps.retryAfterSeconds));
+      return sendProblem(request, reply, 503, 'service_unavailable', `The database is unavailable; nothing was changed; retry after ${deps.retryAfterSeconds} s`);
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, 500, 'internal_error', `An internal error occurred; quote request id ${request.id} when reporting it`);

@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client), one registry per app so tests can build several.
 // Labels are bounded: route patterns, methods, status codes, results; never a company or
 // key (unbounded cardinality, and not for an operator's dashboards to see).
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -54,8 +54,17 @@ export class Metrics {
   /** Each (route, method, status)'s request series, resolved once: labelling on every request costs more than counting. */
   private readonly requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
 
-  constructor() {
+  constructor(sources: { rateLimitFallback?: () => boolean } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'audit_ledger_' });
+    const fallback = sources.rateLimitFallback ?? (() => false);
+    new Gauge({
+      name: 'audit_ledger_rate_limit_fallback',
+      help: '1 while Redis is unreachable and rate limits and the login lockout are counted in this process only',
+      registers: [this.registry],
+      collect() {
+        this.set(fallback() ? 1 : 0);
+      },
+    });
   }
 
   /** Counts an answered request and its duration (labels are bounded: route patterns, methods, statuses). */

@@ -52,9 +52,11 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const email = request.body.email.trim().toLowerCase();
         const lockKey = `login:${email}`;
-        const failures = await ctx.counters.peek(lockKey);
-        if (failures.count >= MAX_FAILED_LOGINS_PER_MINUTE) {
-          const retry = String(Math.max(1, Math.ceil(failures.resetMs / 1000)));
+        // Reserve this attempt's place in the failure count before checking the password, in one
+        // atomic step, so parallel guesses cannot all pass a check made before any of them failed.
+        const reserved = await ctx.counters.hit(lockKey, 60_000);
+        if (reserved.count > MAX_FAILED_LOGINS_PER_MINUTE) {
+          const retry = String(Math.max(1, Math.ceil(reserved.resetMs / 1000)));
           throw new ApiError(429, 'too_many_login_attempts', `Too many failed logins for this email; retry after ${retry} s`, {
             headers: { 'Retry-After': retry },
           });
@@ -62,10 +64,9 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const user = await ctx.store.findUserByEmail(email);
         // Verify against a dummy hash for unknown emails: same work, same answer.
         const passwordOk = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), request.body.password);
-        if (!user || !passwordOk) {
-          await ctx.counters.hit(lockKey, 60_000);
-          throw new ApiError(401, 'invalid_login', 'The email or password is incorrect');
-        }
+        // A failed attempt keeps its reservation; a successful one gives it back.
+        if (!user || !passwordOk) throw new ApiError(401, 'invalid_login', 'The email or password is incorrect');
+        await ctx.counters.release(lockKey);
         const token = newSecret(ACCESS_TOKEN_PREFIX);
         const now = ctx.clock();
         const ttl = ctx.config.accessTokenTtlSeconds;
