@@ -9,6 +9,7 @@ import { Appender } from '../src/ledger/appender.js';
 import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
 import { Keyring } from '../src/ledger/keyring.js';
+import { openSecretBox } from '../src/webhooks/secrets.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 import { IntegrityVerifier, type VerificationReport } from '../src/integrity/verifier.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
@@ -27,10 +28,10 @@ export async function fullVerification(n: number, event: (i: number) => unknown)
   await store.migrate();
   const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), dataDir: dir };
   const { company } = await createUser(store, { company: 'bench', email: 'verify@example.com', password: 'bench password 123', role: 'admin' });
-  const keyring = await Keyring.open(config, store, Date.now());
-  const signer = new WorkerSigner(keyring.active.privateKey, config.signingWorkers);
+  const keyring = await Keyring.open({ config, store, box: openSecretBox(config) }, Date.now());
+  const signer = new WorkerSigner(keyring.active, config.signingWorkers);
   const appender = new Appender(store, keyring, signer, Date.now, {
-    checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin),
+    checkpoints: new CheckpointSigner(config.ledgerOrigin),
     checkpointIntervalMs: 1000,
   });
   try {

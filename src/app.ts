@@ -6,11 +6,10 @@ import fs from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import path from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { registerAuthentication } from './auth/authenticate.js';
 import type { Config } from './config.js';
-import { ApiError, registerProblemHandlers } from './http/problems.js';
+import { registerProblemHandlers } from './http/problems.js';
 import { registerJsonBodies } from './http/body.js';
 import { validatorCompiler } from './http/validation.js';
 import { loggerOptions } from './logger.js';
@@ -30,7 +29,7 @@ import { Metrics } from './ops/metrics.js';
 import { UsageCounter } from './ops/usage.js';
 import { WebhookStore } from './store/webhooks.js';
 import { DeliveryWorker } from './webhooks/delivery.js';
-import { SecretBox } from './webhooks/secrets.js';
+import { openSecretBox, type SecretBox } from './webhooks/secrets.js';
 import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 import { WebhookEventSink } from './webhooks/sink.js';
 import { healthRoutes } from './routes/health.js';
@@ -38,9 +37,11 @@ import { metricsRoutes } from './routes/metrics.js';
 import { usageRoutes } from './routes/usage.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { integrityRoutes } from './routes/integrity.js';
+import { keyRoutes } from './routes/keys.js';
 import { logRoutes } from './routes/logs.js';
 import { authRoutes } from './routes/auth.js';
 import type { Store } from './store/store.js';
+import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS, OutageReporter } from './store/unavailable.js';
 import { VERSION } from './version.js';
 
 export const API_PREFIX = '/api/v1';
@@ -74,27 +75,31 @@ export interface AppOptions {
   resolveHost?: Resolver;
   /** Overrides the logger (tests pass false). */
   logger?: FastifyServerOptions['logger'];
+  /** The service's logger, when it was built before the app (server.ts). */
+  log?: FastifyBaseLogger;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? Date.now;
   const resolveHost = options.resolveHost ?? systemResolver;
   const { config, store } = options;
-  const keyring = await Keyring.open(config, store, clock());
-  const signer = new WorkerSigner(keyring.active.privateKey, config.signingWorkers);
-  const metrics = new Metrics();
-  const logError = (obj: object, msg: string) => app.log.error(obj, msg);
+  const secretBox = openSecretBox(config);
+  const keyring = await Keyring.open({ config, store, box: secretBox }, clock());
+  const signer = new WorkerSigner(keyring.active, config.signingWorkers);
+  const metrics = new Metrics({ rateLimitFallback: () => options.counters.fallbackActive });
+  // A database outage is one warn line (OutageReporter), not an error with a stack per failure.
+  const outage = new OutageReporter({ clock, warn: (obj, msg) => app.log.warn(obj, msg) });
+  const logError = (obj: { err?: unknown }, msg: string) => (isStoreUnavailable(obj.err) ? outage.report(obj.err) : app.log.error(obj, msg));
   const appender = new Appender(store, keyring, signer, clock, {
-    checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin),
+    checkpoints: new CheckpointSigner(config.ledgerOrigin),
     checkpointIntervalMs: config.checkpointIntervalMs,
-    onError: (err, message) => app.log.error({ err }, message),
+    onError: (err, message) => logError({ err }, message),
     onCommit: (entries, seconds) => {
       metrics.eventsAppended.inc(entries);
       metrics.appendBatchSize.observe(entries);
       metrics.appendDuration.observe(seconds);
     },
   });
-  const secretBox = SecretBox.open(config.secretsKeyFile ?? path.join(config.dataDir, 'secrets.key'), config.secretsKeyFile === undefined);
   const webhooks = new WebhookStore(store);
   // The sink wakes the worker after recording an event (only ever called once both exist).
   const events = new WebhookEventSink(webhooks, clock, () => delivery.kick());
@@ -111,7 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events, keyName: config.ledgerOrigin });
   const ctx: AppContext = { config, store, counters: options.counters, clock, keyring, appender, verifier, forensics, events, metrics, usage, webhooks, secretBox, resolveHost };
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(config.logLevel),
+    ...(options.log ? { loggerInstance: options.log } : { logger: options.logger ?? loggerOptions(config.logLevel) }),
     bodyLimit: config.maxBodyBytes,
     genReqId: () => randomUUID(),
     // One line per request, written on completion (below), instead of two.
@@ -124,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler());
   registerJsonBodies(app);
-  registerProblemHandlers(app);
+  registerProblemHandlers(app, { unavailable: isStoreUnavailable, onUnavailable: (err) => outage.report(err), retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS });
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
   app.addHook('onReady', async () => {
     verifier.start();
@@ -196,13 +201,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { url: `${API_PREFIX}/openapi.json` } });
 
+  // Where to start, for a person (or a client) that opens the bare address.
+  const index = async () => ({ name: 'audit-ledger', version: VERSION, docs: `${API_PREFIX}/docs`, openapi: `${API_PREFIX}/openapi.json`, health: `${API_PREFIX}/health` });
+  app.get('/', { schema: { hide: true } }, index);
   await app.register(
     async (api) => {
+      api.get('/', { schema: { hide: true } }, index);
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
       await api.register(authRoutes(ctx));
       await api.register(apiKeyRoutes(ctx));
       await api.register(logRoutes(ctx));
       await api.register(integrityRoutes(ctx));
+      await api.register(keyRoutes(ctx));
       await api.register(exportRoutes(ctx));
       await api.register(forensicsRoutes(ctx));
       await api.register(hitlRoutes(ctx));

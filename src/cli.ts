@@ -1,30 +1,24 @@
 #!/usr/bin/env node
 // The `audit-ledger` command: serve, migrate, users create, keys rotate, verify-bundle.
-import { parseArgs } from 'node:util';
+// Parsed by commander: every command and subcommand answers --help/-h with its usage and does
+// nothing else; an unknown command or option prints the usage and exits 2.
+import { Command, CommanderError, Option } from 'commander';
 import { AccountInputError, createUser } from './accounts.js';
 import { ConfigError, loadConfig } from './config.js';
-import { rotateSigningKey, signingKeyPath } from './ledger/keyring.js';
+import { rotateKeyCommand } from './ledger/rotate-command.js';
+import { flushLogs } from './logger.js';
 import { handleSignals, startService } from './server.js';
 import { openStore } from './store/open.js';
 import { EmailTakenError } from './store/store.js';
 import { VERSION } from './version.js';
-import { VERIFY_USAGE, verifyCommand } from './integrity/verify-command.js';
+import { VERIFY_EXIT_CODES, verifyCommand } from './integrity/verify-command.js';
 
-const USAGE = `audit-ledger ${VERSION}
-
-Usage:
-  audit-ledger serve                     start the HTTP service (configured by environment variables)
-  audit-ledger migrate                   apply pending database migrations and exit
-  audit-ledger users create --company NAME --email EMAIL --password-stdin [--role admin|member]
-                                         create a user (and the company if it is new); the
-                                         password is read from standard input
-  audit-ledger keys rotate               make a new signing key the active one (restart the service
-                                         to sign with it); entries signed earlier keep verifying
-  audit-ledger verify-bundle FILE [--public-key KEYFILE] [--checkpoint CHECKPOINT]
-                                         verify an evidence bundle, or an export against a
-                                         checkpoint, offline (no configuration or database)
-  audit-ledger --version | --help
-`;
+/** Exit codes: 0 done, 1 the command failed, 2 usage or configuration error (see also verify-bundle). */
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -33,127 +27,138 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === 'help') {
-    process.stdout.write(USAGE);
-    return command === undefined ? 2 : 0;
-  }
-  if (command === '--version') {
-    process.stdout.write(`${VERSION}\n`);
-    return 0;
-  }
-  if (command === 'verify-bundle') {
-    const { values, positionals } = parseArgs({
-      args: rest,
-      options: { 'public-key': { type: 'string' }, checkpoint: { type: 'string' }, help: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
+function program(): Command {
+  const cli = new Command('audit-ledger')
+    .description('Self-hosted, tamper-evident audit log ledger for AI agents. Configured by environment variables (see the README).')
+    .version(VERSION, '-V, --version')
+    .helpOption('-h, --help', 'show this help and do nothing else')
+    .showHelpAfterError()
+    .exitOverride();
+
+  cli
+    .command('serve')
+    .description('start the HTTP service (configured by environment variables)')
+    .action(async () => {
+      const config = loadConfig();
+      const service = await startService(config);
+      handleSignals(service);
+      service.app.log.info({ url: service.url, store: config.databaseUrl ? 'postgres' : 'sqlite', version: VERSION }, 'audit-ledger listening');
+      throw new Exit(-1); // keep running
     });
-    if (values.help) {
-      process.stdout.write(VERIFY_USAGE);
-      return 0;
-    }
-    if (positionals.length !== 1) {
-      console.error(VERIFY_USAGE);
-      return 2;
-    }
-    try {
-      const { code, output } = await verifyCommand(positionals[0] as string, { publicKey: values['public-key'], checkpoint: values.checkpoint });
-      process.stdout.write(output);
-      return code;
-    } catch (err) {
-      console.error(`verify-bundle: ${err instanceof Error ? err.message : String(err)}`);
-      return 2;
-    }
-  }
 
-  const config = loadConfig();
-
-  if (command === 'serve') {
-    const service = await startService(config);
-    handleSignals(service);
-    service.app.log.info({ url: service.url, store: config.databaseUrl ? 'postgres' : 'sqlite', version: VERSION }, 'audit-ledger listening');
-    return -1; // keep running
-  }
-
-  if (command === 'migrate') {
-    const store = openStore(config);
-    try {
-      const applied = await store.migrate();
-      const state = await store.migrationState();
-      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply', `(schema at ${state.current})`);
-    } finally {
-      await store.close();
-    }
-    return 0;
-  }
-
-  if (command === 'users' && rest[0] === 'create') {
-    const { values } = parseArgs({
-      args: rest.slice(1),
-      options: {
-        company: { type: 'string' },
-        email: { type: 'string' },
-        'password-stdin': { type: 'boolean' },
-        role: { type: 'string', default: 'admin' },
-      },
-      strict: true,
-    });
-    if (!values.company || !values.email || !values['password-stdin']) {
-      console.error('users create needs --company, --email and --password-stdin\n\n' + USAGE);
-      return 2;
-    }
-    if (values.role !== 'admin' && values.role !== 'member') {
-      console.error('--role must be admin or member');
-      return 2;
-    }
-    const password = await readStdin();
-    const store = openStore(config);
-    try {
-      await store.migrate();
-      const { company, user } = await createUser(store, { company: values.company, email: values.email, password, role: values.role });
-      console.log(`created user ${user.email} (${user.role}) in company "${company.name}" (${company.company_id})`);
-      return 0;
-    } catch (err) {
-      if (err instanceof AccountInputError || err instanceof EmailTakenError) {
-        console.error(err.message);
-        return 1;
+  cli
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .action(async () => {
+      const store = openStore(loadConfig());
+      try {
+        const applied = await store.migrate();
+        const state = await store.migrationState();
+        console.log(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply', `(schema at ${state.current})`);
+      } finally {
+        await store.close();
       }
-      throw err;
-    } finally {
-      await store.close();
-    }
-  }
+    });
 
-  if (command === 'keys' && rest[0] === 'rotate') {
-    const store = openStore(config);
-    try {
-      await store.migrate();
-      const { old, current } = await rotateSigningKey(config, store, Date.now());
-      console.log(`active signing key is now ${current}${old ? ` (was ${old}; its file is kept as ${signingKeyPath(config)}.retired-${old})` : ''}`);
-      console.log('restart every service process so it signs with the new key');
-      return 0;
-    } finally {
-      await store.close();
-    }
-  }
+  const users = cli.command('users').description('manage users').helpOption('-h, --help', 'show this help and do nothing else');
+  users
+    .command('create')
+    .description('create a user (and the company if it is new); the password is read from standard input')
+    .requiredOption('--company <name>', 'company name')
+    .requiredOption('--email <email>', 'login email')
+    .requiredOption('--password-stdin', 'read the password from standard input (required: never on the command line)')
+    .addOption(new Option('--role <role>', 'role of the user').choices(['admin', 'member']).default('admin'))
+    .action(async (opts: { company: string; email: string; role: 'admin' | 'member' }) => {
+      const config = loadConfig();
+      const password = await readStdin();
+      const store = openStore(config);
+      try {
+        await store.migrate();
+        const { company, user } = await createUser(store, { company: opts.company, email: opts.email, password, role: opts.role });
+        console.log(`created user ${user.email} (${user.role}) in company "${company.name}" (${company.company_id})`);
+      } catch (err) {
+        if (err instanceof AccountInputError || err instanceof EmailTakenError) {
+          console.error(err.message);
+          throw new Exit(1);
+        }
+        throw err;
+      } finally {
+        await store.close();
+      }
+    });
 
-  console.error(`unknown command: ${argv.join(' ')}\n\n${USAGE}`);
-  return 2;
+  const keys = cli.command('keys').description('manage the signing key').helpOption('-h, --help', 'show this help and do nothing else');
+  keys
+    .command('rotate')
+    .description(
+      'make a new signing key the active one, online: asks the running service (POST /api/v1/integrity/keys/rotate) ' +
+        'with the operator token, so every process switches and no entry is signed by a retired key. ' +
+        'The old key endorses the new one in a signed key-transition statement.',
+    )
+    .option('--url <url>', 'base URL of the running service', `http://127.0.0.1:${process.env.PORT ?? 8080}`)
+    .action(async (opts: { url: string }) => {
+      const { code, output } = await rotateKeyCommand({ url: opts.url, token: process.env.LEDGER_OPERATOR_TOKEN });
+      (code === 0 ? process.stdout : process.stderr).write(output);
+      throw new Exit(code);
+    });
+
+  cli
+    .command('verify-bundle')
+    .description('verify an evidence bundle, or an export against a checkpoint, offline (no configuration or database)')
+    .argument('<file>', 'an evidence bundle (GET /api/v1/exports/evidence), or with --checkpoint a JSON Lines export complete from seq 0')
+    .option('--public-key <keyfile>', 'the public key(s) you trust: SPKI PEM, a C2SP verifier key, or the JSON of GET /api/v1/integrity/keys')
+    .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
+    .addHelpText(
+      'after',
+      `\nExit status: ${VERIFY_EXIT_CODES.verified} verified; ${VERIFY_EXIT_CODES.failed} a check failed; ${VERIFY_EXIT_CODES.unreadable} the files cannot be read; ` +
+        `${VERIFY_EXIT_CODES.unpinned} consistent but UNVERIFIED: no --public-key, so the signer is not pinned.\n`,
+    )
+    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string }) => {
+      try {
+        const { code, output } = await verifyCommand(file, { publicKey: opts.publicKey, checkpoint: opts.checkpoint });
+        process.stdout.write(output);
+        throw new Exit(code);
+      } catch (err) {
+        if (err instanceof Exit) throw err;
+        console.error(`verify-bundle: ${err instanceof Error ? err.message : String(err)}`);
+        throw new Exit(VERIFY_EXIT_CODES.unreadable);
+      }
+    });
+
+  return cli;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const cli = program();
+  if (argv.length === 0) {
+    cli.outputHelp({ error: true });
+    return 2;
+  }
+  try {
+    await cli.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof Exit) return err.code;
+    if (err instanceof CommanderError) {
+      // --help and --version exit 0; a usage error (unknown command or option, missing value) exits 2.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    throw err;
+  }
 }
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exitCode = code;
+    if (code >= 0) {
+      flushLogs();
+      process.exit(code);
+    }
   },
   (err: unknown) => {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exitCode = 2;
-    } else {
-      console.error(err instanceof Error ? err.message : err);
-      process.exitCode = 1;
-    }
+    // A failed start (port taken, database unreachable, bad key file) exits non-zero at once, so a
+    // supervisor restarts it; startService has already stopped whatever it had started.
+    console.error(err instanceof ConfigError ? err.message : `audit-ledger: ${err instanceof Error ? err.message : String(err)}`);
+    flushLogs();
+    process.exit(err instanceof ConfigError ? 2 : 1);
   },
 );

@@ -31,6 +31,8 @@ export interface Config {
   stalenessMaxAge: Record<string, number>;
   /** Bearer token GET /metrics requires; undefined: metrics are served to loopback clients only. */
   metricsToken: string | undefined;
+  /** Bearer token for operator actions on the whole service (signing key rotation); unset turns them off. */
+  operatorToken: string | undefined;
   /** AES key file for webhook secrets; undefined means secrets.key in dataDir, created on first start. */
   secretsKeyFile: string | undefined;
   webhookAllowPrivate: boolean;
@@ -135,6 +137,12 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     description: 'When set, `GET /api/v1/metrics` requires `Authorization: Bearer <METRICS_TOKEN>` (at least 16 characters). Unset: metrics are served to loopback clients only.',
   },
   {
+    name: 'LEDGER_OPERATOR_TOKEN',
+    default: '(unset)',
+    description:
+      'When set (at least 32 characters), operator actions on the whole service are allowed with `Authorization: Bearer <LEDGER_OPERATOR_TOKEN>`: `POST /api/v1/integrity/keys/rotate` and `audit-ledger keys rotate`. Unset: they answer 403. Give every process the same token.',
+  },
+  {
     name: 'LEDGER_SECRETS_KEY_FILE',
     default: '(unset)',
     description:
@@ -233,6 +241,8 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const metricsToken = get('METRICS_TOKEN');
   if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+  const operatorToken = get('LEDGER_OPERATOR_TOKEN');
+  if (operatorToken !== undefined && operatorToken.length < 32) problems.push('LEDGER_OPERATOR_TOKEN must be at least 32 characters');
 
   const config: Config = {
     host: get('HOST') ?? '127.0.0.1',
@@ -253,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     integrityVerifyIntervalSeconds: int('INTEGRITY_VERIFY_INTERVAL_SECONDS', 300, 0, 86_400),
     stalenessMaxAge,
     metricsToken,
+    operatorToken,
     secretsKeyFile: get('LEDGER_SECRETS_KEY_FILE') ? path.resolve(get('LEDGER_SECRETS_KEY_FILE') as string) : undefined,
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),

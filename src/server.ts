@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { bootstrapIfEmpty } from './accounts.js';
 import { buildApp } from './app.js';
-import { flushLogs } from './logger.js';
+import { createLogger, flushLogs } from './logger.js';
 import type { Config } from './config.js';
-import { type CounterStore, MemoryCounterStore, RedisCounterStore } from './ratelimit/counter.js';
+import { type CounterLog, type CounterStore, MemoryCounterStore, RedisCounterStore } from './ratelimit/counter.js';
 import { openStore } from './store/open.js';
 import { iso } from './time.js';
 
@@ -16,19 +16,33 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export function openCounters(config: Pick<Config, 'redisUrl'>): CounterStore {
+export function openCounters(config: Pick<Config, 'redisUrl'>, log?: CounterLog): CounterStore {
   if (!config.redisUrl) return new MemoryCounterStore();
-  return new RedisCounterStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }));
+  // A command waits at most 1 s for an answer; then this request counts in memory (counter.ts).
+  return new RedisCounterStore({ redis: new Redis(config.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000, enableOfflineQueue: true }), log });
 }
 
 export async function startService(config: Config): Promise<RunningService> {
+  const log = createLogger(config.logLevel);
   const store = openStore(config);
-  const counters = openCounters(config);
+  const counters = openCounters(config, log);
+  let built: FastifyInstance | undefined;
   try {
     await store.migrate();
     const created = await bootstrapIfEmpty(store, config.bootstrap);
-    const app = await buildApp({ config, store, counters });
+    const app = await buildApp({ config, store, counters, log });
+    built = app;
     if (created) app.log.info({ company: created.company.name, email: created.user.email }, 'bootstrap: created first company and admin user');
+    else if ((await store.countUsers()) === 0) {
+      // Nobody can log in yet: say exactly how to fix that, once, at start.
+      app.log.warn(
+        {
+          create_admin: "echo 'a password of 12+ characters' | npx audit-ledger users create --company acme --email admin@example.com --password-stdin",
+          or_restart_with: "LEDGER_BOOTSTRAP_EMAIL=admin@example.com LEDGER_BOOTSTRAP_PASSWORD='a password of 12+ characters' npm start",
+        },
+        'no user exists yet, so nobody can log in: create the first admin with create_admin (while the service runs), or restart with or_restart_with',
+      );
+    }
     const url = await app.listen({ host: config.host, port: config.port });
     // Expired access tokens are useless; remove them at start and then hourly.
     const sweep = () => void store.deleteExpiredAccessTokens(iso(Date.now())).catch((err: unknown) => app.log.warn({ err }, 'token sweep failed'));
@@ -43,6 +57,9 @@ export async function startService(config: Config): Promise<RunningService> {
       })());
     return { app, url, close };
   } catch (err) {
+    // A failed start (port taken, say) stops what it started, background work included, so the
+    // caller can exit and a supervisor start it again.
+    await built?.close().catch(() => undefined);
     await Promise.allSettled([store.close(), counters.close()]);
     throw err;
   }

@@ -10,6 +10,7 @@ import { Appender } from '../src/ledger/appender.js';
 import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
 import { Keyring } from '../src/ledger/keyring.js';
+import { openSecretBox } from '../src/webhooks/secrets.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 import { readEdge } from '../src/ledger/tree.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
@@ -29,9 +30,9 @@ describe.each(STORE_KINDS)('two appenders on one %s database', (kind) => {
     const config = testConfig(db);
     const { company } = await createUser(store, { company: 'two', email: 'two@example.com', password: 'a long enough password', role: 'admin' });
     const open = async (s: Store) => {
-      const keyring = await Keyring.open(config, s, clock.now());
-      const signer = new WorkerSigner(keyring.active.privateKey, 1);
-      const appender = new Appender(s, keyring, signer, clock.now, { checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin), checkpointIntervalMs: 60_000 });
+      const keyring = await Keyring.open({ config, store: s, box: openSecretBox(config) }, clock.now());
+      const signer = new WorkerSigner(keyring.active, 1);
+      const appender = new Appender(s, keyring, signer, clock.now, { checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 60_000 });
       return { appender, close: async () => (await appender.close(), await signer.close()) };
     };
     const a = await open(store);
@@ -66,9 +67,9 @@ describe('an in-memory SQLite database', () => {
     const clock = new FakeClock();
     const config = testConfig({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'al-memory-')), databaseUrl: undefined });
     const { company } = await createUser(store, { company: 'mem', email: 'mem@example.com', password: 'a long enough password', role: 'admin' });
-    const keyring = await Keyring.open(config, store, clock.now());
-    const signer = new WorkerSigner(keyring.active.privateKey, 1);
-    const appender = new Appender(store, keyring, signer, clock.now, { checkpoints: new CheckpointSigner(keyring.active, config.ledgerOrigin), checkpointIntervalMs: 0 });
+    const keyring = await Keyring.open({ config, store, box: openSecretBox(config) }, clock.now());
+    const signer = new WorkerSigner(keyring.active, 1);
+    const appender = new Appender(store, keyring, signer, clock.now, { checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 0 });
     try {
       const id = company.company_id;
       const results = await Promise.all([appender.append(id, events(40, 'm')), appender.append(id, events(3, 'm'))]);

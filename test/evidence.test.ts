@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNote, signNote } from '../src/core/checkpoint.js';
-import { rawPublicKey } from '../src/core/signature.js';
+import { keyIdOf, rawPublicKey, signEntryHash } from '../src/core/signature.js';
 import { LOG_ENTRY_COLUMNS } from '../src/store/columns.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { problem, startTestApp, type TestApp } from './helpers/app.js';
@@ -82,10 +82,37 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     expect(foreign.code).toBe(1);
     expect(foreign.stdout).toContain('FAIL checkpoint signature does not verify with any trusted key');
 
-    // Without --public-key: consistent, and the report says whose keys it trusted.
+    // Without --public-key: consistent, but never VERIFIED, and a distinct exit status.
     const selfKeyed = await verifyBundle([write('bundle.json', JSON.stringify(bundle))]);
-    expect(selfKeyed.code).toBe(0);
+    expect(selfKeyed.code).toBe(3);
     expect(selfKeyed.stdout).toContain('NOTE no --public-key given');
+    expect(selfKeyed.stdout).toContain('UNVERIFIED (signer not pinned)');
+    expect(selfKeyed.stdout).not.toMatch(/^VERIFIED/m);
+
+    // A forgery: every entry and the checkpoint re-signed with an attacker's key, which the bundle carries.
+    const attacker = generateKeyPairSync('ed25519');
+    const attackerRaw = rawPublicKey(attacker.publicKey);
+    const attackerId = keyIdOf(attacker.publicKey);
+    const fake = structuredClone(bundle);
+    for (const item of fake.entries) {
+      item.entry.key_id = attackerId;
+      item.entry.signature = signEntryHash(attacker.privateKey, item.entry.hash);
+    }
+    fake.checkpoint.note = signNote(parseNote(bundle.checkpoint.note).text, t.config.ledgerOrigin, attacker.privateKey, attackerRaw);
+    fake.public_keys = [{ ...bundle.public_keys[0], key_id: attackerId, public_key: attackerRaw.toString('base64') }];
+    const unpinned = await verifyBundle([write('bundle.json', JSON.stringify(fake))]);
+    expect(unpinned.code).toBe(3);
+    expect(unpinned.stdout).toContain('UNVERIFIED (signer not pinned)');
+    const pinned = await verifyBundle([write('bundle.json', JSON.stringify(fake)), '--public-key', c.pemFile]);
+    expect(pinned.code).toBe(1);
+    expect(pinned.stdout).toContain('NOT VERIFIED');
+
+    // The checkpoint's JSON fields are unsigned: a change to them is a failure, never believed.
+    const moved = structuredClone(bundle);
+    moved.checkpoint.tree_size = 39;
+    const movedRun = await verifyBundle([write('bundle.json', JSON.stringify(moved)), '--public-key', c.pemFile]);
+    expect(movedRun.code).toBe(1);
+    expect(movedRun.stdout).toContain('checkpoint JSON fields differ from the signed note: tree_size 39 (signed: 40)');
   });
 
   it('a bundle by seq range verifies; a swapped inclusion proof fails', async () => {
@@ -116,6 +143,13 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     expect(ok.stdout).toContain('OK   40 entries');
     expect(ok.code).toBe(0);
     expect((await verifyBundle([write('export.jsonl', res.body), '--checkpoint', note, '--public-key', c.pemFile])).code).toBe(0);
+    // A checkpoint JSON whose unsigned fields were changed while the signed note was not: fails.
+    for (const edit of [{ root_hash: 'ab'.repeat(32) }, { tree_size: 30 }]) {
+      const cpEdited = write('cp-edited.json', JSON.stringify({ ...JSON.parse(fs.readFileSync(checkpoint, 'utf8')), ...edit }));
+      const edited = await verifyBundle([write('export.jsonl', res.body), '--checkpoint', cpEdited, '--public-key', c.pemFile]);
+      expect(edited.code).toBe(1);
+      expect(edited.stdout).toContain('checkpoint JSON fields differ from the signed note');
+    }
 
     const changed = res.body.replace('"event_type":"llm.call"', '"event_type":"llm.calls"');
     const bad = await verifyBundle([write('export.jsonl', changed), '--checkpoint', checkpoint, '--public-key', c.pemFile]);
@@ -147,6 +181,17 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     expect(rows).toHaveLength(1 + 14);
     const all = (await c.get('/api/v1/exports/logs?format=csv')).body;
     expect(all).toContain('"{""i"":5,""note"":""comma, \\""quote\\""\\nnewline""}"');
+  });
+
+  it('CSV neutralises cells a spreadsheet would run as formulas; JSON Lines keeps them exactly', async () => {
+    const c = await company();
+    const sent = { event_type: '=HYPERLINK("http://evil.test","x")', data: { a: 1 }, source: '+cmd|calc', agent_id: '@SUM(A1)', workflow_id: '-2+3' };
+    expect((await t.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': c.key }, payload: sent })).statusCode).toBe(200);
+    const csv = (await c.get('/api/v1/exports/logs?format=csv&event_type=' + encodeURIComponent(sent.event_type))).body.split('\r\n')[1] as string;
+    expect(csv).toContain(`"'=HYPERLINK(""http://evil.test"",""x"")"`);
+    for (const v of ["'+cmd|calc", "'@SUM(A1)", "'-2+3"]) expect(csv.split(',')).toContain(v);
+    const jsonl = JSON.parse((await c.get('/api/v1/exports/logs?event_type=' + encodeURIComponent(sent.event_type))).body);
+    expect(jsonl).toMatchObject(sent);
   });
 
   it('export filters by trace, event type and time, and never crosses companies', async () => {

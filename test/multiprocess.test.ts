@@ -64,32 +64,46 @@ describe.skipIf(SKIP_SERVERS)('several processes on one PostgreSQL', () => {
     }
   });
 
-  it('keys rotate: new entries use the new key, earlier ones keep verifying', async () => {
-    let svc = await serve(env);
-    const token = (await call(`${svc.url}/api/v1/auth/login`, 'POST', { email: 'ops@acme.test', password: 'a long enough password' })).json.access_token;
-    const keys = (await call(`${svc.url}/api/v1/auth/api_keys`, 'GET', undefined, { authorization: `Bearer ${token}` })).json.items;
-    await call(`${svc.url}/api/v1/auth/api_keys/${keys[0].id}`, 'DELETE', undefined, { authorization: `Bearer ${token}` });
-    const key = (await call(`${svc.url}/api/v1/auth/api_keys`, 'POST', { name: 'k2', rate_limit_per_minute: 1000 }, { authorization: `Bearer ${token}` })).json.key;
-    const before = (await call(`${svc.url}/api/v1/logs`, 'POST', { event_type: 'before', data: {} }, { 'x-api-key': key })).json;
-    expect(await svc.stop()).toBe(0);
-
-    const rotated = await runCli(['keys', 'rotate'], env);
-    expect(rotated.code).toBe(0);
-    const newKeyId = /now ([0-9a-f]{16})/.exec(rotated.stdout)?.[1];
-
-    svc = await serve(env);
+  it('keys rotate, online: both running processes switch; a restarted one keeps the new key; earlier entries keep verifying', async () => {
+    const opEnv = { ...env, LEDGER_OPERATOR_TOKEN: 'operator-token-for-the-multiprocess-test' };
+    const a = await serve(opEnv);
+    let b = await serve(opEnv);
     try {
-      const after = (await call(`${svc.url}/api/v1/logs`, 'POST', { event_type: 'after', data: {} }, { 'x-api-key': key })).json;
-      const published = (await call(`${svc.url}/api/v1/integrity/keys`, 'GET', undefined)).json.items;
-      expect(published).toHaveLength(2);
-      expect(published.find((k: { active: boolean }) => k.active).key_id).toBe(newKeyId);
-      const vBefore = (await call(`${svc.url}/api/v1/logs/${before.log_id}/verify`, 'GET', undefined, { 'x-api-key': key })).json;
-      const vAfter = (await call(`${svc.url}/api/v1/logs/${after.log_id}/verify`, 'GET', undefined, { 'x-api-key': key })).json;
-      expect(vAfter.key_id).toBe(newKeyId);
+      const token = (await call(`${a.url}/api/v1/auth/login`, 'POST', { email: 'ops@acme.test', password: 'a long enough password' })).json.access_token;
+      const keys = (await call(`${a.url}/api/v1/auth/api_keys`, 'GET', undefined, { authorization: `Bearer ${token}` })).json.items;
+      await call(`${a.url}/api/v1/auth/api_keys/${keys[0].id}`, 'DELETE', undefined, { authorization: `Bearer ${token}` });
+      const key = (await call(`${a.url}/api/v1/auth/api_keys`, 'POST', { name: 'k2', rate_limit_per_minute: 1000 }, { authorization: `Bearer ${token}` })).json.key;
+      const before = (await call(`${b.url}/api/v1/logs`, 'POST', { event_type: 'before', data: {} }, { 'x-api-key': key })).json;
+
+      // Without the token the command refuses; with it, the running service rotates.
+      expect((await runCli(['keys', 'rotate', '--url', a.url], env)).code).toBe(2);
+      const rotated = await runCli(['keys', 'rotate', '--url', a.url], opEnv);
+      expect(rotated.code, rotated.stderr).toBe(0);
+      const newKeyId = /now ([0-9a-f]{16})/.exec(rotated.stdout)?.[1];
+      expect(newKeyId).toBeDefined();
+
+      // b did not rotate, and signs with the new key at once.
+      const after = (await call(`${b.url}/api/v1/logs`, 'POST', { event_type: 'after', data: {} }, { 'x-api-key': key })).json;
+      expect(await b.stop()).toBe(0);
+      b = await serve(opEnv);
+      const restarted = (await call(`${b.url}/api/v1/logs`, 'POST', { event_type: 'restarted', data: {} }, { 'x-api-key': key })).json;
+      const published = (await call(`${b.url}/api/v1/integrity/keys`, 'GET', undefined)).json;
+      expect(published.items).toHaveLength(2);
+      expect(published.items.find((k: { active: boolean }) => k.active).key_id).toBe(newKeyId);
+      expect(published.transitions).toHaveLength(1);
+      const verify = async (id: string) => (await call(`${b.url}/api/v1/logs/${id}/verify`, 'GET', undefined, { 'x-api-key': key })).json;
+      const [vBefore, vAfter, vRestarted] = [await verify(before.log_id), await verify(after.log_id), await verify(restarted.log_id)];
       expect(vBefore.key_id).not.toBe(newKeyId);
-      for (const v of [vBefore, vAfter]) expect(v).toMatchObject({ chain_valid: true, signature_valid: true, problems: [] });
+      expect(vAfter.key_id).toBe(newKeyId);
+      expect(vRestarted.key_id).toBe(newKeyId);
+      for (const v of [vBefore, vAfter, vRestarted]) expect(v).toMatchObject({ chain_valid: true, signature_valid: true, problems: [] });
     } finally {
-      expect(await svc.stop()).toBe(0);
+      expect(await a.stop()).toBe(0);
+      expect(await b.stop()).toBe(0);
     }
+    // With no service running, the command says how to do it and changes nothing.
+    const offline = await runCli(['keys', 'rotate', '--url', 'http://127.0.0.1:9'], opEnv);
+    expect(offline.code).toBe(1);
+    expect(offline.stderr).toContain('no service answered');
   });
 });

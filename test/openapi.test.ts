@@ -25,6 +25,14 @@ describe('OpenAPI document and API reference', () => {
     expect(paths['/api/v1/auth/api_keys/{id}']?.delete).toBeDefined();
   });
 
+  it('points GET / and GET /api/v1 to the docs', async () => {
+    for (const url of ['/', '/api/v1', '/api/v1/']) {
+      const res = await t.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.json()).toMatchObject({ name: 'audit-ledger', docs: '/api/v1/docs', openapi: '/api/v1/openapi.json', health: '/api/v1/health' });
+    }
+  });
+
   it('serves a browsable API reference page', async () => {
     const res = await t.inject({ method: 'GET', url: '/api/v1/docs/' });
     expect(res.statusCode).toBe(200);

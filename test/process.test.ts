@@ -2,6 +2,7 @@
 // with an in-flight request finishing, and a clear exit on bad configuration.
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +32,43 @@ describe('configuration errors', () => {
     const res = await runCli(['frobnicate'], {});
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('unknown command');
+  });
+
+  it('answers --help and -h on every command with its usage, and does nothing else', async () => {
+    const dataDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-help-')), 'data');
+    const env = { LEDGER_DATA_DIR: dataDir, PORT: '0', LEDGER_OPERATOR_TOKEN: 'x'.repeat(40) };
+    for (const args of [['--help'], ['-h'], ['serve', '--help'], ['serve', '-h'], ['migrate', '--help'], ['users', '--help'], ['users', 'create', '--help'], ['users', 'create', '-h'], ['keys', '--help'], ['keys', 'rotate', '--help'], ['keys', 'rotate', '-h'], ['verify-bundle', '--help']]) {
+      const res = await runCli(args, env);
+      expect(res.code, args.join(' ')).toBe(0);
+      expect(res.stdout, args.join(' ')).toMatch(/^Usage: audit-ledger/m);
+    }
+    // Nothing ran: no data directory, no key, no database.
+    expect(fs.existsSync(dataDir)).toBe(false);
+    expect((await runCli(['keys', 'rotate', '--help'], env)).stdout).toContain('--url');
+  });
+
+  it('refuses unknown options with the usage and exit 2', async () => {
+    for (const args of [['serve', '--bogus'], ['users', 'create', '--nope'], ['keys', 'rotate', '--force'], ['verify-bundle']]) {
+      const res = await runCli(args, { LEDGER_DATA_DIR: os.tmpdir() });
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr, args.join(' ')).toMatch(/error: |Usage: /);
+    }
+  });
+
+  it('a start that fails (port taken) stops its background work and exits non-zero', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-port-'));
+    try {
+      const res = await runCli(['serve'], { LEDGER_DATA_DIR: dataDir, PORT: String(port) });
+      expect(res.code).toBe(1);
+      expect(res.stderr + res.stdout).toContain('EADDRINUSE');
+      expect(res.stdout).not.toContain('webhook delivery pass failed');
+    } finally {
+      blocker.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -115,6 +153,27 @@ describe.each(STORE_KINDS)('the service process on %s', (kind) => {
     const text = JSON.stringify(logs.lines);
     for (const secret of [token, 'a long cli password', 'bootstrap password']) expect(text).not.toContain(secret);
     expect(await exited).toBe(0);
+  });
+
+  it('on a first start with no user, says how to create the first admin; the data is private to its user', async () => {
+    const fresh = await createTestDatabase(kind);
+    try {
+      const dataDir = path.join(fresh.dataDir, 'data');
+      const child = spawnCli(['serve'], { LEDGER_DATA_DIR: dataDir, PORT: '0', ...(fresh.databaseUrl ? { DATABASE_URL: fresh.databaseUrl } : {}) });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const logs = new LogWatcher(child);
+      const hint = await logs.waitFor((l) => String(l.msg).startsWith('no user exists yet'));
+      expect(hint.create_admin).toContain('npx audit-ledger users create --company');
+      expect(hint.create_admin).toContain('--password-stdin');
+      await logs.waitFor((l) => l.msg === 'audit-ledger listening');
+      const mode = (f: string) => fs.statSync(path.join(dataDir, f)).mode & 0o777;
+      expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+      for (const f of ['signing-key.pem', 'secrets.key', ...(kind === 'sqlite' ? ['ledger.db'] : [])]) expect(mode(f), f).toBe(0o600);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      await fresh.drop();
+    }
   });
 
   it('bootstraps the first company and admin when the store has no user', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { Appender, AppenderClosedError } from '../src/ledger/appender.js';
 import { Keyring } from '../src/ledger/keyring.js';
+import { openSecretBox } from '../src/webhooks/secrets.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 import type { WithChain } from '../src/store/chain.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -38,9 +39,9 @@ describe.each(STORE_KINDS)('shutdown with appends in flight on %s', (kind) => {
   it('refuses appends after close', async () => {
     const t = await startTestApp(kind);
     try {
-      const keyring = await Keyring.open(t.config, t.store, Date.now());
-      const signer = new WorkerSigner(keyring.active.privateKey, 1);
-      const appender = new Appender(t.store, keyring, signer, Date.now, { checkpoints: new CheckpointSigner(keyring.active, 'test'), checkpointIntervalMs: 0 });
+      const keyring = await Keyring.open({ config: t.config, store: t.store, box: openSecretBox(t.config) }, Date.now());
+      const signer = new WorkerSigner(keyring.active, 1);
+      const appender = new Appender(t.store, keyring, signer, Date.now, { checkpoints: new CheckpointSigner('test'), checkpointIntervalMs: 0 });
       await appender.close();
       await expect(appender.append('any', [])).rejects.toBeInstanceOf(AppenderClosedError);
       await signer.close();

@@ -6,6 +6,8 @@ import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from '../c
 import { entryHash, HASHED_FIELDS, GENESIS_PREV_HASH, type LedgerEntry } from '../core/entry.js';
 import { entryLeafHash, TreeEdge, verifyInclusion } from '../core/merkle.js';
 import { keyIdOf, publicKeyFromRaw, rawPublicKey, verifyEntrySignature } from '../core/signature.js';
+import { type KeyTransition, verifyKeyTransition } from '../core/key-transition.js';
+import { count } from '../plural.js';
 
 export interface TrustedKey {
   keyId: string;
@@ -15,6 +17,8 @@ export interface TrustedKey {
 
 export interface OfflineReport {
   ok: boolean;
+  /** False when no trusted key was given and the bundle's own keys were used: consistent, not proven. */
+  pinned: boolean;
   /** Human-readable lines, "OK …" or "FAIL …", in the order checked. */
   lines: string[];
 }
@@ -69,6 +73,35 @@ export function checkCheckpointNote(note: string, keys: TrustedKey[], companyId:
   return { checkpoint, signer };
 }
 
+/**
+ * The trusted keys plus every key a trusted key endorsed (transitively), in the order the
+ * transitions were made. A transition from an untrusted key is ignored; one from a trusted key
+ * that does not verify is a failure.
+ */
+export function followTransitions(pinned: TrustedKey[], transitions: KeyTransition[]): { keys: TrustedKey[]; lines: string[] } {
+  const keys = [...pinned];
+  const lines: string[] = [];
+  for (const t of transitions) {
+    const old = keys.find((k) => k.keyId === t.old_key_id);
+    if (!old || keys.some((k) => k.keyId === t.new_key_id)) continue;
+    const result = verifyKeyTransition(t, old.publicKey);
+    if ('failure' in result) lines.push(`FAIL key transition ${t.old_key_id} → ${t.new_key_id}: ${result.failure}`);
+    else {
+      keys.push(trusted(result.newKey));
+      lines.push(`OK   key transition ${t.old_key_id} → ${t.new_key_id} at ${t.created_at}, endorsed by the trusted key ${t.old_key_id}`);
+    }
+  }
+  return { keys, lines };
+}
+
+/** Why a checkpoint's unsigned JSON fields disagree with its signed note, or null when they agree (or are absent). */
+export function checkpointJsonDiffers(json: { tree_size?: unknown; root_hash?: unknown }, signed: Checkpoint): string | null {
+  const diffs: string[] = [];
+  if (json.tree_size !== undefined && json.tree_size !== signed.treeSize) diffs.push(`tree_size ${String(json.tree_size)} (signed: ${signed.treeSize})`);
+  if (json.root_hash !== undefined && json.root_hash !== signed.rootHash.toString('hex')) diffs.push(`root_hash ${String(json.root_hash)} (signed: ${signed.rootHash.toString('hex')})`);
+  return diffs.length ? `checkpoint JSON fields differ from the signed note: ${diffs.join(', ')}` : null;
+}
+
 const hex = (s: unknown) => Buffer.from(typeof s === 'string' ? s : '', 'hex');
 
 /** Checks one entry's fields, hash and signature; returns the recomputed hash and what failed. */
@@ -86,7 +119,9 @@ function checkEntry(e: Record<string, unknown>, keys: TrustedKey[]): { hash: str
   if (hash !== e.hash) failures.push(`${label}: hash mismatch: the fields hash to ${hash}, the entry says ${String(e.hash)}`);
   const key = keys.find((k) => k.keyId === e.key_id);
   if (!key) failures.push(`${label}: signed by key ${String(e.key_id)}, which is not a trusted key`);
-  else if (!verifyEntrySignature(key.publicKey, hash, String(e.signature))) failures.push(`${label}: signature does not verify with key ${key.keyId}`);
+  // Over the stored hash, as the service checks it (docs/ledger-format.md §5): whether the key signed
+  // this hash; whether the hash is that of these fields is the check above.
+  else if (!verifyEntrySignature(key.publicKey, String(e.hash), String(e.signature))) failures.push(`${label}: signature does not verify with key ${key.keyId}`);
   return { hash, failures };
 }
 
@@ -103,25 +138,36 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): O
     company_id?: unknown;
     checkpoint?: { note?: unknown; tree_size?: unknown; root_hash?: unknown };
     public_keys?: Array<{ public_key?: unknown }>;
+    key_transitions?: KeyTransition[];
     entries?: Array<{ entry?: Record<string, unknown>; inclusion_proof?: { leaf_index?: unknown; tree_size?: unknown; proof?: unknown } }>;
   };
   if (b?.format !== 'audit-ledger/evidence-bundle/v1' || !Array.isArray(b.entries) || typeof b.checkpoint?.note !== 'string') {
-    return { ok: false, lines: ['FAIL not an audit-ledger evidence bundle (format audit-ledger/evidence-bundle/v1)'] };
+    return { ok: false, pinned: givenKeys !== null, lines: ['FAIL not an audit-ledger evidence bundle (format audit-ledger/evidence-bundle/v1)'] };
   }
   let keys = givenKeys;
   if (!keys) {
     keys = (b.public_keys ?? []).map((k) => trusted(publicKeyFromRaw(Buffer.from(String(k.public_key), 'base64'))));
-    lines.push('NOTE no --public-key given: trusting the keys inside the bundle. This proves the bundle is internally consistent; pin the service key to prove who signed it.');
+    lines.push('NOTE no --public-key given: checking against the keys inside the bundle, which anyone can replace. This shows the bundle is internally consistent, not who signed it.');
+  } else {
+    // From the pinned keys to the keys in use now, one endorsed rotation at a time.
+    const followed = followTransitions(keys, Array.isArray(b.key_transitions) ? b.key_transitions : []);
+    keys = followed.keys;
+    for (const l of followed.lines) {
+      if (l.startsWith('FAIL')) ok = false;
+      lines.push(l);
+    }
   }
   const companyId = String(b.company_id);
   const cp = checkCheckpointNote(b.checkpoint.note, keys, companyId);
   if (!cp.checkpoint) {
     fail(cp.failure as string);
-    return { ok, lines };
+    return { ok, pinned: givenKeys !== null, lines };
   }
   const { treeSize, rootHash } = cp.checkpoint;
   lines.push(`OK   checkpoint ${cp.checkpoint.origin} tree size ${treeSize} root ${rootHash.toString('hex')}, signed by ${cp.signer}`);
-  if (b.checkpoint.tree_size !== treeSize || b.checkpoint.root_hash !== rootHash.toString('hex')) fail('checkpoint JSON fields differ from the signed note');
+  // Every value comes from the signed note; the JSON fields beside it are unsigned conveniences.
+  const jsonDiffers = checkpointJsonDiffers(b.checkpoint, cp.checkpoint);
+  if (jsonDiffers) fail(jsonDiffers);
 
   let good = 0;
   let prev: { seq: number; hash: string } | null = null;
@@ -142,9 +188,9 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): O
     if (failures.length === 0) good++;
     prev = typeof e.seq === 'number' && typeof e.hash === 'string' ? { seq: e.seq, hash: e.hash } : null;
   }
-  if (good === b.entries.length) lines.push(`OK   ${good} entries: every hash, signature and inclusion proof verifies`);
-  else lines.push(`FAIL ${b.entries.length - good} of ${b.entries.length} entries failed`);
-  return { ok, lines };
+  if (good === b.entries.length) lines.push(`OK   ${count(good, 'entry', 'entries')}: every hash, signature and inclusion proof verifies`);
+  else lines.push(`FAIL ${b.entries.length - good} of ${count(b.entries.length, 'entry', 'entries')} failed`);
+  return { ok, pinned: givenKeys !== null, lines };
 }
 
 /**
@@ -165,8 +211,12 @@ export class ExportVerifier {
     private readonly keys: TrustedKey[],
     checkpointNote: string,
     companyId: string | null,
+    /** The checkpoint's JSON fields, when it came as JSON: each must agree with the signed note. */
+    checkpointJson: { tree_size?: unknown; root_hash?: unknown } = {},
   ) {
     this.cp = checkCheckpointNote(checkpointNote, keys, companyId);
+    const differs = this.cp.checkpoint ? checkpointJsonDiffers(checkpointJson, this.cp.checkpoint) : null;
+    if (differs) this.failures.push(differs);
   }
 
   addLine(line: string): void {
@@ -194,17 +244,17 @@ export class ExportVerifier {
   }
 
   finish(): OfflineReport {
-    if (!this.cp.checkpoint) return { ok: false, lines: [`FAIL ${this.cp.failure as string}`] };
+    if (!this.cp.checkpoint) return { ok: false, pinned: true, lines: [`FAIL ${this.cp.failure as string}`] };
     const { treeSize, rootHash, origin } = this.cp.checkpoint;
     const lines = [`OK   checkpoint ${origin} tree size ${treeSize} root ${rootHash.toString('hex')}, signed by ${this.cp.signer}`];
     const failures = [...this.failures];
     if (!this.broken) {
-      if (this.count < treeSize) failures.push(`the export holds ${this.count} entries but the checkpoint covers ${treeSize}: entries are missing`);
+      if (this.count < treeSize) failures.push(`the export holds ${count(this.count, 'entry', 'entries')} but the checkpoint covers ${treeSize}: entries are missing`);
       else if (!this.rootAtCheckpoint?.equals(rootHash)) failures.push(`the Merkle root of the first ${treeSize} exported entries differs from the signed root`);
-      if (this.count > treeSize) lines.push(`NOTE the export holds ${this.count} entries; the checkpoint covers the first ${treeSize} (a later checkpoint covers the rest)`);
+      if (this.count > treeSize) lines.push(`NOTE the export holds ${count(this.count, 'entry', 'entries')}; the checkpoint covers the first ${treeSize} (a later checkpoint covers the rest)`);
     }
     for (const f of failures) lines.push(`FAIL ${f}`);
-    if (failures.length === 0) lines.push(`OK   ${this.count} entries: every hash, link and signature verifies, and they rebuild the signed tree`);
-    return { ok: failures.length === 0, lines };
+    if (failures.length === 0) lines.push(`OK   ${count(this.count, 'entry', 'entries')}: every hash, link and signature verifies, and they rebuild the signed tree`);
+    return { ok: failures.length === 0, pinned: true, lines };
   }
 }

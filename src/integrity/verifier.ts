@@ -120,7 +120,7 @@ export class IntegrityVerifier {
   }
 
   private async publicKeys(): Promise<Map<string, KeyObject>> {
-    return new Map((await this.store.listSigningKeys()).map((k) => [k.key_id, publicKeyFromRaw(Buffer.from(k.public_key, 'base64'))]));
+    return new Map((await this.store.keys.list()).map((k) => [k.key_id, publicKeyFromRaw(Buffer.from(k.public_key, 'base64'))]));
   }
 
   /** The background pass: every company's entries checkpointed since its last pass. */

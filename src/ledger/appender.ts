@@ -10,11 +10,12 @@
 //   while this one commits (a small group is signed by the writer thread itself). Each write
 //   commits only on the head it was built on, so a group built on a head that moved is built
 //   again: never a fork, never a gap.
+import type { KeyObject } from 'node:crypto';
 import { canonicalEntryText, LEDGER_FORMAT_VERSION } from '../core/entry.js';
 import { ENTRY_SIGNATURE_CONTEXT } from '../core/signature.js';
 import { sha256Hex } from '../core/hash.js';
 import { entryLeafHash, storedHashIndex, type TreeEdge, verifyConsistency } from '../core/merkle.js';
-import { type ChainHead, type ChainTx, type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, type LogEntryRow } from '../store/chain.js';
+import { type ChainHead, type ChainTx, type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, KeyRetiredError, type LogEntryRow } from '../store/chain.js';
 import type { Store } from '../store/store.js';
 import { iso } from '../time.js';
 import type { CheckpointSigner } from './checkpoints.js';
@@ -125,6 +126,8 @@ interface Pipeline {
   handedOver: Promise<void>;
   /** Set while the drain waits with room for another group: a new request wakes it. */
   wake?: () => void;
+  /** A write found its signing key retired: the rotated key, loaded before anything is built again. */
+  keyReload?: Promise<void>;
 }
 
 /** Groups being built, signed or committed at once per company (the writer commits them in order). */
@@ -158,8 +161,13 @@ export class Appender {
     private readonly options: AppenderOptions,
   ) {
     this.maxGroupEvents = options.maxGroupEvents ?? 10_000;
-    const { keyId, privateKey } = keyring.active;
-    store.chainWriter?.signUnsignedWith({ keyId, privateKey, context: ENTRY_SIGNATURE_CONTEXT });
+    const useKey = ({ keyId, privateKey }: { keyId: string; privateKey: KeyObject }) => {
+      signer.addKey({ keyId, privateKey });
+      store.chainWriter?.signUnsignedWith({ keyId, privateKey, context: ENTRY_SIGNATURE_CONTEXT });
+    };
+    useKey(keyring.active);
+    // After a rotation, the signers hold the new key before any group names it.
+    keyring.onSwitch(useKey);
   }
 
   /** Resolves once the events are committed, with one result per event in order. */
@@ -232,28 +240,42 @@ export class Appender {
 
   /** One group in one transaction holding the chain lock: what several processes on one database need. */
   private async appendLocked(companyId: string, group: Pending[]): Promise<void> {
-    try {
-      const t0 = performance.now();
-      // The tree edge and last checkpoint this process left are still right if the locked head
-      // is the one it left. (Another process may have signed a checkpoint of that same tree
-      // meanwhile: signing it again stores nothing, as both would sign the same root.)
-      const known = this.lockedChains.get(companyId);
-      this.lockedChains.delete(companyId);
-      let state!: ChainState;
-      const plan = await this.store.withChain(companyId, async (tx) => {
-        state = await this.loadState(tx, false, known && sameHead(known.head, tx.head) ? known : undefined);
-        const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), undefined);
-        await plan.signed;
-        const w = plan.write;
-        if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeFirst, w.treeHashes);
-        if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
-        return plan;
-      });
-      // Only the data: the state's consistency check holds the transaction, which must not outlive it.
-      if (this.lockedChains.size < MAX_KEPT_CHAINS) this.lockedChains.set(companyId, { head: state.head, edge: state.edge, latest: state.latest });
-      this.committed(companyId, plan, group, t0);
-    } catch (err) {
-      for (const p of group) p.reject(err);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const t0 = performance.now();
+        // The tree edge and last checkpoint this process left are still right if the locked head
+        // is the one it left. (Another process may have signed a checkpoint of that same tree
+        // meanwhile: signing it again stores nothing, as both would sign the same root.)
+        const known = this.lockedChains.get(companyId);
+        this.lockedChains.delete(companyId);
+        let state!: ChainState;
+        const plan = await this.store.withChain(companyId, async (tx) => {
+          state = await this.loadState(tx, false, known && sameHead(known.head, tx.head) ? known : undefined);
+          const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), undefined);
+          await plan.signed;
+          const w = plan.write;
+          if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeFirst, w.treeHashes);
+          if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
+          return plan;
+        });
+        // Only the data: the state's consistency check holds the transaction, which must not outlive it.
+        if (this.lockedChains.size < MAX_KEPT_CHAINS) this.lockedChains.set(companyId, { head: state.head, edge: state.edge, latest: state.latest });
+        this.committed(companyId, plan, group, t0);
+        return;
+      } catch (err) {
+        // The key was rotated (here or in another process): nothing was written; sign with the new key.
+        let failure = err;
+        if (err instanceof KeyRetiredError && attempt < MAX_HEAD_MOVES) {
+          try {
+            await this.keyring.reload();
+            continue;
+          } catch (reloadErr) {
+            failure = reloadErr;
+          }
+        }
+        for (const p of group) p.reject(failure);
+        return;
+      }
     }
   }
 
@@ -269,6 +291,10 @@ export class Appender {
     for (;;) {
       if (c.failed) {
         await Promise.allSettled([...c.inFlight]);
+        if (c.keyReload) {
+          await c.keyReload;
+          c.keyReload = undefined;
+        }
         queue.unshift(...c.retry.flat());
         c.retry = [];
         c.state = undefined;
@@ -325,7 +351,12 @@ export class Appender {
           for (const k of plan.keys) pipeline.keys.delete(k);
           pipeline.failed = true;
           for (const p of group) p.headMoves = (p.headMoves ?? 0) + 1;
-          if (err instanceof HeadMovedError && group.every((p) => (p.headMoves as number) <= MAX_HEAD_MOVES)) pipeline.retry.push(group);
+          const again = group.every((p) => (p.headMoves as number) <= MAX_HEAD_MOVES);
+          if (err instanceof KeyRetiredError && again) {
+            // Another process (or this one) rotated the key: sign with the new one and build again.
+            pipeline.keyReload ??= this.keyring.reload().catch((e: unknown) => this.options.onError?.(e, 'loading the rotated signing key failed'));
+            pipeline.retry.push(group);
+          } else if (err instanceof HeadMovedError && again) pipeline.retry.push(group);
           else for (const p of group) p.reject(err);
         },
       );
@@ -402,7 +433,10 @@ export class Appender {
     const rows: LogEntryRow[] = [];
     const outcomes: Array<AppendedEvent[] | Error> = [];
     const keys: string[] = [];
-    const keyId = this.keyring.active.keyId;
+    // One key for the whole group, read once: a rotation meanwhile makes the store refuse the
+    // write (KeyRetiredError), and the group is built again with the new key.
+    const signingKey = this.keyring.active;
+    const keyId = signingKey.keyId;
 
     for (const p of group) {
       const mark = { seq, prevHash, rows: rows.length, keys: keys.length };
@@ -467,7 +501,7 @@ export class Appender {
     if (!writer || rows.length > WRITER_SIGNS_UP_TO) {
       signed = this.signer.signMany(
         rows.map((r) => r.hash),
-        { offThread: writer !== undefined },
+        { offThread: writer !== undefined, keyId },
       ).then((signatures) => rows.forEach((r, i) => (r.signature = signatures[i] as string)));
       signed.catch(() => undefined); // awaited by the caller; never an unhandled rejection
     }
@@ -490,7 +524,7 @@ export class Appender {
       this.options.onError?.(new InconsistentTreeError(companyId, covered, size), 'checkpoint refused');
       return plan;
     }
-    plan.write.checkpoint = this.options.checkpoints.sign(companyId, size, state.edge.root(), nowMs);
+    plan.write.checkpoint = this.options.checkpoints.sign(signingKey, companyId, size, state.edge.root(), nowMs);
     state.latest = plan.write.checkpoint;
     return plan;
   }

@@ -13,16 +13,14 @@ export function companyOrigin(keyName: string, companyId: string): string {
 }
 
 export class CheckpointSigner {
-  private readonly raw: Buffer;
+  private readonly raws = new Map<string, Buffer>();
 
-  constructor(
-    private readonly key: SigningKey,
-    readonly keyName: string,
-  ) {
-    this.raw = rawPublicKey(key.publicKey);
-  }
+  constructor(readonly keyName: string) {}
 
-  sign(companyId: string, treeSize: number, root: Buffer, nowMs: number): CheckpointRow {
+  /** Signs with `key`: the active key the caller read once for the whole append group. */
+  sign(key: SigningKey, companyId: string, treeSize: number, root: Buffer, nowMs: number): CheckpointRow {
+    let raw = this.raws.get(key.keyId);
+    if (!raw) this.raws.set(key.keyId, (raw = rawPublicKey(key.publicKey)));
     const timestamp = iso(nowMs);
     const text = checkpointText({ origin: companyOrigin(this.keyName, companyId), treeSize, rootHash: root, timestamp });
     return {
@@ -30,8 +28,8 @@ export class CheckpointSigner {
       tree_size: treeSize,
       root_hash: root.toString('hex'),
       timestamp,
-      key_id: this.key.keyId,
-      note: signNote(text, this.keyName, this.key.privateKey, this.raw),
+      key_id: key.keyId,
+      note: signNote(text, this.keyName, key.privateKey, raw),
     };
   }
 }

@@ -1,5 +1,6 @@
 // Streaming exports and evidence bundles. Exports page through the store by seq and
 // yield text as the HTTP stream asks for it, so memory stays flat however large the range.
+import type { KeyTransition } from '../core/key-transition.js';
 import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import type { EntryFilter, SigningKeyRow, Store } from '../store/store.js';
@@ -34,14 +35,20 @@ export async function* jsonLines(rows: AsyncIterable<LogEntryRow>): AsyncGenerat
   if (chunk) yield chunk;
 }
 
-/** RFC 4180 field: quoted when it holds a comma, quote or line break. */
-function csvField(v: string | number | null): string {
+/**
+ * RFC 4180 field: quoted when it holds a comma, quote or line break. A null is an empty field;
+ * an empty string is "" (so the two stay apart). A text that a spreadsheet would run as a
+ * formula (first character = + - @, tab or carriage return) gets a leading apostrophe (OWASP
+ * "CSV injection"): the CSV is for reading; JSON Lines is the verifiable, exact form.
+ */
+export function csvField(v: string | number | null): string {
   if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === 'number') return String(v);
+  const s = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+  return s === '' || /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** CSV with a header row; data and extra are their canonical JSON text, values exactly as stored. */
+/** CSV with a header row; data and extra are their canonical JSON text; formula-like cells neutralised (csvField). */
 export async function* csvLines(rows: AsyncIterable<LogEntryRow>): AsyncGenerator<string> {
   let chunk = `${LOG_ENTRY_COLUMNS.join(',')}\r\n`;
   for await (const row of rows) {
@@ -88,6 +95,8 @@ export interface EvidenceBundle {
   selection: { trace_id: string } | { from_seq: number; to_seq: number };
   checkpoint: CheckpointView;
   public_keys: PublicKeyView[];
+  /** Every key rotation, oldest first: each new key endorsed by the key before it (docs/ledger-format.md §11). */
+  key_transitions: KeyTransition[];
   /** Matching entries newer than the checkpoint, left out because nothing signed covers them yet. */
   entries_after_checkpoint: number;
   entries: Array<{ entry: ReturnType<typeof rowToEntry>; inclusion_proof: Omit<InclusionView, 'root_hash'> }>;
@@ -114,7 +123,8 @@ export async function buildEvidence(
     generated_at: meta.generatedAt,
     selection: meta.selection,
     checkpoint: checkpointView(checkpoint),
-    public_keys: (await store.listSigningKeys()).map((k) => publicKeyView(k, meta.keyName)),
+    public_keys: (await store.keys.list()).map((k) => publicKeyView(k, meta.keyName)),
+    key_transitions: await store.keys.transitions(),
     entries_after_checkpoint: rows.length - covered.length,
     entries: covered.map((r, i) => {
       const { root_hash: _root, ...proof } = proofs[i] as InclusionView;

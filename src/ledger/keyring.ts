@@ -1,13 +1,18 @@
-// The service's Ed25519 signing keys. The private key lives in a PEM file (PKCS#8):
+// The service's Ed25519 signing keys. The first private key lives in a PEM file (PKCS#8):
 // LEDGER_SIGNING_KEY_FILE, or signing-key.pem in the data dir, generated on first start
-// with mode 0600. Public keys are recorded in the store, so every process and every
+// with mode 0600. Keys made by online rotation (POST /api/v1/integrity/keys/rotate) are kept
+// in the store, their private half sealed with the secrets key every process shares, so every
+// process can switch to them. Public keys are recorded in the store, so every process and every
 // verifier can check entries signed with any key, current or retired.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensurePrivateDir } from '../files.js';
 import { keyIdOf, publicKeyFromRaw, rawPublicKey, SIGNATURE_ALGORITHM } from '../core/signature.js';
 import type { Config } from '../config.js';
 import type { SigningKeyRow, Store } from '../store/store.js';
+import type { SecretBox } from '../webhooks/secrets.js';
+import { type KeyTransition, signKeyTransition } from '../core/key-transition.js';
 import { iso } from '../time.js';
 
 export interface SigningKey {
@@ -31,7 +36,7 @@ export function loadOrCreateKeyFile(file: string, mayCreate: boolean): SigningKe
   if (!fs.existsSync(file)) {
     if (!mayCreate) throw new Error(`signing key file ${file} does not exist`);
     const { privateKey } = generateKeyPairSync('ed25519');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    ensurePrivateDir(path.dirname(file));
     // 'wx': never overwrite a key another process created a moment ago.
     try {
       fs.writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
@@ -49,52 +54,105 @@ export function publicKeyRow(key: SigningKey, activeFrom: string): SigningKeyRow
     public_key: rawPublicKey(key.publicKey).toString('base64'),
     active_from: activeFrom,
     active_to: null,
+    private_key_encrypted: null,
   };
 }
 
+export interface KeyringDeps {
+  config: Pick<Config, 'signingKeyFile' | 'dataDir'>;
+  store: Store;
+  /** Seals the private halves of rotated keys (the secrets key every process shares). */
+  box: SecretBox;
+}
+
+/**
+ * The active signing key of this process, and how it changes: rotate() makes a new key (the
+ * old one endorsing it), and reload() follows a rotation another process made, when an append
+ * finds its key retired. Whoever signs registers with onSwitch and signs with the new key next.
+ */
 export class Keyring {
   private readonly publics = new Map<string, KeyObject>();
+  private readonly listeners: Array<(key: SigningKey) => void> = [];
+  private reloading: Promise<void> | undefined;
 
   private constructor(
-    readonly active: SigningKey,
-    private readonly store: Store,
+    private current: SigningKey,
+    private readonly deps: KeyringDeps,
   ) {
-    this.publics.set(active.keyId, active.publicKey);
+    this.publics.set(current.keyId, current.publicKey);
   }
 
-  /** Loads this process's signing key and records its public half (making it the active key if it is new). */
-  static async open(config: Pick<Config, 'signingKeyFile' | 'dataDir'>, store: Store, now: number): Promise<Keyring> {
-    const key = loadOrCreateKeyFile(signingKeyPath(config), config.signingKeyFile === undefined);
-    const known = (await store.listSigningKeys()).some((k) => k.key_id === key.keyId);
+  /**
+   * The active key: a rotated key from the store when there is one, else the key file (created
+   * on first start at the default path); a key file that is new to the store becomes active.
+   */
+  static async open(deps: KeyringDeps, now: number): Promise<Keyring> {
+    const active = await deps.store.keys.active();
+    if (active?.private_key_encrypted) return new Keyring(fromPrivate(createPrivateKey(deps.box.open(active.private_key_encrypted))), deps);
+    const key = loadOrCreateKeyFile(signingKeyPath(deps.config), deps.config.signingKeyFile === undefined);
+    const known = (await deps.store.keys.list()).find((k) => k.key_id === key.keyId);
     if (!known) {
-      await store.registerSigningKey(publicKeyRow(key, iso(now)));
-      await store.retireSigningKeysExcept(key.keyId, iso(now));
+      await deps.store.keys.register(publicKeyRow(key, iso(now)));
+      await deps.store.keys.retireAllExcept(key.keyId, iso(now));
+    } else if (known.active_to !== null) {
+      throw new Error(`the signing key file ${signingKeyPath(deps.config)} holds key ${key.keyId}, retired at ${known.active_to}; the active key is ${active?.key_id ?? 'none'}`);
     }
-    return new Keyring(key, store);
+    return new Keyring(key, deps);
+  }
+
+  get active(): SigningKey {
+    return this.current;
+  }
+
+  /** Called with the new key whenever the active key changes in this process. */
+  onSwitch(listener: (key: SigningKey) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private switchTo(key: SigningKey): void {
+    this.current = key;
+    this.publics.set(key.keyId, key.publicKey);
+    for (const l of this.listeners) l(key);
+  }
+
+  /** Makes a new key the active one for every process: the old key endorses it (core/key-transition.ts). */
+  async rotate(now: number): Promise<KeyTransition> {
+    const old = this.current;
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const next = fromPrivate(privateKey);
+    const at = iso(now);
+    const transition = signKeyTransition(old, next, at);
+    const sealed = this.deps.box.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    await this.deps.store.keys.rotate({ ...publicKeyRow(next, at), private_key_encrypted: sealed }, transition);
+    this.switchTo(next);
+    return transition;
+  }
+
+  /** Follows a rotation made elsewhere: loads the store's active key (once, however many ask). */
+  reload(): Promise<void> {
+    this.reloading ??= (async () => {
+      try {
+        const row = await this.deps.store.keys.active();
+        if (!row || row.key_id === this.current.keyId) return;
+        if (!row.private_key_encrypted) {
+          throw new Error(`the active signing key ${row.key_id} came from a key file, not an online rotation: restart this process with that key file`);
+        }
+        this.switchTo(fromPrivate(createPrivateKey(this.deps.box.open(row.private_key_encrypted))));
+      } finally {
+        this.reloading = undefined;
+      }
+    })();
+    return this.reloading;
   }
 
   /** The public key for key_id, from the store when this process has not seen it yet. */
   async publicKey(keyId: string): Promise<KeyObject | undefined> {
     const cached = this.publics.get(keyId);
     if (cached) return cached;
-    const row = (await this.store.listSigningKeys()).find((k) => k.key_id === keyId);
+    const row = (await this.deps.store.keys.list()).find((k) => k.key_id === keyId);
     if (!row) return undefined;
     const key = publicKeyFromRaw(Buffer.from(row.public_key, 'base64'));
     this.publics.set(keyId, key);
     return key;
   }
-}
-
-/** `audit-ledger keys rotate`: a new key file replaces the old (kept beside it) and becomes active. */
-export async function rotateSigningKey(config: Pick<Config, 'signingKeyFile' | 'dataDir'>, store: Store, now: number): Promise<{ old: string | undefined; current: string }> {
-  const file = signingKeyPath(config);
-  let old: string | undefined;
-  if (fs.existsSync(file)) {
-    old = fromPrivate(createPrivateKey(fs.readFileSync(file))).keyId;
-    fs.renameSync(file, `${file}.retired-${old}`);
-  }
-  const key = loadOrCreateKeyFile(file, true);
-  await store.registerSigningKey(publicKeyRow(key, iso(now)));
-  await store.retireSigningKeysExcept(key.keyId, iso(now));
-  return { old, current: key.keyId };
 }

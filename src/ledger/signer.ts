@@ -6,7 +6,15 @@ import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { ENTRY_SIGNATURE_CONTEXT, signEntryHash } from '../core/signature.js';
 
+/** A private key and its id, as the signer needs it. */
+export interface KeyForSigning {
+  keyId: string;
+  privateKey: KeyObject;
+}
+
 export interface SignOptions {
+  /** Which key signs (one added with addKey); the key the signer was made with by default. */
+  keyId?: string;
   /**
    * Sign everything in the workers, however few: the calling thread has other work to do
    * meanwhile (the appender builds the next group while this one is signed).
@@ -16,6 +24,8 @@ export interface SignOptions {
 
 export interface Signer {
   signMany(hashes: string[], options?: SignOptions): Promise<string[]>;
+  /** Makes a key available (after a rotation); jobs sent after this may name it. */
+  addKey(key: KeyForSigning): void;
   close(): Promise<void>;
 }
 
@@ -27,8 +37,11 @@ const MIN_FOR_WORKERS = 16;
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { sign } = require('node:crypto');
-const { key, context } = workerData;
+const { context } = workerData;
+const keys = new Map(workerData.keys.map((k) => [k.keyId, k.privateKey]));
 parentPort.on('message', (m) => {
+  if (m.add) { keys.set(m.add.keyId, m.add.privateKey); return; }
+  const key = keys.get(m.keyId);
   const sigs = new Array(m.hashes.length);
   for (let i = 0; i < m.hashes.length; i++) sigs[i] = sign(null, Buffer.from(context + m.hashes[i], 'utf8'), key).toString('base64');
   parentPort.postMessage({ id: m.id, sigs });
@@ -46,15 +59,25 @@ export class WorkerSigner implements Signer {
   private nextId = 0;
   private closed = false;
 
-  constructor(
-    private readonly key: KeyObject,
-    count: number,
-  ) {
+  private readonly keys = new Map<string, KeyObject>();
+  private readonly firstKeyId: string;
+
+  constructor(key: KeyForSigning, count: number) {
+    this.keys.set(key.keyId, key.privateKey);
+    this.firstKeyId = key.keyId;
     for (let i = 0; i < count; i++) this.workers.push(this.spawn(i));
   }
 
+  addKey(key: KeyForSigning): void {
+    if (this.keys.has(key.keyId)) return;
+    this.keys.set(key.keyId, key.privateKey);
+    // Messages reach a worker in order: every job posted after this may use the key.
+    for (const w of this.workers) w.postMessage({ add: key });
+  }
+
   private spawn(index: number): Worker {
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { key: this.key, context: ENTRY_SIGNATURE_CONTEXT } });
+    const keys = [...this.keys].map(([keyId, privateKey]) => ({ keyId, privateKey }));
+    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { keys, context: ENTRY_SIGNATURE_CONTEXT } });
     // An idle worker does not keep the process alive; one with jobs does (see signMany), or a
     // process awaiting signatures with nothing else to do would exit before they come.
     w.unref();
@@ -84,8 +107,11 @@ export class WorkerSigner implements Signer {
 
   async signMany(hashes: string[], options: SignOptions = {}): Promise<string[]> {
     if (hashes.length === 0) return [];
+    const keyId = options.keyId ?? this.firstKeyId;
+    const key = this.keys.get(keyId);
+    if (!key) throw new Error(`the signer has no key ${keyId}`);
     const offThread = options.offThread === true && this.workers.length > 0;
-    if (!offThread && (hashes.length < MIN_FOR_WORKERS || this.workers.length === 0)) return hashes.map((h) => signEntryHash(this.key, h));
+    if (!offThread && (hashes.length < MIN_FOR_WORKERS || this.workers.length === 0)) return hashes.map((h) => signEntryHash(key, h));
     // Each worker takes an equal share, and so does this thread unless it has other work:
     // it signs its share while the workers sign theirs, instead of idling until they answer.
     const local = offThread ? 0 : 1;
@@ -97,10 +123,10 @@ export class WorkerSigner implements Signer {
         const id = this.nextId++;
         this.jobs.set(id, { resolve, reject, worker: index });
         w.ref();
-        w.postMessage({ id, hashes: chunk });
+        w.postMessage({ id, keyId, hashes: chunk });
       });
     });
-    const mine = hashes.slice(0, local * per).map((h) => signEntryHash(this.key, h));
+    const mine = hashes.slice(0, local * per).map((h) => signEntryHash(key, h));
     return [mine, ...(await Promise.all(remote))].flat();
   }
 

@@ -2,7 +2,7 @@
 // route that appends (logs, HITL); anything else stays an internal error.
 import { ApiError } from '../http/problems.js';
 import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
-import { HeadMovedError } from '../store/chain.js';
+import { HeadMovedError, KeyRetiredError } from '../store/chain.js';
 
 /** Rethrows an append error as the problem the client gets; `pointer` locates event i in the body. */
 export function appendFailure(err: unknown, pointer: (i: number) => string): never {
@@ -10,6 +10,9 @@ export function appendFailure(err: unknown, pointer: (i: number) => string): nev
   if (err instanceof HeadMovedError) {
     // Another process kept appending to this chain first, every time we tried: transient.
     throw new ApiError(503, 'service_unavailable', 'The chain kept moving under this append (another process is appending); nothing was appended; retry', { headers: { 'Retry-After': '1' } });
+  }
+  if (err instanceof KeyRetiredError) {
+    throw new ApiError(503, 'service_unavailable', 'The signing key was rotated while this append was built, every time it was tried; nothing was appended; retry', { headers: { 'Retry-After': '1' } });
   }
   if (err instanceof IdempotencyConflictError) {
     throw new ApiError(422, 'idempotency_key_reused', `${err.message}; nothing was appended`, {

@@ -44,7 +44,7 @@ export function exportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ['exports'],
           summary: 'Stream every matching entry, in seq order, as JSON Lines or CSV',
           description:
-            'All ledger fields of each entry. JSON Lines (`application/x-ndjson`) is the verifiable form: `audit-ledger verify-bundle FILE --checkpoint CHECKPOINT` checks a complete export against a checkpoint. CSV has a header row, `data` and `extra` as JSON text, and every value exactly as stored (so a cell may begin with `=`: open it in a spreadsheet with care). Streamed in constant memory; no size limit.',
+            'All ledger fields of each entry. JSON Lines (`application/x-ndjson`) is the verifiable form: `audit-ledger verify-bundle FILE --checkpoint CHECKPOINT` checks a complete export against a checkpoint. CSV has a header row, `data` and `extra` as JSON text, an empty field for null and `""` for an empty string; a text cell that a spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or carriage return) gets a leading apostrophe. CSV is for reading; JSON Lines holds the values exactly as stored. Streamed in constant memory; no size limit.',
           querystring: ExportQuery,
           produces: ['application/x-ndjson', 'text/csv'],
           response: { 200: Type.String({ description: 'The export file' }), ...problemResponses(400, 401, 429) },

@@ -4,7 +4,6 @@ import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { publicKeyView } from '../ledger/export.js';
 import { checkpointView, consistencyView } from '../ledger/proofs.js';
 import { Uuid } from '../http/schemas.js';
 import { JobOpenError, type JobRow } from '../store/integrity.js';
@@ -94,34 +93,8 @@ function wantsText(request: FastifyRequest): boolean {
   return t >= 0 && (j < 0 || t < j);
 }
 
-const KeyView = Type.Object({
-  key_id: Type.String({ description: 'First 16 hex characters of SHA-256 over the raw public key' }),
-  algorithm: Type.String(),
-  public_key: Type.String({ description: 'Raw 32-byte Ed25519 public key, base64' }),
-  public_key_pem: Type.String({ description: 'The same key as SPKI PEM' }),
-  active_from: Type.String({ format: 'date-time' }),
-  active_to: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  active: Type.Boolean(),
-  note_verifier_key: Type.String({ description: 'The key as a C2SP verifier key (`<LEDGER_ORIGIN>+<key hash>+<base64>`), for checkpoint notes' }),
-});
-
 export function integrityRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.get(
-      '/integrity/keys',
-      {
-        schema: {
-          tags: ['integrity'],
-          summary: 'Public keys that sign ledger entries, current and retired',
-          description: 'Public, so anyone can verify signatures without an account.',
-          response: { 200: Type.Object({ items: Type.Array(KeyView) }), ...problemResponses(400) },
-        },
-      },
-      async () => ({
-        items: (await ctx.store.listSigningKeys()).map((k) => ({ ...publicKeyView(k, ctx.config.ledgerOrigin), active: k.active_to === null })),
-      }),
-    );
-
     app.get(
       '/integrity/status',
       {

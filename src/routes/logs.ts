@@ -1,4 +1,5 @@
 // Ingestion, reads and verification of ledger entries (spec 2.1–2.4, 4.2).
+import { count } from '../plural.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
@@ -331,7 +332,7 @@ export function logRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const latest = await ctx.store.latestCheckpoint(companyId);
         const signed = latest?.tree_size ?? 0;
         const size = request.query.tree_size ?? signed;
-        if (row.seq >= signed && request.query.tree_size === undefined) throw notYetCheckpointed(ctx, `Entry ${row.seq} (the latest checkpoint covers ${signed} entries) is`);
+        if (row.seq >= signed && request.query.tree_size === undefined) throw notYetCheckpointed(ctx, `Entry ${row.seq} (the latest checkpoint covers ${count(signed, 'entry', 'entries')}) is`);
         if (size <= row.seq || size > signed) {
           throw new ApiError(400, 'tree_size_out_of_range', `tree_size must be from ${row.seq + 1} (the entry's seq + 1) to ${signed} (the latest checkpoint)`, {
             errors: [{ field: '/querystring/tree_size', message: `must be from ${row.seq + 1} to ${signed}` }],

@@ -55,6 +55,26 @@ export class HeadMovedError extends Error {
 }
 
 /**
+ * The key a write's entries or checkpoint were signed with is no longer the active key: a
+ * rotation committed first (store/keys.ts). Nothing was written; the caller loads the new key
+ * (Keyring.reload) and builds the write again.
+ */
+export class KeyRetiredError extends Error {
+  constructor(readonly keyId: string) {
+    super(`signing key ${keyId} has been retired; nothing was written`);
+    this.name = 'KeyRetiredError';
+  }
+}
+
+/** The key ids a write signs with: every entry's, and its checkpoint's. */
+export function signingKeyIds(rows: Array<{ key_id: string }>, checkpoint?: { key_id: string } | null): string[] {
+  const ids = new Set<string>();
+  for (const r of rows) ids.add(r.key_id);
+  if (checkpoint) ids.add(checkpoint.key_id);
+  return [...ids];
+}
+
+/**
  * A backend that commits appends off the request thread (SQLite: a writer thread with its
  * own connection, so inserts and fsyncs never stall request handling). Writes commit in
  * submission order, each in one transaction that first checks the head, so the appender can

@@ -294,6 +294,25 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('webhook_attempts_endpoint_idx').on('webhook_attempts').columns(['company_id', 'endpoint_id', 'attempt_id']).execute();
     },
   },
+  '0006_key_rotation': {
+    async up(db: Kysely<unknown>) {
+      // Keys made by an online rotation: the private half sealed with the secrets key
+      // (LEDGER_SECRETS_KEY_FILE, shared by every process), so every process can switch to it.
+      await db.schema.alterTable('signing_keys').addColumn('private_key_encrypted', 'text').execute();
+      // Service-wide, like signing_keys: each rotation's statement, signed by the old key and the new.
+      await db.schema
+        .createTable('key_transitions')
+        .addColumn('new_key_id', 'text', (c) => c.primaryKey())
+        .addColumn('old_key_id', 'text', (c) => c.notNull().unique())
+        .addColumn('old_public_key', 'text', (c) => c.notNull())
+        .addColumn('new_public_key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('statement', 'text', (c) => c.notNull())
+        .addColumn('old_signature', 'text', (c) => c.notNull())
+        .addColumn('new_signature', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

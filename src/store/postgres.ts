@@ -1,7 +1,7 @@
 // Production store: PostgreSQL through a pg pool; several service processes may share one database.
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { EMPTY_HEAD, type WithChain } from './chain.js';
+import { EMPTY_HEAD, KeyRetiredError, signingKeyIds, type WithChain } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
 import { Store } from './store.js';
@@ -17,11 +17,23 @@ function uniqueViolation(err: unknown): string | undefined {
 const INTEGER_COLUMNS: Record<string, string> = { seq: 'int8', format_version: 'int4' };
 const COLUMN_ARRAYS = LOG_ENTRY_COLUMNS.map((c, i) => `$${i + 1}::${INTEGER_COLUMNS[c] ?? 'text'}[]`).join(', ');
 const [COMPANY, FIRST, HASHES, SEQ, HASH, CREATED] = [1, 2, 3, 4, 5, 6].map((i) => `$${LOG_ENTRY_COLUMNS.length + i}`);
+const KEYS = `$${LOG_ENTRY_COLUMNS.length + 7}`;
 // A group's entries, its tree hashes and the new head in one statement (data-modifying CTEs):
-// one round trip instead of three while the company's chain lock is held.
-const APPEND = `WITH entries AS (INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMN_ARRAYS})),
-  tree AS (INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ${COMPANY}, ${FIRST}::int8 + n - 1, h FROM unnest(${HASHES}::text[]) WITH ORDINALITY AS t(h, n))
-  UPDATE chain_heads SET last_seq = ${SEQ}::int8, last_hash = ${HASH}, last_created_at = ${CREATED} WHERE company_id = ${COMPANY}`;
+// one round trip instead of three while the company's chain lock is held. It writes only if
+// every key the group signed with is still active, holding those keys' rows FOR SHARE until
+// commit, so a rotation (store/keys.ts) waits for it, and it for a rotation: the head row is
+// updated (rowCount 1) only when the keys held.
+const APPEND = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = ANY(${KEYS}::text[]) AND active_to IS NULL FOR SHARE),
+  ok AS (SELECT (SELECT count(*) FROM keys_ok) = cardinality(${KEYS}::text[]) AS yes),
+  entries AS (INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMN_ARRAYS}) WHERE (SELECT yes FROM ok)),
+  tree AS (INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ${COMPANY}, ${FIRST}::int8 + n - 1, h FROM unnest(${HASHES}::text[]) WITH ORDINALITY AS t(h, n) WHERE (SELECT yes FROM ok))
+  UPDATE chain_heads SET last_seq = ${SEQ}::int8, last_hash = ${HASH}, last_created_at = ${CREATED} WHERE company_id = ${COMPANY} AND (SELECT yes FROM ok)`;
+
+// A checkpoint, likewise only under a key that is still active.
+const INSERT_CHECKPOINT = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = $5 AND active_to IS NULL FOR SHARE),
+  inserted AS (INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note)
+    SELECT $1, $2::int8, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM keys_ok) ON CONFLICT (company_id, tree_size) DO NOTHING)
+  SELECT count(*)::int AS active FROM keys_ok`;
 
 /**
  * The chain head row is locked with SELECT … FOR UPDATE inside the append transaction,
@@ -50,8 +62,10 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
             : [],
         append: async (rows, h, first, hashes) => {
           const params: unknown[] = LOG_ENTRY_COLUMNS.map((c) => rows.map((r) => r[c]));
-          params.push(companyId, first, hashes, h.lastSeq, h.lastHash, h.lastCreatedAt);
-          await trx.executeQuery(CompiledQuery.raw(APPEND, params));
+          const keyIds = signingKeyIds(rows);
+          params.push(companyId, first, hashes, h.lastSeq, h.lastHash, h.lastCreatedAt, keyIds);
+          const result = await trx.executeQuery(CompiledQuery.raw(APPEND, params));
+          if (Number(result.numAffectedRows ?? 0) !== 1) throw new KeyRetiredError(keyIds.join(', '));
         },
         readTreeHashes: async (indexes) => {
           if (indexes.length === 0) return new Map();
@@ -61,11 +75,10 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
         latestCheckpoint: () =>
           trx.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst(),
         insertCheckpoint: async (row) => {
-          await trx
-            .insertInto('checkpoints')
-            .values(row)
-            .onConflict((oc) => oc.columns(['company_id', 'tree_size']).doNothing())
-            .execute();
+          const result = await trx.executeQuery<{ active: number }>(
+            CompiledQuery.raw(INSERT_CHECKPOINT, [row.company_id, row.tree_size, row.root_hash, row.timestamp, row.key_id, row.note]),
+          );
+          if (result.rows[0]?.active !== 1) throw new KeyRetiredError(row.key_id);
         },
       });
     });

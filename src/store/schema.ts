@@ -98,6 +98,20 @@ export interface SigningKeysTable {
   public_key: string;
   active_from: string;
   active_to: string | null;
+  /** A key made by online rotation: its PKCS#8 PEM sealed with the secrets key; null for key files. */
+  private_key_encrypted: string | null;
+}
+
+/** Key transition statements (core/key-transition.ts), service-wide like signing_keys. */
+export interface KeyTransitionsTable {
+  new_key_id: string;
+  old_key_id: string;
+  old_public_key: string;
+  new_public_key: string;
+  created_at: string;
+  statement: string;
+  old_signature: string;
+  new_signature: string;
 }
 
 /** One stored Merkle hash (src/core/merkle.ts storedHashIndex order), lowercase hex. */
@@ -257,6 +271,7 @@ export interface Database {
   log_entries: LogEntriesTable;
   chain_heads: ChainHeadsTable;
   signing_keys: SigningKeysTable;
+  key_transitions: KeyTransitionsTable;
   merkle_hashes: MerkleHashesTable;
   checkpoints: CheckpointsTable;
   integrity_state: IntegrityStateTable;

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
-import { type ChainWrite, type ChainWriter, type CheckpointRow, type EntrySigningKey, HeadMovedError, type LogEntryRow } from './chain.js';
+import { type ChainWrite, type ChainWriter, type CheckpointRow, type EntrySigningKey, HeadMovedError, KeyRetiredError, type LogEntryRow } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 
 /** Connection settings both connections share (see openSqliteStore). */
@@ -23,6 +23,8 @@ export const APPEND_SQL = {
   // A checkpoint of a tree another writer already signed stores nothing (both sign the same root).
   byIdempotency: 'SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))',
   insertCheckpoint: 'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (company_id, tree_size) DO NOTHING',
+  // Inside the write transaction: the key a write signed with must still be active (store/keys.ts).
+  keyActive: 'SELECT 1 AS ok FROM signing_keys WHERE key_id = ? AND active_to IS NULL',
 };
 
 /** An entry's values in APPEND_SQL.insert's order. */
@@ -41,11 +43,11 @@ interface WriteMessage {
   checkpoint: unknown[] | null;
 }
 
-/** The writer's answer for each write of a message: committed ({}), head moved, or failed. */
-type WriteResult = { moved?: true; error?: { message: string; code?: string } };
+/** The writer's answer for each write of a message: committed ({}), head moved, signed with a retired key, or failed. */
+type WriteResult = { moved?: true; retired?: string; error?: { message: string; code?: string } };
 
 /** Where the signing inputs and output sit in a row as sent (entryValues). */
-const COLUMN = { hash: LOG_ENTRY_COLUMNS.indexOf('hash'), signature: LOG_ENTRY_COLUMNS.indexOf('signature'), keyId: LOG_ENTRY_COLUMNS.indexOf('key_id') };
+const COLUMN = { hash: LOG_ENTRY_COLUMNS.indexOf('hash'), signature: LOG_ENTRY_COLUMNS.indexOf('signature'), keyId: LOG_ENTRY_COLUMNS.indexOf('key_id'), checkpointKeyId: 4 };
 
 // Plain JavaScript evaluated in the worker (no build step, so it runs the same under tsx,
 // vitest and dist); the SQL and driver path come from this module. One message carries
@@ -80,6 +82,9 @@ const failure = (err) => ({ error: { message: String(err && err.message), code: 
 function apply(w) {
   const h = s.head.get(w.companyId);
   if ((h ? h.last_seq : -1) !== w.expect[0] || (h ? h.last_hash : GENESIS) !== w.expect[1]) return { moved: true };
+  const keyIds = new Set(w.rows.map((r) => r[C.keyId]));
+  if (w.checkpoint) keyIds.add(w.checkpoint[C.checkpointKeyId]);
+  for (const k of keyIds) if (!s.keyActive.get(k)) return { retired: k };
   for (const r of w.rows) s.insert.run(r);
   if (w.treeHashes.length > 0) s.insertTreeHashes.run(w.companyId, w.treeFirst, JSON.stringify(w.treeHashes));
   if (w.rows.length > 0) s.setHead.run(w.companyId, w.head[0], w.head[1], w.head[2]);
@@ -99,7 +104,7 @@ parentPort.on('message', (writes) => {
       db.exec('SAVEPOINT w');
       let r;
       try { r = apply(w); } catch (err) { r = failure(err); }
-      if (r.moved || r.error) db.exec('ROLLBACK TO w');
+      if (r.moved || r.retired || r.error) db.exec('ROLLBACK TO w');
       db.exec('RELEASE w');
       return r;
     });
@@ -148,6 +153,7 @@ export class SqliteChainWriter implements ChainWriter {
       sent.forEach((q, i) => {
         const r = results[i] as WriteResult;
         if (r.moved) q.reject(new HeadMovedError(q.message.companyId));
+        else if (r.retired) q.reject(new KeyRetiredError(r.retired));
         else if (r.error) q.reject(Object.assign(new Error(`SQLite writer: ${r.error.message}`), { code: r.error.code }));
         else q.resolve();
       });

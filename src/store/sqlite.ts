@@ -1,12 +1,12 @@
 // The embedded default: one SQLite file in the data directory, WAL mode.
-import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
-import { type ChainHead, type CheckpointRow, EMPTY_HEAD, type LogEntryRow, type WithChain } from './chain.js';
+import { type ChainHead, type CheckpointRow, EMPTY_HEAD, KeyRetiredError, type LogEntryRow, signingKeyIds, type WithChain } from './chain.js';
 import type { Database } from './schema.js';
 import { APPEND_SQL, checkpointValues, entryValues, SQLITE_PRAGMAS, SqliteChainWriter } from './sqlite-writer.js';
 import { Store } from './store.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../files.js';
 
 // SQLite names the violated columns, not the index; map them back to index names.
 const UNIQUE_INDEX_BY_COLUMNS: Record<string, string> = {
@@ -49,6 +49,7 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
     latestCheckpoint: database.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE company_id = ? ORDER BY tree_size DESC LIMIT 1'),
     insertCheckpoint: database.prepare(APPEND_SQL.insertCheckpoint),
     byIdempotency: database.prepare<[string, string], LogEntryRow>(APPEND_SQL.byIdempotency),
+    keyActive: database.prepare<[string], { ok: number }>(APPEND_SQL.keyActive),
   });
 
   return (companyId, fn) =>
@@ -63,6 +64,7 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
           head,
           findByIdempotencyKeys: async (keys) => (keys.length ? s.byIdempotency.all(companyId, JSON.stringify(keys)) : []),
           append: async (rows, h, first, hashes) => {
+            for (const k of signingKeyIds(rows)) if (!s.keyActive.get(k)) throw new KeyRetiredError(k);
             for (const r of rows) s.insert.run(entryValues(r));
             if (hashes.length > 0) s.insertTreeHashes.run(companyId, first, JSON.stringify(hashes));
             s.setHead.run(companyId, h.lastSeq, h.lastHash, h.lastCreatedAt);
@@ -71,6 +73,7 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
             new Map(indexes.length ? s.treeHashes.all(companyId, JSON.stringify(indexes)).map((r) => [r.idx, r.hash]) : []),
           latestCheckpoint: async () => s.latestCheckpoint.get(companyId),
           insertCheckpoint: async (row) => {
+            if (!s.keyActive.get(row.key_id)) throw new KeyRetiredError(row.key_id);
             s.insertCheckpoint.run(checkpointValues(row));
           },
         });
@@ -105,7 +108,10 @@ function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabas
 }
 
 export function openSqliteStore(file: string): Store {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    ensurePrivateDir(path.dirname(file));
+    ensurePrivateFile(file);
+  }
   const database = new SQLite(file);
   // WAL; synchronous=FULL: a commit is on disk before we acknowledge it, even across power
   // loss; a 64 MiB page cache keeps a large ledger's index pages in memory across appends.

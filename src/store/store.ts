@@ -2,14 +2,15 @@
 // dialect (see sqlite.ts and postgres.ts); the same behavioural suite runs on both.
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChainHead, ChainWriter, CheckpointRow, LogEntryRow, WithChain } from './chain.js';
+import { KeyStore } from './keys.js';
 import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
-import type { ApiKeysTable, CompaniesTable, Database, SigningKeysTable, UserRole, UsersTable } from './schema.js';
+import type { ApiKeysTable, CompaniesTable, Database, UserRole, UsersTable } from './schema.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 export type Company = Selectable<CompaniesTable>;
 export type User = Selectable<UsersTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
-export type SigningKeyRow = Selectable<SigningKeysTable>;
+export type { SigningKeyRow } from './keys.js';
 
 export interface EntryFilter {
   trace_id?: string;
@@ -67,6 +68,8 @@ export const KEY_CACHE_MS = 2000;
 
 export class Store {
   private readonly keyCache = new Map<string, { key: ApiKey; until: number }>();
+  /** The service's signing keys and their transitions (service-wide). */
+  readonly keys: KeyStore;
 
   constructor(
     readonly kind: StoreKind,
@@ -77,7 +80,9 @@ export class Store {
     readonly withChain: WithChain,
     /** When the backend has one: appends committed off the request thread (see ChainWriter). */
     readonly chainWriter?: ChainWriter,
-  ) {}
+  ) {
+    this.keys = new KeyStore(db);
+  }
 
   async migrate(): Promise<string[]> {
     return migrateToLatest(this.db as Kysely<unknown>);
@@ -348,21 +353,5 @@ export class Store {
       .where('tree_size', '<=', upTo)
       .orderBy('tree_size')
       .execute();
-  }
-
-  // ---- signing keys (service-wide) ----
-
-  /** Records a public key; a key already recorded is left as it is. */
-  async registerSigningKey(row: SigningKeyRow): Promise<void> {
-    await this.db.insertInto('signing_keys').values(row).onConflict((oc) => oc.column('key_id').doNothing()).execute();
-  }
-
-  async listSigningKeys(): Promise<SigningKeyRow[]> {
-    return this.db.selectFrom('signing_keys').selectAll().orderBy('active_from').orderBy('key_id').execute();
-  }
-
-  /** Marks every other key as no longer active from `at` on. */
-  async retireSigningKeysExcept(keyId: string, at: string): Promise<void> {
-    await this.db.updateTable('signing_keys').set({ active_to: at }).where('key_id', '!=', keyId).where('active_to', 'is', null).execute();
   }
 }

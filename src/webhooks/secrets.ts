@@ -5,6 +5,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensurePrivateDir } from '../files.js';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -13,13 +14,18 @@ export function newWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
+/** The service's secrets key: LEDGER_SECRETS_KEY_FILE, or secrets.key in the data dir (created on first start). */
+export function openSecretBox(config: { secretsKeyFile?: string | undefined; dataDir: string }): SecretBox {
+  return SecretBox.open(config.secretsKeyFile ?? path.join(config.dataDir, 'secrets.key'), config.secretsKeyFile === undefined);
+}
+
 export class SecretBox {
   private constructor(private readonly key: Buffer) {}
 
   static open(file: string, mayCreate: boolean): SecretBox {
     if (!fs.existsSync(file)) {
       if (!mayCreate) throw new Error(`secrets key file ${file} does not exist`);
-      fs.mkdirSync(path.dirname(file), { recursive: true });
+      ensurePrivateDir(path.dirname(file));
       try {
         fs.writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
       } catch (err) {

@@ -21,7 +21,7 @@ export async function countEntries(store: Store, companyId: string): Promise<num
 /** Asserts seqs 0..n-1 with no gap, every hash recomputes, every link holds and every signature verifies; returns n. */
 export async function assertChainIntact(store: Store, companyId: string): Promise<number> {
   const rows = await store.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).orderBy('seq').execute();
-  const keys = new Map((await store.listSigningKeys()).map((k) => [k.key_id, publicKeyFromRaw(Buffer.from(k.public_key, 'base64'))]));
+  const keys = new Map((await store.keys.list()).map((k) => [k.key_id, publicKeyFromRaw(Buffer.from(k.public_key, 'base64'))]));
   let prev = GENESIS_PREV_HASH;
   rows.forEach((row, i) => {
     if (row.seq !== i) throw new Error(`gap or reuse: position ${i} holds seq ${row.seq}`);
