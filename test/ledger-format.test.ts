@@ -9,6 +9,7 @@ import { canonicalJson, type JsonObject, sha256Hex } from '../src/core/hash.js';
 import { keyIdOf, publicKeyFromRaw, rawPublicKey, signEntryHash, verifyEntrySignature } from '../src/core/signature.js';
 import { noteSignedBy, parseCheckpointText, parseNote, signNote, verifierKey } from '../src/core/checkpoint.js';
 import { entryLeafHash, referenceRoot, verifyInclusion } from '../src/core/merkle.js';
+import { signKeyTransition, verifyKeyTransition } from '../src/core/key-transition.js';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const rfc8032Key = () =>
@@ -128,6 +129,37 @@ describe('docs/ledger-format.md worked example', () => {
     expect(c.rootHash).toEqual(root);
     // Deterministic, so signing the body again gives the documented note.
     expect(signNote(parseNote(note).text, 'audit-ledger.local', rfc8032Key(), raw)).toBe(note);
+  });
+
+  it('says how many fields are hashed, and its table and Python verifier list exactly those', () => {
+    expect(doc).toContain(`The hash covers exactly these ${HASHED_FIELDS.length} fields`);
+    expect(doc).not.toMatch(/\b23 fields\b/);
+    const section2 = doc.slice(doc.indexOf('## 2. The entry body'), doc.indexOf('## 3.'));
+    const tableFields = [...section2.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
+    expect(tableFields).toEqual([...HASHED_FIELDS]);
+    const python = /HASHED_FIELDS = \[([\s\S]*?)\]/.exec(doc)?.[1] ?? '';
+    expect([...python.matchAll(/"(\w+)"/g)].map((m) => m[1])).toEqual([...HASHED_FIELDS]);
+    // The example parses numbers as doubles, as the service hashes them.
+    expect(doc).toContain('json.loads(entry_json, parse_int=float)');
+  });
+
+  it('documents where the signature is checked (the stored hash), as verify-bundle does', () => {
+    expect(doc).toContain('The signature is always checked over the stored `hash`');
+  });
+
+  it('gives a key transition whose statement and both signatures recompute', () => {
+    const statement = `${block('example-transition')}\n`;
+    const [oldSig, newSig] = block('example-transition-signatures').split('\n');
+    const key2 = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from('4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb', 'hex')]), format: 'der', type: 'pkcs8' });
+    const t = signKeyTransition({ privateKey: rfc8032Key(), publicKey }, { privateKey: key2, publicKey: createPublicKey(key2) }, '2026-03-02T00:00:00.000Z');
+    expect(t.statement).toBe(statement);
+    expect(t.old_signature).toBe(oldSig);
+    expect(t.new_signature).toBe(newSig);
+    expect('newKey' in verifyKeyTransition(t, publicKey)).toBe(true);
+    // Endorsed by another key, or with a changed line: refused.
+    expect(verifyKeyTransition(t, createPublicKey(key2))).toMatchObject({ failure: expect.stringContaining('not the trusted key') });
+    expect(verifyKeyTransition({ ...t, created_at: '2026-03-03T00:00:00.000Z' }, publicKey)).toMatchObject({ failure: expect.stringContaining('does not say') });
+    expect(verifyKeyTransition({ ...t, new_signature: t.old_signature }, publicKey)).toMatchObject({ failure: expect.stringContaining('new key') });
   });
 
   it('detects a one-character change to the example', () => {
