@@ -1,0 +1,102 @@
+// Shared by the fault suites: the real service as a child process, plain HTTP against it, and
+// the sizes of a run (small in `npm test`, long in `npm run chaos`, which sets CHAOS=1).
+import http from 'node:http';
+import { expect, vi } from 'vitest';
+import { LogWatcher, spawnCli } from '../helpers/process.js';
+
+export const CHAOS = process.env.CHAOS === '1';
+/** A size for `npm test` and one for `npm run chaos`. */
+export const scale = (ci: number, chaos: number): number => (CHAOS ? chaos : ci);
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers of a black-box test
+}
+
+export function call(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    const req = http.request(url, { method, agent, headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: () => JSON.parse(text) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export interface Service {
+  url: string;
+  pid: number;
+  /** SIGKILL: no shutdown of any kind. */
+  kill9(): Promise<void>;
+  /** SIGTERM, and the exit code. */
+  stop(): Promise<number | null>;
+  logs: LogWatcher;
+}
+
+export async function startService(env: Record<string, string>): Promise<Service> {
+  const child = spawnCli(['serve'], { PORT: '0', ...env });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const logs = new LogWatcher(child);
+  const url = String((await logs.waitFor((l) => l.msg === 'audit-ledger listening')).url);
+  return {
+    url,
+    pid: child.pid as number,
+    logs,
+    kill9: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+export const BOOTSTRAP = { LEDGER_BOOTSTRAP_EMAIL: 'fault@example.com', LEDGER_BOOTSTRAP_PASSWORD: 'fault suite password' };
+
+/** Logs in as the bootstrap admin and creates the company's API key. */
+export async function bootstrapKey(url: string): Promise<string> {
+  const login = await call(`${url}/api/v1/auth/login`, 'POST', { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD });
+  expect(login.status, login.body).toBe(200);
+  const key = await call(`${url}/api/v1/auth/api_keys`, 'POST', { name: 'fault', rate_limit_per_minute: 1_000_000 }, { authorization: `Bearer ${login.json().access_token}` });
+  expect(key.status, key.body).toBe(201);
+  return key.json().key as string;
+}
+
+/** Runs a full verification (entry signatures included) and returns its report. */
+export async function fullVerification(url: string, key: string): Promise<{ violation_count: number; entries_checked: number; chain_status: string }> {
+  const started = await call(`${url}/api/v1/integrity/verify`, 'POST', { entry_signatures: true }, { 'x-api-key': key });
+  expect(started.status, started.body).toBe(202);
+  let job = started.json();
+  await vi.waitFor(
+    async () => {
+      job = (await call(`${url}/api/v1/integrity/jobs/${job.job_id}`, 'GET', undefined, { 'x-api-key': key })).json();
+      expect(job.status).toBe('completed');
+    },
+    { timeout: 120_000, interval: 100 },
+  );
+  return job.report;
+}
+
+/** A deterministic pseudo-random sequence (a run can be repeated from its seed). */
+export function random(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
