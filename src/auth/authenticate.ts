@@ -50,6 +50,8 @@ export function registerAuthentication(
     if (!rule) return;
     route.schema ??= {};
     (route.schema as { security?: unknown }).security = rule.accept.map((k) => (k === 'user' ? { bearerAuth: [] } : { apiKeyAuth: [] }));
+    // The role a user credential needs, for clients and for the shared security tests.
+    if (rule.role) (route.schema as Record<string, unknown>)['x-required-role'] = rule.role;
   });
 
   app.addHook('onRequest', async (request, reply) => {

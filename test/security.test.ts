@@ -1,0 +1,169 @@
+// The shared security runner and the tenant isolation matrix. The route list comes from the
+// OpenAPI document, so a new route is covered without writing its security tests. For every
+// route that declares credentials: no credential → 401; a wrong credential of each kind → 401;
+// a user without the declared role → 403; and company A's credentials with company B's ids
+// (in the path and in every query parameter that takes one) → never B's data: 404 for B's
+// objects, and no B identifier anywhere in any answer. Both stores.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createUser } from '../src/accounts.js';
+import { STORE_KINDS } from './helpers/env.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+interface Operation {
+  security?: Array<Record<string, unknown>>;
+  'x-required-role'?: string;
+  parameters?: Array<{ name: string; in: string }>;
+}
+
+interface Tenant {
+  companyId: string;
+  admin: Record<string, string>;
+  member: Record<string, string>;
+  apiKey: Record<string, string>;
+  ids: Record<string, string>;
+  marker: string;
+}
+
+describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) => {
+  let t: TestApp;
+  let receiver: http.Server;
+  let a: Tenant;
+  let b: Tenant;
+  let operations: Array<{ method: string; path: string; op: Operation }>;
+
+  async function tenant(): Promise<Tenant> {
+    const acct = await t.newAccount();
+    const admin = { authorization: `Bearer ${acct.token}` };
+    const memberEmail = `member-${randomUUID()}@example.com`;
+    await createUser(t.store, { company: acct.companyName, email: memberEmail, password: 'member password 1', role: 'member' });
+    const memberToken = (await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: memberEmail, password: 'member password 1' } })).json().access_token;
+    const created = await t.createKey(acct.token, 100_000);
+    const apiKey = { 'x-api-key': created.key };
+    const marker = `marker-${randomUUID()}`;
+    const trace = randomUUID();
+    const session = randomUUID();
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const endpoint = (await t.inject({ method: 'POST', url: '/api/v1/webhooks/endpoints', headers: admin, payload: { url, event_types: ['hitl.rejected'], description: marker } })).json();
+    const logs = (
+      await t.inject({
+        method: 'POST',
+        url: '/api/v1/logs/batch',
+        headers: apiKey,
+        payload: { logs: Array.from({ length: 6 }, (_, i) => ({ event_type: i === 3 ? 'decision.made' : 'tool.called', data: { marker, i }, trace_id: trace, session_id: session, source: marker })) },
+      })
+    ).json().log_ids as string[];
+    const replay = (await t.inject({ method: 'POST', url: '/api/v1/forensics/replays', headers: apiKey, payload: { trace_id: trace, metadata: { marker } } })).json();
+    const override = (await t.inject({ method: 'POST', url: '/api/v1/hitl/reject', headers: apiKey, payload: { reviewer: marker, rejection_reason: marker, decision_id: logs[3], trace_id: trace } })).json();
+    const job = (await t.inject({ method: 'POST', url: '/api/v1/integrity/verify', headers: apiKey, payload: {} })).json();
+    for (const v of [endpoint.id, replay.id, override.id, job.job_id]) expect(v, 'fixture').toEqual(expect.any(String));
+    return {
+      companyId: acct.companyId,
+      admin,
+      member: { authorization: `Bearer ${memberToken}` },
+      apiKey,
+      marker,
+      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id },
+    };
+  }
+
+  beforeAll(async () => {
+    receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end()));
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    t = await startTestApp(kind, { env: { WEBHOOK_ALLOW_PRIVATE: 'true', CHECKPOINT_INTERVAL_MS: '0' } });
+    a = await tenant();
+    b = await tenant();
+    const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Operation>> };
+    operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
+    // B's webhook has a delivery before anything is checked.
+    await vi.waitFor(async () => expect((await t.inject({ method: 'GET', url: `/api/v1/webhooks/endpoints/${b.ids.endpoint}/deliveries`, headers: b.apiKey })).json().items.length).toBeGreaterThan(0), { timeout: 5000, interval: 20 });
+  });
+  afterAll(async () => {
+    await t.close();
+    await new Promise((r) => receiver.close(r));
+  });
+
+  /** The id of `owner` a path parameter names. */
+  function pathId(path: string, param: string, owner: Tenant): string {
+    if (param === 'log_id') return owner.ids.log as string;
+    if (param === 'job_id') return owner.ids.job as string;
+    if (param === 'replay_session_id') return owner.ids.replay as string;
+    if (path.startsWith('/api/v1/auth/api_keys')) return owner.ids.key as string;
+    if (path.startsWith('/api/v1/webhooks/endpoints')) return owner.ids.endpoint as string;
+    throw new Error(`the security runner does not know what ${param} of ${path} names: teach pathId`);
+  }
+
+  /** A URL for the operation, with owner's ids in the path and in every query parameter that takes one. */
+  function urlFor(o: (typeof operations)[number], owner: Tenant): string {
+    const path = o.path.replace(/\{(\w+)\}/g, (_, p: string) => pathId(o.path, p, owner));
+    const query = new URLSearchParams();
+    const values: Record<string, string> = { trace_id: owner.ids.trace as string, session_id: owner.ids.session as string, decision_id: owner.ids.decision as string, from_seq: '0', to_seq: '5', first: '1', second: '2', tree_size: '3' };
+    for (const p of o.op.parameters ?? []) if (p.in === 'query' && values[p.name] !== undefined) query.set(p.name, values[p.name] as string);
+    return query.size ? `${path}?${query}` : path;
+  }
+
+  /** A body that reaches the handler (so the check is of the handler, not the validator). */
+  function bodyFor(o: (typeof operations)[number], owner: Tenant): Record<string, unknown> | undefined {
+    if (o.method === 'GET' || o.method === 'DELETE') return undefined;
+    if (o.path === '/api/v1/forensics/replays') return { trace_id: owner.ids.trace, metadata: {} };
+    if (o.path.startsWith('/api/v1/webhooks/endpoints/')) return { description: 'changed' };
+    return {};
+  }
+
+  const secured = () => operations.filter((o) => o.op.security?.length);
+
+  it('the document lists every credentialed route, and the runner knows every id they take', () => {
+    expect(secured().length).toBeGreaterThanOrEqual(30);
+    for (const o of secured()) urlFor(o, b);
+  });
+
+  it('no credential → 401; a wrong credential of either kind → 401', async () => {
+    for (const o of secured()) {
+      const url = urlFor(o, a);
+      const none = await t.inject({ method: o.method as 'GET', url, payload: bodyFor(o, a) });
+      expect(none.statusCode, `${o.method} ${o.path} without a credential`).toBe(401);
+      for (const wrong of [{ authorization: 'Bearer alt_not-a-real-token-0000000000' }, { 'x-api-key': 'alk_not-a-real-key-00000000000000' }]) {
+        const res = await t.inject({ method: o.method as 'GET', url, headers: wrong, payload: bodyFor(o, a) });
+        expect(res.statusCode, `${o.method} ${o.path} with ${Object.keys(wrong)[0]}`).toBe(401);
+      }
+    }
+  });
+
+  it('a credential of a kind the route does not accept, or a user without its role → 401/403', async () => {
+    for (const o of secured()) {
+      const kinds = new Set((o.op.security ?? []).flatMap((s) => Object.keys(s)));
+      const url = urlFor(o, a);
+      if (!kinds.has('apiKeyAuth')) expect([401, 403], `${o.method} ${o.path} with an API key`).toContain((await t.inject({ method: o.method as 'GET', url, headers: a.apiKey, payload: bodyFor(o, a) })).statusCode);
+      if (!kinds.has('bearerAuth')) expect([401, 403], `${o.method} ${o.path} with a bearer token`).toContain((await t.inject({ method: o.method as 'GET', url, headers: a.admin, payload: bodyFor(o, a) })).statusCode);
+      if (o.op['x-required-role'] === 'admin') expect((await t.inject({ method: o.method as 'GET', url, headers: a.member, payload: bodyFor(o, a) })).statusCode, `${o.method} ${o.path} as a member`).toBe(403);
+    }
+  });
+
+  it("company A's credentials with company B's ids: 404 for B's objects, and never a B identifier in any answer", async () => {
+    const secrets = [b.companyId, b.marker, ...Object.values(b.ids)];
+    for (const o of secured()) {
+      // Mutations with no id of B in them only act on A's own data; they are covered above.
+      if (o.method !== 'GET' && !o.path.includes('{') && o.path !== '/api/v1/forensics/replays') continue;
+      if (o.path === '/api/v1/auth/logout') continue;
+      const url = urlFor(o, b);
+      for (const headers of [a.apiKey, a.admin]) {
+        const kinds = new Set((o.op.security ?? []).flatMap((s) => Object.keys(s)));
+        if (headers === a.apiKey && !kinds.has('apiKeyAuth')) continue;
+        if (headers === a.admin && !kinds.has('bearerAuth')) continue;
+        const res = await t.inject({ method: o.method as 'GET', url, headers, payload: bodyFor(o, b) });
+        const where = `${o.method} ${url} with A's ${headers === a.apiKey ? 'API key' : 'token'}`;
+        expect(res.statusCode, where).toBeLessThan(500);
+        if (o.path.includes('{') || o.method === 'POST') expect([403, 404], `${where}: ${res.body.slice(0, 200)}`).toContain(res.statusCode);
+        // An id the request itself carried may be echoed (a problem's instance); nothing else of B's may appear.
+        const carried = url + JSON.stringify(bodyFor(o, b) ?? {});
+        for (const s of secrets.filter((x) => !carried.includes(x))) expect(res.body.includes(s), `${where} answered B's ${s}`).toBe(false);
+      }
+    }
+    // B's objects are untouched: its key works, its endpoint is still there, unchanged.
+    expect((await t.inject({ method: 'GET', url: '/api/v1/auth/me', headers: b.apiKey })).statusCode).toBe(200);
+    const endpoint = await t.inject({ method: 'GET', url: `/api/v1/webhooks/endpoints/${b.ids.endpoint}`, headers: b.admin });
+    expect(endpoint.json()).toMatchObject({ id: b.ids.endpoint, description: b.marker, enabled: true });
+  });
+});
