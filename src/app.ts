@@ -11,6 +11,7 @@ import { registerAuthentication } from './auth/authenticate.js';
 import type { Config } from './config.js';
 import { registerProblemHandlers } from './http/problems.js';
 import { registerJsonBodies } from './http/body.js';
+import { registerUrlTextCheck } from './http/request-text.js';
 import { validatorCompiler } from './http/validation.js';
 import { loggerOptions } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
@@ -129,6 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler());
   registerJsonBodies(app);
+  registerUrlTextCheck(app);
   registerProblemHandlers(app, { unavailable: isStoreUnavailable, onUnavailable: (err) => outage.report(err), retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS });
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
   app.addHook('onReady', async () => {

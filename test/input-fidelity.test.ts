@@ -133,6 +133,14 @@ describe.each(STORE_KINDS)('input fidelity on %s', (kind) => {
     problem(await raw('/api/v1/logs', bomb, { 'content-encoding': 'gzip' }), 413, 'payload_too_large');
   });
 
+  it('the URL gets the same rule: %00 and percent-encoding that is not UTF-8 → 400 invalid_text, never a 500', async () => {
+    for (const url of ['/api/v1/logs?event_type=%00', '/api/v1/logs?source=a%00b', '/api/v1/logs?event_type=%ED%A0%80', '/api/v1/logs?event_type=%FF', '/api/v1/exports/logs?event_type=%00', '/api/v1/logs/%00', '/api/v1/forensics/replays?trace_id=%C0%AF']) {
+      problem(await t.inject({ method: 'GET', url, headers: { 'x-api-key': key } }), 400, 'invalid_text');
+    }
+    // Well-formed percent-encoding, non-ASCII included, is fine.
+    expect((await t.inject({ method: 'GET', url: '/api/v1/logs?event_type=caf%C3%A9%20%F0%9F%98%80', headers: { 'x-api-key': key } })).statusCode).toBe(200);
+  });
+
   it('prototype keys are still refused, with the place named', async () => {
     await refusedEverywhere('{"event_type":"t","data":{"__proto__":{"x":1}}}', 400, 'malformed_json', /\/body\/data\/__proto__/);
     await refusedEverywhere('{"event_type":"t","data":{"constructor":{"prototype":{}}}}', 400, 'malformed_json');

@@ -1,9 +1,9 @@
 // The service's signing keys and the statements that tie each one to the next. Service-wide,
 // not per company: the two tables without company_id (reference tables on a distributed
 // PostgreSQL). Appends check, inside their own transaction, that the key they signed with is
-// still active (KEY_ACTIVE_SQL), and a rotation retires the old key in one transaction: so no
+// still active, and a rotation retires the old key in one transaction: so no
 // entry or checkpoint is ever committed under a retired key, on either store, in any process.
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { KeyTransition } from '../core/key-transition.js';
 import type { Database, SigningKeysTable } from './schema.js';
 
@@ -18,7 +18,10 @@ export class RotationConflictError extends Error {
 }
 
 export class KeyStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly kind: 'sqlite' | 'postgres',
+  ) {}
 
   /** Records a key; a key already recorded is left as it is. */
   async register(row: SigningKeyRow): Promise<void> {
@@ -41,11 +44,15 @@ export class KeyStore {
 
   /**
    * One transaction: the old key retired at `transition.created_at`, the new key active from
-   * then, and the statement recorded. On PostgreSQL the UPDATE waits for appends that hold the
-   * old key's row FOR SHARE (they commit first); appends after it find the key retired.
+   * then, and the statement recorded. Appends check their key inside their own transaction
+   * (postgres.ts, sqlite-writer.ts). On PostgreSQL this takes signing_keys' ACCESS EXCLUSIVE lock
+   * first: it waits for the appends in flight (their check holds ACCESS SHARE until they commit),
+   * and appends that start meanwhile wait for it and then find the key retired. On SQLite the
+   * write lock serializes it with every append.
    */
   async rotate(newKey: SigningKeyRow, transition: KeyTransition): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      if (this.kind === 'postgres') await sql`LOCK TABLE signing_keys IN ACCESS EXCLUSIVE MODE`.execute(trx);
       const retired = await trx
         .updateTable('signing_keys')
         .set({ active_to: transition.created_at })

@@ -20,17 +20,18 @@ const [COMPANY, FIRST, HASHES, SEQ, HASH, CREATED] = [1, 2, 3, 4, 5, 6].map((i) 
 const KEYS = `$${LOG_ENTRY_COLUMNS.length + 7}`;
 // A group's entries, its tree hashes and the new head in one statement (data-modifying CTEs):
 // one round trip instead of three while the company's chain lock is held. It writes only if
-// every key the group signed with is still active, holding those keys' rows FOR SHARE until
-// commit, so a rotation (store/keys.ts) waits for it, and it for a rotation: the head row is
-// updated (rowCount 1) only when the keys held.
-const APPEND = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = ANY(${KEYS}::text[]) AND active_to IS NULL FOR SHARE),
+// every key the group signed with is still active: the head row is updated (rowCount 1) only
+// then. Reading signing_keys holds its ACCESS SHARE lock until commit, and a rotation takes the
+// table's ACCESS EXCLUSIVE lock (store/keys.ts): it waits for appends in flight, and appends after
+// it see the key retired. No row lock, so no write per append on the shared key row.
+const APPEND = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = ANY(${KEYS}::text[]) AND active_to IS NULL),
   ok AS (SELECT (SELECT count(*) FROM keys_ok) = cardinality(${KEYS}::text[]) AS yes),
   entries AS (INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMN_ARRAYS}) WHERE (SELECT yes FROM ok)),
   tree AS (INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ${COMPANY}, ${FIRST}::int8 + n - 1, h FROM unnest(${HASHES}::text[]) WITH ORDINALITY AS t(h, n) WHERE (SELECT yes FROM ok))
   UPDATE chain_heads SET last_seq = ${SEQ}::int8, last_hash = ${HASH}, last_created_at = ${CREATED} WHERE company_id = ${COMPANY} AND (SELECT yes FROM ok)`;
 
 // A checkpoint, likewise only under a key that is still active.
-const INSERT_CHECKPOINT = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = $5 AND active_to IS NULL FOR SHARE),
+const INSERT_CHECKPOINT = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = $5 AND active_to IS NULL),
   inserted AS (INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note)
     SELECT $1, $2::int8, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM keys_ok) ON CONFLICT (company_id, tree_size) DO NOTHING)
   SELECT count(*)::int AS active FROM keys_ok`;

@@ -81,7 +81,7 @@ export class Store {
     /** When the backend has one: appends committed off the request thread (see ChainWriter). */
     readonly chainWriter?: ChainWriter,
   ) {
-    this.keys = new KeyStore(db);
+    this.keys = new KeyStore(db, kind);
   }
 
   async migrate(): Promise<string[]> {

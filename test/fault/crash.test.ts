@@ -9,7 +9,7 @@ import { canonicalJson } from '../../src/core/hash.js';
 import { STORE_KINDS } from '../helpers/env.js';
 import { assertChainIntact } from '../helpers/ledger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/stores.js';
-import { BOOTSTRAP, bootstrapKey, call, fullVerification, random, scale, startService } from './harness.js';
+import { BOOTSTRAP, bootstrapKey, call, fullVerification, killLeftovers, random, scale, startService } from './harness.js';
 
 const KILLS = scale(3, 20);
 const CLIENTS = 8;
@@ -24,7 +24,10 @@ describe.each(STORE_KINDS)(`kill -9 under load, ${KILLS} times (%s)`, (kind) => 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
   });
-  afterAll(() => db.drop());
+  afterAll(async () => {
+    killLeftovers();
+    await db.drop();
+  });
 
   it('loses nothing acknowledged, leaves no gap, and verifies clean after every restart', async () => {
     const env = { LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, CHECKPOINT_INTERVAL_MS: '200' };

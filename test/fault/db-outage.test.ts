@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { STORE_KINDS } from '../helpers/env.js';
 import { assertChainIntact } from '../helpers/ledger.js';
-import { BOOTSTRAP, bootstrapKey, call, fullVerification, scale, startService } from './harness.js';
+import { BOOTSTRAP, bootstrapKey, call, fullVerification, killLeftovers, scale, startService } from './harness.js';
 
 const VERSION = fs.existsSync('/etc/postgresql') ? (fs.readdirSync('/etc/postgresql').sort().at(-1) ?? '') : '';
 const NAME = `al_outage_${process.pid}`;
@@ -30,6 +30,7 @@ describe.skipIf(!STORE_KINDS.includes('postgres'))(`a PostgreSQL cluster of its 
     pg('pg_ctlcluster', VERSION, NAME, 'start');
   });
   afterAll(() => {
+    killLeftovers();
     pg('pg_dropcluster', '--stop', VERSION, NAME);
   });
 

@@ -14,10 +14,12 @@ import { ENVELOPE_FIELDS } from '../../src/core/entry.js';
 import { STORE_KINDS } from '../helpers/env.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { assertChainIntact, countEntries } from '../helpers/ledger.js';
-import { scale } from './harness.js';
+import { CHAOS, scale } from './harness.js';
 import { JsonBodyError, parseJsonBody } from '../../src/http/json-body.js';
 
 const RUNS = scale(600, 10_000);
+/** `npm test` replays fixed seeds (a failure there is reproducible); chaos explores new ones (fast-check prints the seed of a failure). */
+const SEED = CHAOS ? {} : { seed: 20261123 };
 const NASTY = ['\ud800', '\udfff', '\u0000', '\ud83d\ude00', '\u2028', '"', '\\', 'é', '\u001f'];
 const EDGE_NUMBERS = ['1e400', '-1e400', '1e-400', '9007199254740993', '9007199254740992', '-0', '0.1', '1.0', '1e2', '123456789012345678901234567890', '5e-324', '1.7976931348623157e308', '0.30000000000000004'];
 
@@ -71,13 +73,14 @@ describe('the body parser, by itself', () => {
   it('reads back every well-formed JSON value exactly (well-formed Unicode, no NUL, exact numbers)', () => {
     const ok = (v: unknown): boolean => {
       const text = JSON.stringify(v);
-      return !/\\u0000|\\ud[89a-f]/i.test(text);
+      // Refused on purpose: NUL, lone surrogates, and prototype keys (json-body.ts).
+      return !/\\u0000|\\ud[89a-f]|"__proto__":|"prototype":/i.test(text);
     };
     fc.assert(
       fc.property(fc.jsonValue().filter(ok), (v) => {
         expect(parseJsonBody(Buffer.from(JSON.stringify(v), 'utf8'))).toEqual(JSON.parse(JSON.stringify(v)));
       }),
-      { numRuns: scale(2000, 50_000) },
+      { numRuns: scale(2000, 50_000), ...SEED },
     );
   });
 
@@ -93,7 +96,7 @@ describe('the body parser, by itself', () => {
           expect((err as JsonBodyError).pointer === '' || (err as JsonBodyError).pointer.startsWith('/')).toBe(true);
         }
       }),
-      { numRuns: scale(2000, 50_000) },
+      { numRuns: scale(2000, 50_000), ...SEED },
     );
   });
 });
@@ -162,9 +165,18 @@ describe.each(STORE_KINDS)(`fuzzing ingestion with ${RUNS} generated requests (%
         expect(now).toBe(stored + fresh);
         stored = now;
       }),
-      { numRuns: RUNS, seed: kind === 'sqlite' ? 20261123 : 20261124, endOnFailure: true },
+      { numRuns: RUNS, ...SEED, endOnFailure: true },
     );
     expect(await assertChainIntact(t.store, companyId)).toBe(stored);
+    // Query strings reach SQL filters: arbitrary text, encoded or raw, never gets a 5xx.
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('event_type', 'source', 'trace_id', 'from', 'to', 'limit', 'cursor', 'order'), fc.oneof(nastyString, fc.string()), fc.boolean(), async (name, value, encode) => {
+        const v = encode ? encodeURIComponent(value.replace(/[\ud800-\udfff]/g, '')) : value.replace(/[^\x21-\x7e]/g, '%25');
+        const res = await t.inject({ method: 'GET', url: `/api/v1/logs?${name}=${v}`, headers: { 'x-api-key': key } });
+        expect(res.statusCode, res.body).toBeLessThan(500);
+      }),
+      { numRuns: Math.ceil(RUNS / 4), ...SEED },
+    );
     console.log(`fuzz suite (${kind}): ${RUNS} requests, answers ${JSON.stringify(Object.fromEntries([...tally].sort()))}, 0 5xx; ${stored} entries stored, chain intact`);
   }, 900_000);
 });

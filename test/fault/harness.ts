@@ -1,5 +1,6 @@
 // Shared by the fault suites: the real service as a child process, plain HTTP against it, and
 // the sizes of a run (small in `npm test`, long in `npm run chaos`, which sets CHAOS=1).
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { expect, vi } from 'vitest';
 import { LogWatcher, spawnCli } from '../helpers/process.js';
@@ -44,8 +45,17 @@ export interface Service {
   logs: LogWatcher;
 }
 
+/** Services still running: killed after each suite (afterAll(killLeftovers)), so a failed assertion leaves no process behind. */
+const live = new Set<ChildProcess>();
+export function killLeftovers(): void {
+  for (const c of live) c.kill('SIGKILL');
+  live.clear();
+}
+
 export async function startService(env: Record<string, string>): Promise<Service> {
   const child = spawnCli(['serve'], { PORT: '0', ...env });
+  live.add(child);
+  child.on('exit', () => live.delete(child));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   const logs = new LogWatcher(child);
   const url = String((await logs.waitFor((l) => l.msg === 'audit-ledger listening')).url);
