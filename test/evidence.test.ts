@@ -120,6 +120,9 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     const bundle = (await c.get('/api/v1/exports/evidence?from_seq=10&to_seq=19')).json();
     expect(bundle.entries).toHaveLength(10);
     expect((await verifyBundle([write('b.json', JSON.stringify(bundle)), '--public-key', c.pemFile])).code).toBe(0);
+    // One entry is "1 entry".
+    const one = (await c.get('/api/v1/exports/evidence?from_seq=7&to_seq=7')).json();
+    expect((await verifyBundle([write('b1.json', JSON.stringify(one)), '--public-key', c.pemFile])).stdout).toContain('OK   1 entry: every hash');
     const swapped = structuredClone(bundle);
     swapped.entries[3].inclusion_proof.proof = bundle.entries[4].inclusion_proof.proof;
     const r = await verifyBundle([write('b.json', JSON.stringify(swapped)), '--public-key', c.pemFile]);

@@ -3,24 +3,12 @@
 // This starts the real service 20 times on one SQLite file, with signing workers and the SQLite
 // writer thread busy, appends through both paths, stops it with SIGTERM, and asserts that every
 // run exits 0 without an abort and that every acknowledged event is there afterwards.
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from './helpers/http.js';
 import { LogWatcher, spawnCli } from './helpers/process.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 
 const RUNS = 20;
-
-function call(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let data = '';
-      res.on('data', (d) => (data += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-    });
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
 
 describe(`the service started and stopped ${RUNS} times on Node ${process.versions.node}`, () => {
   let db: TestDatabase;
@@ -50,16 +38,16 @@ describe(`the service started and stopped ${RUNS} times on Node ${process.versio
       lastBase = base;
       if (!key) {
         const login = await call(`${base}/api/v1/auth/login`, 'POST', { email: 'cycle@x.test', password: 'cycle password 123' });
-        const token = JSON.parse(login.body).access_token as string;
+        const token = login.json().access_token as string;
         const created = await call(`${base}/api/v1/auth/api_keys`, 'POST', { name: 'cycle', rate_limit_per_minute: 100000 }, { authorization: `Bearer ${token}` });
-        key = JSON.parse(created.body).key as string;
+        key = created.json().key as string;
       }
       // Single events (signed by the writer thread) and a batch large enough for the workers.
       const singles = Array.from({ length: 5 }, (_, i) => call(`${base}/api/v1/logs`, 'POST', { event_type: 'cycle', data: { run, i } }, { 'x-api-key': key }));
       const batch = call(`${base}/api/v1/logs/batch`, 'POST', { logs: Array.from({ length: 100 }, (_, i) => ({ event_type: 'cycle.batch', data: { run, i } })) }, { 'x-api-key': key });
       for (const r of await Promise.all([...singles, batch])) {
         expect(r.status).toBe(200);
-        acknowledged += r.body.includes('"ingested"') ? JSON.parse(r.body).ingested : 1;
+        acknowledged += r.body.includes('"ingested"') ? r.json().ingested : 1;
       }
       child.kill('SIGTERM');
       const code = await exited;
@@ -71,7 +59,7 @@ describe(`the service started and stopped ${RUNS} times on Node ${process.versio
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     lastBase = String((await new LogWatcher(child).waitFor((l) => l.msg === 'audit-ledger listening')).url);
     const status = await call(`${lastBase}/api/v1/integrity/status`, 'GET', undefined, { 'x-api-key': key });
-    expect(JSON.parse(status.body).head.seq + 1).toBe(acknowledged);
+    expect(status.json().head.seq + 1).toBe(acknowledged);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   }, 300_000);

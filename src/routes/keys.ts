@@ -2,9 +2,9 @@
 // online rotation, an operator action on the whole service (LEDGER_OPERATOR_TOKEN), never a
 // tenant's. A rotation retires the old key for every process at once (store/keys.ts) and
 // records a statement in which the old key endorses the new (core/key-transition.ts).
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
+import { staticBearerToken } from '../auth/static-token.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { publicKeyView } from '../ledger/export.js';
 import { RotationConflictError } from '../store/keys.js';
@@ -35,10 +35,8 @@ export const KeyTransitionView = Type.Object(
   { description: 'The old key endorsing the new one' },
 );
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
 export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  const operator = ctx.config.operatorToken === undefined ? undefined : digest(ctx.config.operatorToken);
+  const checkOperator = ctx.config.operatorToken === undefined ? undefined : staticBearerToken(ctx.config.operatorToken, 'LEDGER_OPERATOR_TOKEN', 'operator');
   return async (app) => {
     app.get(
       '/integrity/keys',
@@ -68,10 +66,8 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        if (!operator) throw new ApiError(403, 'forbidden', 'Operator actions are off: set LEDGER_OPERATOR_TOKEN on the service to allow key rotation');
-        const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-        if (!m) throw new ApiError(401, 'missing_credential', 'Send Authorization: Bearer <LEDGER_OPERATOR_TOKEN>', { headers: { 'WWW-Authenticate': 'Bearer realm="operator"' } });
-        if (!timingSafeEqual(digest(m[1] as string), operator)) throw new ApiError(401, 'invalid_credential', 'The operator token is not valid');
+        if (!checkOperator) throw new ApiError(403, 'forbidden', 'Operator actions are off: set LEDGER_OPERATOR_TOKEN on the service to allow key rotation');
+        checkOperator(request);
         try {
           const transition = await ctx.keyring.rotate(ctx.clock());
           request.log.info({ old_key_id: transition.old_key_id, new_key_id: transition.new_key_id }, 'signing key rotated');

@@ -1,39 +1,15 @@
 // Shared by the fault suites: the real service as a child process, plain HTTP against it, and
 // the sizes of a run (small in `npm test`, long in `npm run chaos`, which sets CHAOS=1).
 import type { ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { expect, vi } from 'vitest';
+import { call } from '../helpers/http.js';
 import { LogWatcher, spawnCli } from '../helpers/process.js';
 
 export const CHAOS = process.env.CHAOS === '1';
 /** A size for `npm test` and one for `npm run chaos`. */
 export const scale = (ci: number, chaos: number): number => (CHAOS ? chaos : ci);
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-export interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers of a black-box test
-}
-
-export function call(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-    const req = http.request(url, { method, agent, headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: () => JSON.parse(text) });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+export { type Answer, call } from '../helpers/http.js';
 
 export interface Service {
   url: string;

@@ -1,0 +1,28 @@
+// Plain HTTP against a service started as a child process (keep-alive, any body).
+import http from 'node:http';
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers of a black-box test
+}
+
+export function call(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    const req = http.request(url, { method, agent, headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: () => JSON.parse(text) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
