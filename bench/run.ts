@@ -15,6 +15,7 @@ import { uuidv7 } from '../src/ledger/uuidv7.js';
 import { type ExportResult, exportMemory, fullVerification } from './integrity.js';
 import { forensicsOnLongTrace, type ForensicsTimings } from './forensics.js';
 import { atEnd, cleanUp, scratchDir } from './scratch.js';
+import { parserCost, parserLine } from './parser.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
@@ -23,7 +24,7 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const BATCH = 1000;
 const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
 /**
- * BENCH_ONLY=integrity runs only the verification and export parts; BENCH_ONLY=sqlite or postgres
+ * BENCH_ONLY=parser runs only the body parser's cost. BENCH_ONLY=integrity runs only the verification and export parts; BENCH_ONLY=sqlite or postgres
  * only that store's ingestion. Neither rewrites docs/performance.md.
  */
 const ONLY = process.env.BENCH_ONLY;
@@ -247,6 +248,10 @@ const forensicsLine = (f: ForensicsTimings) =>
 
 async function main(): Promise<void> {
   console.log(`audit-ledger bench: ${DURATION} s per load run`);
+  if (ONLY === 'parser') {
+    console.log(`body parser: ${parserLine(parserCost())}`);
+    return;
+  }
   if (ONLY === 'forensics') {
     console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
     return;
@@ -270,6 +275,8 @@ async function main(): Promise<void> {
     console.log(`export: ${exportLine(sqliteOnly.exported)}`);
     return;
   }
+  const parser = parserCost();
+  console.log(`body parser: ${parserLine(parser)}`);
   const signs = ed25519PerSecond();
   console.log(`ed25519 signatures/s (one core): ${fmt(signs)}`);
   const raw = await rawSqliteInserts();
@@ -299,6 +306,7 @@ async function main(): Promise<void> {
     ['Streamed JSONL export, SQLite (everything the loads above ingested)', exportLine(sqlite.exported), '', '', '', 'constant memory'],
     ['Streamed JSONL export, PostgreSQL (same)', exportLine(postgres.exported), '', '', '', 'constant memory'],
     ['Forensics on one trace, SQLite (each endpoint through the app; first call, then again)', forensicsLine(forensics), '', '', '', '< 1 s on 10,000 events'],
+    ['Strict body parser (UTF-8, surrogates, NUL, duplicate keys, exact numbers), one core', parserLine(parser), 'JSON.parse of the same bytes', '', '', ''],
   ];
   const table = [
     '| Measure | Result | Ceiling | Ceiling value | Ratio | Target |',

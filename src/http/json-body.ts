@@ -114,6 +114,14 @@ class Scanner {
     return -1;
   }
 
+  /** The next backslash at or after `from` (cached: a search that finds none must not be repeated for every string). */
+  private nextBackslash = -2;
+  private backslashFrom(from: number): number {
+    if (this.nextBackslash === -1) return -1;
+    if (this.nextBackslash < from) this.nextBackslash = this.s.indexOf('\\', from);
+    return this.nextBackslash;
+  }
+
   /** Moves past the string starting at this.i; returns whether it holds a backslash. */
   private skipString(): boolean {
     const s = this.s;
@@ -121,7 +129,7 @@ class Scanner {
     let escaped = false;
     for (;;) {
       const q = s.indexOf('"', j);
-      const b = s.indexOf('\\', j);
+      const b = this.backslashFrom(j);
       if (b !== -1 && b < q) {
         escaped = true;
         j = b + 2;
