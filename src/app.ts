@@ -78,6 +78,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The service's logger, when it was built before the app (server.ts). */
   log?: FastifyBaseLogger;
+  /** Where database outages are reported once each (server.ts shares it with the store's connections). */
+  outage?: OutageReporter;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -89,7 +91,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const signer = new WorkerSigner(keyring.active, config.signingWorkers);
   const metrics = new Metrics({ rateLimitFallback: () => options.counters.fallbackActive });
   // A database outage is one warn line (OutageReporter), not an error with a stack per failure.
-  const outage = new OutageReporter({ clock, warn: (obj, msg) => app.log.warn(obj, msg) });
+  const outage = options.outage ?? new OutageReporter({ clock, warn: (obj, msg) => app.log.warn(obj, msg) });
   const logError = (obj: { err?: unknown }, msg: string) => (isStoreUnavailable(obj.err) ? outage.report(obj.err) : app.log.error(obj, msg));
   const appender = new Appender(store, keyring, signer, clock, {
     checkpoints: new CheckpointSigner(config.ledgerOrigin),

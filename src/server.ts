@@ -8,6 +8,7 @@ import { createLogger, flushLogs } from './logger.js';
 import type { Config } from './config.js';
 import { type CounterLog, type CounterStore, MemoryCounterStore, RedisCounterStore } from './ratelimit/counter.js';
 import { openStore } from './store/open.js';
+import { OutageReporter } from './store/unavailable.js';
 import { iso } from './time.js';
 
 export interface RunningService {
@@ -24,13 +25,15 @@ export function openCounters(config: Pick<Config, 'redisUrl'>, log?: CounterLog)
 
 export async function startService(config: Config): Promise<RunningService> {
   const log = createLogger(config.logLevel);
-  const store = openStore(config);
+  // Failures of the database's connections outside a query are part of an outage too: one warn line per outage.
+  const outage = new OutageReporter({ clock: Date.now, warn: (obj, msg) => log.warn(obj, msg) });
+  const store = openStore(config, (err) => outage.report(err));
   const counters = openCounters(config, log);
   let built: FastifyInstance | undefined;
   try {
     await store.migrate();
     const created = await bootstrapIfEmpty(store, config.bootstrap);
-    const app = await buildApp({ config, store, counters, log });
+    const app = await buildApp({ config, store, counters, log, outage });
     built = app;
     if (created) app.log.info({ company: created.company.name, email: created.user.email }, 'bootstrap: created first company and admin user');
     else if ((await store.countUsers()) === 0) {

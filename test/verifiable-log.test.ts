@@ -100,8 +100,15 @@ describe.each(STORE_KINDS)('verifiable log on %s', (kind) => {
         expect(c.second_checkpoint.note).toBe(b.note);
         const ok = verifyConsistency(a.tree_size, b.tree_size, (c.proof as string[]).map(hex), hex(a.root_hash), hex(b.root_hash));
         expect(ok, `${a.tree_size} → ${b.tree_size}`).toBe(true);
+        // docs/ledger-format.md §9: first = second is the empty proof, holding when the roots are equal.
+        if (a.tree_size === b.tree_size) expect(c.proof).toEqual([]);
       }
     }
+    // A size at which no checkpoint was signed: the service's roots, with no checkpoint beside them.
+    const unsigned = (await get('/api/v1/integrity/consistency?first=3&second=7')).json();
+    expect(unsigned.first_checkpoint).toBeNull();
+    expect(unsigned.second_checkpoint.tree_size).toBe(7);
+    expect(verifyConsistency(3, 7, (unsigned.proof as string[]).map(hex), hex(unsigned.first_root), hex(checkpoints[3]?.root_hash as string))).toBe(true);
   });
 
   it('serves the note itself for Accept: text/plain', async () => {

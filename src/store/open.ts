@@ -5,6 +5,6 @@ import { openSqliteStore } from './sqlite.js';
 import type { Store } from './store.js';
 
 /** DATABASE_URL selects PostgreSQL; otherwise SQLite in the data directory. */
-export function openStore(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Store {
-  return config.databaseUrl ? openPostgresStore(config.databaseUrl) : openSqliteStore(path.join(config.dataDir, 'ledger.db'));
+export function openStore(config: Pick<Config, 'databaseUrl' | 'dataDir'>, onConnectionError?: (err: Error) => void): Store {
+  return config.databaseUrl ? openPostgresStore(config.databaseUrl, undefined, onConnectionError) : openSqliteStore(path.join(config.dataDir, 'ledger.db'));
 }

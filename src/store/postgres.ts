@@ -87,7 +87,11 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
 
 const INT8_OID = 20;
 
-export function openPostgresStore(connectionString: string, poolSize = 10): Store {
+/**
+ * `onConnectionError` hears of connections that fail outside any query (an idle client the
+ * server dropped): the service's logger, through its once-per-outage reporter.
+ */
+export function openPostgresStore(connectionString: string, poolSize = 10, onConnectionError: (err: Error) => void = () => {}): Store {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -96,8 +100,8 @@ export function openPostgresStore(connectionString: string, poolSize = 10): Stor
   });
   // A client that loses its connection must not crash the process: an idle one is replaced
   // by the pool, and a checked-out one also rejects its query, which is where it is handled.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return new Store('postgres', db, uniqueViolation, postgresWithChain(db));
 }
