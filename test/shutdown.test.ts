@@ -2,7 +2,8 @@
 // close completes, and appends arriving after close get 503.
 import { describe, expect, it } from 'vitest';
 import { CheckpointSigner } from '../src/ledger/checkpoints.js';
-import { Appender, AppenderClosedError } from '../src/ledger/appender.js';
+import { Appender } from '../src/ledger/appender.js';
+import { AppenderClosedError } from '../src/ledger/appender/errors.js';
 import { Keyring } from '../src/ledger/keyring.js';
 import { openSecretBox } from '../src/webhooks/secrets.js';
 import { WorkerSigner } from '../src/ledger/signer.js';

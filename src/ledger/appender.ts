@@ -11,58 +11,16 @@
 //   commits only on the head it was built on, so a group built on a head that moved is built
 //   again: never a fork, never a gap.
 import type { KeyObject } from 'node:crypto';
-import { canonicalEntryText, LEDGER_FORMAT_VERSION } from '../core/entry.js';
 import { ENTRY_SIGNATURE_CONTEXT } from '../core/signature.js';
-import { sha256Hex } from '../core/hash.js';
-import { entryLeafHash, storedHashIndex, type TreeEdge, verifyConsistency } from '../core/merkle.js';
-import { type ChainHead, type ChainTx, type ChainWrite, type ChainWriter, type CheckpointRow, HeadMovedError, KeyRetiredError, type LogEntryRow } from '../store/chain.js';
+import { type ChainHead, type ChainWriter, HeadMovedError, KeyRetiredError } from '../store/chain.js';
 import type { Store } from '../store/store.js';
-import { iso } from '../time.js';
 import type { CheckpointSigner } from './checkpoints.js';
 import type { PreparedEvent } from './input.js';
 import type { Keyring } from './keyring.js';
 import type { Signer } from './signer.js';
-import { consistencyProof, readEdge } from './tree.js';
-import { uuidv7 } from './uuidv7.js';
-
-export interface AppendedEvent {
-  log_id: string;
-  seq: number;
-  hash: string;
-  event_type: string;
-  created_at: string;
-  /** True when an idempotency key matched an earlier event and nothing was appended. */
-  duplicate: boolean;
-}
-
-/** An idempotency key reused with a different event_type or data. */
-export class IdempotencyConflictError extends Error {
-  constructor(
-    readonly index: number,
-    readonly key: string,
-  ) {
-    super(`idempotency_key "${key}" was already used for a different event`);
-    this.name = 'IdempotencyConflictError';
-  }
-}
-
-interface Pending {
-  events: PreparedEvent[];
-  /** Sign a checkpoint for whatever is not yet covered, whatever the interval says. */
-  checkpoint?: boolean;
-  /** Times its group was built on a head that then moved. */
-  headMoves?: number;
-  resolve(r: AppendedEvent[]): void;
-  reject(e: unknown): void;
-}
-
-/** Thrown by append() once close() has been called. */
-export class AppenderClosedError extends Error {
-  constructor() {
-    super('the service is shutting down');
-    this.name = 'AppenderClosedError';
-  }
-}
+import { type AppendedEvent, AppenderClosedError } from './appender/errors.js';
+import { Planner } from './appender/planner.js';
+import type { ChainState, Pending, Pipeline, Plan } from './appender/types.js';
 
 export interface AppenderOptions {
   checkpoints: CheckpointSigner;
@@ -76,72 +34,12 @@ export interface AppenderOptions {
   onCommit?: (entries: number, seconds: number) => void;
 }
 
-/** The tree in the store does not extend the last checkpoint: signing would fork the log. */
-export class InconsistentTreeError extends Error {
-  constructor(companyId: string, from: number, to: number) {
-    super(`company ${companyId}: the stored tree of size ${to} is not consistent with the checkpoint at size ${from}; no checkpoint signed`);
-    this.name = 'InconsistentTreeError';
-  }
-}
-
-/** What one group's appends are built on: the chain as committed, plus any groups still committing. */
-interface ChainState {
-  head: ChainHead;
-  edge: TreeEdge;
-  latest: CheckpointRow | undefined;
-  /** Whether the stored tree extends the latest checkpoint (checked once, when a checkpoint is about to be signed). */
-  consistent: () => Promise<boolean>;
-}
-
-/** An idempotency key's first use: compared with repeats, and answered to them. */
-interface KeyUse {
-  event_type: string;
-  data: string;
-  result: AppendedEvent;
-}
-
-/** One group, sequenced, hashed and signed: the answers and the writes that make them true. */
-interface Plan {
-  outcomes: Array<AppendedEvent[] | Error>;
-  /** The write; its rows are signed once `signed` resolves (or, left unsigned, by the writer). */
-  write: ChainWrite;
-  signed: Promise<void>;
-  /** Idempotency keys this group uses first. */
-  keys: string[];
-  /** When entries remain without a checkpoint: the clock time at which one is due. */
-  checkpointDueAt?: number;
-}
-
-/** A company's appends on a store with a ChainWriter: the chain as this process built it, and the writes in flight. */
-interface Pipeline {
-  state?: ChainState;
-  /** Keys used by groups that are still committing. */
-  keys: Map<string, KeyUse>;
-  inFlight: Set<Promise<void>>;
-  /** A write failed: the writes built on it fail too; wait for them, then reload the state. */
-  failed: boolean;
-  /** Groups whose write found the head moved, in order: appended again from the stored head. */
-  retry: Pending[][];
-  /** Resolves once the last group's write has been handed to the writer (or failed before). */
-  handedOver: Promise<void>;
-  /** Set while the drain waits with room for another group: a new request wakes it. */
-  wake?: () => void;
-  /** A write found its signing key retired: the rotated key, loaded before anything is built again. */
-  keyReload?: Promise<void>;
-}
-
 /** Groups being built, signed or committed at once per company (the writer commits them in order). */
 const MAX_IN_FLIGHT = 4;
 /** Companies whose chain state is kept between bursts of appends; beyond it, an idle one is read again next time. */
 const MAX_KEPT_CHAINS = 1000;
 /** How often a group is built again after finding the head moved before it gives up. */
 const MAX_HEAD_MOVES = 3;
-/**
- * Pipelined groups up to this many entries are signed by the writer thread as it inserts them:
- * a round trip to a signing worker costs more (in latency, and in CPU for waking threads) than
- * the writer signing them. Larger groups are signed by the workers while earlier ones commit.
- */
-const WRITER_SIGNS_UP_TO = 64;
 
 export class Appender {
   private readonly queues = new Map<string, Pending[]>();
@@ -152,6 +50,7 @@ export class Appender {
   private readonly lockedChains = new Map<string, Pick<ChainState, 'head' | 'edge' | 'latest'>>();
   private closed = false;
   private readonly maxGroupEvents: number;
+  private readonly planner: Planner;
 
   constructor(
     private readonly store: Store,
@@ -161,6 +60,7 @@ export class Appender {
     private readonly options: AppenderOptions,
   ) {
     this.maxGroupEvents = options.maxGroupEvents ?? 10_000;
+    this.planner = new Planner({ clock, keyring, signer, checkpoints: options.checkpoints, checkpointIntervalMs: options.checkpointIntervalMs, onError: options.onError });
     const useKey = ({ keyId, privateKey }: { keyId: string; privateKey: KeyObject }) => {
       signer.addKey({ keyId, privateKey });
       store.chainWriter?.signUnsignedWith({ keyId, privateKey, context: ENTRY_SIGNATURE_CONTEXT });
@@ -250,8 +150,8 @@ export class Appender {
         this.lockedChains.delete(companyId);
         let state!: ChainState;
         const plan = await this.store.withChain(companyId, async (tx) => {
-          state = await this.loadState(tx, false, known && sameHead(known.head, tx.head) ? known : undefined);
-          const plan = await this.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), undefined);
+          state = await this.planner.loadState(tx, false, known && sameHead(known.head, tx.head) ? known : undefined);
+          const plan = await this.planner.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), undefined);
           await plan.signed;
           const w = plan.write;
           if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeFirst, w.treeHashes);
@@ -315,10 +215,10 @@ export class Appender {
       let plan: Plan;
       const t0 = performance.now();
       try {
-        c.state ??= await this.store.withChain(companyId, (tx) => this.loadState(tx, true));
+        c.state ??= await this.store.withChain(companyId, (tx) => this.planner.loadState(tx, true));
         // Keys of groups still committing are answered from memory; the rest from the store.
         const lookUp = idempotencyKeys(group).filter((k) => !c.keys.has(k));
-        plan = await this.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, lookUp), c.keys, writer);
+        plan = await this.planner.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, lookUp), c.keys, writer);
       } catch (err) {
         // The state may be half advanced: rebuild it once the writes in flight are done.
         c.failed = true;
@@ -376,157 +276,6 @@ export class Appender {
       if (o instanceof Error) p.reject(o);
       else p.resolve(o);
     });
-  }
-
-  /** The chain as stored, read inside the locked transaction. */
-  private async loadState(tx: ChainTx, checkNow = false, known?: Pick<ChainState, 'edge' | 'latest'>): Promise<ChainState> {
-    const size = tx.head.lastSeq + 1;
-    const edge = known?.edge ?? (await readEdge((i) => tx.readTreeHashes(i), size));
-    const latest = known ? known.latest : await tx.latestCheckpoint();
-    const rootAt = edge.root();
-    let verdict: Promise<boolean> | undefined;
-    const consistent = () =>
-      (verdict ??= (async () => {
-        if (!latest) return true;
-        if (latest.tree_size > size) return false;
-        const proof = await consistencyProof((i) => tx.readTreeHashes(i), latest.tree_size, size);
-        return verifyConsistency(latest.tree_size, size, proof, Buffer.from(latest.root_hash, 'hex'), rootAt);
-      })());
-    const head = { ...tx.head };
-    if (!checkNow) return { head, edge, latest, consistent };
-    // A state kept beyond its transaction answers from a check made inside it, and holds no
-    // reference to the transaction (a kept one kept memory alive).
-    const ok = await consistent();
-    return { head, edge, latest, consistent: () => Promise.resolve(ok) };
-  }
-
-  /**
-   * Sequences, hashes and signs a group on `state`, and advances `state` past it. A request
-   * is all-or-nothing: an idempotency conflict fails that request alone, never its neighbours.
-   */
-  private async plan(
-    companyId: string,
-    state: ChainState,
-    group: Pending[],
-    committedKeys: LogEntryRow[],
-    inFlightKeys: Map<string, KeyUse>,
-    /** The writer a pipelined group goes to (undefined: the caller writes it, holding the chain lock). */
-    writer: ChainWriter | undefined,
-  ): Promise<Plan> {
-    // Everything an idempotency key already stands for: committed entries, groups still committing, then this group's.
-    const byKey = new Map<string, KeyUse>(inFlightKeys);
-    for (const row of committedKeys) {
-      byKey.set(row.idempotency_key as string, {
-        event_type: row.event_type,
-        data: row.data,
-        result: { log_id: row.log_id, seq: row.seq, hash: row.hash, event_type: row.event_type, created_at: row.created_at, duplicate: true },
-      });
-    }
-
-    // Entries' created_at never goes backwards along the chain, even if the clock does.
-    const nowMs = this.clock();
-    const now = iso(nowMs);
-    const expect = state.head;
-    const createdAt = now > expect.lastCreatedAt ? now : expect.lastCreatedAt;
-    let seq = expect.lastSeq;
-    let prevHash = expect.lastHash;
-    const rows: LogEntryRow[] = [];
-    const outcomes: Array<AppendedEvent[] | Error> = [];
-    const keys: string[] = [];
-    // One key for the whole group, read once: a rotation meanwhile makes the store refuse the
-    // write (KeyRetiredError), and the group is built again with the new key.
-    const signingKey = this.keyring.active;
-    const keyId = signingKey.keyId;
-
-    for (const p of group) {
-      const mark = { seq, prevHash, rows: rows.length, keys: keys.length };
-      const results: AppendedEvent[] = [];
-      let failure: Error | undefined;
-      for (const [index, ev] of p.events.entries()) {
-        const key = ev.envelope.idempotency_key;
-        const seen = key === null ? undefined : byKey.get(key);
-        if (seen) {
-          if (seen.event_type !== ev.event_type || seen.data !== ev.dataJson) {
-            failure = new IdempotencyConflictError(index, key as string);
-            break;
-          }
-          results.push({ ...seen.result, duplicate: true });
-          continue;
-        }
-        seq += 1;
-        // The stored row is the hashed body with data and extra as their canonical JSON.
-        const row: LogEntryRow = {
-          format_version: LEDGER_FORMAT_VERSION,
-          company_id: companyId,
-          seq,
-          log_id: uuidv7(nowMs),
-          event_type: ev.event_type,
-          data: ev.dataJson,
-          ...ev.envelope,
-          extra: ev.extraJson,
-          created_at: createdAt,
-          prev_hash: prevHash,
-          hash: '',
-          signature: '',
-          key_id: keyId,
-        };
-        row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson));
-        rows.push(row);
-        prevHash = row.hash;
-        const result: AppendedEvent = { log_id: row.log_id, seq, hash: row.hash, event_type: ev.event_type, created_at: createdAt, duplicate: false };
-        results.push(result);
-        if (key !== null) {
-          byKey.set(key, { event_type: ev.event_type, data: ev.dataJson, result });
-          keys.push(key);
-        }
-      }
-      if (failure) {
-        // Undo this request's part; the rest of the group goes ahead.
-        ({ seq, prevHash } = mark);
-        rows.length = mark.rows;
-        for (const k of keys.splice(mark.keys)) byKey.delete(k);
-        outcomes.push(failure);
-      } else {
-        outcomes.push(results);
-      }
-    }
-
-    // The tree grows with the entries: they and their leaves commit together.
-    const treeFirst = storedHashIndex(0, state.edge.size);
-    const treeHashes: string[] = [];
-    for (const r of rows) for (const h of state.edge.append(entryLeafHash(r.hash))) treeHashes.push(h.toString('hex'));
-    // Signing runs while the caller goes on (the next group can be built meanwhile); a small
-    // pipelined group goes unsigned (signature '') to the writer, which signs it.
-    let signed = Promise.resolve();
-    if (!writer || rows.length > WRITER_SIGNS_UP_TO) {
-      signed = this.signer.signMany(
-        rows.map((r) => r.hash),
-        { offThread: writer !== undefined, keyId },
-      ).then((signatures) => rows.forEach((r, i) => (r.signature = signatures[i] as string)));
-      signed.catch(() => undefined); // awaited by the caller; never an unhandled rejection
-    }
-    const head: ChainHead = { lastSeq: seq, lastHash: prevHash, lastCreatedAt: rows.length > 0 ? createdAt : expect.lastCreatedAt };
-    state.head = head;
-    for (const k of keys) inFlightKeys.set(k, byKey.get(k) as KeyUse);
-
-    const plan: Plan = { outcomes, keys, signed, write: { companyId, expect, rows, head, treeFirst, treeHashes } };
-    const size = state.edge.size;
-    const covered = state.latest?.tree_size ?? 0;
-    if (size === covered) return plan;
-    const latestAt = state.latest ? Date.parse(state.latest.timestamp) : -Infinity;
-    if (!group.some((p) => p.checkpoint) && nowMs - latestAt < this.options.checkpointIntervalMs) {
-      plan.checkpointDueAt = latestAt + this.options.checkpointIntervalMs;
-      return plan;
-    }
-    // Sign the new tree only if the stored one provably extends the last checkpoint, so no two checkpoints ever conflict.
-    if (!(await state.consistent())) {
-      // Refuse to sign, but keep accepting entries: the verifier reports the damage.
-      this.options.onError?.(new InconsistentTreeError(companyId, covered, size), 'checkpoint refused');
-      return plan;
-    }
-    plan.write.checkpoint = this.options.checkpoints.sign(signingKey, companyId, size, state.edge.root(), nowMs);
-    state.latest = plan.write.checkpoint;
-    return plan;
   }
 }
 

@@ -1,7 +1,7 @@
 // What a client is told when the appender refuses or fails an append. One mapping for every
 // route that appends (logs, HITL); anything else stays an internal error.
 import { ApiError } from '../http/problems.js';
-import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appender.js';
+import { AppenderClosedError, IdempotencyConflictError } from '../ledger/appender/errors.js';
 import { HeadMovedError, KeyRetiredError } from '../store/chain.js';
 
 /** Rethrows an append error as the problem the client gets; `pointer` locates event i in the body. */

@@ -7,7 +7,7 @@ import { verifyEntry } from '../core/verify.js';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import type { AppendedEvent } from '../ledger/appender.js';
+import type { AppendedEvent } from '../ledger/appender/errors.js';
 import { appendFailure } from './append-failure.js';
 import type { FastifyRequest } from 'fastify';
 import { rowToEntry } from '../ledger/entries.js';
