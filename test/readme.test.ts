@@ -25,8 +25,8 @@ describe('the README, followed literally', () => {
   let url: string;
   let work: string;
   beforeAll(async () => {
-    // `npm start` builds, then runs the built CLI: the same here, on a fresh data directory.
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    // `npm start` builds (npm run build), then runs the built CLI: the same here, on a fresh data directory.
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
     // Inside the project (so `npx audit-ledger` finds this package's command), outside git.
     work = fs.mkdtempSync(path.join(ROOT, 'node_modules', '.cache', 'readme-'));
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|LEDGER_|TLS_|PORT|HOST)/.test(k)));
