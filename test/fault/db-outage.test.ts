@@ -21,17 +21,23 @@ const OUTAGES = scale(1, 3);
 describe.skipIf(!STORE_KINDS.includes('postgres'))(`a PostgreSQL cluster of its own stopped under load, ${OUTAGES} time(s)`, () => {
   beforeAll(() => {
     if (!VERSION) throw new Error('no PostgreSQL cluster tools (pg_createcluster) on this machine: the outage suite must run');
-    try {
-      pg('pg_dropcluster', '--stop', VERSION, NAME);
-    } catch {
-      // none left over
+    // Clusters left by interrupted runs (their names carry another pid).
+    for (const old of fs.readdirSync(path.join('/etc/postgresql', VERSION)).filter((n) => n.startsWith('al_outage_'))) {
+      try {
+        pg('pg_dropcluster', '--stop', VERSION, old);
+      } catch {
+        // already gone
+      }
     }
     pg('pg_createcluster', '-p', String(PORT), VERSION, NAME, '--', '--auth=trust');
     pg('pg_ctlcluster', VERSION, NAME, 'start');
   });
   afterAll(() => {
-    killLeftovers();
-    pg('pg_dropcluster', '--stop', VERSION, NAME);
+    try {
+      killLeftovers();
+    } finally {
+      pg('pg_dropcluster', '--stop', VERSION, NAME);
+    }
   });
 
   it('answers 503 with Retry-After while it is down, loses nothing acknowledged, and recovers by itself', async () => {
