@@ -124,7 +124,7 @@ describe.each(STORE_KINDS)('input fidelity on %s', (kind) => {
       const res = await raw('/api/v1/logs', bytes, { 'content-encoding': enc });
       expect(res.statusCode, res.body).toBe(200);
     }
-    problem(await raw('/api/v1/logs', json, { 'content-encoding': 'zstd' }), 415, 'unsupported_media_type');
+    for (const enc of ['zstd', 'constructor', '__proto__', 'toString']) problem(await raw('/api/v1/logs', json, { 'content-encoding': enc }), 415, 'unsupported_media_type');
     problem(await raw('/api/v1/logs', json, { 'content-encoding': 'gzip, gzip' }), 415, 'unsupported_media_type');
     problem(await raw('/api/v1/logs', json, { 'content-encoding': 'gzip' }), 400, 'malformed_json');
     // A small bomb: 2 MiB of spaces compress to a few KiB, but decode past MAX_BODY_BYTES.

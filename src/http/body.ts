@@ -15,15 +15,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { JsonBodyError, parseJsonBody } from './json-body.js';
 import { ApiError } from './problems.js';
 
-const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
-  gzip: () => zlib.createGunzip(),
-  'x-gzip': () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-};
+// A Map, not an object: the coding is the client's text, and "constructor" must find nothing.
+const DECODERS = new Map<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress>([
+  ['gzip', () => zlib.createGunzip()],
+  ['x-gzip', () => zlib.createGunzip()],
+  ['deflate', () => zlib.createInflate()],
+  ['br', () => zlib.createBrotliDecompress()],
+]);
 
-/** The 400 (or 415) a refused body gets, naming the place in it. */
-export function bodyProblem(err: JsonBodyError): ApiError {
+/** The 400 a refused body gets, naming the place in it. */
+function bodyProblem(err: JsonBodyError): ApiError {
   return new ApiError(400, err.code, err.message, { errors: [{ field: `/body${err.pointer}`, message: err.message }] });
 }
 
@@ -43,7 +44,7 @@ function decodeStream(request: FastifyRequest, payload: Readable): Readable {
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   if (codings.length === 0) return payload;
-  const make = codings.length === 1 ? DECODERS[codings[0] as string] : undefined;
+  const make = codings.length === 1 ? DECODERS.get(codings[0] as string) : undefined;
   if (!make) {
     throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${header} is not supported; send identity, gzip, deflate or br (one of them)`);
   }
