@@ -9,8 +9,8 @@
 // at 1 meanwhile. Ingestion and login never fail because Redis did; health reports redis as
 // down and the service as degraded, while readiness stays 200 (the ledger does not need Redis).
 //
-// Why not @fastify/rate-limit: the login lockout counts only *failed* attempts and
-// must be checked before the password is (it has no peek-without-counting), and the
+// Why not @fastify/rate-limit: the login lockout counts only *failed* attempts (a login
+// reserves a place before the password is checked and gives it back on success), and the
 // per-key limit is known only after the credential is resolved. One small counter
 // serves both, with the same semantics on memory and on Redis.
 import type { Redis } from 'ioredis';
@@ -25,8 +25,6 @@ export interface WindowCount {
 export interface CounterStore {
   /** Counts one hit and returns the window's state after it. */
   hit(key: string, windowMs: number): Promise<WindowCount>;
-  /** The window's state without counting. */
-  peek(key: string): Promise<WindowCount>;
   /** Takes back one hit counted in the open window (a reserved attempt that turned out fine). */
   release(key: string): Promise<void>;
   /** True while a shared backend is unreachable and counts are kept in this process. */
@@ -57,12 +55,6 @@ export class MemoryCounterStore implements CounterStore {
     }
     w.count += 1;
     return { count: w.count, resetMs: w.endsAt - now };
-  }
-
-  async peek(key: string): Promise<WindowCount> {
-    const now = this.now();
-    const w = this.windows.get(key);
-    return w && w.endsAt > now ? { count: w.count, resetMs: w.endsAt - now } : { count: 0, resetMs: 0 };
   }
 
   async release(key: string): Promise<void> {
@@ -172,16 +164,6 @@ export class RedisCounterStore implements CounterStore {
         return { count, resetMs: ttl };
       },
       () => this.memory.hit(key, windowMs),
-    );
-  }
-
-  peek(key: string): Promise<WindowCount> {
-    return this.either(
-      async () => {
-        const [count, ttl] = await this.redis.multi().get(this.prefix + key).pttl(this.prefix + key).exec().then((r) => [r?.[0]?.[1], r?.[1]?.[1]]);
-        return typeof ttl === 'number' && ttl > 0 ? { count: Number(count ?? 0), resetMs: ttl } : { count: 0, resetMs: 0 };
-      },
-      () => this.memory.peek(key),
     );
   }
 
