@@ -4,6 +4,7 @@
 // warning, not an error per request; nothing acknowledged is lost; it recovers by itself.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -14,12 +15,19 @@ import { BOOTSTRAP, bootstrapKey, call, fullVerification, killLeftovers, scale, 
 
 const VERSION = fs.existsSync('/etc/postgresql') ? (fs.readdirSync('/etc/postgresql').sort().at(-1) ?? '') : '';
 const NAME = `al_outage_${process.pid}`;
-const PORT = 5400 + (process.pid % 500);
 const pg = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: 'pipe' });
 const OUTAGES = scale(1, 3);
 
 describe.skipIf(!STORE_KINDS.includes('postgres'))(`a PostgreSQL cluster of its own stopped under load, ${OUTAGES} time(s)`, () => {
-  beforeAll(() => {
+  // A port nothing listens on (a fixed range once collided with RabbitMQ's 5672).
+  let PORT = 0;
+  beforeAll(async () => {
+    PORT = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
     if (!VERSION) throw new Error('no PostgreSQL cluster tools (pg_createcluster) on this machine: the outage suite must run');
     // Clusters left by interrupted runs (their names carry another pid).
     for (const old of fs.readdirSync(path.join('/etc/postgresql', VERSION)).filter((n) => n.startsWith('al_outage_'))) {
