@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,5 +11,41 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error', 'warn'] }],
     },
   },
-  { files: ['src/cli.ts', 'bench/**', 'test/**'], rules: { 'no-console': 'off' } },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
+  { files: ['packages/server/src/cli.ts', 'packages/*/bench/**', 'packages/*/test/**'], rules: { 'no-console': 'off' } },
+  // The core is pure and runs in browsers: no Node built-in, no Node global, nothing of the server
+  // or its storage. Its one way out is the '#crypto' seam (crypto/node.ts may use node:crypto).
+  {
+    files: ['packages/core/src/**/*.ts'],
+    ignores: ['packages/core/src/crypto/node.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'The core runs in browsers: reach crypto through #crypto, and leave I/O to the caller.' },
+            { regex: '^(fs|path|crypto|os|buffer|stream|worker_threads|util)(/.*)?$', message: 'The core runs in browsers: no Node built-ins.' },
+            { group: ['audit-ledger', 'audit-ledger/*', '**/server/**', 'kysely', 'pg', 'better-sqlite3', 'ioredis', 'fastify'], message: 'The core never imports the server or storage, not even its types.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', { name: 'Buffer', message: 'Use Uint8Array and the #crypto byte helpers.' }, { name: 'process', message: 'The core reads no environment.' }],
+    },
+  },
+  // Dependencies point inwards: a route never imports another route or the composition root.
+  {
+    files: ['packages/server/src/routes/**/*.ts'],
+    ignores: ['packages/server/src/routes/index.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['./*', '!./index.js'], message: 'A route never imports another route: shared schemas go in http/, auth rules in auth/, logic in a service.' },
+            { group: ['../app.js', '../services.js', '../server.js'], allowTypeImports: true, message: 'Routes receive their services; they never import the composition root.' },
+          ],
+        },
+      ],
+    },
+  },
 );

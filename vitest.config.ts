@@ -1,12 +1,45 @@
+// One vitest run over every package. Workspace packages resolve to their TypeScript source
+// (the "@audit-ledger/source" export condition), so tests never run stale builds.
+// The core's suite runs twice: with the Node crypto implementation, and with '#crypto' aliased to
+// the pure-JS one browsers get, so the published vectors hold for both.
+import path from 'node:path';
+import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+const SOURCE_CONDITION = '@audit-ledger/source';
+const root = import.meta.dirname;
+const resolve = { conditions: [SOURCE_CONDITION, ...defaultClientConditions] };
+const ssr = { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } };
+
 export default defineConfig({
+  resolve,
+  ssr,
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/helpers/global-setup.ts'],
-    // Each file gets its own SQLite dir and PostgreSQL database, so files run in parallel.
-    pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    projects: [
+      {
+        resolve,
+        ssr,
+        test: { name: 'core', root: path.join(root, 'packages/core'), include: ['test/**/*.test.ts'] },
+      },
+      {
+        resolve: { ...resolve, alias: [{ find: /^#crypto$/, replacement: path.join(root, 'packages/core/src/crypto/browser.ts') }] },
+        ssr,
+        test: { name: 'core-browser-crypto', root: path.join(root, 'packages/core'), include: ['test/**/*.test.ts'], env: { AUDIT_LEDGER_CRYPTO: 'browser' } },
+      },
+      {
+        resolve,
+        ssr,
+        test: {
+          name: 'server',
+          root: path.join(root, 'packages/server'),
+          include: ['test/**/*.test.ts'],
+          globalSetup: ['test/helpers/global-setup.ts'],
+          // Each file gets its own SQLite dir and PostgreSQL database, so files run in parallel.
+          pool: 'forks',
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
   },
 });

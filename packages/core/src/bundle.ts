@@ -1,0 +1,313 @@
+// Offline verification of evidence bundles and JSON Lines exports: no server, no database,
+// only the documents and the public keys the auditor trusts. Pure; the caller reads the files
+// and turns the checks into words (the verify CLI prints one line per check). Every check an
+// auditor needs is here and described in docs/ledger-format.md.
+import { bytesEqual, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
+import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
+import { entryHash, GENESIS_PREV_HASH, HASHED_FIELDS, type LedgerEntry } from './entry.js';
+import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
+import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
+import { entryLeafHash, type Hash, TreeEdge, verifyInclusion } from './merkle.js';
+import { verifyEntrySignature } from './signature.js';
+
+export const EVIDENCE_BUNDLE_FORMAT = 'audit-ledger/evidence-bundle/v1';
+
+/** What one check is about. A client branches on this, never on the message. */
+export type CheckCode =
+  /** No key was pinned: the document's own keys were used (status note). */
+  | 'unpinned'
+  /** The document is not an evidence bundle of this format. */
+  | 'not_a_bundle'
+  /** A key transition from a trusted key: followed (ok) or refused (fail). */
+  | 'key_transition'
+  /** The checkpoint note: signed by a trusted key for this company (ok), or not (fail). */
+  | 'checkpoint'
+  /** The checkpoint's unsigned JSON fields disagree with its signed note. */
+  | 'checkpoint_fields'
+  /** An entry lacks a hashed field, or its fields cannot be hashed. */
+  | 'entry_malformed'
+  /** An entry's fields do not hash to its hash. */
+  | 'hash_mismatch'
+  /** An entry is signed by a key that is not trusted. */
+  | 'untrusted_key'
+  /** An entry's signature does not verify. */
+  | 'bad_signature'
+  /** An entry belongs to another company than the bundle's. */
+  | 'wrong_company'
+  /** An entry's inclusion proof is for another leaf or tree size, or does not reach the signed root. */
+  | 'not_included'
+  /** prev_hash does not link to the entry before it (or entry 0's is not 64 zeros). */
+  | 'broken_link'
+  /** An export line that is not JSON, or out of seq order. */
+  | 'line_unreadable'
+  /** The export holds fewer entries than the checkpoint covers. */
+  | 'entries_missing'
+  /** The tree rebuilt from the export differs from the signed root. */
+  | 'root_mismatch'
+  /** The export runs past the checkpoint (status note). */
+  | 'beyond_checkpoint'
+  /** The summary over every entry. */
+  | 'entries';
+
+export interface Check {
+  status: 'ok' | 'fail' | 'note';
+  code: CheckCode;
+  /** One sentence for a person. */
+  message: string;
+  /** The entry it concerns, when it concerns one. */
+  seq?: number;
+}
+
+export interface VerificationReport {
+  /** True when no check failed. */
+  ok: boolean;
+  /** False when no trusted key was given and the document's own keys were used: consistent, not proven. */
+  pinned: boolean;
+  /** In the order checked. */
+  checks: Check[];
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** Checks a checkpoint note against the trusted keys; returns the parsed checkpoint or the reason it fails. */
+export function checkCheckpointNote(note: string, keys: TrustedKey[], companyId: string | null): { checkpoint?: Checkpoint; signer?: string; failure?: string } {
+  let parsed;
+  let checkpoint: Checkpoint;
+  try {
+    parsed = parseNote(note);
+    checkpoint = parseCheckpointText(parsed.text);
+  } catch (err) {
+    return { failure: `checkpoint is malformed: ${(err as Error).message}` };
+  }
+  const text = utf8(parsed.text);
+  const signer = parsed.signatures
+    .flatMap((s) => keys.filter((k) => bytesEqual(noteKeyId(s.name, k.raw), s.keyId) && verifyEd25519(k.raw, text, s.signature)).map((k) => `${s.name} key ${k.keyId}`))
+    .at(0);
+  if (!signer) {
+    const names = parsed.signatures.map((s) => `${s.name} (key hash ${toHex(s.keyId)})`).join(', ');
+    return { failure: `checkpoint signature does not verify with any trusted key (signed as ${names || 'nobody'})` };
+  }
+  if (companyId !== null && !checkpoint.origin.endsWith(`/${companyId}`)) return { failure: `checkpoint origin "${checkpoint.origin}" is not company ${companyId}'s` };
+  return { checkpoint, signer };
+}
+
+/**
+ * The trusted keys plus every key a trusted key endorsed (transitively), in the order the
+ * transitions were made. A transition from an untrusted key is ignored; one from a trusted key
+ * that does not verify is a failed check.
+ */
+export function followTransitions(pinned: TrustedKey[], transitions: KeyTransition[]): { keys: TrustedKey[]; checks: Check[] } {
+  const keys = [...pinned];
+  const checks: Check[] = [];
+  for (const t of transitions) {
+    const old = keys.find((k) => k.keyId === t.old_key_id);
+    if (!old || keys.some((k) => k.keyId === t.new_key_id)) continue;
+    const result = verifyKeyTransition(t, old.raw);
+    if ('failure' in result) checks.push({ status: 'fail', code: 'key_transition', message: `key transition ${t.old_key_id} → ${t.new_key_id}: ${result.failure}` });
+    else {
+      keys.push(trustedKey(result.newKey));
+      checks.push({ status: 'ok', code: 'key_transition', message: `key transition ${t.old_key_id} → ${t.new_key_id} at ${t.created_at}, endorsed by the trusted key ${t.old_key_id}` });
+    }
+  }
+  return { keys, checks };
+}
+
+/** Why a checkpoint's unsigned JSON fields disagree with its signed note, or null when they agree (or are absent). */
+export function checkpointJsonDiffers(json: { tree_size?: unknown; root_hash?: unknown }, signed: Checkpoint): string | null {
+  const diffs: string[] = [];
+  const root = toHex(signed.rootHash);
+  if (json.tree_size !== undefined && json.tree_size !== signed.treeSize) diffs.push(`tree_size ${String(json.tree_size)} (signed: ${signed.treeSize})`);
+  if (json.root_hash !== undefined && json.root_hash !== root) diffs.push(`root_hash ${String(json.root_hash)} (signed: ${root})`);
+  return diffs.length ? `checkpoint JSON fields differ from the signed note: ${diffs.join(', ')}` : null;
+}
+
+/** A proof hash from a document: 32 bytes, or an empty array when it is not hex (the proof then fails). */
+const proofHash = (s: unknown): Hash => {
+  try {
+    return fromHex(typeof s === 'string' ? s : '');
+  } catch {
+    return new Uint8Array(0);
+  }
+};
+
+interface EntryCheck {
+  hash: string | null;
+  failures: Check[];
+}
+
+/** Checks one entry's fields, hash and signature; returns the recomputed hash and what failed. */
+function checkEntry(e: Record<string, unknown>, keys: TrustedKey[]): EntryCheck {
+  const label = `entry seq ${String(e.seq)} (log_id ${String(e.log_id)})`;
+  const at = typeof e.seq === 'number' ? { seq: e.seq } : {};
+  const fail = (code: CheckCode, what: string): Check => ({ status: 'fail', code, message: `${label}: ${what}`, ...at });
+  const missing = HASHED_FIELDS.filter((f) => !(f in e));
+  if (missing.length > 0) return { hash: null, failures: [fail('entry_malformed', `missing fields ${missing.join(', ')}`)] };
+  const failures: Check[] = [];
+  let hash: string;
+  try {
+    hash = entryHash(e as unknown as LedgerEntry);
+  } catch (err) {
+    return { hash: null, failures: [fail('entry_malformed', `cannot be hashed: ${(err as Error).message}`)] };
+  }
+  if (hash !== e.hash) failures.push(fail('hash_mismatch', `hash mismatch: the fields hash to ${hash}, the entry says ${String(e.hash)}`));
+  const key = keys.find((k) => k.keyId === e.key_id);
+  if (!key) failures.push(fail('untrusted_key', `signed by key ${String(e.key_id)}, which is not a trusted key`));
+  // Over the stored hash, as the service checks it (docs/ledger-format.md §5): whether the key signed
+  // this hash; whether the hash is that of these fields is the check above.
+  else if (!verifyEntrySignature(key.raw, String(e.hash), String(e.signature))) failures.push(fail('bad_signature', `signature does not verify with key ${key.keyId}`));
+  return { hash, failures };
+}
+
+type BundleShape = {
+  format?: unknown;
+  company_id?: unknown;
+  checkpoint?: { note?: unknown; tree_size?: unknown; root_hash?: unknown };
+  public_keys?: Array<{ public_key?: unknown }>;
+  key_transitions?: KeyTransition[];
+  entries?: Array<{ entry?: Record<string, unknown>; inclusion_proof?: { leaf_index?: unknown; tree_size?: unknown; proof?: unknown } }>;
+};
+
+/** Verifies an evidence bundle (parsed JSON). With no trusted keys given, the bundle's own keys are used (and the report says so). */
+export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): VerificationReport {
+  const checks: Check[] = [];
+  const pinned = givenKeys !== null;
+  const report = (): VerificationReport => ({ ok: !checks.some((c) => c.status === 'fail'), pinned, checks });
+  const b = bundle as BundleShape;
+  if (b?.format !== EVIDENCE_BUNDLE_FORMAT || !Array.isArray(b.entries) || typeof b.checkpoint?.note !== 'string') {
+    checks.push({ status: 'fail', code: 'not_a_bundle', message: `not an audit-ledger evidence bundle (format ${EVIDENCE_BUNDLE_FORMAT})` });
+    return report();
+  }
+  let keys: TrustedKey[];
+  if (!givenKeys) {
+    keys = [];
+    for (const k of b.public_keys ?? []) {
+      try {
+        keys.push(trustedKey(rawKeyFromBase64(String(k.public_key))));
+      } catch {
+        // a key that is not a key trusts nothing
+      }
+    }
+    checks.push({
+      status: 'note',
+      code: 'unpinned',
+      message: 'no --public-key given: checking against the keys inside the bundle, which anyone can replace. This shows the bundle is internally consistent, not who signed it.',
+    });
+  } else {
+    // From the pinned keys to the keys in use now, one endorsed rotation at a time.
+    const followed = followTransitions(givenKeys, Array.isArray(b.key_transitions) ? b.key_transitions : []);
+    keys = followed.keys;
+    checks.push(...followed.checks);
+  }
+  const companyId = String(b.company_id);
+  const cp = checkCheckpointNote(b.checkpoint.note, keys, companyId);
+  if (!cp.checkpoint) {
+    checks.push({ status: 'fail', code: 'checkpoint', message: cp.failure as string });
+    return report();
+  }
+  const { treeSize, rootHash } = cp.checkpoint;
+  checks.push({ status: 'ok', code: 'checkpoint', message: `checkpoint ${cp.checkpoint.origin} tree size ${treeSize} root ${toHex(rootHash)}, signed by ${cp.signer}` });
+  // Every value comes from the signed note; the JSON fields beside it are unsigned conveniences.
+  const jsonDiffers = checkpointJsonDiffers(b.checkpoint, cp.checkpoint);
+  if (jsonDiffers) checks.push({ status: 'fail', code: 'checkpoint_fields', message: jsonDiffers });
+
+  let good = 0;
+  let prev: { seq: number; hash: string } | null = null;
+  for (const item of b.entries) {
+    const e = item.entry ?? {};
+    const label = `entry seq ${String(e.seq)} (log_id ${String(e.log_id)})`;
+    const at = typeof e.seq === 'number' ? { seq: e.seq } : {};
+    const fail = (code: CheckCode, what: string): Check => ({ status: 'fail', code, message: `${label}: ${what}`, ...at });
+    const { hash, failures } = checkEntry(e, keys);
+    if (e.company_id !== companyId) failures.push(fail('wrong_company', `belongs to company ${String(e.company_id)}, not ${companyId}`));
+    const p = item.inclusion_proof;
+    const proof = Array.isArray(p?.proof) ? (p.proof as unknown[]).map(proofHash) : [];
+    if (hash !== null) {
+      if (p?.leaf_index !== e.seq || p?.tree_size !== treeSize) failures.push(fail('not_included', `inclusion proof is for leaf ${String(p?.leaf_index)} of tree size ${String(p?.tree_size)}`));
+      else if (!verifyInclusion(e.seq as number, treeSize, entryLeafHash(hash), proof, rootHash)) failures.push(fail('not_included', 'inclusion proof does not lead to the checkpoint root'));
+    }
+    if (prev && e.seq === prev.seq + 1 && e.prev_hash !== prev.hash) failures.push(fail('broken_link', `prev_hash does not match entry ${prev.seq}`));
+    if (typeof e.seq === 'number' && e.seq === 0 && e.prev_hash !== GENESIS_PREV_HASH) failures.push(fail('broken_link', 'entry 0 must have prev_hash of 64 zeros'));
+    checks.push(...failures);
+    if (failures.length === 0) good++;
+    prev = typeof e.seq === 'number' && typeof e.hash === 'string' ? { seq: e.seq, hash: e.hash } : null;
+  }
+  const n = b.entries.length;
+  if (good === n) checks.push({ status: 'ok', code: 'entries', message: `${plural(good, 'entry', 'entries')}: every hash, signature and inclusion proof verifies` });
+  else checks.push({ status: 'fail', code: 'entries', message: `${n - good} of ${plural(n, 'entry', 'entries')} failed` });
+  return report();
+}
+
+/**
+ * Verifies a JSON Lines export against a checkpoint, line by line in constant memory.
+ * The export must hold seq 0 onwards without gaps, so the tree can be rebuilt and its
+ * root at the checkpoint's size compared with the signed one.
+ */
+export class ExportVerifier {
+  private readonly edge = TreeEdge.empty();
+  private readonly cp: ReturnType<typeof checkCheckpointNote>;
+  private prevHash = GENESIS_PREV_HASH;
+  private count = 0;
+  private rootAtCheckpoint: Hash | null = null;
+  private readonly failures: Check[] = [];
+  private broken = false;
+
+  constructor(
+    private readonly keys: TrustedKey[],
+    checkpointNote: string,
+    companyId: string | null,
+    /** The checkpoint's JSON fields, when it came as JSON: each must agree with the signed note. */
+    checkpointJson: { tree_size?: unknown; root_hash?: unknown } = {},
+  ) {
+    this.cp = checkCheckpointNote(checkpointNote, keys, companyId);
+    const differs = this.cp.checkpoint ? checkpointJsonDiffers(checkpointJson, this.cp.checkpoint) : null;
+    if (differs) this.failures.push({ status: 'fail', code: 'checkpoint_fields', message: differs });
+  }
+
+  addLine(line: string): void {
+    if (line.trim() === '' || this.broken) return;
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      this.failures.push({ status: 'fail', code: 'line_unreadable', message: `line ${this.count + 1}: not JSON` });
+      this.broken = true;
+      return;
+    }
+    if (e.seq !== this.count) {
+      this.failures.push({
+        status: 'fail',
+        code: 'line_unreadable',
+        message: `line ${this.count + 1}: expected seq ${this.count}, found ${String(e.seq)}: the export must be complete from seq 0 (use an evidence bundle for a selection)`,
+      });
+      this.broken = true;
+      return;
+    }
+    const { hash, failures } = checkEntry(e, this.keys);
+    this.failures.push(...failures);
+    if (e.prev_hash !== this.prevHash) this.failures.push({ status: 'fail', code: 'broken_link', message: `entry seq ${this.count} (log_id ${String(e.log_id)}): prev_hash does not match the entry before it`, seq: this.count });
+    this.prevHash = typeof e.hash === 'string' ? e.hash : '';
+    this.edge.append(entryLeafHash(hash ?? (/^([0-9a-f]{2})*$/.test(this.prevHash) ? this.prevHash : '')));
+    this.count++;
+    if (this.count === this.cp.checkpoint?.treeSize) this.rootAtCheckpoint = this.edge.root();
+  }
+
+  finish(): VerificationReport {
+    if (!this.cp.checkpoint) return { ok: false, pinned: true, checks: [{ status: 'fail', code: 'checkpoint', message: this.cp.failure as string }] };
+    const { treeSize, rootHash, origin } = this.cp.checkpoint;
+    const checks: Check[] = [{ status: 'ok', code: 'checkpoint', message: `checkpoint ${origin} tree size ${treeSize} root ${toHex(rootHash)}, signed by ${this.cp.signer}` }];
+    const failures = [...this.failures];
+    if (!this.broken) {
+      if (this.count < treeSize) {
+        failures.push({ status: 'fail', code: 'entries_missing', message: `the export holds ${plural(this.count, 'entry', 'entries')} but the checkpoint covers ${treeSize}: entries are missing` });
+      } else if (!this.rootAtCheckpoint || !bytesEqual(this.rootAtCheckpoint, rootHash)) {
+        failures.push({ status: 'fail', code: 'root_mismatch', message: `the Merkle root of the first ${treeSize} exported entries differs from the signed root` });
+      }
+      if (this.count > treeSize) {
+        checks.push({ status: 'note', code: 'beyond_checkpoint', message: `the export holds ${plural(this.count, 'entry', 'entries')}; the checkpoint covers the first ${treeSize} (a later checkpoint covers the rest)` });
+      }
+    }
+    checks.push(...failures);
+    if (failures.length === 0) checks.push({ status: 'ok', code: 'entries', message: `${plural(this.count, 'entry', 'entries')}: every hash, link and signature verifies, and they rebuild the signed tree` });
+    return { ok: failures.length === 0, pinned: true, checks };
+  }
+}

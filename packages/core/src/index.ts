@@ -1,0 +1,77 @@
+// @audit-ledger/core: the ledger format, pure. Hashing, the Merkle tree and its proofs, signed
+// checkpoints, key transitions, entry and chain verification, the full scan, and offline bundle
+// verification. No I/O: callers read and pass in; no Node built-in outside the '#crypto' seam,
+// so the same code runs in the server, a browser, the SDK and the standalone verifier.
+// Specified in docs/ledger-format.md.
+export * from '#crypto';
+export type { CryptoSeam } from './crypto/types.js';
+export { CoreError, type CoreErrorCode } from './errors.js';
+export { canonicalJson, type Json, type JsonObject } from './json.js';
+export {
+  canonicalEntryText,
+  ENVELOPE_FIELDS,
+  type EntryBody,
+  entryBody,
+  entryHash,
+  type EnvelopeField,
+  GENESIS_PREV_HASH,
+  HASHED_FIELDS,
+  LEDGER_FORMAT_VERSION,
+  type LedgerEntry,
+} from './entry.js';
+export { type CheckpointRecord, type EntryRecord, recomputeHash, recordToEntry } from './record.js';
+export { ENTRY_SIGNATURE_CONTEXT, entrySignatureMessage, keyIdOf, SIGNATURE_ALGORITHM, verifyEntrySignature } from './signature.js';
+export { parseTrustedKeys, publicKeyPem, rawKeyFromBase64, rawKeyFromPem, type TrustedKey, trustedKey } from './keys.js';
+export {
+  type Checkpoint,
+  checkpointProblems,
+  checkpointText,
+  companyOrigin,
+  ED25519_ALG,
+  type NoteSignature,
+  noteKeyId,
+  noteSignatureLine,
+  noteSignedBy,
+  parseCheckpointText,
+  parseNote,
+  SIGNATURE_LINE_PREFIX,
+  verifierKey,
+} from './checkpoint.js';
+export { KEY_TRANSITION_CONTEXT, type KeyTransition, type KeyTransitionFailure, keyTransitionText, verifyKeyTransition } from './key-transition.js';
+export {
+  consistencyRanges,
+  EMPTY_ROOT,
+  entryLeafHash,
+  foldSubtrees,
+  type Hash,
+  HASH_SIZE,
+  inclusionRanges,
+  type LeafRange,
+  leafHash,
+  nodeHash,
+  referenceRoot,
+  rootWithLeaves,
+  splitPoint,
+  storedHashCount,
+  storedHashIndex,
+  type Subtree,
+  subtreesOf,
+  TreeEdge,
+  verifyConsistency,
+  verifyInclusion,
+} from './merkle.js';
+export { consistencyProof, type HashReader, inclusionProof, inclusionProofs, missingTreeHash, readEdge, readRoot } from './tree.js';
+export { VIOLATION_KINDS, type ViolationKind } from './violations.js';
+export { type EntryNeighbourhood, type EntryVerdict, verifyEntry, type Violation } from './verify.js';
+export { type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, START as SCAN_START, treeHashRange } from './scan.js';
+export {
+  type Check,
+  type CheckCode,
+  checkCheckpointNote,
+  checkpointJsonDiffers,
+  EVIDENCE_BUNDLE_FORMAT,
+  ExportVerifier,
+  followTransitions,
+  type VerificationReport,
+  verifyBundle,
+} from './bundle.js';

@@ -1,0 +1,40 @@
+// Entries as they are stored and exported: data and extra kept as their canonical JSON text (the
+// exact bytes hashed), everything else as in the entry. The server's log_entries row has this
+// shape; so does each line of a JSON Lines export once parsed.
+import { sha256Hex } from '#crypto';
+import { canonicalEntryText, entryHash, type LedgerEntry } from './entry.js';
+import type { JsonObject } from './json.js';
+
+/** A stored entry: data and extra as canonical JSON text. */
+export type EntryRecord = Omit<LedgerEntry, 'data' | 'extra'> & { data: string; extra: string | null };
+
+/** A stored signed checkpoint (docs/ledger-format.md §8). */
+export interface CheckpointRecord {
+  company_id: string;
+  tree_size: number;
+  /** Lowercase hex. */
+  root_hash: string;
+  timestamp: string;
+  key_id: string;
+  /** The C2SP signed note, exactly as signed. */
+  note: string;
+}
+
+export function recordToEntry(row: EntryRecord): LedgerEntry {
+  return { ...row, data: JSON.parse(row.data) as JsonObject, extra: row.extra === null ? null : (JSON.parse(row.extra) as JsonObject) };
+}
+
+/**
+ * The hash a stored record's fields give. The fast path splices the stored (canonical) data
+ * and extra text; if that disagrees with the stored hash, the record is parsed and hashed the
+ * generic way, as an auditor would (stored text that is not canonical counts by its meaning).
+ */
+export function recomputeHash(row: EntryRecord): string {
+  const fast = sha256Hex(canonicalEntryText(row, row.data, row.extra));
+  if (fast === row.hash) return fast;
+  try {
+    return entryHash(recordToEntry(row));
+  } catch {
+    return fast;
+  }
+}

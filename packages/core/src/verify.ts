@@ -1,0 +1,67 @@
+// Verification of one entry against its neighbours. Pure: the caller fetches the entry,
+// entry seq-1, entry seq+1, the chain head and the public key named by key_id.
+import { entryHash, GENESIS_PREV_HASH, type LedgerEntry } from './entry.js';
+import { verifyEntrySignature } from './signature.js';
+import type { ViolationKind } from './violations.js';
+
+export interface Violation {
+  kind: ViolationKind;
+  detail: string;
+}
+
+export interface EntryNeighbourhood {
+  entry: LedgerEntry;
+  /** Entry seq-1; null when it should exist but does not. Ignored for seq 0. */
+  prev: LedgerEntry | null;
+  /** Entry seq+1, or null when there is none. */
+  next: LedgerEntry | null;
+  /** The last seq the chain head records (null: the company has no head). */
+  headSeq: number | null;
+  /** The raw public key for entry.key_id, or undefined when no such key is known. */
+  publicKey: Uint8Array | undefined;
+}
+
+export interface EntryVerdict {
+  chain_valid: boolean;
+  signature_valid: boolean;
+  problems: Violation[];
+}
+
+export function verifyEntry(n: EntryNeighbourhood): EntryVerdict {
+  const { entry } = n;
+  const chain: Violation[] = [];
+  const sig: Violation[] = [];
+
+  const recomputed = entryHash(entry);
+  if (recomputed !== entry.hash) {
+    chain.push({ kind: 'hash_mismatch', detail: `recomputed hash ${recomputed} differs from stored hash ${entry.hash}` });
+  }
+
+  if (entry.seq === 0) {
+    if (entry.prev_hash !== GENESIS_PREV_HASH) chain.push({ kind: 'broken_link', detail: 'entry 0 must have prev_hash of 64 zeros' });
+  } else if (n.prev === null) {
+    chain.push({ kind: 'missing_entry', detail: `entry ${entry.seq - 1} (the previous entry) does not exist` });
+  } else if (n.prev.hash !== entry.prev_hash) {
+    chain.push({ kind: 'broken_link', detail: `prev_hash ${entry.prev_hash} differs from the stored hash of entry ${entry.seq - 1} (${n.prev.hash})` });
+  }
+
+  if (n.next !== null) {
+    if (n.next.prev_hash !== entry.hash) {
+      chain.push({ kind: 'broken_link', detail: `entry ${entry.seq + 1} does not link to this entry: its prev_hash is ${n.next.prev_hash}` });
+    }
+  } else if (n.headSeq !== null && entry.seq < n.headSeq) {
+    chain.push({ kind: 'missing_entry', detail: `entry ${entry.seq + 1} (the next entry) does not exist, though the chain runs to ${n.headSeq}` });
+  }
+
+  if (n.headSeq === null || entry.seq > n.headSeq) {
+    chain.push({ kind: 'beyond_head', detail: `entry ${entry.seq} lies beyond the recorded chain head (${n.headSeq ?? 'none'}): it was not appended by the service` });
+  }
+
+  if (!n.publicKey) {
+    sig.push({ kind: 'unknown_key', detail: `no signing key with key_id ${entry.key_id}` });
+  } else if (!verifyEntrySignature(n.publicKey, entry.hash, entry.signature)) {
+    sig.push({ kind: 'bad_signature', detail: `signature does not verify over the stored hash with key ${entry.key_id}` });
+  }
+
+  return { chain_valid: chain.length === 0, signature_valid: sig.length === 0, problems: [...chain, ...sig] };
+}

@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// The `audit-ledger` command. This launcher is committed (with its executable bit) so that
+// `npm ci` links it into node_modules/.bin on a fresh clone, before the build has made
+// dist/src/cli.js: npm does not link a bin whose file does not exist yet.
+import '../dist/src/cli.js';

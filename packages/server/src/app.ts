@@ -1,0 +1,139 @@
+// Builds the Fastify application from its dependencies. No I/O of its own besides
+// what the injected store and counters do, so tests build it against a real store
+// and drive it with inject() or a real socket.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import pino from 'pino';
+import { registerAuthentication } from './auth/authenticate.js';
+import type { Config } from './config.js';
+import { registerProblemHandlers } from './http/problems.js';
+import { registerJsonBodies } from './http/body.js';
+import { registerUrlTextCheck } from './http/request-text.js';
+import { validatorCompiler } from './http/validation.js';
+import { createLogger } from './logger.js';
+import type { CounterStore } from './ratelimit/counter.js';
+import { ROUTES } from './routes/index.js';
+import { buildServices } from './services.js';
+import type { Store } from './store/store.js';
+import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS, type OutageReporter } from './store/unavailable.js';
+import type { Resolver } from './webhooks/url-policy.js';
+import { VERSION } from './version.js';
+
+export const API_PREFIX = '/api/v1';
+
+export interface AppOptions {
+  config: Config;
+  store: Store;
+  counters: CounterStore;
+  clock?: () => number;
+  /** Overrides how webhook host names are resolved (tests play DNS with it). */
+  resolveHost?: Resolver;
+  /** false: log nothing (tests). */
+  logger?: false;
+  /** The service's logger, when it was built before the app (server.ts). */
+  log?: FastifyBaseLogger;
+  /** Where database outages are reported once each (server.ts shares it with the store's connections). */
+  outage?: OutageReporter;
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  // The logger comes first, so no service closes over the app (services.ts).
+  const log = options.log ?? (options.logger === false ? pino({ level: 'silent' }) : createLogger(config.logLevel));
+  const { services, start, close } = await buildServices({ ...options, log });
+  const { metrics, usage, outage } = services;
+  const app = Fastify({
+    loggerInstance: log,
+    bodyLimit: config.maxBodyBytes,
+    genReqId: () => randomUUID(),
+    // One line per request, written on completion (below), instead of two.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Answer 503 to new requests while closing; in-flight ones finish.
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ...(config.tls ? { https: { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) } } : {}),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler());
+  registerJsonBodies(app);
+  registerUrlTextCheck(app);
+  registerProblemHandlers(app, { unavailable: isStoreUnavailable, onUnavailable: (err) => outage.report(err), retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS });
+  // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
+  app.addHook('onReady', async () => start());
+  app.addHook('onClose', async () => close());
+  // The hooks every request runs take callbacks: an async hook costs a promise each time.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    request.log.debug({ method: request.method, url: request.url }, 'request received');
+    done();
+  });
+  // The request log line: never a credential or an event payload.
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    const p = request.principal;
+    if (p) {
+      const limited = reply.statusCode === 429 && p.kind === 'api_key';
+      if (limited) metrics.rateLimited.inc();
+      usage.request(p.companyId, p.kind === 'api_key' ? p.keyId : null, limited);
+    }
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        latency_ms: Math.round(reply.elapsedTime * 100) / 100,
+        company_id: request.principal?.companyId ?? null,
+      },
+      'request completed',
+    );
+    done();
+  });
+  // While shutting down, close each connection once its in-flight answer is sent,
+  // instead of waiting for keep-alive timeouts.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('Connection', 'close');
+    done(null, payload);
+  });
+  registerAuthentication(app, services);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'audit-ledger API',
+        version: VERSION,
+        description:
+          'Tamper-evident audit log ledger for AI agents. Every error is application/problem+json (RFC 9457) with a stable `code`.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Access token from POST /api/v1/auth/login' },
+          apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Company integration API key' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { url: `${API_PREFIX}/openapi.json` } });
+
+  // Where to start, for a person (or a client) that opens the bare address.
+  const index = async () => ({ name: 'audit-ledger', version: VERSION, docs: `${API_PREFIX}/docs`, openapi: `${API_PREFIX}/openapi.json`, health: `${API_PREFIX}/health` });
+  app.get('/', { schema: { hide: true } }, index);
+  await app.register(
+    async (api) => {
+      api.get('/', { schema: { hide: true } }, index);
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      for (const routes of ROUTES) await api.register(routes(services));
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app;
+}

@@ -1,0 +1,16 @@
+// The credential rules routes declare, one definition each (authenticate.ts enforces them and
+// writes them into the OpenAPI document). A route sets `config: READ` and the like.
+import type { AuthRule } from './authenticate.js';
+
+const rule = (auth: AuthRule) => ({ auth });
+
+/** Reads of company data: the company's API key or any of its users. */
+export const READ = rule({ accept: ['api_key', 'user'] });
+/** Ingestion: only the company's API key. */
+export const INGEST = rule({ accept: ['api_key'] });
+/** Any signed-in user of the company, not an API key. */
+export const USER = rule({ accept: ['user'] });
+/** Administration: a user with the admin role. */
+export const ADMIN = rule({ accept: ['user'], role: 'admin' });
+/** Who am I: a user's token first, or an API key (the order the OpenAPI document lists them). */
+export const ANY_CREDENTIAL = rule({ accept: ['user', 'api_key'] });

@@ -1,0 +1,18 @@
+// The events a company can subscribe to, and the sink components report them to. The
+// service's sink (src/webhooks/sink.ts) records each with its delivery outbox.
+import type { JsonObject } from '@audit-ledger/core';
+
+export const EVENT_TYPES = [
+  'api_key.created',
+  'api_key.revoked',
+  'integrity.violation_detected',
+  'integrity.verification_completed',
+  'hitl.rejected',
+  'forensics.anomaly_detected',
+  'webhook_endpoint.disabled',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface EventSink {
+  emit(companyId: string, type: EventType, data: JsonObject): Promise<void>;
+}

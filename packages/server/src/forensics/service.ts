@@ -1,0 +1,187 @@
+// Replay sessions over the store: create one pinned to the chain as it is now, load its
+// events (verifying each), and answer timeline, graph, staleness and root cause from them.
+import { checkpointProblems, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex, verifyEntrySignature } from '@audit-ledger/core';
+import type { EventSink } from '../events.js';
+import { entriesOf } from '../ledger/export.js';
+import type { Keyring } from '../ledger/keyring.js';
+import { uuidv7 } from '../ledger/uuidv7.js';
+import type { LogEntryRow } from '../store/chain.js';
+import { ForensicsStore, type ReplaySession } from '../store/forensics.js';
+import type { Store } from '../store/store.js';
+import { iso } from '../time.js';
+import { buildGraph, type CausalGraph } from './graph.js';
+import { type RootCause, rootCause } from './rootcause.js';
+import { assessStaleness, type MaxAgeDefaults, type StalenessReport } from './staleness.js';
+import { type TimelineItem, timeline } from './timeline.js';
+import { buildTrace, type Trace, type TraceEvent } from './trace.js';
+
+export interface SessionView {
+  id: string;
+  company_id: string;
+  trace_id: string;
+  token_id: string | null;
+  metadata: JsonObject;
+  created_at: string;
+  event_count: number;
+  tree_size: number;
+}
+
+export class TraceNotFoundError extends Error {}
+
+/**
+ * Entries not covered by a checkpoint yet are checked by signature (~100 µs each). A
+ * verdict is a pure function of (key, hash, signature), so it is remembered: a changed
+ * entry changes the triple and is checked afresh. Bounded; the oldest verdicts go first.
+ */
+const MAX_REMEMBERED = 200_000;
+const signatureVerdicts = new Map<string, boolean>();
+
+export class Forensics {
+  readonly repo: ForensicsStore;
+
+  constructor(
+    private readonly store: Store,
+    private readonly keyring: Keyring,
+    private readonly opts: { maxAgeDefaults: MaxAgeDefaults; clock: () => number; events: EventSink; keyName: string },
+  ) {
+    this.repo = new ForensicsStore(store);
+  }
+
+  view(s: ReplaySession): SessionView {
+    return {
+      id: s.session_id,
+      company_id: s.company_id,
+      trace_id: s.trace_id,
+      token_id: s.token_id,
+      metadata: JSON.parse(s.metadata) as JsonObject,
+      created_at: s.created_at,
+      event_count: s.event_count,
+      tree_size: s.tree_size,
+    };
+  }
+
+  /** Pins a session to the chain as it is now; throws TraceNotFoundError for a trace with no entries. */
+  async createSession(companyId: string, input: { trace_id: string; token_id?: string; metadata: JsonObject }): Promise<SessionView> {
+    const head = await this.store.getChainHead(companyId);
+    const treeSize = head ? head.lastSeq + 1 : 0;
+    const count = treeSize === 0 ? 0 : await this.repo.countTraceEntries(companyId, input.trace_id, treeSize);
+    if (count === 0) throw new TraceNotFoundError(`No events with trace_id ${input.trace_id}`);
+    const now = this.opts.clock();
+    const session: ReplaySession = {
+      company_id: companyId,
+      session_id: uuidv7(now),
+      trace_id: input.trace_id,
+      token_id: input.token_id ?? null,
+      metadata: JSON.stringify(input.metadata),
+      created_at: iso(now),
+      event_count: count,
+      tree_size: treeSize,
+      anomaly_reported_at: null,
+    };
+    await this.repo.insertSession(session);
+    return this.view(session);
+  }
+
+  /**
+   * The session's events (seq below its tree_size), each verified: its hash recomputed, and
+   * its authenticity proven either under the latest signed checkpoint (one multi-leaf
+   * Merkle check for all of them: O(k log n) hashing and one signature) or, where that
+   * cannot be done, by its own signature.
+   */
+  async loadTrace(s: ReplaySession): Promise<Trace> {
+    const rows: LogEntryRow[] = [];
+    for await (const row of entriesOf(this.store, s.company_id, { trace_id: s.trace_id, seqBelow: s.tree_size })) rows.push(row);
+    const hashes = rows.map(recomputeHash);
+    const proven = await this.provenUnderCheckpoint(s.company_id, rows, hashes);
+    const events: TraceEvent[] = [];
+    for (const [i, row] of rows.entries()) events.push(await this.toEvent(row, hashes[i] as string, proven.has(row.seq)));
+    return buildTrace(events);
+  }
+
+  /** Seqs of these rows whose recomputed hashes rebuild, with stored hashes for the rest of the tree, the latest checkpoint's signed root. */
+  private async provenUnderCheckpoint(companyId: string, rows: LogEntryRow[], hashes: string[]): Promise<Set<number>> {
+    const none = new Set<number>();
+    if (rows.some((r, i) => hashes[i] !== r.hash)) return none; // the check would fail anyway
+    const cp = await this.store.latestCheckpoint(companyId);
+    if (!cp || checkpointProblems(cp, this.opts.keyName, await this.keyring.publicKey(cp.key_id)).length > 0) return none;
+    const known = new Map<number, Hash>();
+    rows.forEach((r, i) => r.seq < cp.tree_size && known.set(r.seq, entryLeafHash(hashes[i] as string)));
+    if (known.size === 0) return none;
+    const need: Subtree[] = [];
+    rootWithLeaves(cp.tree_size, known, undefined, need);
+    const stored = await this.store.readTreeHashes(companyId, [...new Set(need.map((x) => storedHashIndex(x.level, x.index)))]);
+    let root: Hash;
+    try {
+      root = rootWithLeaves(cp.tree_size, known, (x) => {
+        const h = stored.get(storedHashIndex(x.level, x.index));
+        if (h === undefined) throw new Error('missing stored hash');
+        return fromHex(h);
+      });
+    } catch {
+      return none;
+    }
+    return toHex(root) === cp.root_hash ? new Set(known.keys()) : none;
+  }
+
+  private async toEvent(row: LogEntryRow, recomputed: string, proven: boolean): Promise<TraceEvent> {
+    const entry = recordToEntry(row);
+    const problems: string[] = [];
+    if (recomputed !== row.hash) problems.push('hash mismatch');
+    const memo = `${row.key_id}:${row.hash}:${row.signature}`;
+    let sigOk = proven || signatureVerdicts.get(memo);
+    if (sigOk === undefined) {
+      const key = await this.keyring.publicKey(row.key_id);
+      sigOk = key !== undefined && verifyEntrySignature(key, row.hash, row.signature);
+      if (signatureVerdicts.size >= MAX_REMEMBERED) signatureVerdicts.delete(signatureVerdicts.keys().next().value as string);
+      signatureVerdicts.set(memo, sigOk);
+    }
+    if (!sigOk) problems.push('bad signature');
+    return {
+      log_id: row.log_id,
+      seq: row.seq,
+      event_type: row.event_type,
+      source: row.source,
+      data: entry.data,
+      extra: entry.extra,
+      timestamp: row.timestamp,
+      created_at: row.created_at,
+      span_id: row.span_id,
+      parent_span_id: row.parent_span_id,
+      parent_event_id: row.parent_event_id,
+      root_event_id: row.root_event_id,
+      causality_type: row.causality_type,
+      idempotency_key: row.idempotency_key,
+      agent_id: row.agent_id,
+      integrity: problems.length === 0 ? 'valid' : 'invalid',
+      integrity_problems: problems,
+    };
+  }
+
+  timeline(trace: Trace): TimelineItem[] {
+    return timeline(trace);
+  }
+
+  graph(trace: Trace): CausalGraph {
+    return buildGraph(trace);
+  }
+
+  staleness(trace: Trace): StalenessReport {
+    return assessStaleness(trace, this.opts.maxAgeDefaults);
+  }
+
+  /** The root cause; the first time a session's answer detects something, a forensics.anomaly_detected event is recorded. */
+  async rootCause(s: ReplaySession, trace: Trace): Promise<RootCause> {
+    const result = rootCause(trace, this.opts.maxAgeDefaults, s.trace_id);
+    if (result.detected && (await this.repo.markAnomalyReported(s.company_id, s.session_id, iso(this.opts.clock())))) {
+      await this.opts.events.emit(s.company_id, 'forensics.anomaly_detected', {
+        session_id: s.session_id,
+        trace_id: s.trace_id,
+        root_cause_type: result.root_cause_type,
+        confidence: result.confidence,
+        description: result.description,
+        evidence: result.evidence,
+      });
+    }
+    return result;
+  }
+}

@@ -1,0 +1,22 @@
+// Schemas shared by several routes (one definition each, so the OpenAPI document names one shape).
+import Type from 'typebox';
+
+export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
+
+/** A string or null: the envelope fields of an entry. */
+export const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** Any JSON object. */
+export const JsonObjectSchema = Type.Object({}, { additionalProperties: true });
+
+export const CheckpointSchema = Type.Object(
+  {
+    origin: Type.String({ description: '`<LEDGER_ORIGIN>/<company_id>`' }),
+    tree_size: Type.Integer({ description: 'Number of entries the tree covers (seq 0 … tree_size − 1)' }),
+    root_hash: Type.String({ description: 'RFC 6962 root, lowercase hex (base64 inside the note)' }),
+    timestamp: Type.String({ format: 'date-time' }),
+    key_id: Type.String({ description: 'The signing key, as listed by /integrity/keys' }),
+    note: Type.String({ description: 'The C2SP signed note, exactly as signed' }),
+  },
+  { description: 'A signed checkpoint (C2SP tlog-checkpoint)' },
+);

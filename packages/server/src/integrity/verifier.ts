@@ -1,0 +1,305 @@
+// Runs the scanner against the store: a background pass over each company's newly
+// checkpointed entries every INTEGRITY_VERIFY_INTERVAL_SECONDS, and full verification
+// jobs on request. Both work page by page, yield to requests between pages, and hold
+// the company's lease (so several processes on one PostgreSQL never verify one company
+// twice at the same time). Only entries under a signed checkpoint are verified: every
+// verified entry is then anchored to a signature.
+import { randomUUID } from 'node:crypto';
+import { BackgroundTask } from '../background.js';
+import { rawKeyFromBase64, SCAN_START, type ScanCounts, Scanner, type ScanState, type ScanViolation, treeHashRange } from '@audit-ledger/core';
+import type { EventSink } from '../events.js';
+import type { Metrics } from '../ops/metrics.js';
+import { iso } from '../time.js';
+import { type CheckpointView, checkpointView } from '../ledger/proofs.js';
+import { uuidv7 } from '../ledger/uuidv7.js';
+import { type IntegrityState, IntegrityStore, type JobRow, type ViolationRow } from '../store/integrity.js';
+import type { Store } from '../store/store.js';
+
+/** Entries per page: large enough to amortize queries, small enough to keep request latency low. */
+const PAGE = 2000;
+const LEASE_MS = 60_000;
+const TICK_MS = 5000;
+/** A report lists at most this many violations (and says so); the count is always exact. */
+export const MAX_REPORTED_VIOLATIONS = 10_000;
+
+export interface JobOptions {
+  entry_signatures: boolean;
+}
+
+export interface VerificationReport {
+  job_id: string;
+  company_id: string;
+  status: 'completed' | 'failed';
+  chain_status: 'valid' | 'broken';
+  options: JobOptions;
+  requested_at: string;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  /** The tree size verified: the latest checkpoint when the job started. */
+  tree_size: number;
+  range: { from_seq: number; to_seq: number } | null;
+  entries_checked: number;
+  tree_hashes_checked: number;
+  checkpoints_checked: number;
+  signatures_checked: number;
+  violation_count: number;
+  violations_truncated: boolean;
+  violations: ScanViolation[];
+  error?: string;
+}
+
+export interface IntegrityStatus {
+  chain_status: 'valid' | 'broken' | 'unverified' | 'verifying';
+  head: { seq: number; hash: string } | null;
+  checkpoint: CheckpointView | null;
+  last_verified_seq: number | null;
+  last_verified_at: string | null;
+  violation_count: number;
+  coverage_percent: number;
+}
+
+class Closed extends Error {}
+
+const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
+
+export class IntegrityVerifier {
+  readonly repo: IntegrityStore;
+  private readonly owner = randomUUID();
+  private readonly task: BackgroundTask;
+  private lastBackgroundRun: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: {
+      keyName: string;
+      intervalSeconds: number;
+      clock: () => number;
+      logError: (obj: object, msg: string) => void;
+      events?: EventSink;
+      metrics?: Metrics;
+    },
+  ) {
+    this.repo = new IntegrityStore(store);
+    this.lastBackgroundRun = opts.clock();
+    this.task = new BackgroundTask(
+      () => this.tick(),
+      (err) => {
+        if (!(err instanceof Closed)) this.opts.logError({ err }, 'integrity verification pass failed');
+      },
+    );
+  }
+
+  start(): void {
+    // Jobs are polled every TICK_MS (a job whose process died is picked up here); a shorter
+    // background interval ticks faster.
+    this.task.start(this.opts.intervalSeconds > 0 ? Math.min(TICK_MS, this.opts.intervalSeconds * 1000) : TICK_MS);
+  }
+
+  /** Stops the timer and waits for the current pass; a job cut short goes back to the queue. */
+  close(): Promise<void> {
+    return this.task.close();
+  }
+
+  /** Runs a pass now (or right after the current one). */
+  kick(): void {
+    this.task.kick();
+  }
+
+  private async tick(): Promise<void> {
+    for (const job of await this.repo.claimableJobs(this.now())) await this.runJob(job);
+    if (this.opts.intervalSeconds > 0 && this.opts.clock() - this.lastBackgroundRun >= this.opts.intervalSeconds * 1000) {
+      this.lastBackgroundRun = this.opts.clock();
+      await this.verifyAllNew();
+    }
+  }
+
+  private now(offsetMs = 0): string {
+    return iso(this.opts.clock() + offsetMs);
+  }
+
+  private async publicKeys(): Promise<Map<string, Uint8Array>> {
+    return new Map((await this.store.keys.list()).map((k) => [k.key_id, rawKeyFromBase64(k.public_key)]));
+  }
+
+  /** The background pass: every company's entries checkpointed since its last pass. */
+  async verifyAllNew(): Promise<void> {
+    for (const companyId of await this.repo.companiesBehind()) await this.verifyNew(companyId);
+  }
+
+  /** Verifies one company's entries from where the last pass stopped up to its latest checkpoint. */
+  async verifyNew(companyId: string): Promise<void> {
+    if (!(await this.repo.acquireLease(companyId, this.owner, this.now(), this.now(LEASE_MS)))) return;
+    try {
+      const [state, latest] = await Promise.all([this.repo.getState(companyId), this.store.latestCheckpoint(companyId)]);
+      const target = latest?.tree_size ?? 0;
+      const from = state as IntegrityState;
+      if (target <= from.verified_size) return;
+      const scanner = new Scanner(parseState(from), { keyName: this.opts.keyName, publicKeys: await this.publicKeys(), entrySignatures: false });
+      let total = 0;
+      await this.scan(companyId, scanner, target, async (found, st) => {
+        await this.repo.saveProgress(companyId, this.progress(st), found.map((v) => violationRow(companyId, v, this.now(), null)));
+        total += found.length;
+        await this.reportViolations(companyId, found, { source: 'background' });
+      });
+      this.opts.metrics?.verificationRuns.inc({ kind: 'background', result: total > 0 ? 'violations' : 'clean' });
+    } finally {
+      await this.repo.releaseLease(companyId, this.owner);
+    }
+  }
+
+  private progress(st: ScanState) {
+    return {
+      verified_size: st.size,
+      verified_hash: st.lastHash ?? '',
+      verified_edge: JSON.stringify(st.edge),
+      checkpoint_size: st.size,
+      last_verified_at: this.now(),
+      lease_until: this.now(LEASE_MS),
+    };
+  }
+
+  private async scan(companyId: string, scanner: Scanner, to: number, onPage: (found: ScanViolation[], st: ScanState) => Promise<void>): Promise<void> {
+    for (let a = scanner.state().size; a < to; a += PAGE) {
+      if (this.task.closed) throw new Closed();
+      const b = Math.min(to, a + PAGE);
+      const [hs, he] = treeHashRange(a, b);
+      const [entries, treeHashes, checkpoints] = await Promise.all([
+        this.repo.entriesInRange(companyId, a, b),
+        this.repo.treeHashes(companyId, hs, he),
+        this.store.listCheckpoints(companyId, a, b),
+      ]);
+      await onPage(scanner.scanPage({ from: a, to: b, entries, treeHashes, checkpoints }), scanner.state());
+      await yieldToRequests();
+    }
+  }
+
+  // ---- full verification jobs ----
+
+  /** Queues a full verification; throws JobOpenError when one is already queued or running. */
+  async requestFull(companyId: string, options: JobOptions): Promise<JobRow> {
+    const job: JobRow = {
+      company_id: companyId,
+      job_id: uuidv7(this.opts.clock()),
+      status: 'queued',
+      options: JSON.stringify(options),
+      requested_at: this.now(),
+      started_at: null,
+      finished_at: null,
+      lease_owner: null,
+      lease_until: null,
+      report: null,
+    };
+    await this.repo.insertJob(job);
+    this.kick();
+    return job;
+  }
+
+  private async runJob(job: JobRow): Promise<void> {
+    const companyId = job.company_id;
+    // The company lease first, so a background pass elsewhere finishes before the job starts.
+    if (!(await this.repo.acquireLease(companyId, this.owner, this.now(), this.now(LEASE_MS)))) return;
+    try {
+      if (!(await this.repo.claimJob(job, this.owner, this.now(), this.now(LEASE_MS)))) return;
+      const startedMs = this.opts.clock();
+      const options = JSON.parse(job.options) as JobOptions;
+      const base = { job_id: job.job_id, company_id: companyId, options, requested_at: job.requested_at, started_at: iso(startedMs) };
+      try {
+        const target = (await this.store.latestCheckpoint(companyId))?.tree_size ?? 0;
+        const scanner = new Scanner(SCAN_START, { keyName: this.opts.keyName, publicKeys: await this.publicKeys(), entrySignatures: options.entry_signatures });
+        const found: ScanViolation[] = [];
+        let count = 0;
+        await this.scan(companyId, scanner, target, async (v) => {
+          count += v.length;
+          for (const x of v) if (found.length < MAX_REPORTED_VIOLATIONS) found.push(x);
+          await this.repo.renewJob(companyId, job.job_id, this.owner, this.now(LEASE_MS));
+        });
+        const report: VerificationReport = {
+          ...base,
+          status: 'completed',
+          chain_status: count === 0 ? 'valid' : 'broken',
+          finished_at: this.now(),
+          duration_ms: this.opts.clock() - startedMs,
+          tree_size: target,
+          range: target > 0 ? { from_seq: 0, to_seq: target - 1 } : null,
+          ...countsView(scanner.counts),
+          violation_count: count,
+          violations_truncated: count > found.length,
+          violations: found,
+        };
+        // The full result replaces what background passes had found, and they go on from its end.
+        await this.repo.saveProgress(companyId, this.progress(scanner.state()), found.map((v) => violationRow(companyId, v, report.finished_at, job.job_id)), true);
+        await this.repo.finishJob(companyId, job.job_id, 'completed', report.finished_at, JSON.stringify(report));
+        this.opts.metrics?.verificationRuns.inc({ kind: 'full', result: count > 0 ? 'violations' : 'clean' });
+        await this.reportViolations(companyId, found, { source: 'full', job_id: job.job_id, violation_count: count });
+        await this.opts.events?.emit(companyId, 'integrity.verification_completed', {
+          job_id: job.job_id,
+          chain_status: report.chain_status,
+          tree_size: report.tree_size,
+          entries_checked: report.entries_checked,
+          violation_count: count,
+          duration_ms: report.duration_ms,
+        });
+      } catch (err) {
+        if (err instanceof Closed) {
+          await this.repo.finishJobRequeue(companyId, job.job_id);
+          throw err;
+        }
+        this.opts.logError({ err, job_id: job.job_id }, 'full verification failed');
+        this.opts.metrics?.verificationRuns.inc({ kind: 'full', result: 'failed' });
+        const failed = { ...base, status: 'failed', finished_at: this.now(), error: err instanceof Error ? err.message : String(err) };
+        await this.repo.finishJob(companyId, job.job_id, 'failed', failed.finished_at, JSON.stringify(failed));
+      }
+    } finally {
+      await this.repo.releaseLease(companyId, this.owner);
+    }
+  }
+
+  /** Counts violations in metrics and records one integrity.violation_detected event listing them (the first 20). */
+  private async reportViolations(companyId: string, found: ScanViolation[], context: Record<string, string | number>): Promise<void> {
+    if (found.length === 0) return;
+    for (const v of found) this.opts.metrics?.integrityViolations.inc({ kind: v.kind });
+    await this.opts.events?.emit(companyId, 'integrity.violation_detected', {
+      ...context,
+      count: found.length,
+      kinds: [...new Set(found.map((v) => v.kind))],
+      violations: found.slice(0, 20).map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail })),
+    });
+  }
+
+  async status(companyId: string): Promise<IntegrityStatus> {
+    const [head, checkpoint, state, open, violations, completed] = await Promise.all([
+      this.store.getChainHead(companyId),
+      this.store.latestCheckpoint(companyId),
+      this.repo.getState(companyId),
+      this.repo.openJob(companyId),
+      this.repo.countViolations(companyId),
+      this.repo.latestCompletedJob(companyId),
+    ]);
+    const total = head ? head.lastSeq + 1 : 0;
+    const verified = Math.min(state?.verified_size ?? 0, total);
+    const chainStatus =
+      open?.status === 'running' ? 'verifying' : violations > 0 ? 'broken' : total > 0 && verified === 0 && !completed ? 'unverified' : 'valid';
+    return {
+      chain_status: chainStatus,
+      head: head ? { seq: head.lastSeq, hash: head.lastHash } : null,
+      checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+      last_verified_seq: verified > 0 ? verified - 1 : null,
+      last_verified_at: state?.last_verified_at ?? null,
+      violation_count: violations,
+      coverage_percent: total === 0 ? 100 : Math.floor((verified / total) * 10_000) / 100,
+    };
+  }
+}
+
+function countsView(c: ScanCounts) {
+  return { entries_checked: c.entries, tree_hashes_checked: c.treeHashes, checkpoints_checked: c.checkpoints, signatures_checked: c.signatures };
+}
+
+function parseState(s: IntegrityState): ScanState {
+  return { size: s.verified_size, lastHash: s.verified_hash === '' ? null : s.verified_hash, edge: JSON.parse(s.verified_edge) as string[] | null };
+}
+
+function violationRow(companyId: string, v: ScanViolation, at: string, jobId: string | null): ViolationRow {
+  return { company_id: companyId, violation_id: randomUUID(), seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail, detected_at: at, job_id: jobId };
+}

@@ -1,0 +1,42 @@
+// `audit-ledger verify-bundle`: the auditor's offline check. Reads files only; needs no
+// configuration, server or database. The checks are the core's (verifyBundle, ExportVerifier);
+// this file reads the files and turns the structured report into lines for people.
+import fs from 'node:fs';
+import readline from 'node:readline';
+import { type Check, ExportVerifier, parseTrustedKeys, type TrustedKey, type VerificationReport, verifyBundle } from '@audit-ledger/core';
+
+/** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
+export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
+
+const LABELS: Record<Check['status'], string> = { ok: 'OK  ', fail: 'FAIL', note: 'NOTE' };
+
+/** One line per check: "OK   …", "FAIL …" or "NOTE …". */
+export function reportLines(report: VerificationReport): string[] {
+  return report.checks.map((c) => `${LABELS[c.status]} ${c.message}`);
+}
+
+export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string }): Promise<{ code: number; output: string }> {
+  let keys: TrustedKey[] | null = null;
+  if (opts.publicKey) keys = parseTrustedKeys(fs.readFileSync(opts.publicKey, 'utf8'));
+  let report: VerificationReport;
+  if (opts.checkpoint) {
+    if (!keys) throw new Error('verifying an export needs --public-key');
+    const raw = fs.readFileSync(opts.checkpoint, 'utf8');
+    const json = raw.trimStart().startsWith('{') ? (JSON.parse(raw) as { note?: unknown; tree_size?: unknown; root_hash?: unknown }) : null;
+    const v = new ExportVerifier(keys, json ? String(json.note) : raw, null, json ?? {});
+    const lines = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
+    for await (const line of lines) v.addLine(line);
+    report = v.finish();
+  } else {
+    report = verifyBundle(JSON.parse(fs.readFileSync(file, 'utf8')) as unknown, keys);
+  }
+  const text = reportLines(report).join('\n');
+  if (!report.ok) return { code: VERIFY_EXIT_CODES.failed, output: `${text}\nNOT VERIFIED: see the FAIL lines above\n` };
+  if (!report.pinned) {
+    return {
+      code: VERIFY_EXIT_CODES.unpinned,
+      output: `${text}\nUNVERIFIED (signer not pinned): the bundle is consistent, but only against keys it carries itself; pass --public-key with the service's key (GET /api/v1/integrity/keys) to verify who signed it\n`,
+    };
+  }
+  return { code: VERIFY_EXIT_CODES.verified, output: `${text}\nVERIFIED: every check holds\n` };
+}

@@ -1,0 +1,186 @@
+// One way to build a group, whichever way it is committed: sequence the group's events on the
+// chain state, hash them, sign them (or leave a small pipelined group to the writer thread),
+// extend the tree, and sign a checkpoint when one is due. It advances the state past the
+// group; it writes nothing (appender.ts commits the plan).
+import { canonicalEntryText, consistencyProof, entryLeafHash, fromHex, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, verifyConsistency } from '@audit-ledger/core';
+import type { ChainHead, ChainTx, ChainWriter, LogEntryRow } from '../../store/chain.js';
+import { iso } from '../../time.js';
+import type { CheckpointSigner } from '../checkpoints.js';
+import type { Keyring } from '../keyring.js';
+import type { Signer } from '../signer.js';
+import { uuidv7 } from '../uuidv7.js';
+import { type AppendedEvent, IdempotencyConflictError, InconsistentTreeError } from './errors.js';
+import type { ChainState, KeyUse, Pending, Plan } from './types.js';
+
+/**
+ * Pipelined groups up to this many entries are signed by the writer thread as it inserts them:
+ * a round trip to a signing worker costs more (in latency, and in CPU for waking threads) than
+ * the writer signing them. Larger groups are signed by the workers while earlier ones commit.
+ */
+const WRITER_SIGNS_UP_TO = 64;
+
+export interface PlannerDeps {
+  clock: () => number;
+  keyring: Pick<Keyring, 'active'>;
+  signer: Pick<Signer, 'signMany'>;
+  checkpoints: CheckpointSigner;
+  /** A group signs a checkpoint when the last one is at least this old; later groups wait for a timer. */
+  checkpointIntervalMs: number;
+  /** Told about refused checkpoints. */
+  onError?: (err: unknown, message: string) => void;
+}
+
+export class Planner {
+  constructor(private readonly deps: PlannerDeps) {}
+
+  /** The chain as stored, read inside the locked transaction. */
+  async loadState(tx: ChainTx, checkNow = false, known?: Pick<ChainState, 'edge' | 'latest'>): Promise<ChainState> {
+    const size = tx.head.lastSeq + 1;
+    const edge = known?.edge ?? (await readEdge((i) => tx.readTreeHashes(i), size));
+    const latest = known ? known.latest : await tx.latestCheckpoint();
+    const rootAt = edge.root();
+    let verdict: Promise<boolean> | undefined;
+    const consistent = () =>
+      (verdict ??= (async () => {
+        if (!latest) return true;
+        if (latest.tree_size > size) return false;
+        const proof = await consistencyProof((i) => tx.readTreeHashes(i), latest.tree_size, size);
+        return verifyConsistency(latest.tree_size, size, proof, fromHex(latest.root_hash), rootAt);
+      })());
+    const head = { ...tx.head };
+    if (!checkNow) return { head, edge, latest, consistent };
+    // A state kept beyond its transaction answers from a check made inside it, and holds no
+    // reference to the transaction (a kept one kept memory alive).
+    const ok = await consistent();
+    return { head, edge, latest, consistent: () => Promise.resolve(ok) };
+  }
+
+  /**
+   * Sequences, hashes and signs a group on `state`, and advances `state` past it. A request
+   * is all-or-nothing: an idempotency conflict fails that request alone, never its neighbours.
+   */
+  async plan(
+    companyId: string,
+    state: ChainState,
+    group: Pending[],
+    committedKeys: LogEntryRow[],
+    inFlightKeys: Map<string, KeyUse>,
+    /** The writer a pipelined group goes to (undefined: the caller writes it, holding the chain lock). */
+    writer: ChainWriter | undefined,
+  ): Promise<Plan> {
+    // Everything an idempotency key already stands for: committed entries, groups still committing, then this group's.
+    const byKey = new Map<string, KeyUse>(inFlightKeys);
+    for (const row of committedKeys) {
+      byKey.set(row.idempotency_key as string, {
+        event_type: row.event_type,
+        data: row.data,
+        result: { log_id: row.log_id, seq: row.seq, hash: row.hash, event_type: row.event_type, created_at: row.created_at, duplicate: true },
+      });
+    }
+
+    // Entries' created_at never goes backwards along the chain, even if the clock does.
+    const nowMs = this.deps.clock();
+    const now = iso(nowMs);
+    const expect = state.head;
+    const createdAt = now > expect.lastCreatedAt ? now : expect.lastCreatedAt;
+    let seq = expect.lastSeq;
+    let prevHash = expect.lastHash;
+    const rows: LogEntryRow[] = [];
+    const outcomes: Array<AppendedEvent[] | Error> = [];
+    const keys: string[] = [];
+    // One key for the whole group, read once: a rotation meanwhile makes the store refuse the
+    // write (KeyRetiredError), and the group is built again with the new key.
+    const signingKey = this.deps.keyring.active;
+    const keyId = signingKey.keyId;
+
+    for (const p of group) {
+      const mark = { seq, prevHash, rows: rows.length, keys: keys.length };
+      const results: AppendedEvent[] = [];
+      let failure: Error | undefined;
+      for (const [index, ev] of p.events.entries()) {
+        const key = ev.envelope.idempotency_key;
+        const seen = key === null ? undefined : byKey.get(key);
+        if (seen) {
+          if (seen.event_type !== ev.event_type || seen.data !== ev.dataJson) {
+            failure = new IdempotencyConflictError(index, key as string);
+            break;
+          }
+          results.push({ ...seen.result, duplicate: true });
+          continue;
+        }
+        seq += 1;
+        // The stored row is the hashed body with data and extra as their canonical JSON.
+        const row: LogEntryRow = {
+          format_version: LEDGER_FORMAT_VERSION,
+          company_id: companyId,
+          seq,
+          log_id: uuidv7(nowMs),
+          event_type: ev.event_type,
+          data: ev.dataJson,
+          ...ev.envelope,
+          extra: ev.extraJson,
+          created_at: createdAt,
+          prev_hash: prevHash,
+          hash: '',
+          signature: '',
+          key_id: keyId,
+        };
+        row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson));
+        rows.push(row);
+        prevHash = row.hash;
+        const result: AppendedEvent = { log_id: row.log_id, seq, hash: row.hash, event_type: ev.event_type, created_at: createdAt, duplicate: false };
+        results.push(result);
+        if (key !== null) {
+          byKey.set(key, { event_type: ev.event_type, data: ev.dataJson, result });
+          keys.push(key);
+        }
+      }
+      if (failure) {
+        // Undo this request's part; the rest of the group goes ahead.
+        ({ seq, prevHash } = mark);
+        rows.length = mark.rows;
+        for (const k of keys.splice(mark.keys)) byKey.delete(k);
+        outcomes.push(failure);
+      } else {
+        outcomes.push(results);
+      }
+    }
+
+    // The tree grows with the entries: they and their leaves commit together.
+    const treeFirst = storedHashIndex(0, state.edge.size);
+    const treeHashes: string[] = [];
+    for (const r of rows) for (const h of state.edge.append(entryLeafHash(r.hash))) treeHashes.push(toHex(h));
+    // Signing runs while the caller goes on (the next group can be built meanwhile); a small
+    // pipelined group goes unsigned (signature '') to the writer, which signs it.
+    let signed = Promise.resolve();
+    if (!writer || rows.length > WRITER_SIGNS_UP_TO) {
+      signed = this.deps.signer.signMany(
+        rows.map((r) => r.hash),
+        { offThread: writer !== undefined, keyId },
+      ).then((signatures) => rows.forEach((r, i) => (r.signature = signatures[i] as string)));
+      signed.catch(() => undefined); // awaited by the caller; never an unhandled rejection
+    }
+    const head: ChainHead = { lastSeq: seq, lastHash: prevHash, lastCreatedAt: rows.length > 0 ? createdAt : expect.lastCreatedAt };
+    state.head = head;
+    for (const k of keys) inFlightKeys.set(k, byKey.get(k) as KeyUse);
+
+    const plan: Plan = { outcomes, keys, signed, write: { companyId, expect, rows, head, treeFirst, treeHashes } };
+    const size = state.edge.size;
+    const covered = state.latest?.tree_size ?? 0;
+    if (size === covered) return plan;
+    const latestAt = state.latest ? Date.parse(state.latest.timestamp) : -Infinity;
+    if (!group.some((p) => p.checkpoint) && nowMs - latestAt < this.deps.checkpointIntervalMs) {
+      plan.checkpointDueAt = latestAt + this.deps.checkpointIntervalMs;
+      return plan;
+    }
+    // Sign the new tree only if the stored one provably extends the last checkpoint, so no two checkpoints ever conflict.
+    if (!(await state.consistent())) {
+      // Refuse to sign, but keep accepting entries: the verifier reports the damage.
+      this.deps.onError?.(new InconsistentTreeError(companyId, covered, size), 'checkpoint refused');
+      return plan;
+    }
+    plan.write.checkpoint = this.deps.checkpoints.sign(signingKey, companyId, size, state.edge.root(), nowMs);
+    state.latest = plan.write.checkpoint;
+    return plan;
+  }
+}

@@ -1,0 +1,62 @@
+// The state an append group is built from and the plan it becomes, shared by the planner and
+// the two ways of committing (appender.ts).
+import type { ChainHead, ChainWrite, CheckpointRow } from '../../store/chain.js';
+import type { TreeEdge } from '@audit-ledger/core';
+import type { PreparedEvent } from '../input.js';
+import type { AppendedEvent } from './errors.js';
+
+export interface Pending {
+  events: PreparedEvent[];
+  /** Sign a checkpoint for whatever is not yet covered, whatever the interval says. */
+  checkpoint?: boolean;
+  /** Times its group was built on a head that then moved. */
+  headMoves?: number;
+  resolve(r: AppendedEvent[]): void;
+  reject(e: unknown): void;
+}
+
+/** What one group's appends are built on: the chain as committed, plus any groups still committing. */
+export interface ChainState {
+  head: ChainHead;
+  edge: TreeEdge;
+  latest: CheckpointRow | undefined;
+  /** Whether the stored tree extends the latest checkpoint (checked once, when a checkpoint is about to be signed). */
+  consistent: () => Promise<boolean>;
+}
+
+/** An idempotency key's first use: compared with repeats, and answered to them. */
+export interface KeyUse {
+  event_type: string;
+  data: string;
+  result: AppendedEvent;
+}
+
+/** One group, sequenced, hashed and signed: the answers and the writes that make them true. */
+export interface Plan {
+  outcomes: Array<AppendedEvent[] | Error>;
+  /** The write; its rows are signed once `signed` resolves (or, left unsigned, by the writer). */
+  write: ChainWrite;
+  signed: Promise<void>;
+  /** Idempotency keys this group uses first. */
+  keys: string[];
+  /** When entries remain without a checkpoint: the clock time at which one is due. */
+  checkpointDueAt?: number;
+}
+
+/** A company's appends on a store with a ChainWriter: the chain as this process built it, and the writes in flight. */
+export interface Pipeline {
+  state?: ChainState;
+  /** Keys used by groups that are still committing. */
+  keys: Map<string, KeyUse>;
+  inFlight: Set<Promise<void>>;
+  /** A write failed: the writes built on it fail too; wait for them, then reload the state. */
+  failed: boolean;
+  /** Groups whose write found the head moved, in order: appended again from the stored head. */
+  retry: Pending[][];
+  /** Resolves once the last group's write has been handed to the writer (or failed before). */
+  handedOver: Promise<void>;
+  /** Set while the drain waits with room for another group: a new request wakes it. */
+  wake?: () => void;
+  /** A write found its signing key retired: the rotated key, loaded before anything is built again. */
+  keyReload?: Promise<void>;
+}

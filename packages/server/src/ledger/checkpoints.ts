@@ -1,0 +1,26 @@
+// Signing a company's checkpoints. The note's key name is LEDGER_ORIGIN (one name for the
+// service); the origin line adds the company (core's companyOrigin), so a checkpoint can never
+// be passed off as another company's. Checking them is the core's checkpointProblems.
+import { checkpointText, companyOrigin, toHex } from '@audit-ledger/core';
+import type { CheckpointRow } from '../store/chain.js';
+import { iso } from '../time.js';
+import type { SigningKey } from './keyring.js';
+import { signNote } from './signing.js';
+
+export class CheckpointSigner {
+  constructor(readonly keyName: string) {}
+
+  /** Signs with `key`: the active key the caller read once for the whole append group. */
+  sign(key: SigningKey, companyId: string, treeSize: number, root: Uint8Array, nowMs: number): CheckpointRow {
+    const timestamp = iso(nowMs);
+    const text = checkpointText({ origin: companyOrigin(this.keyName, companyId), treeSize, rootHash: root, timestamp });
+    return {
+      company_id: companyId,
+      tree_size: treeSize,
+      root_hash: toHex(root),
+      timestamp,
+      key_id: key.keyId,
+      note: signNote(text, this.keyName, key.privateKey, key.raw),
+    };
+  }
+}

@@ -1,0 +1,131 @@
+// Streaming exports and evidence bundles. Exports page through the store by seq and
+// yield text as the HTTP stream asks for it, so memory stays flat however large the range.
+import { type KeyTransition, publicKeyPem, rawKeyFromBase64, recordToEntry, verifierKey } from '@audit-ledger/core';
+import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
+import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
+import type { EntryFilter, SigningKeyRow, Store } from '../store/store.js';
+import { type CheckpointView, checkpointView, type InclusionView, inclusionViews } from './proofs.js';
+
+const PAGE = 1000;
+
+/** Every entry matching the filter, in seq order, a page at a time. */
+export async function* entriesOf(store: Store, companyId: string, filter: Omit<EntryFilter, 'order' | 'limit' | 'afterSeq'>): AsyncGenerator<LogEntryRow> {
+  let afterSeq: number | undefined;
+  for (;;) {
+    const rows = await store.listEntries(companyId, { ...filter, order: 'asc', limit: PAGE, afterSeq });
+    yield* rows;
+    if (rows.length < PAGE) return;
+    afterSeq = (rows[rows.length - 1] as LogEntryRow).seq;
+  }
+}
+
+/** JSON Lines: one entry per line, every ledger field, data and extra as JSON. */
+export async function* jsonLines(rows: AsyncIterable<LogEntryRow>): AsyncGenerator<string> {
+  let chunk = '';
+  for await (const row of rows) {
+    chunk += `${JSON.stringify(recordToEntry(row))}\n`;
+    if (chunk.length > 64 * 1024) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+/**
+ * RFC 4180 field: quoted when it holds a comma, quote or line break. A null is an empty field;
+ * an empty string is "" (so the two stay apart). A text that a spreadsheet would run as a
+ * formula (first character = + - @, tab or carriage return) gets a leading apostrophe (OWASP
+ * "CSV injection"): the CSV is for reading; JSON Lines is the verifiable, exact form.
+ */
+export function csvField(v: string | number | null): string {
+  if (v === null) return '';
+  if (typeof v === 'number') return String(v);
+  const s = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+  return s === '' || /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** CSV with a header row; data and extra are their canonical JSON text; formula-like cells neutralised (csvField). */
+export async function* csvLines(rows: AsyncIterable<LogEntryRow>): AsyncGenerator<string> {
+  let chunk = `${LOG_ENTRY_COLUMNS.join(',')}\r\n`;
+  for await (const row of rows) {
+    chunk += `${LOG_ENTRY_COLUMNS.map((c) => csvField(row[c])).join(',')}\r\n`;
+    if (chunk.length > 64 * 1024) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+export const EVIDENCE_FORMAT = 'audit-ledger/evidence-bundle/v1';
+/** Most entries one bundle holds. */
+export const MAX_EVIDENCE_ENTRIES = 10_000;
+
+export interface PublicKeyView {
+  key_id: string;
+  algorithm: string;
+  public_key: string;
+  public_key_pem: string;
+  note_verifier_key: string;
+  active_from: string;
+  active_to: string | null;
+}
+
+export function publicKeyView(k: SigningKeyRow, keyName: string): PublicKeyView {
+  const raw = rawKeyFromBase64(k.public_key);
+  return {
+    key_id: k.key_id,
+    algorithm: k.algorithm,
+    public_key: k.public_key,
+    public_key_pem: publicKeyPem(raw),
+    note_verifier_key: verifierKey(keyName, raw),
+    active_from: k.active_from,
+    active_to: k.active_to,
+  };
+}
+
+export interface EvidenceBundle {
+  format: typeof EVIDENCE_FORMAT;
+  company_id: string;
+  generated_at: string;
+  selection: { trace_id: string } | { from_seq: number; to_seq: number };
+  checkpoint: CheckpointView;
+  public_keys: PublicKeyView[];
+  /** Every key rotation, oldest first: each new key endorsed by the key before it (docs/ledger-format.md §11). */
+  key_transitions: KeyTransition[];
+  /** Matching entries newer than the checkpoint, left out because nothing signed covers them yet. */
+  entries_after_checkpoint: number;
+  entries: Array<{ entry: ReturnType<typeof recordToEntry>; inclusion_proof: Omit<InclusionView, 'root_hash'> }>;
+}
+
+/** Builds a bundle of these rows (seq order) proven against one checkpoint. */
+export async function buildEvidence(
+  store: Store,
+  companyId: string,
+  rows: LogEntryRow[],
+  checkpoint: CheckpointRow,
+  meta: { selection: EvidenceBundle['selection']; generatedAt: string; keyName: string },
+): Promise<EvidenceBundle> {
+  const covered = rows.filter((r) => r.seq < checkpoint.tree_size);
+  const proofs = await inclusionViews(
+    store,
+    companyId,
+    covered.map((r) => r.seq),
+    checkpoint.tree_size,
+  );
+  return {
+    format: EVIDENCE_FORMAT,
+    company_id: companyId,
+    generated_at: meta.generatedAt,
+    selection: meta.selection,
+    checkpoint: checkpointView(checkpoint),
+    public_keys: (await store.keys.list()).map((k) => publicKeyView(k, meta.keyName)),
+    key_transitions: await store.keys.transitions(),
+    entries_after_checkpoint: rows.length - covered.length,
+    entries: covered.map((r, i) => {
+      const { root_hash: _root, ...proof } = proofs[i] as InclusionView;
+      return { entry: recordToEntry(r), inclusion_proof: proof };
+    }),
+  };
+}

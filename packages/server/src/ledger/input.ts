@@ -1,0 +1,98 @@
+// What a client may send for one event, and how it becomes the fields the ledger hashes.
+import Type from 'typebox';
+import { canonicalJson, ENVELOPE_FIELDS, type EnvelopeField, type JsonObject } from '@audit-ledger/core';
+import type { FieldError } from '../http/problems.js';
+import { Uuid } from '../http/schemas.js';
+
+/** Entries the service writes itself (HITL rejections) carry a source under this prefix; clients may not. */
+export const RESERVED_SOURCE_PREFIX = 'audit-ledger/';
+
+const MAX_DEPTH = 64;
+
+const text = (max: number, description?: string) => Type.Union([Type.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) }), Type.Null()]);
+
+/** One event. Unknown top-level fields are accepted and kept under `extra`. */
+export const LogInput = Type.Object(
+  {
+    event_type: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Kind of audit event, e.g. tool.called' }),
+    data: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Free-form payload (a JSON object)' })),
+    payload: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Another name for data; send one of them' })),
+    source: Type.Optional(text(200)),
+    trace_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    session_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    timestamp: Type.Optional(Type.Union([Type.String({ format: 'date-time', description: 'Client time, ISO 8601 with offset' }), Type.Null()])),
+    span_id: Type.Optional(text(128)),
+    parent_span_id: Type.Optional(text(128)),
+    parent_event_id: Type.Optional(text(128)),
+    root_event_id: Type.Optional(text(128)),
+    agent_id: Type.Optional(text(200)),
+    workflow_id: Type.Optional(text(200)),
+    causality_type: Type.Optional(text(64)),
+    idempotency_key: Type.Optional(text(255, 'Repeats with the same key return the original log_id and append nothing')),
+    schema_version: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Number(), Type.Null()], { description: 'Stored as a string' })),
+  },
+  { additionalProperties: true },
+);
+
+export type LogInputT = Type.Static<typeof LogInput>;
+
+/** An event ready to be sequenced: exactly the client-supplied parts of the hashed body. */
+export interface PreparedEvent {
+  event_type: string;
+  data: JsonObject;
+  /** Canonical JSON of data, as stored (and compared for idempotent repeats). */
+  dataJson: string;
+  envelope: Record<EnvelopeField, string | null>;
+  extra: JsonObject | null;
+  extraJson: string | null;
+}
+
+const KNOWN = new Set<string>(['event_type', 'data', 'payload', ...ENVELOPE_FIELDS]);
+
+function depthExceeds(value: unknown, max: number): boolean {
+  // Iterative, so a hostile nesting depth cannot overflow the stack.
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (d >= max) return true;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return false;
+}
+
+/**
+ * Turns a schema-valid item into a PreparedEvent, or returns the field errors that
+ * the schema cannot express. `pointer` locates the item in the request (for errors).
+ */
+export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent | FieldError[] {
+  const errors: FieldError[] = [];
+  if (input.data !== undefined && input.payload !== undefined) errors.push({ field: `${pointer}/payload`, message: 'send data or payload, not both' });
+  const data = (input.data ?? input.payload) as JsonObject | undefined;
+  if (data === undefined) errors.push({ field: `${pointer}/data`, message: 'is required (a JSON object)' });
+  const extra: JsonObject = {};
+  for (const [k, v] of Object.entries(input)) if (!KNOWN.has(k)) extra[k] = v as JsonObject[string];
+  const hasExtra = Object.keys(extra).length > 0;
+  if (depthExceeds(data, MAX_DEPTH)) errors.push({ field: `${pointer}/data`, message: `nests deeper than ${MAX_DEPTH} levels` });
+  if (depthExceeds(extra, MAX_DEPTH)) errors.push({ field: pointer, message: `an extra field nests deeper than ${MAX_DEPTH} levels` });
+  if (errors.length || data === undefined) return errors;
+
+  // The body parser (http/json-body.ts) refused every number it could not keep exactly, so
+  // every value here has a canonical form.
+  const dataJson = canonicalJson(data);
+  const extraJson = hasExtra ? canonicalJson(extra) : null;
+
+  const envelope = {} as Record<EnvelopeField, string | null>;
+  for (const f of ENVELOPE_FIELDS) {
+    const v = input[f];
+    envelope[f] = v === undefined || v === null ? null : String(v);
+  }
+  return {
+    event_type: input.event_type,
+    data,
+    dataJson,
+    envelope,
+    extra: hasExtra ? extra : null,
+    extraJson,
+  };
+}

@@ -1,0 +1,52 @@
+// What the proof, checkpoint and evidence endpoints answer, in the JSON shapes of
+// docs/ledger-format.md: hashes as lowercase hex, the note exactly as signed.
+import { consistencyProof, type Hash, inclusionProofs, parseCheckpointText, parseNote, readRoot, toHex } from '@audit-ledger/core';
+import type { CheckpointRow } from '../store/chain.js';
+import type { Store } from '../store/store.js';
+
+export interface CheckpointView {
+  origin: string;
+  tree_size: number;
+  root_hash: string;
+  timestamp: string;
+  key_id: string;
+  note: string;
+}
+
+export function checkpointView(row: CheckpointRow): CheckpointView {
+  const origin = parseCheckpointText(parseNote(row.note).text).origin;
+  return { origin, tree_size: row.tree_size, root_hash: row.root_hash, timestamp: row.timestamp, key_id: row.key_id, note: row.note };
+}
+
+export interface InclusionView {
+  leaf_index: number;
+  tree_size: number;
+  root_hash: string;
+  proof: string[];
+}
+
+
+export function treeReader(store: Store, companyId: string) {
+  return (indexes: number[]) => store.readTreeHashes(companyId, indexes);
+}
+
+/** Inclusion proofs of the entries at these seqs in the tree of `size` leaves. */
+export async function inclusionViews(store: Store, companyId: string, seqs: number[], size: number): Promise<InclusionView[]> {
+  const read = treeReader(store, companyId);
+  const [proofs, root] = await Promise.all([inclusionProofs(read, seqs, size), readRoot(read, size)]);
+  return seqs.map((seq, i) => ({ leaf_index: seq, tree_size: size, root_hash: toHex(root), proof: (proofs[i] as Hash[]).map(toHex) }));
+}
+
+export interface ConsistencyView {
+  first: number;
+  second: number;
+  first_root: string;
+  second_root: string;
+  proof: string[];
+}
+
+export async function consistencyView(store: Store, companyId: string, first: number, second: number): Promise<ConsistencyView> {
+  const read = treeReader(store, companyId);
+  const [proof, r1, r2] = await Promise.all([consistencyProof(read, first, second), readRoot(read, first), readRoot(read, second)]);
+  return { first, second, first_root: toHex(r1), second_root: toHex(r2), proof: proof.map(toHex) };
+}

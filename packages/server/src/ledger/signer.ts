@@ -1,0 +1,140 @@
+// Entry signing off the request thread. Ed25519 costs ~23 µs a signature here, the
+// largest single cost of an append, so groups of entries are signed in worker threads
+// while the main thread goes on parsing and validating the next requests. Small groups
+// are signed inline: a round trip to a worker costs more than a few signatures.
+import type { KeyObject } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import { ENTRY_SIGNATURE_CONTEXT } from '@audit-ledger/core';
+import { signEntryHash } from './signing.js';
+
+/** A private key and its id, as the signer needs it. */
+export interface KeyForSigning {
+  keyId: string;
+  privateKey: KeyObject;
+}
+
+export interface SignOptions {
+  /** Which key signs (one added with addKey); the key the signer was made with by default. */
+  keyId?: string;
+  /**
+   * Sign everything in the workers, however few: the calling thread has other work to do
+   * meanwhile (the appender builds the next group while this one is signed).
+   */
+  offThread?: boolean;
+}
+
+export interface Signer {
+  signMany(hashes: string[], options?: SignOptions): Promise<string[]>;
+  /** Makes a key available (after a rotation); jobs sent after this may name it. */
+  addKey(key: KeyForSigning): void;
+  close(): Promise<void>;
+}
+
+/** Below this many hashes a group is signed inline. */
+const MIN_FOR_WORKERS = 16;
+
+// Plain JavaScript evaluated in the worker (no build step, so it runs the same under
+// tsx, vitest and dist). The message it signs is @audit-ledger/core's (entrySignatureMessage), passed in as context.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { sign } = require('node:crypto');
+const { context } = workerData;
+const keys = new Map(workerData.keys.map((k) => [k.keyId, k.privateKey]));
+parentPort.on('message', (m) => {
+  if (m.add) { keys.set(m.add.keyId, m.add.privateKey); return; }
+  const key = keys.get(m.keyId);
+  const sigs = new Array(m.hashes.length);
+  for (let i = 0; i < m.hashes.length; i++) sigs[i] = sign(null, Buffer.from(context + m.hashes[i], 'utf8'), key).toString('base64');
+  parentPort.postMessage({ id: m.id, sigs });
+});
+`;
+
+interface Job {
+  resolve(sigs: string[]): void;
+  reject(err: unknown): void;
+}
+
+export class WorkerSigner implements Signer {
+  private workers: Worker[] = [];
+  private readonly jobs = new Map<number, Job & { worker: number }>();
+  private nextId = 0;
+  private closed = false;
+
+  private readonly keys = new Map<string, KeyObject>();
+  private readonly firstKeyId: string;
+
+  constructor(key: KeyForSigning, count: number) {
+    this.keys.set(key.keyId, key.privateKey);
+    this.firstKeyId = key.keyId;
+    for (let i = 0; i < count; i++) this.workers.push(this.spawn(i));
+  }
+
+  addKey(key: KeyForSigning): void {
+    if (this.keys.has(key.keyId)) return;
+    this.keys.set(key.keyId, key.privateKey);
+    // Messages reach a worker in order: every job posted after this may use the key.
+    for (const w of this.workers) w.postMessage({ add: key });
+  }
+
+  private spawn(index: number): Worker {
+    const keys = [...this.keys].map(([keyId, privateKey]) => ({ keyId, privateKey }));
+    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { keys, context: ENTRY_SIGNATURE_CONTEXT } });
+    // An idle worker does not keep the process alive; one with jobs does (see signMany), or a
+    // process awaiting signatures with nothing else to do would exit before they come.
+    w.unref();
+    w.on('message', (m: { id: number; sigs: string[] }) => {
+      const job = this.jobs.get(m.id);
+      this.jobs.delete(m.id);
+      if (![...this.jobs.values()].some((j) => j.worker === index)) w.unref();
+      job?.resolve(m.sigs);
+    });
+    let failed = false;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      // Never leave a caller waiting on a worker that is gone.
+      for (const [id, job] of this.jobs) {
+        if (job.worker !== index) continue;
+        this.jobs.delete(id);
+        job.reject(err);
+      }
+      // Replace a worker that died, unless we are shutting down.
+      if (!this.closed) this.workers[index] = this.spawn(index);
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`signing worker exited with code ${code}`)));
+    return w;
+  }
+
+  async signMany(hashes: string[], options: SignOptions = {}): Promise<string[]> {
+    if (hashes.length === 0) return [];
+    const keyId = options.keyId ?? this.firstKeyId;
+    const key = this.keys.get(keyId);
+    if (!key) throw new Error(`the signer has no key ${keyId}`);
+    const offThread = options.offThread === true && this.workers.length > 0;
+    if (!offThread && (hashes.length < MIN_FOR_WORKERS || this.workers.length === 0)) return hashes.map((h) => signEntryHash(key, h));
+    // Each worker takes an equal share, and so does this thread unless it has other work:
+    // it signs its share while the workers sign theirs, instead of idling until they answer.
+    const local = offThread ? 0 : 1;
+    const per = Math.ceil(hashes.length / (this.workers.length + local));
+    const remote = this.workers.map((w, index) => {
+      const chunk = hashes.slice((index + local) * per, (index + local + 1) * per);
+      if (chunk.length === 0) return Promise.resolve([] as string[]);
+      return new Promise<string[]>((resolve, reject) => {
+        const id = this.nextId++;
+        this.jobs.set(id, { resolve, reject, worker: index });
+        w.ref();
+        w.postMessage({ id, keyId, hashes: chunk });
+      });
+    });
+    const mine = hashes.slice(0, local * per).map((h) => signEntryHash(key, h));
+    return [mine, ...(await Promise.all(remote))].flat();
+  }
+
+  /** Call after the Appender has drained: jobs still pending are rejected. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.workers.map((w) => w.terminate()));
+    this.workers = [];
+  }
+}

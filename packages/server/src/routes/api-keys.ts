@@ -1,0 +1,128 @@
+// Integration API keys (spec 3, 5.5–5.7, 8): one active key per company, shown once.
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { principalOf } from '../auth/authenticate.js';
+import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from '../auth/secrets.js';
+import { ApiError, problemResponses } from '../http/problems.js';
+import { Uuid } from '../http/schemas.js';
+import { ActiveKeyExistsError, type ApiKey } from '../store/store.js';
+import type { Services } from '../services.js';
+import { iso } from '../time.js';
+import { ADMIN } from '../auth/rules.js';
+
+const CreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Label of the key' }),
+    rate_limit_per_minute: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Requests per minute allowed for this key' }),
+  },
+  { additionalProperties: false },
+);
+
+const ApiKeyView = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  key_prefix: Type.String({ description: 'First characters of the key, to tell keys apart' }),
+  rate_limit_per_minute: Type.Integer(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
+  created_at: Type.String({ format: 'date-time' }),
+  revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+const CreatedApiKey = Type.Object({
+  ...ApiKeyView.properties,
+  key: Type.String({ description: 'The key itself. Shown only in this response; store it now.' }),
+});
+
+function view(k: ApiKey) {
+  return {
+    id: k.key_id,
+    name: k.name,
+    key_prefix: k.key_prefix,
+    rate_limit_per_minute: k.rate_limit_per_minute,
+    status: k.status,
+    created_at: k.created_at,
+    revoked_at: k.revoked_at,
+  };
+}
+
+// Key management takes a user's bearer token only, never an API key (a leaked key must not mint keys).
+
+export function apiKeyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/auth/api_keys',
+      {
+        config: ADMIN,
+        schema: {
+          tags: ['api keys'],
+          summary: 'Create the company integration API key',
+          description: 'Only one key may be active per company: revoke the current key first, or get 409 active_key_exists.',
+          body: CreateBody,
+          response: { 201: CreatedApiKey, ...problemResponses(400, 401, 403, 409) },
+        },
+      },
+      async (request, reply) => {
+        const p = principalOf(request);
+        const key = newSecret(API_KEY_PREFIX);
+        try {
+          const row = await ctx.store.insertApiKey({
+            company_id: p.companyId,
+            key_id: randomUUID(),
+            name: request.body.name,
+            key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
+            key_hash: hashSecret(key),
+            rate_limit_per_minute: request.body.rate_limit_per_minute,
+            created_at: iso(ctx.clock()),
+            created_by: p.kind === 'user' ? p.userId : p.keyId,
+          });
+          await ctx.events.emit(p.companyId, 'api_key.created', { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute, created_by: row.created_by });
+          return reply.code(201).send({ ...view(row), key });
+        } catch (err) {
+          if (err instanceof ActiveKeyExistsError) {
+            throw new ApiError(409, 'active_key_exists', 'The company already has an active API key; revoke it (DELETE /api/v1/auth/api_keys/{id}) before creating another');
+          }
+          throw err;
+        }
+      },
+    );
+
+    app.get(
+      '/auth/api_keys',
+      {
+        config: ADMIN,
+        schema: {
+          tags: ['api keys'],
+          summary: "List the company's API keys (never the secrets)",
+          response: { 200: Type.Object({ items: Type.Array(ApiKeyView) }), ...problemResponses(401, 403) },
+        },
+      },
+      async (request) => ({ items: (await ctx.store.listApiKeys(principalOf(request).companyId)).map(view) }),
+    );
+
+    app.delete(
+      '/auth/api_keys/:id',
+      {
+        config: ADMIN,
+        schema: {
+          tags: ['api keys'],
+          summary: 'Revoke an API key',
+          description: 'Idempotent: revoking a revoked key answers 204 too. Another company\'s key is 404.',
+          params: Type.Object({ id: Uuid }),
+          response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request, reply) => {
+        const p = principalOf(request);
+        const before = await ctx.store.getApiKey(p.companyId, request.params.id);
+        const revoked = await ctx.store.revokeApiKey(p.companyId, request.params.id, iso(ctx.clock()));
+        if (!revoked) throw new ApiError(404, 'not_found', `No API key ${request.params.id}`);
+        // Revoking a revoked key is a no-op, and reports nothing.
+        if (before?.status === 'active') {
+          await ctx.events.emit(p.companyId, 'api_key.revoked', { key_id: revoked.key_id, name: revoked.name, key_prefix: revoked.key_prefix, revoked_by: p.kind === 'user' ? p.userId : p.keyId });
+        }
+        return reply.code(204).send(null);
+      },
+    );
+  };
+}

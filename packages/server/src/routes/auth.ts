@@ -1,0 +1,135 @@
+// Login, logout and "who am I" (spec 4.1, 5).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { principalOf } from '../auth/authenticate.js';
+import { dummyPasswordHash, verifyPassword } from '../auth/passwords.js';
+import { ACCESS_TOKEN_PREFIX, hashSecret, newSecret } from '../auth/secrets.js';
+import { ApiError, problemResponses } from '../http/problems.js';
+import type { Services } from '../services.js';
+import { iso } from '../time.js';
+import { ANY_CREDENTIAL, USER } from '../auth/rules.js';
+
+const MAX_FAILED_LOGINS_PER_MINUTE = 10;
+
+const LoginBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+const LoginResponse = Type.Object({
+  access_token: Type.String({ description: 'Shown once; send as Authorization: Bearer <access_token>' }),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
+  expires_at: Type.String({ format: 'date-time' }),
+});
+
+const Company = Type.Object({ id: Type.String(), name: Type.String(), created_at: Type.String({ format: 'date-time' }) });
+
+const MeResponse = Type.Object({
+  credential: Type.Union([Type.Literal('user'), Type.Literal('api_key')]),
+  company: Company,
+  user: Type.Optional(Type.Object({ id: Type.String(), email: Type.String(), role: Type.String(), created_at: Type.String() })),
+  api_key: Type.Optional(
+    Type.Object({ id: Type.String(), key_prefix: Type.String(), rate_limit_per_minute: Type.Integer() }),
+  ),
+});
+
+export function authRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/auth/login',
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Exchange email and password for an access token',
+          description: `After ${MAX_FAILED_LOGINS_PER_MINUTE} failed attempts for one email within a minute, further attempts get 429 until the minute is over.`,
+          body: LoginBody,
+          response: { 200: LoginResponse, ...problemResponses(400, 401, 429) },
+        },
+      },
+      async (request) => {
+        const email = request.body.email.trim().toLowerCase();
+        const lockKey = `login:${email}`;
+        // Reserve this attempt's place in the failure count before checking the password, in one
+        // atomic step, so parallel guesses cannot all pass a check made before any of them failed.
+        const reserved = await ctx.counters.hit(lockKey, 60_000);
+        if (reserved.count > MAX_FAILED_LOGINS_PER_MINUTE) {
+          const retry = String(Math.max(1, Math.ceil(reserved.resetMs / 1000)));
+          throw new ApiError(429, 'too_many_login_attempts', `Too many failed logins for this email; retry after ${retry} s`, {
+            headers: { 'Retry-After': retry },
+          });
+        }
+        const user = await ctx.store.findUserByEmail(email);
+        // Verify against a dummy hash for unknown emails: same work, same answer.
+        const passwordOk = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), request.body.password);
+        // A failed attempt keeps its reservation; a successful one gives it back.
+        if (!user || !passwordOk) throw new ApiError(401, 'invalid_login', 'The email or password is incorrect');
+        await ctx.counters.release(lockKey);
+        const token = newSecret(ACCESS_TOKEN_PREFIX);
+        const now = ctx.clock();
+        const ttl = ctx.config.accessTokenTtlSeconds;
+        const expiresAt = iso(now + ttl * 1000);
+        await ctx.store.insertAccessToken({
+          company_id: user.company_id,
+          token_hash: hashSecret(token),
+          user_id: user.user_id,
+          created_at: iso(now),
+          expires_at: expiresAt,
+        });
+        return { access_token: token, token_type: 'Bearer' as const, expires_in: ttl, expires_at: expiresAt };
+      },
+    );
+
+    app.post(
+      '/auth/logout',
+      {
+        config: USER,
+        schema: {
+          tags: ['auth'],
+          summary: 'Revoke the access token used for this request',
+          response: { 204: Type.Null(), ...problemResponses(401, 403) },
+        },
+      },
+      async (request, reply) => {
+        const p = principalOf(request);
+        if (p.kind === 'user') await ctx.store.revokeAccessToken(p.companyId, p.tokenHash, iso(ctx.clock()));
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.get(
+      '/auth/me',
+      {
+        config: ANY_CREDENTIAL,
+        schema: {
+          tags: ['auth'],
+          summary: 'The calling user or API key, and its company',
+          response: { 200: MeResponse, ...problemResponses(401, 429) },
+        },
+      },
+      async (request) => {
+        const p = principalOf(request);
+        const company = await ctx.store.getCompany(p.companyId);
+        if (!company) throw new ApiError(401, 'invalid_credential', 'The credential belongs to no company');
+        const companyOut = { id: company.company_id, name: company.name, created_at: company.created_at };
+        if (p.kind === 'api_key') {
+          return {
+            credential: 'api_key' as const,
+            company: companyOut,
+            api_key: { id: p.keyId, key_prefix: p.keyPrefix, rate_limit_per_minute: p.rateLimitPerMinute },
+          };
+        }
+        const user = await ctx.store.getUser(p.companyId, p.userId);
+        if (!user) throw new ApiError(401, 'invalid_credential', 'The user no longer exists');
+        return {
+          credential: 'user' as const,
+          company: companyOut,
+          user: { id: user.user_id, email: user.email, role: user.role, created_at: user.created_at },
+        };
+      },
+    );
+  };
+}

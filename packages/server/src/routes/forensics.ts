@@ -1,0 +1,258 @@
+// Forensic replay sessions (spec 2.5, 2.6, 4.3): create one for a trace, then ask for its
+// timeline, causal graph, staleness and root cause. Every answer comes from the session's
+// pinned, verified events, so it does not change when the trace grows.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { principalOf } from '../auth/authenticate.js';
+import type { JsonObject } from '@audit-ledger/core';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { ApiError, problemResponses } from '../http/problems.js';
+import { Uuid } from '../http/schemas.js';
+import { toMermaid } from '../forensics/graph.js';
+import { TraceNotFoundError } from '../forensics/service.js';
+import type { Services } from '../services.js';
+import { READ } from '../auth/rules.js';
+
+const Json = Type.Object({}, { additionalProperties: true });
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+const Session = Type.Object({
+  id: Uuid,
+  company_id: Type.String(),
+  trace_id: Uuid,
+  token_id: NullableString,
+  metadata: Json,
+  created_at: Type.String({ format: 'date-time' }),
+  event_count: Type.Integer({ description: 'Events of the trace in the session' }),
+  tree_size: Type.Integer({ description: 'The chain length the session is pinned to: it sees entries with seq < tree_size only' }),
+});
+
+const Candidate = Type.Object({
+  root_cause_type: Type.String(),
+  description: Type.String(),
+  confidence: Type.Number(),
+  remediation: Type.String(),
+  evidence: Type.Array(Uuid, { description: 'log_ids the finding rests on' }),
+});
+
+const SessionParams = Type.Object({ replay_session_id: Uuid });
+
+export function forensicsRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const sessionOr404 = async (companyId: string, id: string) => {
+      const s = await ctx.forensics.repo.getSession(companyId, id);
+      if (!s) throw new ApiError(404, 'not_found', `No replay session ${id}`);
+      return s;
+    };
+    const load = async (companyId: string, id: string) => {
+      const s = await sessionOr404(companyId, id);
+      return { s, trace: await ctx.forensics.loadTrace(s) };
+    };
+
+    app.post(
+      '/forensics/replays',
+      {
+        config: READ,
+        schema: {
+          tags: ['forensics'],
+          summary: 'Create a replay session for a trace, pinned to the ledger as it is now',
+          body: Type.Object(
+            {
+              trace_id: Uuid,
+              token_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Free-form reference (for example the agent run or token being investigated)' })),
+              metadata: Type.Object({}, { additionalProperties: true, description: 'Free-form; stored as given' }),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Session, ...problemResponses(400, 401, 404, 429) },
+        },
+      },
+      async (request) => {
+        try {
+          return await ctx.forensics.createSession(principalOf(request).companyId, { ...request.body, metadata: request.body.metadata as JsonObject });
+        } catch (err) {
+          if (err instanceof TraceNotFoundError) throw new ApiError(404, 'not_found', err.message);
+          throw err;
+        }
+      },
+    );
+
+    app.get(
+      '/forensics/replays',
+      {
+        config: READ,
+        schema: {
+          tags: ['forensics'],
+          summary: 'Replay sessions, newest first',
+          querystring: Type.Object(
+            {
+              trace_id: Type.Optional(Uuid),
+              limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+              cursor: Type.Optional(Type.String({ maxLength: 200 })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Type.Object({ items: Type.Array(Session), next_cursor: NullableString }), ...problemResponses(400, 401, 429) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const rows = await ctx.forensics.repo.listSessions(principalOf(request).companyId, {
+          traceId: q.trace_id,
+          before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
+          limit: q.limit,
+        });
+        const last = rows[rows.length - 1];
+        return { items: rows.map((r) => ctx.forensics.view(r)), next_cursor: rows.length === q.limit && last ? encodeCursor({ id: last.session_id }) : null };
+      },
+    );
+
+    app.get(
+      '/forensics/replays/:replay_session_id',
+      {
+        config: READ,
+        schema: { tags: ['forensics'], summary: 'One replay session', params: SessionParams, response: { 200: Session, ...problemResponses(400, 401, 404, 429) } },
+      },
+      async (request) => ctx.forensics.view(await sessionOr404(principalOf(request).companyId, request.params.replay_session_id)),
+    );
+
+    app.get(
+      '/forensics/replays/:replay_session_id/timeline',
+      {
+        config: READ,
+        schema: {
+          tags: ['forensics'],
+          summary: "The session's events in event-time order, then seq, each with its integrity",
+          description: "Event time is the client's `timestamp` when it sent a valid one, else the server's `created_at` (`timestamp_source` says which).",
+          params: SessionParams,
+          response: {
+            200: Type.Object({
+              session_id: Uuid,
+              trace_id: Uuid,
+              items: Type.Array(
+                Type.Object({
+                  log_id: Uuid,
+                  seq: Type.Integer(),
+                  event_type: Type.String(),
+                  timestamp: Type.String({ format: 'date-time' }),
+                  timestamp_source: Type.Union([Type.Literal('client'), Type.Literal('server')]),
+                  created_at: Type.String({ format: 'date-time' }),
+                  source: NullableString,
+                  data: Json,
+                  integrity: Type.Union([Type.Literal('valid'), Type.Literal('invalid')]),
+                }),
+              ),
+            }),
+            ...problemResponses(400, 401, 404, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { s, trace } = await load(principalOf(request).companyId, request.params.replay_session_id);
+        return { session_id: s.session_id, trace_id: s.trace_id, items: ctx.forensics.timeline(trace) };
+      },
+    );
+
+    app.get(
+      '/forensics/replays/:replay_session_id/causal-graph',
+      {
+        config: READ,
+        schema: {
+          tags: ['forensics'],
+          summary: 'The causal graph: events and the context sources they read, with typed edges',
+          description:
+            'Edge types: caused_by (effect → cause), reads (event → source), decided_on (decision → input), denied_by (denied event → denial), reviewed_by (decision → review). Cycles among caused_by edges and references that name nothing in the trace are listed, never followed. `?format=mermaid` gives a Mermaid flowchart of the same graph as text/plain.',
+          params: SessionParams,
+          querystring: Type.Object({ format: Type.Union([Type.Literal('json'), Type.Literal('mermaid')], { default: 'json' }) }, { additionalProperties: false }),
+          produces: ['application/json', 'text/plain'],
+          response: {
+            200: Type.Object({
+              session_id: Uuid,
+              trace_id: Uuid,
+              nodes: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), label: Type.String(), metadata: Json })),
+              edges: Type.Array(Type.Object({ source: Type.String(), target: Type.String(), type: Type.String(), label: Type.String() })),
+              cycles: Type.Array(Type.Array(Type.String()), { description: 'Each cycle among caused_by edges, as node ids' }),
+              dangling: Type.Array(Type.Object({ log_id: Uuid, field: Type.String(), reference: Type.String() }), { description: 'References that name no event or source of the session' }),
+            }),
+            ...problemResponses(400, 401, 404, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { s, trace } = await load(principalOf(request).companyId, request.params.replay_session_id);
+        const graph = ctx.forensics.graph(trace);
+        if (request.query.format === 'mermaid') return reply.type('text/plain; charset=utf-8').send(toMermaid(graph) as never);
+        return { session_id: s.session_id, trace_id: s.trace_id, ...graph };
+      },
+    );
+
+    app.get(
+      '/forensics/replays/:replay_session_id/staleness',
+      {
+        config: READ,
+        schema: {
+          tags: ['forensics'],
+          summary: 'How old each context source was when a later decision or action used it',
+          description: 'fresh: age ≤ max age; stale: up to 3× max age; critical: beyond; unknown: no max age declared or configured (STALENESS_MAX_AGE_SECONDS). The overall rating is the worst finding (unknown when there is none).',
+          params: SessionParams,
+          response: {
+            200: Type.Object({
+              session_id: Uuid,
+              trace_id: Uuid,
+              overall_staleness_rating: Type.Union([Type.Literal('fresh'), Type.Literal('stale'), Type.Literal('critical'), Type.Literal('unknown')]),
+              findings: Type.Array(
+                Type.Object({
+                  source_id: Type.String(),
+                  source_type: NullableString,
+                  staleness: Type.String(),
+                  age_seconds: Type.Union([Type.Number(), Type.Null()]),
+                  max_age_seconds: Type.Union([Type.Number(), Type.Null()]),
+                  used_by_log_id: Uuid,
+                  context_log_id: Uuid,
+                  details: Type.String(),
+                }),
+              ),
+            }),
+            ...problemResponses(400, 401, 404, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { s, trace } = await load(principalOf(request).companyId, request.params.replay_session_id);
+        return { session_id: s.session_id, trace_id: s.trace_id, ...ctx.forensics.staleness(trace) };
+      },
+    );
+
+    app.get(
+      '/forensics/replays/:replay_session_id/root-cause',
+      {
+        config: READ,
+        schema: {
+          tags: ['forensics'],
+          summary: 'The most likely root cause, with its evidence and the other findings ranked',
+          description:
+            'Types: STALE_CONTEXT, POLICY_DENIAL, TOOL_ERROR, HUMAN_REJECTION, INTEGRITY_FAILURE, and NONE (detected false). An entry that fails verification makes INTEGRITY_FAILURE the answer. Rules and confidence formulas: docs/forensics.md.',
+          params: SessionParams,
+          response: {
+            200: Type.Object({
+              session_id: Uuid,
+              trace_id: Uuid,
+              detected: Type.Boolean(),
+              root_cause_type: Type.String(),
+              description: Type.String(),
+              confidence: Type.Number(),
+              remediation: Type.String(),
+              evidence: Type.Array(Uuid),
+              candidates: Type.Array(Candidate),
+            }),
+            ...problemResponses(400, 401, 404, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { s, trace } = await load(principalOf(request).companyId, request.params.replay_session_id);
+        return { session_id: s.session_id, trace_id: s.trace_id, ...(await ctx.forensics.rootCause(s, trace)) };
+      },
+    );
+  };
+}

@@ -1,0 +1,31 @@
+// The route index: every route plugin of /api/v1, each given the services it declares.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Services } from '../services.js';
+import { apiKeyRoutes } from './api-keys.js';
+import { authRoutes } from './auth.js';
+import { exportRoutes } from './exports.js';
+import { forensicsRoutes } from './forensics.js';
+import { healthRoutes } from './health.js';
+import { hitlRoutes } from './hitl.js';
+import { integrityRoutes } from './integrity.js';
+import { keyRoutes } from './keys.js';
+import { logRoutes } from './logs.js';
+import { metricsRoutes } from './metrics.js';
+import { usageRoutes } from './usage.js';
+import { webhookRoutes } from './webhooks.js';
+
+/** In the order they appear in the OpenAPI document. */
+export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTypebox> = [
+  authRoutes,
+  apiKeyRoutes,
+  logRoutes,
+  integrityRoutes,
+  keyRoutes,
+  exportRoutes,
+  forensicsRoutes,
+  hitlRoutes,
+  healthRoutes,
+  metricsRoutes,
+  usageRoutes,
+  webhookRoutes,
+];

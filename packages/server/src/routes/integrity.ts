@@ -1,0 +1,245 @@
+// Integrity endpoints: public keys, signed checkpoints, consistency proofs.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import { principalOf } from '../auth/authenticate.js';
+import { ApiError, problemResponses } from '../http/problems.js';
+import { checkpointView, consistencyView } from '../ledger/proofs.js';
+import { CheckpointSchema, Uuid } from '../http/schemas.js';
+import { JobOpenError, type JobRow } from '../store/integrity.js';
+import type { Services } from '../services.js';
+import { READ } from '../auth/rules.js';
+
+
+
+const ViolationSchema = Type.Object({
+  seq: Type.Union([Type.Integer(), Type.Null()], { description: 'The entry (or, for a checkpoint, tree size − 1) it concerns' }),
+  log_id: Type.Union([Uuid, Type.Null()]),
+  kind: Type.Union(
+    ['hash_mismatch', 'broken_link', 'bad_signature', 'missing_entry', 'merkle_mismatch', 'checkpoint_inconsistent'].map((k) => Type.Literal(k)),
+  ),
+  detail: Type.String(),
+});
+
+const ReportSchema = Type.Object(
+  {
+    job_id: Uuid,
+    company_id: Type.String(),
+    status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]),
+    chain_status: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('broken')])),
+    options: Type.Object({ entry_signatures: Type.Boolean() }),
+    requested_at: Type.String({ format: 'date-time' }),
+    started_at: Type.String({ format: 'date-time' }),
+    finished_at: Type.String({ format: 'date-time' }),
+    duration_ms: Type.Optional(Type.Integer()),
+    tree_size: Type.Optional(Type.Integer({ description: 'Entries verified: the latest checkpoint when the job started' })),
+    range: Type.Optional(Type.Union([Type.Object({ from_seq: Type.Integer(), to_seq: Type.Integer() }), Type.Null()])),
+    entries_checked: Type.Optional(Type.Integer()),
+    tree_hashes_checked: Type.Optional(Type.Integer()),
+    checkpoints_checked: Type.Optional(Type.Integer()),
+    signatures_checked: Type.Optional(Type.Integer({ description: 'Entry signatures checked (only with entry_signatures)' })),
+    violation_count: Type.Optional(Type.Integer()),
+    violations_truncated: Type.Optional(Type.Boolean({ description: 'True when more violations were found than the 10,000 listed' })),
+    violations: Type.Optional(Type.Array(ViolationSchema)),
+    error: Type.Optional(Type.String({ description: 'Why a failed job failed' })),
+  },
+  { description: 'The result of a full verification' },
+);
+
+const JobSchema = Type.Object({
+  job_id: Uuid,
+  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
+  options: Type.Object({ entry_signatures: Type.Boolean() }),
+  requested_at: Type.String({ format: 'date-time' }),
+  started_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  report: Type.Union([ReportSchema, Type.Null()]),
+});
+
+function jobView(j: JobRow) {
+  return {
+    job_id: j.job_id,
+    status: j.status,
+    options: JSON.parse(j.options) as { entry_signatures: boolean },
+    requested_at: j.requested_at,
+    started_at: j.started_at,
+    finished_at: j.finished_at,
+    report: j.report === null ? null : (JSON.parse(j.report) as never),
+  };
+}
+
+
+/** True when the client asked for text/plain ahead of (or without) JSON. */
+function wantsText(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  const t = accept.indexOf('text/plain');
+  const j = accept.indexOf('application/json');
+  return t >= 0 && (j < 0 || t < j);
+}
+
+export function integrityRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/integrity/status',
+      {
+        config: READ,
+        schema: {
+          tags: ['integrity'],
+          summary: "The company's chain: head, latest checkpoint, and how much of it the verifier has checked",
+          description:
+            'chain_status: `verifying` while a full verification runs, `broken` when a verification found violations, `unverified` before the first verification, otherwise `valid`. The background verifier checks newly checkpointed entries every INTEGRITY_VERIFY_INTERVAL_SECONDS.',
+          response: {
+            200: Type.Object({
+              chain_status: Type.Union([Type.Literal('valid'), Type.Literal('broken'), Type.Literal('unverified'), Type.Literal('verifying')]),
+              head: Type.Union([Type.Object({ seq: Type.Integer(), hash: Type.String() }), Type.Null()]),
+              checkpoint: Type.Union([CheckpointSchema, Type.Null()]),
+              last_verified_seq: Type.Union([Type.Integer(), Type.Null()]),
+              last_verified_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+              violation_count: Type.Integer({ description: 'Violations known now: those of the last full verification plus any found since' }),
+              coverage_percent: Type.Number({ description: 'Share of the chain verified, 0–100' }),
+            }),
+            ...problemResponses(401, 429),
+          },
+        },
+      },
+      async (request) => ctx.verifier.status(principalOf(request).companyId),
+    );
+
+    app.post(
+      '/integrity/verify',
+      {
+        config: READ,
+        // No body at all means the defaults.
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+        schema: {
+          tags: ['integrity'],
+          summary: 'Start a full verification of the chain (one at a time per company)',
+          description:
+            'Verifies every entry up to the latest checkpoint: hashes, links, the whole Merkle tree and every checkpoint signature. With `entry_signatures: true` it also checks every entry signature (about 60 µs each). Poll GET /integrity/jobs/{job_id}; the result becomes GET /integrity/report.',
+          body: Type.Object({ entry_signatures: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
+          response: { 202: JobSchema, ...problemResponses(400, 401, 409, 429) },
+        },
+      },
+      async (request, reply) => {
+        const { companyId } = principalOf(request);
+        try {
+          const job = await ctx.verifier.requestFull(companyId, { entry_signatures: request.body.entry_signatures ?? false });
+          return reply.code(202).header('location', `/api/v1/integrity/jobs/${job.job_id}`).send(jobView(job));
+        } catch (err) {
+          if (err instanceof JobOpenError) {
+            throw new ApiError(409, 'verification_running', `Verification ${err.job.job_id} is already ${err.job.status}; poll /api/v1/integrity/jobs/${err.job.job_id}`, {
+              headers: { location: `/api/v1/integrity/jobs/${err.job.job_id}` },
+            });
+          }
+          throw err;
+        }
+      },
+    );
+
+    app.get(
+      '/integrity/jobs/:job_id',
+      {
+        config: READ,
+        schema: {
+          tags: ['integrity'],
+          summary: 'A full verification job and, once finished, its report',
+          params: Type.Object({ job_id: Uuid }),
+          response: { 200: JobSchema, ...problemResponses(400, 401, 404, 429) },
+        },
+      },
+      async (request) => {
+        const job = await ctx.verifier.repo.getJob(principalOf(request).companyId, request.params.job_id);
+        if (!job) throw new ApiError(404, 'not_found', `No verification job ${request.params.job_id}`);
+        return jobView(job);
+      },
+    );
+
+    app.get(
+      '/integrity/report',
+      {
+        config: READ,
+        schema: {
+          tags: ['integrity'],
+          summary: 'The latest completed full verification report',
+          response: { 200: ReportSchema, ...problemResponses(401, 404, 429) },
+        },
+      },
+      async (request) => {
+        const job = await ctx.verifier.repo.latestCompletedJob(principalOf(request).companyId);
+        if (!job?.report) throw new ApiError(404, 'not_found', 'No full verification has completed yet: POST /api/v1/integrity/verify starts one');
+        return JSON.parse(job.report) as never;
+      },
+    );
+
+    /** The latest checkpoint's size: proofs are only served up to what has been signed. */
+    const signedSize = async (companyId: string) => (await ctx.store.latestCheckpoint(companyId))?.tree_size ?? 0;
+
+    app.get(
+      '/integrity/checkpoint',
+      {
+        config: READ,
+        schema: {
+          tags: ['integrity'],
+          summary: "The company's latest signed checkpoint, or the one at tree_size",
+          description:
+            'JSON by default; with `Accept: text/plain` the signed note itself. Keep the checkpoints you receive: any later one must be consistent with them (GET /integrity/consistency).',
+          querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+          produces: ['application/json', 'text/plain'],
+          response: { 200: CheckpointSchema, ...problemResponses(400, 401, 404, 429) },
+        },
+      },
+      async (request, reply) => {
+        const { companyId } = principalOf(request);
+        const size = request.query.tree_size;
+        const row = size === undefined ? await ctx.store.latestCheckpoint(companyId) : await ctx.store.getCheckpoint(companyId, size);
+        if (!row) throw new ApiError(404, 'not_found', size === undefined ? 'No checkpoint yet: the ledger has no entries' : `No checkpoint was signed at tree size ${size}`);
+        if (wantsText(request)) return reply.type('text/plain; charset=utf-8').send(row.note as never);
+        return checkpointView(row);
+      },
+    );
+
+    app.get(
+      '/integrity/consistency',
+      {
+        config: READ,
+        schema: {
+          tags: ['integrity'],
+          summary: 'Consistency proof between two tree sizes (RFC 9162 §2.1.4)',
+          description: 'Proves the tree of size `second` extends the tree of size `first`. Both must be at most the latest checkpoint\'s size.',
+          querystring: Type.Object({ first: Type.Integer({ minimum: 1 }), second: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({
+              first: Type.Integer(),
+              second: Type.Integer(),
+              first_root: Type.String(),
+              second_root: Type.String(),
+              proof: Type.Array(Type.String(), { description: 'Hex hashes, in RFC 9162 order' }),
+              first_checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint signed at size first, if one was' }),
+              second_checkpoint: Type.Union([CheckpointSchema, Type.Null()]),
+            }),
+            ...problemResponses(400, 401, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const { first, second } = request.query;
+        const signed = await signedSize(companyId);
+        if (first > second) throw new ApiError(400, 'tree_size_out_of_range', `first (${first}) must not exceed second (${second})`, { errors: [{ field: '/querystring/first', message: 'must be at most second' }] });
+        if (second > signed) {
+          throw new ApiError(400, 'tree_size_out_of_range', `second (${second}) is beyond the latest checkpoint (tree size ${signed})`, {
+            errors: [{ field: '/querystring/second', message: `must be at most ${signed}` }],
+          });
+        }
+        const [view, c1, c2] = await Promise.all([
+          consistencyView(ctx.store, companyId, first, second),
+          ctx.store.getCheckpoint(companyId, first),
+          ctx.store.getCheckpoint(companyId, second),
+        ]);
+        return { ...view, first_checkpoint: c1 ? checkpointView(c1) : null, second_checkpoint: c2 ? checkpointView(c2) : null };
+      },
+    );
+  };
+}

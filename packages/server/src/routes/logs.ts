@@ -1,0 +1,346 @@
+// Ingestion, reads and verification of ledger entries (spec 2.1–2.4, 4.2).
+import { count } from '../plural.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { principalOf } from '../auth/authenticate.js';
+import { checkpointProblems, entryHash, entryLeafHash, inclusionProof, recordToEntry, toHex, verifyEntry, verifyInclusion } from '@audit-ledger/core';
+import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
+import { CheckpointSchema, JsonObjectSchema, NullableString, Uuid } from '../http/schemas.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import type { AppendedEvent } from '../ledger/appender/errors.js';
+import { appendFailure, notYetCheckpointed } from '../http/ledger-problems.js';
+import type { FastifyRequest } from 'fastify';
+import { LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import type { Services } from '../services.js';
+import { checkpointView, inclusionViews, treeReader } from '../ledger/proofs.js';
+import { iso } from '../time.js';
+import { INGEST, READ } from '../auth/rules.js';
+
+
+const IngestResult = Type.Object({
+  log_id: Uuid,
+  company_id: Type.String(),
+  event_type: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  seq: Type.Integer({ description: 'Position in the company chain, from 0' }),
+  hash: Type.String({ description: 'Entry hash, lowercase hex SHA-256' }),
+});
+
+const BatchBody = Type.Object({ logs: Type.Array(LogInput, { minItems: 1, description: 'Up to MAX_BATCH_SIZE events (default 1000); more → 413' }) }, { additionalProperties: false });
+const BatchResult = Type.Object({
+  ingested: Type.Integer({ description: 'Events accepted (including idempotent repeats)' }),
+  appended: Type.Integer({ description: 'Events newly appended (repeats excluded)' }),
+  log_ids: Type.Array(Uuid, { description: 'In request order' }),
+});
+
+export const EntryView = Type.Object({
+  log_id: Uuid,
+  company_id: Type.String(),
+  seq: Type.Integer(),
+  format_version: Type.Integer(),
+  event_type: Type.String(),
+  data: JsonObjectSchema,
+  source: NullableString,
+  trace_id: NullableString,
+  session_id: NullableString,
+  timestamp: NullableString,
+  span_id: NullableString,
+  parent_span_id: NullableString,
+  parent_event_id: NullableString,
+  root_event_id: NullableString,
+  agent_id: NullableString,
+  workflow_id: NullableString,
+  causality_type: NullableString,
+  idempotency_key: NullableString,
+  schema_version: NullableString,
+  extra: Type.Union([JsonObjectSchema, Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+  prev_hash: Type.String(),
+  hash: Type.String(),
+  signature: Type.String({ description: 'Ed25519, base64' }),
+  key_id: Type.String(),
+});
+
+const Violation = Type.Object({ kind: Type.String(), detail: Type.String() });
+const VerifyResult = Type.Object({
+  log_id: Uuid,
+  hash: Type.String(),
+  chain_valid: Type.Boolean(),
+  signature_valid: Type.Boolean(),
+  verified_at: Type.String({ format: 'date-time' }),
+  seq: Type.Integer(),
+  key_id: Type.String(),
+  problems: Type.Array(Violation, { description: 'What failed; empty when the entry is valid' }),
+  merkle_included: Type.Boolean({
+    description: "True when the entry's recomputed hash is proven, by an inclusion proof, to be in the tree of the latest checkpoint, and that checkpoint's signature holds",
+  }),
+  checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint merkle_included was checked against (null before the first)' }),
+});
+
+const ListQuery = Type.Object(
+  {
+    trace_id: Type.Optional(Uuid),
+    session_id: Type.Optional(Uuid),
+    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at at or after' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at before' })),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
+    order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: 'By seq' }),
+  },
+  { additionalProperties: false },
+);
+
+
+
+function prepareAll(items: LogInputT[], pointer: (i: number) => string): PreparedEvent[] {
+  const prepared: PreparedEvent[] = [];
+  const errors: FieldError[] = [];
+  items.forEach((item, i) => {
+    // Entries from the service itself (HITL rejections) carry this source; nobody may forge one.
+    if (typeof item.source === 'string' && item.source.startsWith(RESERVED_SOURCE_PREFIX)) {
+      errors.push({ field: `${pointer(i)}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` });
+      return;
+    }
+    const p = prepareEvent(item, pointer(i));
+    if (Array.isArray(p)) errors.push(...p);
+    else prepared.push(p);
+  });
+  if (errors.length) throw new ApiError(400, 'validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
+  return prepared;
+}
+
+export function logRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+  /** Usage: events newly appended by this request, and the bytes of their data. */
+  const countUsage = (request: FastifyRequest, events: PreparedEvent[], results: AppendedEvent[]) => {
+    const p = principalOf(request);
+    let n = 0;
+    let bytes = 0;
+    results.forEach((r, i) => {
+      if (r.duplicate) return;
+      const e = events[i] as PreparedEvent;
+      n++;
+      bytes += Buffer.byteLength(e.dataJson) + (e.extraJson === null ? 0 : Buffer.byteLength(e.extraJson));
+    });
+    if (n > 0) ctx.usage.events(p.companyId, p.kind === 'api_key' ? p.keyId : null, n, bytes);
+  };
+
+  /** The company's entry, or 404 (also for another company's log_id). */
+  const entryOr404 = async (companyId: string, logId: string) => {
+    const row = await ctx.store.getEntry(companyId, logId);
+    if (!row) throw new ApiError(404, 'not_found', `No log ${logId}`);
+    return row;
+  };
+
+  return async (app) => {
+    app.post(
+      '/logs',
+      {
+        config: INGEST,
+        schema: {
+          tags: ['logs'],
+          summary: 'Append one audit event',
+          description: 'A 200 means the entry is committed. Send `Idempotency-Key` to make retries safe.',
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
+          body: LogInput,
+          response: { 200: IngestResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429, 503) },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const header = request.headers['idempotency-key'];
+        const body = { ...request.body };
+        if (header !== undefined) {
+          if (body.idempotency_key != null && body.idempotency_key !== header) {
+            throw new ApiError(400, 'validation_failed', 'The Idempotency-Key header and the body idempotency_key differ', {
+              errors: [{ field: '/body/idempotency_key', message: 'differs from the Idempotency-Key header' }],
+            });
+          }
+          body.idempotency_key = header;
+        }
+        const [event] = prepareAll([body], () => '/body');
+        const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
+        const result = r as NonNullable<typeof r>;
+        countUsage(request, [event as PreparedEvent], [result]);
+        return { log_id: result.log_id, company_id: companyId, event_type: result.event_type, created_at: result.created_at, seq: result.seq, hash: result.hash };
+      },
+    );
+
+    app.post(
+      '/logs/batch',
+      {
+        config: INGEST,
+        schema: {
+          tags: ['logs'],
+          summary: 'Append many audit events, all or nothing',
+          description: 'One invalid item rejects the whole batch (400 naming the item index and field) and nothing is appended.',
+          body: BatchBody,
+          response: { 200: BatchResult, ...problemResponses(400, 401, 403, 413, 415, 422, 429, 503) },
+        },
+        // Refuse an oversized batch before validating every item in it.
+        preValidation: async (request) => {
+          const logs = (request.body as { logs?: unknown } | undefined)?.logs;
+          if (Array.isArray(logs) && logs.length > ctx.config.maxBatchSize) {
+            throw new ApiError(413, 'batch_too_large', `A batch holds at most ${ctx.config.maxBatchSize} events; this one has ${logs.length}`);
+          }
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const { logs } = request.body;
+        const pointer = (i: number) => `/body/logs/${i}`;
+        const events = prepareAll(logs, pointer);
+        const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
+        countUsage(request, events, results);
+        return { ingested: results.length, appended: results.filter((r) => !r.duplicate).length, log_ids: results.map((r) => r.log_id) };
+      },
+    );
+
+    app.get(
+      '/logs',
+      {
+        config: READ,
+        schema: {
+          tags: ['logs'],
+          summary: 'List entries, filtered, with cursor pagination',
+          querystring: ListQuery,
+          response: { 200: Type.Object({ items: Type.Array(EntryView), next_cursor: NullableString }), ...problemResponses(400, 401, 429) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const rows = await ctx.store.listEntries(principalOf(request).companyId, {
+          trace_id: q.trace_id,
+          session_id: q.session_id,
+          event_type: q.event_type,
+          source: q.source,
+          from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
+          to: q.to === undefined ? undefined : iso(Date.parse(q.to)),
+          afterSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),
+          order: q.order,
+          limit: q.limit,
+        });
+        const last = rows.at(-1);
+        return { items: rows.map(recordToEntry), next_cursor: rows.length === q.limit && last ? encodeCursor({ seq: last.seq }) : null };
+      },
+    );
+
+    app.get(
+      '/logs/:log_id',
+      {
+        config: READ,
+        schema: {
+          tags: ['logs'],
+          summary: 'One stored entry with its hash, link and signature',
+          params: Type.Object({ log_id: Uuid }),
+          response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
+        },
+      },
+      async (request) => recordToEntry(await entryOr404(principalOf(request).companyId, request.params.log_id)),
+    );
+
+    app.get(
+      '/logs/:log_id/verify',
+      {
+        config: READ,
+        schema: {
+          tags: ['logs'],
+          summary: "Check one entry's hash, its links to both neighbours, and its signature",
+          params: Type.Object({ log_id: Uuid }),
+          response: { 200: VerifyResult, ...problemResponses(400, 401, 404, 429) },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const row = await entryOr404(companyId, request.params.log_id);
+        const [neighbours, head, publicKey, checkpoint] = await Promise.all([
+          ctx.store.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
+          ctx.store.getChainHead(companyId),
+          ctx.keyring.publicKey(row.key_id),
+          ctx.store.latestCheckpoint(companyId),
+        ]);
+        const prev = neighbours.find((n) => n.seq === row.seq - 1);
+        const next = neighbours.find((n) => n.seq === row.seq + 1);
+        const entry = recordToEntry(row);
+        const verdict = verifyEntry({
+          entry,
+          prev: prev ? recordToEntry(prev) : null,
+          next: next ? recordToEntry(next) : null,
+          headSeq: head?.lastSeq ?? null,
+          publicKey,
+        });
+        let merkleIncluded = false;
+        if (checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, ctx.config.ledgerOrigin, await ctx.keyring.publicKey(checkpoint.key_id)).length === 0) {
+          // A damaged stored tree (a missing hash) simply means not proven.
+          const proof = await inclusionProof(treeReader(ctx.store, companyId), row.seq, checkpoint.tree_size).catch(() => undefined);
+          merkleIncluded = proof !== undefined && verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(entry)), proof, Buffer.from(checkpoint.root_hash, 'hex'));
+        }
+        return {
+          log_id: row.log_id,
+          hash: row.hash,
+          seq: row.seq,
+          key_id: row.key_id,
+          verified_at: iso(ctx.clock()),
+          ...verdict,
+          merkle_included: merkleIncluded,
+          checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+        };
+      },
+    );
+
+    app.get(
+      '/logs/:log_id/proof',
+      {
+        config: READ,
+        schema: {
+          tags: ['logs'],
+          summary: 'Inclusion proof of one entry in a signed tree (RFC 9162 §2.1.3)',
+          description:
+            'tree_size defaults to the latest checkpoint. The leaf is SHA-256(0x00 ‖ entry hash bytes); check the proof against the root of a checkpoint you hold for that size.',
+          params: Type.Object({ log_id: Uuid }),
+          querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({
+              log_id: Uuid,
+              seq: Type.Integer(),
+              entry_hash: Type.String(),
+              leaf_hash: Type.String({ description: 'SHA-256(0x00 ‖ entry hash bytes), hex' }),
+              leaf_index: Type.Integer({ description: 'Equal to seq' }),
+              tree_size: Type.Integer(),
+              root_hash: Type.String(),
+              proof: Type.Array(Type.String(), { description: 'Hex hashes, leaf to root' }),
+              checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint signed at tree_size (null if none was signed at exactly that size)' }),
+            }),
+            ...problemResponses(400, 401, 404, 409, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const row = await entryOr404(companyId, request.params.log_id);
+        const latest = await ctx.store.latestCheckpoint(companyId);
+        const signed = latest?.tree_size ?? 0;
+        const size = request.query.tree_size ?? signed;
+        if (row.seq >= signed && request.query.tree_size === undefined) throw notYetCheckpointed(ctx.config.checkpointIntervalMs, `Entry ${row.seq} (the latest checkpoint covers ${count(signed, 'entry', 'entries')}) is`);
+        if (size <= row.seq || size > signed) {
+          throw new ApiError(400, 'tree_size_out_of_range', `tree_size must be from ${row.seq + 1} (the entry's seq + 1) to ${signed} (the latest checkpoint)`, {
+            errors: [{ field: '/querystring/tree_size', message: `must be from ${row.seq + 1} to ${signed}` }],
+          });
+        }
+        const [[view], checkpoint] = await Promise.all([
+          inclusionViews(ctx.store, companyId, [row.seq], size),
+          size === signed ? latest : ctx.store.getCheckpoint(companyId, size),
+        ]);
+        return {
+          log_id: row.log_id,
+          seq: row.seq,
+          entry_hash: row.hash,
+          leaf_hash: toHex(entryLeafHash(row.hash)),
+          ...(view as NonNullable<typeof view>),
+          checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+        };
+      },
+    );
+  };
+}

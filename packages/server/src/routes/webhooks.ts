@@ -1,0 +1,261 @@
+// Webhook events and endpoints (spec 6, 4.5). Endpoints are managed by an admin user;
+// the signing secret is shown when created or rotated, and stored only encrypted.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { principalOf } from '../auth/authenticate.js';
+import { EVENT_TYPES } from '../events.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { ApiError, problemResponses } from '../http/problems.js';
+import { Uuid } from '../http/schemas.js';
+import { uuidv7 } from '../ledger/uuidv7.js';
+import type { EndpointRow } from '../store/webhooks.js';
+import { iso } from '../time.js';
+import { newWebhookSecret } from '../webhooks/secrets.js';
+import { urlProblem } from '../webhooks/url-policy.js';
+import type { Services } from '../services.js';
+import { ADMIN, READ } from '../auth/rules.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));
+const EventTypes = Type.Array(EventTypeSchema, { minItems: 1, uniqueItems: true, description: `Any of: ${EVENT_TYPES.join(', ')}` });
+
+const Endpoint = Type.Object({
+  id: Uuid,
+  url: Type.String(),
+  description: Nullable(Type.String()),
+  event_types: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  disabled_reason: Nullable(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+const EndpointWithSecret = Type.Object({
+  ...Endpoint.properties,
+  secret: Type.String({ description: 'Standard Webhooks signing secret (whsec_…). Shown only now: store it.' }),
+});
+
+function view(e: EndpointRow) {
+  return {
+    id: e.endpoint_id,
+    url: e.url,
+    description: e.description,
+    event_types: JSON.parse(e.event_types) as string[],
+    enabled: e.enabled === 1,
+    disabled_reason: e.disabled_reason,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+  };
+}
+
+export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+  const checkUrl = async (url: string) => {
+    const problem = await urlProblem(url, ctx.config.webhookAllowPrivate, ctx.resolveHost);
+    if (problem) throw new ApiError(400, 'validation_failed', `url ${problem}`, { errors: [{ field: '/body/url', message: problem }] });
+  };
+  return async (app) => {
+    const endpointOr404 = async (companyId: string, id: string) => {
+      const e = await ctx.webhooks.getEndpoint(companyId, id);
+      if (!e) throw new ApiError(404, 'not_found', `No webhook endpoint ${id}`);
+      return e;
+    };
+
+    app.get(
+      '/webhooks/events',
+      {
+        config: READ,
+        schema: {
+          tags: ['webhooks'],
+          summary: "The company's events, newest first",
+          querystring: Type.Object(
+            {
+              type: Type.Optional(EventTypeSchema),
+              after: Type.Optional(Type.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
+              limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({
+              items: Type.Array(Type.Object({ id: Uuid, type: Type.String(), created_at: Type.String({ format: 'date-time' }), data: Type.Object({}, { additionalProperties: true }) })),
+              next_cursor: Nullable(Type.String()),
+            }),
+            ...problemResponses(400, 401, 429),
+          },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const rows = await ctx.webhooks.listEvents(principalOf(request).companyId, {
+          type: q.type,
+          before: q.after === undefined ? undefined : (decodeCursor(q.after, 'id', 'id') as string),
+          limit: q.limit,
+        });
+        const last = rows[rows.length - 1];
+        return {
+          items: rows.map((r) => ({ id: r.event_id, type: r.type, created_at: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> })),
+          next_cursor: rows.length === q.limit && last ? encodeCursor({ id: last.event_id }) : null,
+        };
+      },
+    );
+
+    app.post(
+      '/webhooks/endpoints',
+      {
+        config: ADMIN,
+        schema: {
+          tags: ['webhooks'],
+          summary: 'Subscribe a URL to event types; the signing secret is shown once',
+          description: 'URLs must be http(s) and resolve to public addresses (unless WEBHOOK_ALLOW_PRIVATE=true). Deliveries follow Standard Webhooks.',
+          body: Type.Object(
+            { url: Type.String({ minLength: 1, maxLength: 2000 }), event_types: EventTypes, description: Type.Optional(Type.String({ maxLength: 500 })) },
+            { additionalProperties: false },
+          ),
+          response: { 201: EndpointWithSecret, ...problemResponses(400, 401, 403, 429) },
+        },
+      },
+      async (request, reply) => {
+        const { companyId } = principalOf(request);
+        await checkUrl(request.body.url);
+        const now = iso(ctx.clock());
+        const secret = newWebhookSecret();
+        const row: EndpointRow = {
+          company_id: companyId,
+          endpoint_id: uuidv7(ctx.clock()),
+          url: request.body.url,
+          description: request.body.description ?? null,
+          event_types: JSON.stringify(request.body.event_types),
+          secret_encrypted: ctx.secretBox.seal(secret),
+          enabled: 1,
+          disabled_reason: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await ctx.webhooks.insertEndpoint(row);
+        return reply.code(201).header('location', `/api/v1/webhooks/endpoints/${row.endpoint_id}`).send({ ...view(row), secret });
+      },
+    );
+
+    app.get(
+      '/webhooks/endpoints',
+      { config: ADMIN, schema: { tags: ['webhooks'], summary: "The company's endpoints (without secrets)", response: { 200: Type.Object({ items: Type.Array(Endpoint) }), ...problemResponses(401, 403, 429) } } },
+      async (request) => ({ items: (await ctx.webhooks.listEndpoints(principalOf(request).companyId)).map(view) }),
+    );
+
+    app.get(
+      '/webhooks/endpoints/:id',
+      { config: ADMIN, schema: { tags: ['webhooks'], summary: 'One endpoint', params: Type.Object({ id: Uuid }), response: { 200: Endpoint, ...problemResponses(400, 401, 403, 404, 429) } } },
+      async (request) => view(await endpointOr404(principalOf(request).companyId, request.params.id)),
+    );
+
+    app.patch(
+      '/webhooks/endpoints/:id',
+      {
+        config: ADMIN,
+        schema: {
+          tags: ['webhooks'],
+          summary: 'Change an endpoint: URL, event types, description, enabled; or rotate its secret',
+          description: 'Re-enabling clears disabled_reason. With rotate_secret: true the answer carries the new secret, shown once; the old one stops signing at once.',
+          params: Type.Object({ id: Uuid }),
+          body: Type.Object(
+            {
+              url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+              event_types: Type.Optional(EventTypes),
+              description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+              enabled: Type.Optional(Type.Boolean()),
+              rotate_secret: Type.Optional(Type.Literal(true)),
+            },
+            { additionalProperties: false, minProperties: 1 },
+          ),
+          response: { 200: Type.Object({ ...Endpoint.properties, secret: Type.Optional(Type.String()) }), ...problemResponses(400, 401, 403, 404, 429) },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        const b = request.body;
+        await endpointOr404(companyId, request.params.id);
+        if (b.url !== undefined) await checkUrl(b.url);
+        const secret = b.rotate_secret ? newWebhookSecret() : undefined;
+        await ctx.webhooks.updateEndpoint(companyId, request.params.id, {
+          ...(b.url !== undefined ? { url: b.url } : {}),
+          ...(b.event_types !== undefined ? { event_types: JSON.stringify(b.event_types) } : {}),
+          ...(b.description !== undefined ? { description: b.description } : {}),
+          ...(b.enabled !== undefined ? { enabled: b.enabled ? 1 : 0, disabled_reason: b.enabled ? null : 'disabled by a user' } : {}),
+          ...(secret ? { secret_encrypted: ctx.secretBox.seal(secret) } : {}),
+          updated_at: iso(ctx.clock()),
+        });
+        const updated = view(await endpointOr404(companyId, request.params.id));
+        return secret ? { ...updated, secret } : updated;
+      },
+    );
+
+    app.delete(
+      '/webhooks/endpoints/:id',
+      {
+        config: ADMIN,
+        schema: { tags: ['webhooks'], summary: 'Delete an endpoint; its pending deliveries are given up', params: Type.Object({ id: Uuid }), response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404, 429) } },
+      },
+      async (request, reply) => {
+        if (!(await ctx.webhooks.deleteEndpoint(principalOf(request).companyId, request.params.id, iso(ctx.clock())))) {
+          throw new ApiError(404, 'not_found', `No webhook endpoint ${request.params.id}`);
+        }
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.get(
+      '/webhooks/endpoints/:id/deliveries',
+      {
+        config: READ,
+        schema: {
+          tags: ['webhooks'],
+          summary: 'Delivery attempts to an endpoint, newest first',
+          params: Type.Object({ id: Uuid }),
+          querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }), cursor: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({
+              items: Type.Array(
+                Type.Object({
+                  id: Uuid,
+                  delivery_id: Uuid,
+                  event_id: Uuid,
+                  event_type: Nullable(Type.String()),
+                  attempted_at: Type.String({ format: 'date-time' }),
+                  status_code: Nullable(Type.Integer()),
+                  latency_ms: Type.Integer(),
+                  error: Nullable(Type.String()),
+                  result: Type.String({ description: 'delivered, retry (another attempt is scheduled), failed (given up) or disabled (410: endpoint disabled)' }),
+                }),
+              ),
+              next_cursor: Nullable(Type.String()),
+            }),
+            ...problemResponses(400, 401, 404, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { companyId } = principalOf(request);
+        await endpointOr404(companyId, request.params.id);
+        const q = request.query;
+        const rows = await ctx.webhooks.listAttempts(companyId, request.params.id, {
+          before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
+          limit: q.limit,
+        });
+        const last = rows[rows.length - 1];
+        return {
+          items: rows.map((a) => ({
+            id: a.attempt_id,
+            delivery_id: a.delivery_id,
+            event_id: a.event_id,
+            event_type: a.event_type,
+            attempted_at: a.attempted_at,
+            status_code: a.status_code,
+            latency_ms: a.latency_ms,
+            error: a.error,
+            result: a.result,
+          })),
+          next_cursor: rows.length === q.limit && last ? encodeCursor({ id: last.attempt_id }) : null,
+        };
+      },
+    );
+  };
+}

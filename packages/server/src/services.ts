@@ -1,0 +1,113 @@
+// The composition root: builds every service of the process, in dependency order, and closes
+// them in the reverse order. Nothing here knows HTTP: app.ts hands these services to the route
+// plugins (routes/index.ts), each of which declares the few it uses (`Pick<Services, …>`).
+// The logger is built before any service, so no service closes over the app.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import type { EventSink } from './events.js';
+import { Forensics } from './forensics/service.js';
+import { IntegrityVerifier } from './integrity/verifier.js';
+import { Appender } from './ledger/appender.js';
+import { CheckpointSigner } from './ledger/checkpoints.js';
+import { Keyring } from './ledger/keyring.js';
+import { WorkerSigner } from './ledger/signer.js';
+import { Metrics } from './ops/metrics.js';
+import { UsageCounter } from './ops/usage.js';
+import type { CounterStore } from './ratelimit/counter.js';
+import type { Store } from './store/store.js';
+import { isStoreUnavailable, OutageReporter } from './store/unavailable.js';
+import { WebhookStore } from './store/webhooks.js';
+import { DeliveryWorker } from './webhooks/delivery.js';
+import { openSecretBox, type SecretBox } from './webhooks/secrets.js';
+import { WebhookEventSink } from './webhooks/sink.js';
+import { type Resolver, systemResolver } from './webhooks/url-policy.js';
+
+/** Every service of the process. Route plugins take a Pick of it. */
+export interface Services {
+  config: Config;
+  store: Store;
+  counters: CounterStore;
+  /** Milliseconds since the epoch; injectable so tests can move time without sleeping. */
+  clock: () => number;
+  log: FastifyBaseLogger;
+  /** Where database outages are reported, once each. */
+  outage: OutageReporter;
+  keyring: Keyring;
+  appender: Appender;
+  verifier: IntegrityVerifier;
+  forensics: Forensics;
+  events: EventSink;
+  metrics: Metrics;
+  usage: UsageCounter;
+  webhooks: WebhookStore;
+  secretBox: SecretBox;
+  /** How webhook host names are resolved (the system resolver unless a test supplies one). */
+  resolveHost: Resolver;
+}
+
+export interface ServicesDeps {
+  config: Config;
+  store: Store;
+  counters: CounterStore;
+  log: FastifyBaseLogger;
+  clock?: () => number;
+  resolveHost?: Resolver;
+  /** Shared with the store's connections by server.ts; made here otherwise. */
+  outage?: OutageReporter;
+}
+
+/** The running services, and how to start and stop their background work. */
+export interface ServiceSet {
+  services: Services;
+  /** Starts background work: the integrity verifier, usage flushing, webhook delivery. */
+  start(): void;
+  /** Finishes every queued append (so no transaction is left open), then stops signing and the rest. */
+  close(): Promise<void>;
+}
+
+export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
+  const { config, store, counters, log } = deps;
+  const clock = deps.clock ?? Date.now;
+  const resolveHost = deps.resolveHost ?? systemResolver;
+  // A database outage is one warn line (OutageReporter), not an error with a stack per failure.
+  const outage = deps.outage ?? new OutageReporter({ clock, warn: (obj, msg) => log.warn(obj, msg) });
+  const logError = (obj: { err?: unknown }, msg: string) => (isStoreUnavailable(obj.err) ? outage.report(obj.err) : log.error(obj, msg));
+
+  const secretBox = openSecretBox(config);
+  const keyring = await Keyring.open({ config, store, box: secretBox }, clock());
+  const signer = new WorkerSigner(keyring.active, config.signingWorkers);
+  const metrics = new Metrics({ rateLimitFallback: () => counters.fallbackActive });
+  const appender = new Appender(store, keyring, signer, clock, {
+    checkpoints: new CheckpointSigner(config.ledgerOrigin),
+    checkpointIntervalMs: config.checkpointIntervalMs,
+    onError: (err, message) => logError({ err }, message),
+    onCommit: (entries, seconds) => {
+      metrics.eventsAppended.inc(entries);
+      metrics.appendBatchSize.observe(entries);
+      metrics.appendDuration.observe(seconds);
+    },
+  });
+  const webhooks = new WebhookStore(store);
+  // The sink wakes the worker after recording an event (only ever called once both exist).
+  const events = new WebhookEventSink(webhooks, clock, () => delivery.kick());
+  const delivery = new DeliveryWorker({ repo: webhooks, box: secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError, resolve: resolveHost });
+  const usage = new UsageCounter(store, clock, logError);
+  const verifier = new IntegrityVerifier(store, { keyName: config.ledgerOrigin, intervalSeconds: config.integrityVerifyIntervalSeconds, clock, logError, events, metrics });
+  const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events, keyName: config.ledgerOrigin });
+
+  return {
+    services: { config, store, counters, clock, log, outage, keyring, appender, verifier, forensics, events, metrics, usage, webhooks, secretBox, resolveHost },
+    start() {
+      verifier.start();
+      usage.start();
+      if (config.webhookDelivery) delivery.start();
+    },
+    async close() {
+      await verifier.close();
+      await delivery.close();
+      await appender.close();
+      await signer.close();
+      await usage.close();
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// The service's signing keys and the statements that tie each one to the next. Service-wide,
+// not per company: the two tables without company_id (reference tables on a distributed
+// PostgreSQL). Appends check, inside their own transaction, that the key they signed with is
+// still active, and a rotation retires the old key in one transaction: so no
+// entry or checkpoint is ever committed under a retired key, on either store, in any process.
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { KeyTransition } from '@audit-ledger/core';
+import type { Database, SigningKeysTable } from './schema.js';
+
+export type SigningKeyRow = Selectable<SigningKeysTable>;
+
+/** Another rotation retired the old key first; nothing was changed. */
+export class RotationConflictError extends Error {
+  constructor(keyId: string) {
+    super(`signing key ${keyId} is no longer the active key (another rotation came first)`);
+    this.name = 'RotationConflictError';
+  }
+}
+
+export class KeyStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly kind: 'sqlite' | 'postgres',
+  ) {}
+
+  /** Records a key; a key already recorded is left as it is. */
+  async register(row: SigningKeyRow): Promise<void> {
+    await this.db.insertInto('signing_keys').values(row).onConflict((oc) => oc.column('key_id').doNothing()).execute();
+  }
+
+  async list(): Promise<SigningKeyRow[]> {
+    return this.db.selectFrom('signing_keys').selectAll().orderBy('active_from').orderBy('key_id').execute();
+  }
+
+  /** The active key's row (the newest, should a key file have been swapped in by hand). */
+  async active(): Promise<SigningKeyRow | undefined> {
+    return this.db.selectFrom('signing_keys').selectAll().where('active_to', 'is', null).orderBy('active_from', 'desc').limit(1).executeTakeFirst();
+  }
+
+  /** Marks every other key as no longer active from `at` on. */
+  async retireAllExcept(keyId: string, at: string): Promise<void> {
+    await this.db.updateTable('signing_keys').set({ active_to: at }).where('key_id', '!=', keyId).where('active_to', 'is', null).execute();
+  }
+
+  /**
+   * One transaction: the old key retired at `transition.created_at`, the new key active from
+   * then, and the statement recorded. Appends check their key inside their own transaction
+   * (postgres.ts, sqlite-writer.ts). On PostgreSQL this takes signing_keys' ACCESS EXCLUSIVE lock
+   * first: it waits for the appends in flight (their check holds ACCESS SHARE until they commit),
+   * and appends that start meanwhile wait for it and then find the key retired. On SQLite the
+   * write lock serializes it with every append.
+   */
+  async rotate(newKey: SigningKeyRow, transition: KeyTransition): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      if (this.kind === 'postgres') await sql`LOCK TABLE signing_keys IN ACCESS EXCLUSIVE MODE`.execute(trx);
+      const retired = await trx
+        .updateTable('signing_keys')
+        .set({ active_to: transition.created_at })
+        .where('key_id', '=', transition.old_key_id)
+        .where('active_to', 'is', null)
+        .executeTakeFirst();
+      if (Number(retired.numUpdatedRows) !== 1) throw new RotationConflictError(transition.old_key_id);
+      await trx.insertInto('signing_keys').values(newKey).execute();
+      await trx.insertInto('key_transitions').values(transition).execute();
+    });
+  }
+
+  /** Every transition, oldest first: each one's old key is the previous one's new key. */
+  async transitions(): Promise<KeyTransition[]> {
+    return this.db.selectFrom('key_transitions').selectAll().orderBy('created_at').orderBy('new_key_id').execute();
+  }
+}

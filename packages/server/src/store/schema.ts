@@ -1,0 +1,280 @@
+// Row types of every table, as Kysely sees them. Every table leads with company_id so
+// the schema can be distributed by company. Timestamps are fixed-width ISO 8601 UTC
+// strings with milliseconds ("2026-01-02T03:04:05.678Z"): identical on both stores,
+// sortable as text, and exactly what the ledger hashes.
+import type { CheckpointRecord, ViolationKind } from '@audit-ledger/core';
+
+export interface CompaniesTable {
+  company_id: string;
+  name: string;
+  created_at: string;
+}
+
+export type UserRole = 'admin' | 'member';
+
+export interface UsersTable {
+  company_id: string;
+  user_id: string;
+  /** Lower-cased; unique across the service because login is by email alone. */
+  email: string;
+  password_hash: string;
+  role: UserRole;
+  created_at: string;
+}
+
+export interface AccessTokensTable {
+  company_id: string;
+  /** SHA-256 hex of the token; the token itself is never stored. */
+  token_hash: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export type ApiKeyStatus = 'active' | 'revoked';
+
+export interface ApiKeysTable {
+  company_id: string;
+  key_id: string;
+  name: string;
+  /** The first characters of the key, shown in listings so people can tell keys apart. */
+  key_prefix: string;
+  /** SHA-256 hex of the key; the key itself is never stored. */
+  key_hash: string;
+  rate_limit_per_minute: number;
+  status: ApiKeyStatus;
+  created_at: string;
+  created_by: string;
+  revoked_at: string | null;
+}
+
+/** One ledger entry. The columns mirror the hashed entry body (docs/ledger-format.md). */
+export interface LogEntriesTable {
+  company_id: string;
+  seq: number;
+  log_id: string;
+  format_version: number;
+  event_type: string;
+  /** RFC 8785 canonical JSON text of the data object, exactly as hashed. */
+  data: string;
+  source: string | null;
+  trace_id: string | null;
+  session_id: string | null;
+  timestamp: string | null;
+  span_id: string | null;
+  parent_span_id: string | null;
+  parent_event_id: string | null;
+  root_event_id: string | null;
+  agent_id: string | null;
+  workflow_id: string | null;
+  causality_type: string | null;
+  idempotency_key: string | null;
+  schema_version: string | null;
+  /** Canonical JSON text of unknown top-level fields, or null. */
+  extra: string | null;
+  created_at: string;
+  prev_hash: string;
+  hash: string;
+  signature: string;
+  key_id: string;
+}
+
+/** The tip of a company's chain, locked by every append. */
+export interface ChainHeadsTable {
+  company_id: string;
+  last_seq: number;
+  last_hash: string;
+  last_created_at: string;
+}
+
+/**
+ * Public halves of the service's signing keys. Service-wide, not per company: the one
+ * table without company_id (a reference table on a distributed PostgreSQL).
+ */
+export interface SigningKeysTable {
+  key_id: string;
+  algorithm: string;
+  /** Raw 32-byte Ed25519 public key, base64. */
+  public_key: string;
+  active_from: string;
+  active_to: string | null;
+  /** A key made by online rotation: its PKCS#8 PEM sealed with the secrets key; null for key files. */
+  private_key_encrypted: string | null;
+}
+
+/** Key transition statements (core/key-transition.ts), service-wide like signing_keys. */
+export interface KeyTransitionsTable {
+  new_key_id: string;
+  old_key_id: string;
+  old_public_key: string;
+  new_public_key: string;
+  created_at: string;
+  statement: string;
+  old_signature: string;
+  new_signature: string;
+}
+
+/** One stored Merkle hash (src/core/merkle.ts storedHashIndex order), lowercase hex. */
+export interface MerkleHashesTable {
+  company_id: string;
+  idx: number;
+  hash: string;
+}
+
+/** A signed checkpoint (C2SP signed note), kept forever: exactly the core's CheckpointRecord. */
+export type CheckpointsTable = CheckpointRecord;
+
+/** The background verifier's progress for one company. */
+export interface IntegrityStateTable {
+  company_id: string;
+  /** Entries [0, verified_size) have been verified. */
+  verified_size: number;
+  /** Hash of entry verified_size - 1 (64 zeros when none). */
+  verified_hash: string;
+  /** JSON array of the hex hashes of the tree edge rebuilt from the verified entries. */
+  verified_edge: string;
+  /** Checkpoints up to this tree size have been checked. */
+  checkpoint_size: number;
+  last_verified_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+/** The core's one vocabulary (a full scan finds only the stored kinds: no unknown_key or beyond_head). */
+export type { ViolationKind };
+
+export interface IntegrityViolationsTable {
+  company_id: string;
+  violation_id: string;
+  seq: number | null;
+  log_id: string | null;
+  kind: ViolationKind;
+  detail: string;
+  detected_at: string;
+  /** The full verification that found it; null for the background verifier. */
+  job_id: string | null;
+}
+
+export type JobStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface VerificationJobsTable {
+  company_id: string;
+  job_id: string;
+  status: JobStatus;
+  /** JSON of the options the job was started with. */
+  options: string;
+  requested_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+  /** JSON of the finished report. */
+  report: string | null;
+}
+
+/** A forensic replay session, pinned to the chain as it was at creation. */
+export interface ReplaySessionsTable {
+  company_id: string;
+  session_id: string;
+  trace_id: string;
+  token_id: string | null;
+  /** JSON text of the client's metadata object. */
+  metadata: string;
+  created_at: string;
+  event_count: number;
+  /** Entries with seq < tree_size existed at creation; the session sees only those. */
+  tree_size: number;
+  /** When its root cause was first reported as an anomaly event (once per session). */
+  anomaly_reported_at: string | null;
+}
+
+export interface UsageDailyTable {
+  company_id: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  /** The API key; '' for requests made with user tokens. */
+  key_id: string;
+  requests: number;
+  events: number;
+  rate_limited: number;
+  /** Bytes of event data (data and extra JSON) appended. */
+  bytes: number;
+}
+
+export interface WebhookEndpointsTable {
+  company_id: string;
+  endpoint_id: string;
+  url: string;
+  description: string | null;
+  /** JSON array of subscribed event types. */
+  event_types: string;
+  /** The Standard Webhooks secret, AES-256-GCM encrypted (src/webhooks/secrets.ts). */
+  secret_encrypted: string;
+  /** 1 or 0. */
+  enabled: number;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookEventsTable {
+  company_id: string;
+  event_id: string;
+  type: string;
+  created_at: string;
+  /** JSON object. */
+  data: string;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  company_id: string;
+  delivery_id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string;
+  /** Set while a worker holds the delivery; a lease that ran out means its worker died. */
+  lease_until: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  company_id: string;
+  attempt_id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  event_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  /** delivered, retry, failed (gave up) or disabled (410). */
+  result: string;
+}
+
+export interface Database {
+  companies: CompaniesTable;
+  users: UsersTable;
+  access_tokens: AccessTokensTable;
+  api_keys: ApiKeysTable;
+  log_entries: LogEntriesTable;
+  chain_heads: ChainHeadsTable;
+  signing_keys: SigningKeysTable;
+  key_transitions: KeyTransitionsTable;
+  merkle_hashes: MerkleHashesTable;
+  checkpoints: CheckpointsTable;
+  integrity_state: IntegrityStateTable;
+  integrity_violations: IntegrityViolationsTable;
+  verification_jobs: VerificationJobsTable;
+  replay_sessions: ReplaySessionsTable;
+  usage_daily: UsageDailyTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+}

@@ -1,0 +1,55 @@
+// Configuration: defaults, a clear message for every bad value, and the README table in step.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, databaseUrl: undefined, redisUrl: undefined, logLevel: 'info', tls: undefined, accessTokenTtlSeconds: 3600, maxBodyBytes: 1048576, bootstrap: undefined });
+    expect(c.dataDir).toBe(path.resolve('data'));
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      HOST: '0.0.0.0', PORT: '9000', LEDGER_DATA_DIR: '/tmp/x', DATABASE_URL: 'postgresql://u@h/db', REDIS_URL: 'redis://h:1',
+      LOG_LEVEL: 'debug', TLS_CERT_FILE: 'c.pem', TLS_KEY_FILE: 'k.pem', ACCESS_TOKEN_TTL_SECONDS: '600', MAX_BODY_BYTES: '4096',
+      LEDGER_BOOTSTRAP_COMPANY: 'acme', LEDGER_BOOTSTRAP_EMAIL: 'ops@acme.test', LEDGER_BOOTSTRAP_PASSWORD: 'long enough password',
+    });
+    expect(c).toMatchObject({ host: '0.0.0.0', port: 9000, dataDir: '/tmp/x', databaseUrl: 'postgresql://u@h/db', redisUrl: 'redis://h:1', logLevel: 'debug',
+      tls: { certFile: 'c.pem', keyFile: 'k.pem' }, accessTokenTtlSeconds: 600, maxBodyBytes: 4096,
+      bootstrap: { company: 'acme', email: 'ops@acme.test', password: 'long enough password' } });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TLS_CERT_FILE: 'c.pem' }, 'TLS_KEY_FILE'],
+    [{ ACCESS_TOKEN_TTL_SECONDS: '5' }, 'ACCESS_TOKEN_TTL_SECONDS'],
+    [{ MAX_BODY_BYTES: '-1' }, 'MAX_BODY_BYTES'],
+    [{ LEDGER_BOOTSTRAP_EMAIL: 'a@b.c' }, 'LEDGER_BOOTSTRAP_PASSWORD'],
+    [{ LEDGER_BOOTSTRAP_EMAIL: 'not-an-email', LEDGER_BOOTSTRAP_PASSWORD: 'long enough password' }, 'LEDGER_BOOTSTRAP_EMAIL'],
+    [{ LEDGER_BOOTSTRAP_EMAIL: 'a@b.c', LEDGER_BOOTSTRAP_PASSWORD: 'short' }, 'LEDGER_BOOTSTRAP_PASSWORD'],
+  ])('rejects %o naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  it('reports every bad value at once', () => {
+    try {
+      loadConfig({ PORT: 'x', LOG_LEVEL: 'y' });
+      expect.unreachable();
+    } catch (err) {
+      expect((err as ConfigError).problems).toHaveLength(2);
+    }
+  });
+
+  it('documents every variable in the README configuration table', () => {
+    const readme = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'README.md'), 'utf8');
+    for (const v of CONFIG_VARIABLES) expect(readme).toContain(`| \`${v.name}\` |`);
+  });
+});

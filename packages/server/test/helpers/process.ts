@@ -1,0 +1,61 @@
+// Runs the real CLI as a child process (through tsx, so no build is needed).
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const ROOT = path.join(import.meta.dirname, '..', '..');
+const CLI = path.join(ROOT, 'src', 'cli.ts');
+
+export function spawnCli(args: string[], env: Record<string, string>): ChildProcessWithoutNullStreams {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|LEDGER_|TLS_|PORT|HOST)/.test(k)));
+  return spawn(process.execPath, ['--conditions=@audit-ledger/source', '--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...base, LOG_LEVEL: 'info', ...env }, stdio: 'pipe' });
+}
+
+/** Runs to completion; returns exit code and output. */
+export async function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  child.stdin.end(stdin ?? '');
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
+}
+
+/** Collects a child's JSON log lines and waits for one that matches, however early it came. */
+export class LogWatcher {
+  readonly lines: Array<Record<string, unknown>> = [];
+  private waiters: Array<{ from: number; match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];
+  private stderr = '';
+  private exitCode: number | null | undefined;
+
+  constructor(child: ChildProcessWithoutNullStreams) {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      let obj: Record<string, unknown>;
+      try {
+        obj = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return; // not a JSON line
+      }
+      this.lines.push(obj);
+      this.waiters = this.waiters.filter((w) => {
+        if (this.lines.length - 1 >= w.from && w.match(obj)) {
+          w.resolve(obj);
+          return false;
+        }
+        return true;
+      });
+    });
+    child.stderr.on('data', (d) => (this.stderr += d));
+    child.on('exit', (code) => (this.exitCode = code));
+  }
+
+  /** The first line at index >= from that matches. Rejects if the process exits first. */
+  waitFor(match: (l: Record<string, unknown>) => boolean, from = 0): Promise<Record<string, unknown>> {
+    const found = this.lines.slice(from).find(match);
+    if (found) return Promise.resolve(found);
+    if (this.exitCode !== undefined) return Promise.reject(new Error(`process exited (${this.exitCode}): ${this.stderr}`));
+    return new Promise((resolve) => this.waiters.push({ from, match, resolve }));
+  }
+}

@@ -1,0 +1,203 @@
+// Integrity status, full verification reports and the background verifier, over HTTP,
+// with tampering done directly in the database. Both stores.
+import { generateKeyPairSync } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { checkpointText, parseCheckpointText, parseNote, storedHashIndex } from '@audit-ledger/core';
+import { rawPublicKey, signNote } from '../src/ledger/signing.js';
+import { IntegrityStore } from '../src/store/integrity.js';
+import { STORE_KINDS } from './helpers/env.js';
+import { FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
+import { ingestBatch } from './helpers/ledger.js';
+
+interface Violation {
+  seq: number | null;
+  log_id: string | null;
+  kind: string;
+  detail: string;
+}
+
+describe.each(STORE_KINDS)('full verification on %s', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind, { env: { CHECKPOINT_INTERVAL_MS: '0', INTEGRITY_VERIFY_INTERVAL_SECONDS: '0' } });
+  });
+  afterAll(() => t.close());
+
+  /** A fresh company with `n` entries in batches of 50 (so n/50 checkpoints). */
+  async function ledger(n: number) {
+    const acct = await t.newAccount();
+    const { key } = await t.createKey(acct.token, 1_000_000);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 50) {
+      ids.push(...(await ingestBatch(t, key, Array.from({ length: Math.min(50, n - i) }, (_, j) => ({ event_type: 'step', data: { i: i + j } })))).json().log_ids);
+    }
+    const c = acct.companyId;
+    const req = (method: 'GET' | 'POST', url: string, payload?: object) => t.inject({ method, url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) });
+    /** Starts a full verification and waits for its report. */
+    const verify = async (payload: object = {}) => {
+      const res = await req('POST', '/api/v1/integrity/verify', payload);
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.headers.location).toBe(`/api/v1/integrity/jobs/${res.json().job_id}`);
+      let job = res.json();
+      await vi.waitFor(
+        async () => {
+          job = (await req('GET', `/api/v1/integrity/jobs/${job.job_id}`)).json();
+          expect(job.status).toBe('completed');
+        },
+        { timeout: 20_000, interval: 20 },
+      );
+      const report = (await req('GET', '/api/v1/integrity/report')).json();
+      expect(report).toEqual(job.report);
+      return report as { chain_status: string; violations: Violation[]; violation_count: number; entries_checked: number } & Record<string, unknown>;
+    };
+    const sql = t.store.db;
+    return { acct, key, ids, c, req, verify, sql };
+  }
+
+  it('a clean chain: valid report, counts, range, and status at full coverage', async () => {
+    const l = await ledger(300);
+    const before = (await l.req('GET', '/api/v1/integrity/status')).json();
+    expect(before).toMatchObject({ chain_status: 'unverified', head: { seq: 299 }, last_verified_seq: null, violation_count: 0, coverage_percent: 0 });
+    expect(before.checkpoint.tree_size).toBe(300);
+    const report = await l.verify();
+    expect(report).toMatchObject({
+      status: 'completed',
+      chain_status: 'valid',
+      tree_size: 300,
+      range: { from_seq: 0, to_seq: 299 },
+      entries_checked: 300,
+      checkpoints_checked: 6,
+      signatures_checked: 0,
+      violation_count: 0,
+      violations: [],
+      options: { entry_signatures: false },
+    });
+    expect(report.tree_hashes_checked).toBe(storedHashIndex(0, 299) + 1 + 2); // 300 = …100101100: leaf 299 completes two subtrees
+    const after = (await l.req('GET', '/api/v1/integrity/status')).json();
+    expect(after).toMatchObject({ chain_status: 'valid', head: { seq: 299, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }, last_verified_seq: 299, violation_count: 0, coverage_percent: 100 });
+    expect(after.last_verified_at).toEqual(expect.any(String));
+    const withSigs = await l.verify({ entry_signatures: true });
+    expect(withSigs).toMatchObject({ chain_status: 'valid', signatures_checked: 300 });
+  });
+
+  it('a changed entry → hash_mismatch at that entry, nothing else; status broken', async () => {
+    const l = await ledger(100);
+    await l.sql.updateTable('log_entries').set({ data: '{"i":999}' }).where('company_id', '=', l.c).where('seq', '=', 42).execute();
+    const report = await l.verify();
+    expect(report.chain_status).toBe('broken');
+    expect(report.violations).toEqual([{ seq: 42, log_id: l.ids[42], kind: 'hash_mismatch', detail: expect.stringMatching(/recomputed hash/) }]);
+    expect((await l.req('GET', '/api/v1/integrity/status')).json()).toMatchObject({ chain_status: 'broken', violation_count: 1 });
+  });
+
+  it('a rewritten entry with its hash recomputed → broken link and the tree no longer matching', async () => {
+    const l = await ledger(100);
+    const row = await l.sql.selectFrom('log_entries').selectAll().where('company_id', '=', l.c).where('seq', '=', 10).executeTakeFirstOrThrow();
+    const { entryHash, recordToEntry } = await import('@audit-ledger/core');
+    const forged = { ...row, data: '{"i":-1}' };
+    await l.sql.updateTable('log_entries').set({ data: forged.data, hash: entryHash(recordToEntry(forged)) }).where('company_id', '=', l.c).where('seq', '=', 10).execute();
+    const kinds = (await l.verify()).violations.map((v) => `${v.seq}:${v.kind}`);
+    expect(kinds).toContain('11:broken_link');
+    expect(kinds).toContain('10:merkle_mismatch');
+    expect(kinds).not.toContain('10:hash_mismatch');
+  });
+
+  it('a changed stored tree node → merkle_mismatch naming it', async () => {
+    const l = await ledger(64);
+    const idx = storedHashIndex(2, 3); // the level-2 node over entries 12–15, completed by entry 15
+    await l.sql.updateTable('merkle_hashes').set({ hash: 'ab'.repeat(32) }).where('company_id', '=', l.c).where('idx', '=', idx).execute();
+    const report = await l.verify();
+    expect(report.violations).toEqual([{ seq: 15, log_id: l.ids[15], kind: 'merkle_mismatch', detail: expect.stringContaining(`stored tree hash ${idx} (level 2`) }]);
+  });
+
+  it('a changed stored checkpoint → checkpoint_inconsistent, whether its root column, its note, or its signer changed', async () => {
+    const l = await ledger(150);
+    const cps = await l.sql.selectFrom('checkpoints').selectAll().where('company_id', '=', l.c).orderBy('tree_size').execute();
+    expect(cps.map((c) => c.tree_size)).toEqual([50, 100, 150]);
+    // 1. The root column no longer says what was signed.
+    await l.sql.updateTable('checkpoints').set({ root_hash: 'cd'.repeat(32) }).where('company_id', '=', l.c).where('tree_size', '=', 50).execute();
+    // 2. The note re-signed by another key (key_id left pointing at the real key).
+    const other = generateKeyPairSync('ed25519');
+    const body = parseCheckpointText(parseNote(cps[1]?.note as string).text);
+    const forgedNote = signNote(checkpointText(body), t.config.ledgerOrigin, other.privateKey, rawPublicKey(other.publicKey));
+    await l.sql.updateTable('checkpoints').set({ note: forgedNote }).where('company_id', '=', l.c).where('tree_size', '=', 100).execute();
+    const report = await l.verify();
+    expect(report.violations.map((v) => [v.seq, v.kind])).toEqual([
+      [49, 'checkpoint_inconsistent'],
+      [99, 'checkpoint_inconsistent'],
+    ]);
+    expect(report.violations[0]?.detail).toMatch(/stored root .* differs from the signed root/);
+    expect(report.violations[1]?.detail).toMatch(/note signature does not verify/);
+  });
+
+  it('a deleted entry → one missing_entry; a changed signature → bad_signature when signatures are checked', async () => {
+    const l = await ledger(100);
+    await l.sql.deleteFrom('log_entries').where('company_id', '=', l.c).where('seq', '=', 30).execute();
+    await l.sql.updateTable('log_entries').set({ signature: Buffer.alloc(64).toString('base64') }).where('company_id', '=', l.c).where('seq', '=', 70).execute();
+    expect((await l.verify()).violations.map((v) => [v.seq, v.kind])).toEqual([[30, 'missing_entry']]);
+    const withSigs = await l.verify({ entry_signatures: true });
+    expect(withSigs.violations.map((v) => [v.seq, v.kind])).toEqual([
+      [30, 'missing_entry'],
+      [70, 'bad_signature'],
+    ]);
+  });
+
+  it('one verification at a time: a second request while one is open → 409 naming it', async () => {
+    const l = await ledger(10);
+    // Hold the company's verification lease as another process would, so the job stays queued.
+    const repo = new IntegrityStore(t.store);
+    const now = new Date().toISOString();
+    expect(await repo.acquireLease(l.c, 'other-process', now, '2999-01-01T00:00:00.000Z')).toBe(true);
+    const first = await l.req('POST', '/api/v1/integrity/verify', {});
+    expect(first.statusCode).toBe(202);
+    expect(first.json().status).toBe('queued');
+    const second = problem(await l.req('POST', '/api/v1/integrity/verify', {}), 409, 'verification_running');
+    expect(second.detail).toContain(first.json().job_id);
+    await repo.releaseLease(l.c, 'other-process');
+    await repo.finishJob(l.c, first.json().job_id, 'failed', now, JSON.stringify({ error: 'test' }));
+    expect((await l.req('POST', '/api/v1/integrity/verify', {})).statusCode).toBe(202);
+  });
+
+  it('refuses bad input with clear problems, and keeps companies apart', async () => {
+    const a = await ledger(5);
+    const b = await ledger(5);
+    problem(await a.req('POST', '/api/v1/integrity/verify', { entry_signatures: 'yes' }), 400, 'validation_failed');
+    problem(await a.req('POST', '/api/v1/integrity/verify', { everything: true }), 400, 'validation_failed');
+    problem(await a.req('GET', '/api/v1/integrity/jobs/not-a-uuid'), 400, 'validation_failed');
+    problem(await b.req('GET', '/api/v1/integrity/report'), 404, 'not_found');
+    const job = (await a.req('POST', '/api/v1/integrity/verify')).json();
+    problem(await b.req('GET', `/api/v1/integrity/jobs/${job.job_id}`), 404, 'not_found');
+    await vi.waitFor(async () => expect((await a.req('GET', `/api/v1/integrity/jobs/${job.job_id}`)).json().status).toBe('completed'), { timeout: 10_000, interval: 20 });
+    problem(await t.inject({ method: 'GET', url: '/api/v1/integrity/status' }), 401, 'missing_credential');
+    // A's tampering shows in A's status only.
+    await a.sql.updateTable('log_entries').set({ data: '{}' }).where('company_id', '=', a.c).where('seq', '=', 1).execute();
+    await a.verify();
+    await b.verify();
+    expect((await a.req('GET', '/api/v1/integrity/status')).json().chain_status).toBe('broken');
+    expect((await b.req('GET', '/api/v1/integrity/status')).json().chain_status).toBe('valid');
+  });
+});
+
+describe.each(STORE_KINDS)('background verifier on %s', (kind) => {
+  it('verifies newly checkpointed entries every interval and reports what it finds', async () => {
+    const clock = new FakeClock();
+    const t = await startTestApp(kind, { clock, env: { CHECKPOINT_INTERVAL_MS: '0', INTEGRITY_VERIFY_INTERVAL_SECONDS: '1' } });
+    try {
+      const acct = await t.newAccount();
+      const { key } = await t.createKey(acct.token, 100_000);
+      const status = async () => (await t.inject({ method: 'GET', url: '/api/v1/integrity/status', headers: { 'x-api-key': key } })).json();
+      await ingestBatch(t, key, Array.from({ length: 20 }, (_, i) => ({ event_type: 'e', data: { i } })));
+      expect((await status()).chain_status).toBe('unverified');
+      clock.advance(1500);
+      await vi.waitFor(async () => expect(await status()).toMatchObject({ chain_status: 'valid', last_verified_seq: 19, coverage_percent: 100 }), { timeout: 10_000, interval: 50 });
+
+      // New entries, one of them altered before the next pass reaches it.
+      await ingestBatch(t, key, Array.from({ length: 10 }, (_, i) => ({ event_type: 'e', data: { i: 20 + i } })));
+      expect((await status()).coverage_percent).toBeCloseTo(66.66, 1);
+      await t.store.db.updateTable('log_entries').set({ event_type: 'forged' }).where('company_id', '=', acct.companyId).where('seq', '=', 25).execute();
+      clock.advance(1500);
+      await vi.waitFor(async () => expect(await status()).toMatchObject({ chain_status: 'broken', last_verified_seq: 29, violation_count: 1 }), { timeout: 10_000, interval: 50 });
+    } finally {
+      await t.close();
+    }
+  });
+});

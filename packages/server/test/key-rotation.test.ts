@@ -1,0 +1,155 @@
+// Online key rotation: two service instances on one store keep appending while one of them
+// rotates. Afterwards no entry or checkpoint was committed under the old key after its
+// retirement (the instance that did not rotate switches when the store refuses its old key),
+// the old key endorses the new one in a signed statement, and an auditor who pinned only the
+// first key follows that statement with verify-bundle.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser } from '../src/accounts.js';
+import { buildApp } from '../src/app.js';
+import { rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
+import { MemoryCounterStore } from '../src/ratelimit/counter.js';
+import type { Store } from '../src/store/store.js';
+import { STORE_KINDS } from './helpers/env.js';
+import { problem, testConfig } from './helpers/app.js';
+import { assertChainIntact } from './helpers/ledger.js';
+import { runCli } from './helpers/process.js';
+import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+
+const OPERATOR = 'operator-token-0123456789-abcdefghij';
+
+describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
+  let db: TestDatabase;
+  const stores: Store[] = [];
+  const apps: FastifyInstance[] = [];
+  let companyId: string;
+  let key: string;
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    const config = testConfig(db, { LEDGER_OPERATOR_TOKEN: OPERATOR, CHECKPOINT_INTERVAL_MS: '0' });
+    for (let i = 0; i < 2; i++) {
+      const store = db.open();
+      if (i === 0) await store.migrate();
+      stores.push(store);
+      const app = await buildApp({ config, store, counters: new MemoryCounterStore(), logger: false });
+      await app.ready();
+      apps.push(app);
+    }
+    const { company } = await createUser(stores[0] as Store, { company: 'rot', email: `rot-${kind}@example.com`, password: 'rotation password', role: 'admin' });
+    companyId = company.company_id;
+    const a = apps[0] as FastifyInstance;
+    const token = (await a.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: `rot-${kind}@example.com`, password: 'rotation password' } })).json().access_token;
+    key = (await a.inject({ method: 'POST', url: '/api/v1/auth/api_keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'k', rate_limit_per_minute: 1_000_000 } })).json().key;
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    for (const s of stores) await s.close();
+    await db.drop();
+  });
+
+  const send = (app: FastifyInstance, i: number) => app.inject({ method: 'POST', url: '/api/v1/logs', headers: { 'x-api-key': key }, payload: { event_type: 'rot', data: { i } } });
+  const batch = (app: FastifyInstance, i: number) =>
+    app.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: { 'x-api-key': key }, payload: { logs: Array.from({ length: 80 }, (_, j) => ({ event_type: 'rot.batch', data: { i, j } })) } });
+
+  it('refuses without the operator token, and with a wrong one', async () => {
+    const a = apps[0] as FastifyInstance;
+    problem(await a.inject({ method: 'POST', url: '/api/v1/integrity/keys/rotate' }), 401, 'missing_credential');
+    problem(await a.inject({ method: 'POST', url: '/api/v1/integrity/keys/rotate', headers: { authorization: 'Bearer operator-token-0123456789-abcdefghiX' } }), 401, 'invalid_credential');
+    expect((await a.inject({ method: 'GET', url: '/api/v1/integrity/keys' })).json().items).toHaveLength(1);
+  });
+
+  it('switches every instance at once: nothing is committed under the retired key after it is retired', async () => {
+    const [a, b] = apps as [FastifyInstance, FastifyInstance];
+    const before = (await a.inject({ method: 'GET', url: '/api/v1/integrity/keys' })).json().items[0].key_id as string;
+    for (const r of await Promise.all([send(a, -1), send(b, -2), batch(a, -3)])) expect(r.statusCode).toBe(200);
+    // Appends on both instances before, during and after the rotation.
+    const load: Array<Promise<{ statusCode: number }>> = [];
+    for (let i = 0; i < 30; i++) load.push(send(i % 2 ? a : b, i), ...(i % 10 === 0 ? [batch(i % 20 ? a : b, i)] : []));
+    const rotated = await a.inject({ method: 'POST', url: '/api/v1/integrity/keys/rotate', headers: { authorization: `Bearer ${OPERATOR}` } });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const transition = rotated.json();
+    expect(transition).toMatchObject({ old_key_id: before, new_key_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    for (let i = 30; i < 60; i++) load.push(send(i % 2 ? a : b, i), ...(i % 10 === 0 ? [batch(i % 20 ? a : b, i)] : []));
+    for (const r of await Promise.all(load)) expect(r.statusCode).toBe(200);
+    // Instance b never rotated: its appends after the rotation are signed with the new key too.
+    const late = await send(b, 999);
+    expect(late.statusCode).toBe(200);
+    const lateEntry = (await b.inject({ method: 'GET', url: `/api/v1/logs/${late.json().log_id}`, headers: { 'x-api-key': key } })).json();
+    expect(lateEntry.key_id).toBe(transition.new_key_id);
+
+    // The chain holds and every signature verifies; the old key signs nothing after the new one first appears.
+    const store = stores[0] as Store;
+    await assertChainIntact(store, companyId);
+    const rows = await store.db.selectFrom('log_entries').select(['seq', 'key_id', 'created_at']).where('company_id', '=', companyId).orderBy('seq').execute();
+    const firstNew = rows.findIndex((r) => r.key_id === transition.new_key_id);
+    expect(firstNew).toBeGreaterThan(0);
+    expect(rows.slice(firstNew).every((r) => r.key_id === transition.new_key_id)).toBe(true);
+    expect(rows.filter((r) => r.key_id === before).every((r) => r.created_at <= transition.created_at)).toBe(true);
+    const checkpoints = await store.db.selectFrom('checkpoints').select(['key_id', 'timestamp']).where('company_id', '=', companyId).execute();
+    expect(checkpoints.filter((c) => c.key_id === before).every((c) => c.timestamp <= transition.created_at)).toBe(true);
+    expect(checkpoints.some((c) => c.key_id === transition.new_key_id)).toBe(true);
+
+    // Both keys listed, the old one retired at the transition; the statement verifies against the old key.
+    const keys = (await b.inject({ method: 'GET', url: '/api/v1/integrity/keys' })).json();
+    expect(keys.items.map((k: { key_id: string; active: boolean }) => [k.key_id, k.active])).toEqual([
+      [before, false],
+      [transition.new_key_id, true],
+    ]);
+    expect(keys.items[0].active_to).toBe(transition.created_at);
+    expect(keys.transitions).toEqual([transition]);
+    expect('newKey' in verifyKeyTransition(transition, rawKeyFromBase64(keys.items[0].public_key))).toBe(true);
+    const forged = { ...transition, new_key_id: '0123456789abcdef' };
+    expect(verifyKeyTransition(forged, rawKeyFromBase64(keys.items[0].public_key))).toMatchObject({ failure: expect.any(String) });
+
+    // /verify holds for entries under either key.
+    for (const seq of [0, rows.length - 1]) {
+      const id = (await store.db.selectFrom('log_entries').select('log_id').where('company_id', '=', companyId).where('seq', '=', seq).executeTakeFirstOrThrow()).log_id;
+      const v = (await a.inject({ method: 'GET', url: `/api/v1/logs/${id}/verify`, headers: { 'x-api-key': key } })).json();
+      expect(v).toMatchObject({ chain_valid: true, signature_valid: true });
+    }
+
+    // An auditor who pinned only the first key: verify-bundle follows the endorsed transition.
+    const dir = fs.mkdtempSync(path.join(db.dataDir, 'audit-'));
+    const bundle = (await a.inject({ method: 'GET', url: `/api/v1/exports/evidence?from_seq=0&to_seq=${rows.length - 1}`, headers: { 'x-api-key': key } })).json();
+    expect(bundle.key_transitions).toEqual([transition]);
+    fs.writeFileSync(path.join(dir, 'bundle.json'), JSON.stringify(bundle));
+    fs.writeFileSync(path.join(dir, 'first.pem'), keys.items[0].public_key_pem);
+    const run = await runCli(['verify-bundle', path.join(dir, 'bundle.json'), '--public-key', path.join(dir, 'first.pem')], {});
+    expect(run.stdout).toContain(`OK   key transition ${before} → ${transition.new_key_id}`);
+    expect(run.stdout).toContain('VERIFIED: every check holds');
+    expect(run.code).toBe(0);
+    // A bundle whose transition was tampered with does not verify.
+    const tampered = structuredClone(bundle);
+    tampered.key_transitions[0].new_signature = tampered.key_transitions[0].old_signature;
+    fs.writeFileSync(path.join(dir, 'bundle.json'), JSON.stringify(tampered));
+    const bad = await runCli(['verify-bundle', path.join(dir, 'bundle.json'), '--public-key', path.join(dir, 'first.pem')], {});
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('FAIL key transition');
+
+    // A second rotation by the other instance chains on: the rotated key endorses the next one.
+    const again = await b.inject({ method: 'POST', url: '/api/v1/integrity/keys/rotate', headers: { authorization: `Bearer ${OPERATOR}` } });
+    expect(again.json().old_key_id).toBe(transition.new_key_id);
+    expect((await send(a, 1000)).statusCode).toBe(200);
+    await assertChainIntact(store, companyId);
+  });
+});
+
+describe('rotation without LEDGER_OPERATOR_TOKEN', () => {
+  it('is refused with 403, and the key is unchanged', async () => {
+    const db = await createTestDatabase('sqlite');
+    const store = db.open();
+    await store.migrate();
+    const app = await buildApp({ config: testConfig(db), store, counters: new MemoryCounterStore(), logger: false });
+    try {
+      const p = problem(await app.inject({ method: 'POST', url: '/api/v1/integrity/keys/rotate', headers: { authorization: `Bearer ${OPERATOR}` } }), 403, 'forbidden');
+      expect(String(p.detail)).toContain('LEDGER_OPERATOR_TOKEN');
+      expect((await app.inject({ method: 'GET', url: '/api/v1/integrity/keys' })).json().transitions).toEqual([]);
+    } finally {
+      await app.close();
+      await store.close();
+      await db.drop();
+    }
+  });
+});

@@ -1,0 +1,168 @@
+// The core against published vectors, and the worked example of docs/ledger-format.md
+// recomputed from the document itself.
+import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { canonicalEntryText, canonicalJson, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/ledger/signing.js';
+
+const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
+const rfc8032Key = () =>
+  createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(RFC8032_SEED, 'hex')]), format: 'der', type: 'pkcs8' });
+
+describe('published vectors', () => {
+  it('SHA-256 (FIPS 180-2 "abc")', () => {
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it('RFC 8785 canonical JSON (section 3.2.2 example)', () => {
+    const input = JSON.parse('{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/","literals":[null,true,false]}');
+    expect(canonicalJson(input)).toBe('{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
+  });
+
+  it('RFC 8785 sorts member names by UTF-16 code units', () => {
+    expect(canonicalJson({ '\u20ac': 1, '\r': 2, '\ud83d\ude00': 3, '1': 4, '\u0080': 5, 'ö': 6 })).toBe('{"\\r":2,"1":4,"\u0080":5,"ö":6,"€":1,"😀":3}');
+  });
+
+  it('Ed25519 (RFC 8032 section 7.1, test 1)', () => {
+    const priv = rfc8032Key();
+    expect(toHex(rawPublicKey(createPublicKey(priv)))).toBe('d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a');
+    expect(sign(null, Buffer.alloc(0), priv).toString('hex')).toBe(
+      'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
+    );
+  });
+});
+
+describe('the append fast path', () => {
+  // Random JSON with the awkward parts of RFC 8785: escapes, non-BMP characters, numbers.
+  const chars = ['a', 'Z', '"', '\\', '\n', '\u0001', '\u007f', 'é', '€', '\ud83d\ude00', '\u2028', ' ', '/'];
+  let seed = 42;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const str = () => Array.from({ length: rnd(8) }, () => chars[rnd(chars.length)]).join('');
+  const num = () => [0, -0, 1, -1.5, 1e21, 1e-7, 123456789.123, 2 ** 53, 0.1 + 0.2, 5e-324][rnd(10)] as number;
+  const value = (depth: number): unknown => {
+    const k = rnd(depth > 2 ? 4 : 6);
+    if (k === 0) return str();
+    if (k === 1) return num();
+    if (k === 2) return [null, true, false][rnd(3)];
+    if (k === 3) return null;
+    if (k === 4) return Array.from({ length: rnd(4) }, () => value(depth + 1));
+    return Object.fromEntries(Array.from({ length: rnd(5) }, () => [str(), value(depth + 1)]));
+  };
+  const obj = () => Object.fromEntries(Array.from({ length: rnd(6) }, () => [str(), value(1)])) as JsonObject;
+  const maybe = () => (rnd(2) ? str() : null);
+
+  it('builds the same canonical text as the generic RFC 8785 path, on 2000 random entries', () => {
+    for (let i = 0; i < 2000; i++) {
+      const data = obj();
+      const extra = rnd(2) ? obj() : null;
+      const body: EntryBody = {
+        format_version: 1, company_id: str(), seq: rnd(1_000_000), log_id: str(), event_type: str(), data,
+        source: maybe(), trace_id: maybe(), session_id: maybe(), timestamp: maybe(), span_id: maybe(), parent_span_id: maybe(), parent_event_id: maybe(),
+        root_event_id: maybe(), agent_id: maybe(), workflow_id: maybe(), causality_type: maybe(), idempotency_key: maybe(), schema_version: maybe(),
+        extra, created_at: str(), prev_hash: str(),
+      };
+      const fast = canonicalEntryText(body, canonicalJson(data), extra === null ? null : canonicalJson(extra));
+      expect(fast).toBe(canonicalJson(entryBody(body)));
+    }
+  });
+});
+
+describe('docs/ledger-format.md worked example', () => {
+  const doc = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'docs', 'ledger-format.md'), 'utf8');
+  const block = (tag: string): string => {
+    const m = new RegExp('```\\w+ ' + tag + '\\n([\\s\\S]*?)\\n```').exec(doc);
+    if (!m?.[1]) throw new Error(`no block ${tag} in docs/ledger-format.md`);
+    return m[1];
+  };
+  const entries = JSON.parse(block('example-entries')) as LedgerEntry[];
+  const rawKey = fromHex(block('example-public-key').trim());
+  const publicKey = publicKeyFromRaw(rawKey);
+
+  it('lists exactly the hashed fields, plus hash, signature and key_id', () => {
+    for (const e of entries) expect(Object.keys(e).sort()).toEqual([...HASHED_FIELDS, 'hash', 'signature', 'key_id'].sort());
+  });
+
+  it('gives the key_id of its public key', () => {
+    expect(keyIdOf(rawKey)).toBe(block('example-key-id').trim());
+  });
+
+  it('gives the canonical bytes of entry 0, and they hash to its hash', () => {
+    const e0 = entries[0] as LedgerEntry;
+    expect(canonicalJson(entryBody(e0))).toBe(block('example-canonical-0'));
+    expect(sha256Hex(block('example-canonical-0'))).toBe(e0.hash);
+  });
+
+  it('has entries whose hashes, links and signatures all verify', () => {
+    let prev = GENESIS_PREV_HASH;
+    for (const e of entries) {
+      expect(entryHash(e)).toBe(e.hash);
+      expect(e.prev_hash).toBe(prev);
+      expect(e.key_id).toBe(keyIdOf(rawKey));
+      expect(verifyEntrySignature(rawKey, e.hash, e.signature)).toBe(true);
+      // Deterministic: signing again with the RFC 8032 key gives the documented bytes.
+      expect(signEntryHash(rfc8032Key(), e.hash)).toBe(e.signature);
+      prev = e.hash;
+    }
+  });
+
+  it('gives the leaf hashes, root, inclusion proofs and signed checkpoint of the two-entry tree', () => {
+    const leaves = entries.map((e) => entryLeafHash(e.hash));
+    expect(leaves.map(toHex).join('\n')).toBe(block('example-leaves'));
+    const root = referenceRoot(leaves);
+    expect(toHex(root)).toBe(block('example-root'));
+    expect(verifyInclusion(0, 2, leaves[0] as Hash, [leaves[1] as Hash], root)).toBe(true);
+    expect(verifyInclusion(1, 2, leaves[1] as Hash, [leaves[0] as Hash], root)).toBe(true);
+    const note = `${block('example-checkpoint')}\n`;
+    const raw = rawKey;
+    expect(noteSignedBy(note, 'audit-ledger.local', raw)).toBe(true);
+    expect(verifierKey('audit-ledger.local', raw)).toBe('audit-ledger.local+218f0fd6+AddamAGCsQq31Uv+08lkBzoO4XLz2qYjJa8CGmj3B1Ea');
+    const c = parseCheckpointText(parseNote(note).text);
+    expect(c).toMatchObject({ origin: `audit-ledger.local/${entries[0]?.company_id}`, treeSize: 2 });
+    expect(c.rootHash).toEqual(root);
+    // Deterministic, so signing the body again gives the documented note.
+    expect(signNote(parseNote(note).text, 'audit-ledger.local', rfc8032Key(), raw)).toBe(note);
+  });
+
+  it('says how many fields are hashed, and its table and Python verifier list exactly those', () => {
+    expect(doc).toContain(`The hash covers exactly these ${HASHED_FIELDS.length} fields`);
+    expect(doc).not.toMatch(/\b23 fields\b/);
+    const section2 = doc.slice(doc.indexOf('## 2. The entry body'), doc.indexOf('## 3.'));
+    const tableFields = [...section2.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
+    expect(tableFields).toEqual([...HASHED_FIELDS]);
+    const python = /HASHED_FIELDS = \[([\s\S]*?)\]/.exec(doc)?.[1] ?? '';
+    expect([...python.matchAll(/"(\w+)"/g)].map((m) => m[1])).toEqual([...HASHED_FIELDS]);
+    // The example parses numbers as doubles, as the service hashes them.
+    expect(doc).toContain('json.loads(entry_json, parse_int=float)');
+  });
+
+  it('documents where the signature is checked (the stored hash), as verify-bundle does', () => {
+    expect(doc).toContain('The signature is always checked over the stored `hash`');
+  });
+
+  it('gives a key transition whose statement and both signatures recompute', () => {
+    const statement = `${block('example-transition')}\n`;
+    const [oldSig, newSig] = block('example-transition-signatures').split('\n');
+    const key2 = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from('4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb', 'hex')]), format: 'der', type: 'pkcs8' });
+    const t = signKeyTransition({ privateKey: rfc8032Key(), publicKey }, { privateKey: key2, publicKey: createPublicKey(key2) }, '2026-03-02T00:00:00.000Z');
+    expect(t.statement).toBe(statement);
+    expect(t.old_signature).toBe(oldSig);
+    expect(t.new_signature).toBe(newSig);
+    expect('newKey' in verifyKeyTransition(t, rawKey)).toBe(true);
+    // Endorsed by another key, or with a changed line: refused.
+    expect(verifyKeyTransition(t, rawPublicKey(createPublicKey(key2)))).toMatchObject({ failure: expect.stringContaining('not the trusted key') });
+    expect(verifyKeyTransition({ ...t, created_at: '2026-03-03T00:00:00.000Z' }, rawKey)).toMatchObject({ failure: expect.stringContaining('does not say') });
+    expect(verifyKeyTransition({ ...t, new_signature: t.old_signature }, rawKey)).toMatchObject({ failure: expect.stringContaining('new key') });
+  });
+
+  it('detects a one-character change to the example', () => {
+    const e0 = structuredClone(entries[0]) as LedgerEntry;
+    e0.data = { ...e0.data, amount: 42.6 };
+    expect(entryHash(e0)).not.toBe(e0.hash);
+    expect(verifyEntrySignature(rawKey, 'b' + e0.hash.slice(1), e0.signature)).toBe(false);
+  });
+});
