@@ -23,6 +23,8 @@ export function call(url: string, method: string, body?: unknown, headers: Recor
       res.on('error', reject);
     });
     req.on('error', reject);
+    // A service that stops answering fails the test with this, instead of hanging it.
+    req.setTimeout(60_000, () => req.destroy(new Error(`no answer from ${method} ${url} within 60 s`)));
     req.end(payload);
   });
 }

@@ -26,7 +26,7 @@ export async function runCli(args: string[], env: Record<string, string>, stdin?
 /** Collects a child's JSON log lines and waits for one that matches, however early it came. */
 export class LogWatcher {
   readonly lines: Array<Record<string, unknown>> = [];
-  private waiters: Array<{ from: number; match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];
+  private waiters: Array<{ from: number; match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void; reject: (e: Error) => void }> = [];
   private stderr = '';
   private exitCode: number | null | undefined;
 
@@ -48,14 +48,30 @@ export class LogWatcher {
       });
     });
     child.stderr.on('data', (d) => (this.stderr += d));
-    child.on('exit', (code) => (this.exitCode = code));
+    child.on('exit', (code) => {
+      this.exitCode = code;
+      // Whoever still waits would wait forever: tell them why.
+      for (const w of this.waiters.splice(0)) w.reject(this.failure(`process exited (${code})`));
+    });
   }
 
-  /** The first line at index >= from that matches. Rejects if the process exits first. */
-  waitFor(match: (l: Record<string, unknown>) => boolean, from = 0): Promise<Record<string, unknown>> {
+  private failure(what: string): Error {
+    const last = this.lines.slice(-5).map((l) => JSON.stringify(l)).join('\n');
+    return new Error(`${what}; stderr: ${this.stderr.slice(-2000)}\nlast log lines:\n${last}`);
+  }
+
+  /** The first line at index >= from that matches. Rejects if the process exits first, or after `timeoutMs` with what it logged. */
+  waitFor(match: (l: Record<string, unknown>) => boolean, from = 0, timeoutMs = 90_000): Promise<Record<string, unknown>> {
     const found = this.lines.slice(from).find(match);
     if (found) return Promise.resolve(found);
-    if (this.exitCode !== undefined) return Promise.reject(new Error(`process exited (${this.exitCode}): ${this.stderr}`));
-    return new Promise((resolve) => this.waiters.push({ from, match, resolve }));
+    if (this.exitCode !== undefined) return Promise.reject(this.failure(`process exited (${this.exitCode})`));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(this.failure(`no matching log line within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = { from, match, resolve: (l: Record<string, unknown>) => (clearTimeout(timer), resolve(l)), reject: (e: Error) => (clearTimeout(timer), reject(e)) };
+      this.waiters.push(waiter);
+    });
   }
 }
