@@ -4,7 +4,7 @@ import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalEntryText, canonicalJson, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { canonicalEntryText, canonicalJson, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/ledger/signing.js';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
@@ -164,5 +164,19 @@ describe('docs/ledger-format.md worked example', () => {
     e0.data = { ...e0.data, amount: 42.6 };
     expect(entryHash(e0)).not.toBe(e0.hash);
     expect(verifyEntrySignature(rawKey, 'b' + e0.hash.slice(1), e0.signature)).toBe(false);
+  });
+
+  it('decodes the encoding examples of section 13 exactly as the core does: the good ones to their bytes, the bad ones refused', () => {
+    const lines = block('example-encodings').split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(16);
+    for (const line of lines) {
+      const m = /^(hex|base64) ("[^"]*"|\S+) (\S+)$/.exec(line);
+      if (!m) throw new Error(`unreadable example line: ${line}`);
+      const [, kind, quoted, want] = m as unknown as [string, 'hex' | 'base64', string, string];
+      const text = quoted.startsWith('"') ? quoted.slice(1, -1) : quoted;
+      const decode = () => toHex(kind === 'hex' ? fromHex(text) : fromBase64(text));
+      if (want === 'refused') expect(decode, line).toThrow();
+      else expect(decode(), line).toBe(want);
+    }
   });
 });
