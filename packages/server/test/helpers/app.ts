@@ -1,6 +1,7 @@
 // Test harness: the real app over a real store, driven through fastify.inject().
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pino from 'pino';
 import { createUser } from '../../src/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -52,7 +53,9 @@ export async function startTestApp(
   const clock = opts.clock ?? new FakeClock();
   const config = testConfig(db, opts.env);
   const counters = opts.counters ?? new MemoryCounterStore(clock.now);
-  const app = await buildApp({ config, store, counters, clock: clock.now, logger: false, ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}) });
+  // Errors only, to stderr: an unexpected 500 leaves its stack in the test output (CI included).
+  const log = pino({ level: 'error' }, pino.destination(2)) as FastifyBaseLogger;
+  const app = await buildApp({ config, store, counters, clock: clock.now, log, ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}) });
   await app.ready();
   const inject = (o: InjectOptions) => app.inject(o);
   const t: TestApp = {
