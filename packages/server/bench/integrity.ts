@@ -28,9 +28,13 @@ export async function fullVerification(n: number, event: (i: number) => unknown)
   await store.migrate();
   const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), dataDir: dir };
   const { company } = await createUser(store, { company: 'bench', email: 'verify@example.com', password: 'bench password 123', role: 'admin' });
-  const keyring = await Keyring.open({ config, store, box: openSecretBox(config) }, Date.now());
+  const keyring = await Keyring.open({ config, signingKeys: store.signingKeys, secretBox: openSecretBox(config), clock: Date.now });
   const signer = new WorkerSigner(keyring.active, config.signingWorkers);
-  const appender = new Appender(store, keyring, signer, Date.now, {
+  const appender = new Appender({
+    store,
+    keyring,
+    signer,
+    clock: Date.now,
     checkpoints: new CheckpointSigner(config.ledgerOrigin),
     checkpointIntervalMs: 1000,
   });
@@ -45,10 +49,10 @@ export async function fullVerification(n: number, event: (i: number) => unknown)
     await appender.checkpoint(company.company_id);
     const buildSeconds = (performance.now() - started) / 1000;
     process.stdout.write('\n');
-    const verifier = new IntegrityVerifier(store, { keyName: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o) });
+    const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o) });
     const job = await verifier.requestFull(company.company_id, { entry_signatures: false });
     for (;;) {
-      const j = await verifier.repo.getJob(company.company_id, job.job_id);
+      const j = await store.integrityStore.getJob(company.company_id, job.job_id);
       if (j?.report) {
         await verifier.close();
         return { entries: n, buildSeconds, report: JSON.parse(j.report) as VerificationReport };

@@ -3,36 +3,43 @@ import { randomUUID } from 'node:crypto';
 import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from './config.js';
 import { hashPassword } from './auth/passwords.js';
 import type { UserRole } from './store/schema.js';
-import type { Company, Store, User } from './store/store.js';
+import type { AccountStore, Company, User } from './store/accounts.js';
 import { iso } from './time.js';
 
 export class AccountInputError extends Error {}
 
+/** Where users are created: the store (or its account repository). */
+export interface AccountsDeps {
+  accounts: AccountStore;
+}
+
 /** Creates a user in the named company, creating the company if it does not exist. */
 export async function createUser(
-  store: Store,
+  store: AccountsDeps,
   input: { company: string; email: string; password: string; role?: UserRole },
+  clock: () => number = Date.now,
 ): Promise<{ company: Company; user: User }> {
   const company = input.company.trim();
   if (company === '' || company.length > 200) throw new AccountInputError('company name must be 1–200 characters');
   if (!isPlausibleEmail(input.email)) throw new AccountInputError(`not an email address: "${input.email}"`);
   if (input.password.length < MIN_PASSWORD_LENGTH) throw new AccountInputError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-  return store.createUser({
+  return store.accounts.createUser({
     companyName: company,
     newCompanyId: randomUUID(),
     userId: randomUUID(),
     email: input.email.trim(),
     passwordHash: await hashPassword(input.password),
     role: input.role ?? 'admin',
-    now: iso(Date.now()),
+    now: iso(clock()),
   });
 }
 
 /** First start: when the store has no user and bootstrap credentials are configured, create them. */
 export async function bootstrapIfEmpty(
-  store: Store,
+  store: AccountsDeps,
   bootstrap: { company: string; email: string; password: string } | undefined,
+  clock: () => number = Date.now,
 ): Promise<{ company: Company; user: User } | undefined> {
-  if (!bootstrap || (await store.countUsers()) > 0) return undefined;
-  return createUser(store, bootstrap);
+  if (!bootstrap || (await store.accounts.countUsers()) > 0) return undefined;
+  return createUser(store, bootstrap, clock);
 }

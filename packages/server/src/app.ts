@@ -10,6 +10,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import pino from 'pino';
 import { registerAuthentication } from './auth/authenticate.js';
 import type { Config } from './config.js';
+import { domainProblem } from './http/domain-problems.js';
 import { registerProblemHandlers } from './http/problems.js';
 import { registerJsonBodies } from './http/body.js';
 import { registerUrlTextCheck } from './http/request-text.js';
@@ -61,7 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   registerJsonBodies(app);
   registerUrlTextCheck(app);
-  registerProblemHandlers(app, { unavailable: isStoreUnavailable, onUnavailable: (err) => outage.report(err), retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS });
+  registerProblemHandlers(app, { unavailable: isStoreUnavailable, onUnavailable: (err) => outage.report(err), retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS, domainProblem });
   // Shutdown order: finish every queued append (so no transaction is left open), then stop signing.
   app.addHook('onReady', async () => start());
   app.addHook('onClose', async () => close());

@@ -23,20 +23,21 @@ export function openCounters(config: Pick<Config, 'redisUrl'>, log?: CounterLog)
   return new RedisCounterStore({ redis: new Redis(config.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000, enableOfflineQueue: true }), log });
 }
 
-export async function startService(config: Config): Promise<RunningService> {
+/** Starts the service; `clock` (milliseconds since the epoch) is Date.now unless a test moves time. */
+export async function startService(config: Config, clock: () => number = Date.now): Promise<RunningService> {
   const log = createLogger(config.logLevel);
   // Failures of the database's connections outside a query are part of an outage too: one warn line per outage.
-  const outage = new OutageReporter({ clock: Date.now, warn: (obj, msg) => log.warn(obj, msg) });
+  const outage = new OutageReporter({ clock, warn: (obj, msg) => log.warn(obj, msg) });
   const store = openStore(config, (err) => outage.report(err));
   const counters = openCounters(config, log);
   let built: FastifyInstance | undefined;
   try {
     await store.migrate();
-    const created = await bootstrapIfEmpty(store, config.bootstrap);
-    const app = await buildApp({ config, store, counters, log, outage });
+    const created = await bootstrapIfEmpty(store, config.bootstrap, clock);
+    const app = await buildApp({ config, store, counters, log, outage, clock });
     built = app;
     if (created) app.log.info({ company: created.company.name, email: created.user.email }, 'bootstrap: created first company and admin user');
-    else if ((await store.countUsers()) === 0) {
+    else if ((await store.accounts.countUsers()) === 0) {
       // Nobody can log in yet: say exactly how to fix that, once, at start.
       app.log.warn(
         {
@@ -48,7 +49,7 @@ export async function startService(config: Config): Promise<RunningService> {
     }
     const url = await app.listen({ host: config.host, port: config.port });
     // Expired access tokens are useless; remove them at start and then hourly.
-    const sweep = () => void store.deleteExpiredAccessTokens(iso(Date.now())).catch((err: unknown) => app.log.warn({ err }, 'token sweep failed'));
+    const sweep = () => void store.accounts.deleteExpiredAccessTokens(iso(clock())).catch((err: unknown) => app.log.warn({ err }, 'token sweep failed'));
     sweep();
     const sweeper = setInterval(sweep, 3_600_000).unref();
     let closing: Promise<void> | undefined;

@@ -7,16 +7,24 @@ import type { Config } from './config.js';
 import type { EventSink } from './events.js';
 import { Forensics } from './forensics/service.js';
 import { IntegrityVerifier } from './integrity/verifier.js';
+import { Rejections } from './hitl/rejections.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
+import { EntryChecker } from './ledger/entry-check.js';
 import { Keyring } from './ledger/keyring.js';
 import { WorkerSigner } from './ledger/signer.js';
 import { Metrics } from './ops/metrics.js';
 import { UsageCounter } from './ops/usage.js';
 import type { CounterStore } from './ratelimit/counter.js';
+import type { AccountStore } from './store/accounts.js';
+import type { ForensicsStore } from './store/forensics.js';
+import type { IntegrityStore } from './store/integrity.js';
+import type { KeyStore } from './store/keys.js';
+import type { LedgerStore } from './store/ledger.js';
 import type { Store } from './store/store.js';
 import { isStoreUnavailable, OutageReporter } from './store/unavailable.js';
-import { WebhookStore } from './store/webhooks.js';
+import type { UsageStore } from './store/usage.js';
+import type { WebhookStore } from './store/webhooks.js';
 import { DeliveryWorker } from './webhooks/delivery.js';
 import { openSecretBox, type SecretBox } from './webhooks/secrets.js';
 import { WebhookEventSink } from './webhooks/sink.js';
@@ -25,7 +33,15 @@ import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 /** Every service of the process. Route plugins take a Pick of it. */
 export interface Services {
   config: Config;
-  store: Store;
+  /** The database handle: health (ping) and migration state only; everything else uses a repository below. */
+  store: Pick<Store, 'kind' | 'ping' | 'migrationState'>;
+  accounts: AccountStore;
+  ledger: LedgerStore;
+  signingKeys: KeyStore;
+  webhookStore: WebhookStore;
+  integrityStore: IntegrityStore;
+  forensicsStore: ForensicsStore;
+  usageStore: UsageStore;
   counters: CounterStore;
   /** Milliseconds since the epoch; injectable so tests can move time without sleeping. */
   clock: () => number;
@@ -36,10 +52,13 @@ export interface Services {
   appender: Appender;
   verifier: IntegrityVerifier;
   forensics: Forensics;
+  /** GET /logs/{id}/verify without HTTP. */
+  entryChecker: EntryChecker;
+  /** Human review rejections without HTTP. */
+  rejections: Rejections;
   events: EventSink;
   metrics: Metrics;
   usage: UsageCounter;
-  webhooks: WebhookStore;
   secretBox: SecretBox;
   /** How webhook host names are resolved (the system resolver unless a test supplies one). */
   resolveHost: Resolver;
@@ -73,12 +92,19 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const outage = deps.outage ?? new OutageReporter({ clock, warn: (obj, msg) => log.warn(obj, msg) });
   const logError = (obj: { err?: unknown }, msg: string) => (isStoreUnavailable(obj.err) ? outage.report(obj.err) : log.error(obj, msg));
 
+  const { accounts, ledger, signingKeys, webhookStore, integrityStore, forensicsStore, usageStore } = store;
+  const ledgerOrigin = config.ledgerOrigin;
+
   const secretBox = openSecretBox(config);
-  const keyring = await Keyring.open({ config, store, box: secretBox }, clock());
+  const keyring = await Keyring.open({ config, signingKeys, secretBox, clock });
   const signer = new WorkerSigner(keyring.active, config.signingWorkers);
   const metrics = new Metrics({ rateLimitFallback: () => counters.fallbackActive });
-  const appender = new Appender(store, keyring, signer, clock, {
-    checkpoints: new CheckpointSigner(config.ledgerOrigin),
+  const appender = new Appender({
+    store,
+    keyring,
+    signer,
+    clock,
+    checkpoints: new CheckpointSigner(ledgerOrigin),
     checkpointIntervalMs: config.checkpointIntervalMs,
     onError: (err, message) => logError({ err }, message),
     onCommit: (entries, seconds) => {
@@ -87,16 +113,42 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       metrics.appendDuration.observe(seconds);
     },
   });
-  const webhooks = new WebhookStore(store);
   // The sink wakes the worker after recording an event (only ever called once both exist).
-  const events = new WebhookEventSink(webhooks, clock, () => delivery.kick());
-  const delivery = new DeliveryWorker({ repo: webhooks, box: secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError, resolve: resolveHost });
-  const usage = new UsageCounter(store, clock, logError);
-  const verifier = new IntegrityVerifier(store, { keyName: config.ledgerOrigin, intervalSeconds: config.integrityVerifyIntervalSeconds, clock, logError, events, metrics });
-  const forensics = new Forensics(store, keyring, { maxAgeDefaults: config.stalenessMaxAge, clock, events, keyName: config.ledgerOrigin });
+  const events = new WebhookEventSink({ webhookStore, clock, onRecorded: () => delivery.kick() });
+  const delivery = new DeliveryWorker({ webhookStore, secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError, resolve: resolveHost });
+  const usage = new UsageCounter({ usageStore, clock, logError });
+  const verifier = new IntegrityVerifier({ ledger, integrityStore, signingKeys, ledgerOrigin, intervalSeconds: config.integrityVerifyIntervalSeconds, clock, logError, events, metrics });
+  const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
+  const entryChecker = new EntryChecker({ ledger, keyring, clock, ledgerOrigin });
+  const rejections = new Rejections({ ledger, appender, events, clock });
 
   return {
-    services: { config, store, counters, clock, log, outage, keyring, appender, verifier, forensics, events, metrics, usage, webhooks, secretBox, resolveHost },
+    services: {
+      config,
+      store,
+      accounts,
+      ledger,
+      signingKeys,
+      webhookStore,
+      integrityStore,
+      forensicsStore,
+      usageStore,
+      counters,
+      clock,
+      log,
+      outage,
+      keyring,
+      appender,
+      verifier,
+      forensics,
+      entryChecker,
+      rejections,
+      events,
+      metrics,
+      usage,
+      secretBox,
+      resolveHost,
+    },
     start() {
       verifier.start();
       usage.start();

@@ -30,9 +30,9 @@ describe.each(STORE_KINDS)('two appenders on one %s database', (kind) => {
     const config = testConfig(db);
     const { company } = await createUser(store, { company: 'two', email: 'two@example.com', password: 'a long enough password', role: 'admin' });
     const open = async (s: Store) => {
-      const keyring = await Keyring.open({ config, store: s, box: openSecretBox(config) }, clock.now());
+      const keyring = await Keyring.open({ config, signingKeys: s.signingKeys, secretBox: openSecretBox(config), clock: clock.now });
       const signer = new WorkerSigner(keyring.active, 1);
-      const appender = new Appender(s, keyring, signer, clock.now, { checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 60_000 });
+      const appender = new Appender({ store: s, keyring, signer, clock: clock.now, checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 60_000 });
       return { appender, close: async () => (await appender.close(), await signer.close()) };
     };
     const a = await open(store);
@@ -47,7 +47,7 @@ describe.each(STORE_KINDS)('two appenders on one %s database', (kind) => {
       const [last] = await a.appender.append(id, events(1, 'a')).then((r) => r.slice(-1));
       expect(last?.seq).toBe(9);
       await a.appender.checkpoint(id);
-      const sizes = (await store.listCheckpoints(id, 0, Number.MAX_SAFE_INTEGER)).map((c) => c.tree_size).sort((x, y) => x - y);
+      const sizes = (await store.ledger.listCheckpoints(id, 0, Number.MAX_SAFE_INTEGER)).map((c) => c.tree_size).sort((x, y) => x - y);
       expect(sizes).toEqual([3, 5, 10]);
       expect(await assertChainIntact(store, id)).toBe(10);
     } finally {
@@ -67,9 +67,9 @@ describe('an in-memory SQLite database', () => {
     const clock = new FakeClock();
     const config = testConfig({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'al-memory-')), databaseUrl: undefined });
     const { company } = await createUser(store, { company: 'mem', email: 'mem@example.com', password: 'a long enough password', role: 'admin' });
-    const keyring = await Keyring.open({ config, store, box: openSecretBox(config) }, clock.now());
+    const keyring = await Keyring.open({ config, signingKeys: store.signingKeys, secretBox: openSecretBox(config), clock: clock.now });
     const signer = new WorkerSigner(keyring.active, 1);
-    const appender = new Appender(store, keyring, signer, clock.now, { checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 0 });
+    const appender = new Appender({ store, keyring, signer, clock: clock.now, checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 0 });
     try {
       const id = company.company_id;
       const results = await Promise.all([appender.append(id, events(40, 'm')), appender.append(id, events(3, 'm'))]);

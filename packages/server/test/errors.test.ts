@@ -65,7 +65,7 @@ describe('problem responses', () => {
   it('keeps serving after all of the above, and lost nothing', async () => {
     const res = await post({ 'content-type': 'application/json' }, JSON.stringify({ name: 'ok', rate_limit_per_minute: 5 }));
     expect(res.statusCode).toBe(201);
-    const keys = await t.store.listApiKeys(acct.companyId);
+    const keys = await t.store.accounts.listApiKeys(acct.companyId);
     expect(keys.map((k) => k.name)).toEqual(['ok']);
   });
 

@@ -4,7 +4,6 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkpointText, parseCheckpointText, parseNote, storedHashIndex } from '@audit-ledger/core';
 import { rawPublicKey, signNote } from '../src/ledger/signing.js';
-import { IntegrityStore } from '../src/store/integrity.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
 import { ingestBatch } from './helpers/ledger.js';
@@ -144,7 +143,7 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
   it('one verification at a time: a second request while one is open → 409 naming it', async () => {
     const l = await ledger(10);
     // Hold the company's verification lease as another process would, so the job stays queued.
-    const repo = new IntegrityStore(t.store);
+    const repo = t.store.integrityStore;
     const now = new Date().toISOString();
     expect(await repo.acquireLease(l.c, 'other-process', now, '2999-01-01T00:00:00.000Z')).toBe(true);
     const first = await l.req('POST', '/api/v1/integrity/verify', {});

@@ -40,9 +40,9 @@ describe.each(STORE_KINDS)('shutdown with appends in flight on %s', (kind) => {
   it('refuses appends after close', async () => {
     const t = await startTestApp(kind);
     try {
-      const keyring = await Keyring.open({ config: t.config, store: t.store, box: openSecretBox(t.config) }, Date.now());
+      const keyring = await Keyring.open({ config: t.config, signingKeys: t.store.signingKeys, secretBox: openSecretBox(t.config), clock: Date.now });
       const signer = new WorkerSigner(keyring.active, 1);
-      const appender = new Appender(t.store, keyring, signer, Date.now, { checkpoints: new CheckpointSigner('test'), checkpointIntervalMs: 0 });
+      const appender = new Appender({ store: t.store, keyring, signer, clock: Date.now, checkpoints: new CheckpointSigner('test'), checkpointIntervalMs: 0 });
       await appender.close();
       await expect(appender.append('any', [])).rejects.toBeInstanceOf(AppenderClosedError);
       await signer.close();

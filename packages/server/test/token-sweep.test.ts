@@ -22,21 +22,21 @@ describe.each(STORE_KINDS)('expired token sweep on %s', (kind) => {
     await store.migrate();
     const { user } = await createUser(store, { company: 'acme', email: 'sweep@acme.test', password: 'a long enough password' });
     const base = { company_id: user.company_id, user_id: user.user_id, created_at: '2020-01-01T00:00:00.000Z' };
-    await store.insertAccessToken({ ...base, token_hash: 'expired', expires_at: '2020-01-01T01:00:00.000Z' });
-    await store.insertAccessToken({ ...base, token_hash: 'live', expires_at: '2999-01-01T00:00:00.000Z' });
+    await store.accounts.insertAccessToken({ ...base, token_hash: 'expired', expires_at: '2020-01-01T01:00:00.000Z' });
+    await store.accounts.insertAccessToken({ ...base, token_hash: 'live', expires_at: '2999-01-01T00:00:00.000Z' });
     await store.close();
 
     service = await startService({ ...loadConfig({ PORT: '0', LOG_LEVEL: 'silent' }), dataDir: db.dataDir, databaseUrl: db.databaseUrl });
     const check = db.open();
     try {
       // The sweep starts with the service; wait for it by polling the store a bounded number of turns.
-      let expired = await check.findAccessToken('expired');
+      let expired = await check.accounts.findAccessToken('expired');
       for (let turn = 0; expired && turn < 200; turn++) {
         await new Promise((r) => setImmediate(r));
-        expired = await check.findAccessToken('expired');
+        expired = await check.accounts.findAccessToken('expired');
       }
       expect(expired).toBeUndefined();
-      expect(await check.findAccessToken('live')).toBeDefined();
+      expect(await check.accounts.findAccessToken('live')).toBeDefined();
     } finally {
       await check.close();
     }

@@ -176,9 +176,9 @@ describe.each(STORE_KINDS)('checkpoint timing on %s', (kind) => {
     const { key } = await t.createKey(acct.token, 100_000);
     await ingest(t, key, { event_type: 'a', data: {} });
     await ingestBatch(t, key, [{ event_type: 'b', data: {} }, { event_type: 'c', data: {} }]);
-    expect((await t.store.latestCheckpoint(acct.companyId))?.tree_size).toBe(1);
+    expect((await t.store.ledger.latestCheckpoint(acct.companyId))?.tree_size).toBe(1);
     await t.app.close();
-    expect((await t.store.latestCheckpoint(acct.companyId))?.tree_size).toBe(3);
+    expect((await t.store.ledger.latestCheckpoint(acct.companyId))?.tree_size).toBe(3);
     await t.close();
   });
 });

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/problems.js';
 import type { CounterStore } from '../ratelimit/counter.js';
 import type { UserRole } from '../store/schema.js';
-import type { Store } from '../store/store.js';
+import type { AccountStore } from '../store/accounts.js';
 import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, digestsEqual, hashSecret } from './secrets.js';
 
 export type CredentialKind = 'user' | 'api_key';
@@ -40,7 +40,7 @@ export function principalOf(request: FastifyRequest): Principal {
 
 export function registerAuthentication(
   app: FastifyInstance,
-  deps: { store: Store; counters: CounterStore; clock: () => number },
+  deps: { accounts: AccountStore; counters: CounterStore; clock: () => number },
 ): void {
   app.decorateRequest('principal', undefined);
 
@@ -63,7 +63,7 @@ export function registerAuthentication(
       throw new ApiError(401, 'missing_credential', describeAccepted(rule));
     }
     const principal =
-      presented.kind === 'api_key' ? await resolveApiKey(deps.store, presented.secret) : await resolveAccessToken(deps.store, presented.secret, deps.clock());
+      presented.kind === 'api_key' ? await resolveApiKey(deps.accounts, presented.secret) : await resolveAccessToken(deps.accounts, presented.secret, deps.clock());
     if (!principal) {
       reply.header('WWW-Authenticate', 'Bearer realm="audit-ledger", error="invalid_token"');
       throw new ApiError(
@@ -98,18 +98,18 @@ function describeAccepted(rule: AuthRule): string {
   return `Send ${ways.join(' or ')}`;
 }
 
-async function resolveApiKey(store: Store, secret: string): Promise<Principal | undefined> {
+async function resolveApiKey(accounts: AccountStore, secret: string): Promise<Principal | undefined> {
   if (!secret.startsWith(API_KEY_PREFIX)) return undefined;
   const hash = hashSecret(secret);
-  const key = await store.findApiKeyByHash(hash);
+  const key = await accounts.findApiKeyByHash(hash);
   if (!key || key.status !== 'active' || !digestsEqual(key.key_hash, hash)) return undefined;
   return { kind: 'api_key', companyId: key.company_id, keyId: key.key_id, keyPrefix: key.key_prefix, rateLimitPerMinute: key.rate_limit_per_minute };
 }
 
-async function resolveAccessToken(store: Store, secret: string, now: number): Promise<Principal | undefined> {
+async function resolveAccessToken(accounts: AccountStore, secret: string, now: number): Promise<Principal | undefined> {
   if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return undefined;
   const hash = hashSecret(secret);
-  const grant = await store.findAccessToken(hash);
+  const grant = await accounts.findAccessToken(hash);
   if (!grant || grant.revoked_at !== null || Date.parse(grant.expires_at) <= now) return undefined;
   return { kind: 'user', companyId: grant.company_id, userId: grant.user_id, role: grant.role, email: grant.email, tokenHash: hash };
 }

@@ -1,13 +1,14 @@
 // Replay sessions over the store: create one pinned to the chain as it is now, load its
 // events (verifying each), and answer timeline, graph, staleness and root cause from them.
 import { checkpointProblems, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex, verifyEntrySignature } from '@audit-ledger/core';
+import { DomainError } from '../domain-error.js';
 import type { EventSink } from '../events.js';
 import { entriesOf } from '../ledger/export.js';
 import type { Keyring } from '../ledger/keyring.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { LogEntryRow } from '../store/chain.js';
-import { ForensicsStore, type ReplaySession } from '../store/forensics.js';
-import type { Store } from '../store/store.js';
+import type { ForensicsStore, ReplaySession } from '../store/forensics.js';
+import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../time.js';
 import { buildGraph, type CausalGraph } from './graph.js';
 import { type RootCause, rootCause } from './rootcause.js';
@@ -26,7 +27,12 @@ export interface SessionView {
   tree_size: number;
 }
 
-export class TraceNotFoundError extends Error {}
+/** A replay session was asked for a trace with no entries. */
+export class TraceNotFoundError extends DomainError<'trace_not_found', { traceId: string }> {
+  constructor(traceId: string) {
+    super('trace_not_found', `No events with trace_id ${traceId}`, { traceId });
+  }
+}
 
 /**
  * Entries not covered by a checkpoint yet are checked by signature (~100 µs each). A
@@ -36,15 +42,28 @@ export class TraceNotFoundError extends Error {}
 const MAX_REMEMBERED = 200_000;
 const signatureVerdicts = new Map<string, boolean>();
 
-export class Forensics {
-  readonly repo: ForensicsStore;
+export interface ForensicsDeps {
+  ledger: LedgerStore;
+  forensicsStore: ForensicsStore;
+  keyring: Keyring;
+  events: EventSink;
+  clock: () => number;
+  /** The checkpoint key name (LEDGER_ORIGIN). */
+  ledgerOrigin: string;
+  maxAgeDefaults: MaxAgeDefaults;
+}
 
-  constructor(
-    private readonly store: Store,
-    private readonly keyring: Keyring,
-    private readonly opts: { maxAgeDefaults: MaxAgeDefaults; clock: () => number; events: EventSink; keyName: string },
-  ) {
-    this.repo = new ForensicsStore(store);
+export class Forensics {
+  private readonly ledger: LedgerStore;
+  private readonly forensicsStore: ForensicsStore;
+  private readonly keyring: Keyring;
+  private readonly opts: ForensicsDeps;
+
+  constructor(deps: ForensicsDeps) {
+    this.ledger = deps.ledger;
+    this.forensicsStore = deps.forensicsStore;
+    this.keyring = deps.keyring;
+    this.opts = deps;
   }
 
   view(s: ReplaySession): SessionView {
@@ -62,10 +81,10 @@ export class Forensics {
 
   /** Pins a session to the chain as it is now; throws TraceNotFoundError for a trace with no entries. */
   async createSession(companyId: string, input: { trace_id: string; token_id?: string; metadata: JsonObject }): Promise<SessionView> {
-    const head = await this.store.getChainHead(companyId);
+    const head = await this.ledger.getChainHead(companyId);
     const treeSize = head ? head.lastSeq + 1 : 0;
-    const count = treeSize === 0 ? 0 : await this.repo.countTraceEntries(companyId, input.trace_id, treeSize);
-    if (count === 0) throw new TraceNotFoundError(`No events with trace_id ${input.trace_id}`);
+    const count = treeSize === 0 ? 0 : await this.forensicsStore.countTraceEntries(companyId, input.trace_id, treeSize);
+    if (count === 0) throw new TraceNotFoundError(input.trace_id);
     const now = this.opts.clock();
     const session: ReplaySession = {
       company_id: companyId,
@@ -78,7 +97,7 @@ export class Forensics {
       tree_size: treeSize,
       anomaly_reported_at: null,
     };
-    await this.repo.insertSession(session);
+    await this.forensicsStore.insertSession(session);
     return this.view(session);
   }
 
@@ -90,7 +109,7 @@ export class Forensics {
    */
   async loadTrace(s: ReplaySession): Promise<Trace> {
     const rows: LogEntryRow[] = [];
-    for await (const row of entriesOf(this.store, s.company_id, { trace_id: s.trace_id, seqBelow: s.tree_size })) rows.push(row);
+    for await (const row of entriesOf(this.ledger, s.company_id, { trace_id: s.trace_id, seqBelow: s.tree_size })) rows.push(row);
     const hashes = rows.map(recomputeHash);
     const proven = await this.provenUnderCheckpoint(s.company_id, rows, hashes);
     const events: TraceEvent[] = [];
@@ -102,14 +121,14 @@ export class Forensics {
   private async provenUnderCheckpoint(companyId: string, rows: LogEntryRow[], hashes: string[]): Promise<Set<number>> {
     const none = new Set<number>();
     if (rows.some((r, i) => hashes[i] !== r.hash)) return none; // the check would fail anyway
-    const cp = await this.store.latestCheckpoint(companyId);
-    if (!cp || checkpointProblems(cp, this.opts.keyName, await this.keyring.publicKey(cp.key_id)).length > 0) return none;
+    const cp = await this.ledger.latestCheckpoint(companyId);
+    if (!cp || checkpointProblems(cp, this.opts.ledgerOrigin, await this.keyring.publicKey(cp.key_id)).length > 0) return none;
     const known = new Map<number, Hash>();
     rows.forEach((r, i) => r.seq < cp.tree_size && known.set(r.seq, entryLeafHash(hashes[i] as string)));
     if (known.size === 0) return none;
     const need: Subtree[] = [];
     rootWithLeaves(cp.tree_size, known, undefined, need);
-    const stored = await this.store.readTreeHashes(companyId, [...new Set(need.map((x) => storedHashIndex(x.level, x.index)))]);
+    const stored = await this.ledger.readTreeHashes(companyId, [...new Set(need.map((x) => storedHashIndex(x.level, x.index)))]);
     let root: Hash;
     try {
       root = rootWithLeaves(cp.tree_size, known, (x) => {
@@ -172,7 +191,7 @@ export class Forensics {
   /** The root cause; the first time a session's answer detects something, a forensics.anomaly_detected event is recorded. */
   async rootCause(s: ReplaySession, trace: Trace): Promise<RootCause> {
     const result = rootCause(trace, this.opts.maxAgeDefaults, s.trace_id);
-    if (result.detected && (await this.repo.markAnomalyReported(s.company_id, s.session_id, iso(this.opts.clock())))) {
+    if (result.detected && (await this.forensicsStore.markAnomalyReported(s.company_id, s.session_id, iso(this.opts.clock())))) {
       await this.opts.events.emit(s.company_id, 'forensics.anomaly_detected', {
         session_id: s.session_id,
         trace_id: s.trace_id,

@@ -3,6 +3,7 @@
 // body parsing, unknown failures) into the same shape. Never a stack trace.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
+import { DomainError } from '../domain-error.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -142,6 +143,8 @@ export interface ProblemHandlerDeps {
   /** Told about each such failure (logs once per outage). */
   onUnavailable: (err: unknown) => void;
   retryAfterSeconds: number;
+  /** Maps a domain error that reached the handler to its problem (http/domain-problems.ts). */
+  domainProblem: (err: DomainError) => ApiError | undefined;
 }
 
 export function registerProblemHandlers(app: FastifyInstance, deps: ProblemHandlerDeps): void {
@@ -150,9 +153,10 @@ export function registerProblemHandlers(app: FastifyInstance, deps: ProblemHandl
   );
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof ApiError) {
-      for (const [k, v] of Object.entries(error.extra.headers ?? {})) reply.header(k, v);
-      return sendProblem(request, reply, error.status, error.code, error.message, error.extra.errors);
+    const problem = error instanceof ApiError ? error : error instanceof DomainError ? deps.domainProblem(error) : undefined;
+    if (problem) {
+      for (const [k, v] of Object.entries(problem.extra.headers ?? {})) reply.header(k, v);
+      return sendProblem(request, reply, problem.status, problem.code, problem.message, problem.extra.errors);
     }
     if (error.validation) {
       const errors = fieldErrors(error);

@@ -12,8 +12,9 @@ import type { Metrics } from '../ops/metrics.js';
 import { iso } from '../time.js';
 import { type CheckpointView, checkpointView } from '../ledger/proofs.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
-import { type IntegrityState, IntegrityStore, type JobRow, type ViolationRow } from '../store/integrity.js';
-import type { Store } from '../store/store.js';
+import type { IntegrityState, IntegrityStore, JobRow, ViolationRow } from '../store/integrity.js';
+import type { KeyStore } from '../store/keys.js';
+import type { LedgerStore } from '../store/ledger.js';
 
 /** Entries per page: large enough to amortize queries, small enough to keep request latency low. */
 const PAGE = 2000;
@@ -63,24 +64,35 @@ class Closed extends Error {}
 
 const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
 
+export interface IntegrityVerifierDeps {
+  ledger: LedgerStore;
+  integrityStore: IntegrityStore;
+  signingKeys: KeyStore;
+  /** The checkpoint key name (LEDGER_ORIGIN). */
+  ledgerOrigin: string;
+  /** The background pass interval; 0 turns the background pass off (jobs still run). */
+  intervalSeconds: number;
+  clock: () => number;
+  logError: (obj: object, msg: string) => void;
+  events?: EventSink;
+  metrics?: Metrics;
+}
+
 export class IntegrityVerifier {
-  readonly repo: IntegrityStore;
   private readonly owner = randomUUID();
   private readonly task: BackgroundTask;
   private lastBackgroundRun: number;
+  private readonly ledger: LedgerStore;
+  private readonly integrityStore: IntegrityStore;
+  private readonly signingKeys: KeyStore;
+  private readonly opts: IntegrityVerifierDeps;
 
-  constructor(
-    private readonly store: Store,
-    private readonly opts: {
-      keyName: string;
-      intervalSeconds: number;
-      clock: () => number;
-      logError: (obj: object, msg: string) => void;
-      events?: EventSink;
-      metrics?: Metrics;
-    },
-  ) {
-    this.repo = new IntegrityStore(store);
+  constructor(deps: IntegrityVerifierDeps) {
+    this.ledger = deps.ledger;
+    this.integrityStore = deps.integrityStore;
+    this.signingKeys = deps.signingKeys;
+    this.opts = deps;
+    const opts = deps;
     this.lastBackgroundRun = opts.clock();
     this.task = new BackgroundTask(
       () => this.tick(),
@@ -107,7 +119,7 @@ export class IntegrityVerifier {
   }
 
   private async tick(): Promise<void> {
-    for (const job of await this.repo.claimableJobs(this.now())) await this.runJob(job);
+    for (const job of await this.integrityStore.claimableJobs(this.now())) await this.runJob(job);
     if (this.opts.intervalSeconds > 0 && this.opts.clock() - this.lastBackgroundRun >= this.opts.intervalSeconds * 1000) {
       this.lastBackgroundRun = this.opts.clock();
       await this.verifyAllNew();
@@ -119,32 +131,32 @@ export class IntegrityVerifier {
   }
 
   private async publicKeys(): Promise<Map<string, Uint8Array>> {
-    return new Map((await this.store.keys.list()).map((k) => [k.key_id, rawKeyFromBase64(k.public_key)]));
+    return new Map((await this.signingKeys.list()).map((k) => [k.key_id, rawKeyFromBase64(k.public_key)]));
   }
 
   /** The background pass: every company's entries checkpointed since its last pass. */
   async verifyAllNew(): Promise<void> {
-    for (const companyId of await this.repo.companiesBehind()) await this.verifyNew(companyId);
+    for (const companyId of await this.integrityStore.companiesBehind()) await this.verifyNew(companyId);
   }
 
   /** Verifies one company's entries from where the last pass stopped up to its latest checkpoint. */
   async verifyNew(companyId: string): Promise<void> {
-    if (!(await this.repo.acquireLease(companyId, this.owner, this.now(), this.now(LEASE_MS)))) return;
+    if (!(await this.integrityStore.acquireLease(companyId, this.owner, this.now(), this.now(LEASE_MS)))) return;
     try {
-      const [state, latest] = await Promise.all([this.repo.getState(companyId), this.store.latestCheckpoint(companyId)]);
+      const [state, latest] = await Promise.all([this.integrityStore.getState(companyId), this.ledger.latestCheckpoint(companyId)]);
       const target = latest?.tree_size ?? 0;
       const from = state as IntegrityState;
       if (target <= from.verified_size) return;
-      const scanner = new Scanner(parseState(from), { keyName: this.opts.keyName, publicKeys: await this.publicKeys(), entrySignatures: false });
+      const scanner = new Scanner(parseState(from), { keyName: this.opts.ledgerOrigin, publicKeys: await this.publicKeys(), entrySignatures: false });
       let total = 0;
       await this.scan(companyId, scanner, target, async (found, st) => {
-        await this.repo.saveProgress(companyId, this.progress(st), found.map((v) => violationRow(companyId, v, this.now(), null)));
+        await this.integrityStore.saveProgress(companyId, this.progress(st), found.map((v) => violationRow(companyId, v, this.now(), null)));
         total += found.length;
         await this.reportViolations(companyId, found, { source: 'background' });
       });
       this.opts.metrics?.verificationRuns.inc({ kind: 'background', result: total > 0 ? 'violations' : 'clean' });
     } finally {
-      await this.repo.releaseLease(companyId, this.owner);
+      await this.integrityStore.releaseLease(companyId, this.owner);
     }
   }
 
@@ -165,9 +177,9 @@ export class IntegrityVerifier {
       const b = Math.min(to, a + PAGE);
       const [hs, he] = treeHashRange(a, b);
       const [entries, treeHashes, checkpoints] = await Promise.all([
-        this.repo.entriesInRange(companyId, a, b),
-        this.repo.treeHashes(companyId, hs, he),
-        this.store.listCheckpoints(companyId, a, b),
+        this.integrityStore.entriesInRange(companyId, a, b),
+        this.integrityStore.treeHashes(companyId, hs, he),
+        this.ledger.listCheckpoints(companyId, a, b),
       ]);
       await onPage(scanner.scanPage({ from: a, to: b, entries, treeHashes, checkpoints }), scanner.state());
       await yieldToRequests();
@@ -190,7 +202,7 @@ export class IntegrityVerifier {
       lease_until: null,
       report: null,
     };
-    await this.repo.insertJob(job);
+    await this.integrityStore.insertJob(job);
     this.kick();
     return job;
   }
@@ -198,21 +210,21 @@ export class IntegrityVerifier {
   private async runJob(job: JobRow): Promise<void> {
     const companyId = job.company_id;
     // The company lease first, so a background pass elsewhere finishes before the job starts.
-    if (!(await this.repo.acquireLease(companyId, this.owner, this.now(), this.now(LEASE_MS)))) return;
+    if (!(await this.integrityStore.acquireLease(companyId, this.owner, this.now(), this.now(LEASE_MS)))) return;
     try {
-      if (!(await this.repo.claimJob(job, this.owner, this.now(), this.now(LEASE_MS)))) return;
+      if (!(await this.integrityStore.claimJob(job, this.owner, this.now(), this.now(LEASE_MS)))) return;
       const startedMs = this.opts.clock();
       const options = JSON.parse(job.options) as JobOptions;
       const base = { job_id: job.job_id, company_id: companyId, options, requested_at: job.requested_at, started_at: iso(startedMs) };
       try {
-        const target = (await this.store.latestCheckpoint(companyId))?.tree_size ?? 0;
-        const scanner = new Scanner(SCAN_START, { keyName: this.opts.keyName, publicKeys: await this.publicKeys(), entrySignatures: options.entry_signatures });
+        const target = (await this.ledger.latestCheckpoint(companyId))?.tree_size ?? 0;
+        const scanner = new Scanner(SCAN_START, { keyName: this.opts.ledgerOrigin, publicKeys: await this.publicKeys(), entrySignatures: options.entry_signatures });
         const found: ScanViolation[] = [];
         let count = 0;
         await this.scan(companyId, scanner, target, async (v) => {
           count += v.length;
           for (const x of v) if (found.length < MAX_REPORTED_VIOLATIONS) found.push(x);
-          await this.repo.renewJob(companyId, job.job_id, this.owner, this.now(LEASE_MS));
+          await this.integrityStore.renewJob(companyId, job.job_id, this.owner, this.now(LEASE_MS));
         });
         const report: VerificationReport = {
           ...base,
@@ -228,8 +240,8 @@ export class IntegrityVerifier {
           violations: found,
         };
         // The full result replaces what background passes had found, and they go on from its end.
-        await this.repo.saveProgress(companyId, this.progress(scanner.state()), found.map((v) => violationRow(companyId, v, report.finished_at, job.job_id)), true);
-        await this.repo.finishJob(companyId, job.job_id, 'completed', report.finished_at, JSON.stringify(report));
+        await this.integrityStore.saveProgress(companyId, this.progress(scanner.state()), found.map((v) => violationRow(companyId, v, report.finished_at, job.job_id)), true);
+        await this.integrityStore.finishJob(companyId, job.job_id, 'completed', report.finished_at, JSON.stringify(report));
         this.opts.metrics?.verificationRuns.inc({ kind: 'full', result: count > 0 ? 'violations' : 'clean' });
         await this.reportViolations(companyId, found, { source: 'full', job_id: job.job_id, violation_count: count });
         await this.opts.events?.emit(companyId, 'integrity.verification_completed', {
@@ -242,16 +254,16 @@ export class IntegrityVerifier {
         });
       } catch (err) {
         if (err instanceof Closed) {
-          await this.repo.finishJobRequeue(companyId, job.job_id);
+          await this.integrityStore.finishJobRequeue(companyId, job.job_id);
           throw err;
         }
         this.opts.logError({ err, job_id: job.job_id }, 'full verification failed');
         this.opts.metrics?.verificationRuns.inc({ kind: 'full', result: 'failed' });
         const failed = { ...base, status: 'failed', finished_at: this.now(), error: err instanceof Error ? err.message : String(err) };
-        await this.repo.finishJob(companyId, job.job_id, 'failed', failed.finished_at, JSON.stringify(failed));
+        await this.integrityStore.finishJob(companyId, job.job_id, 'failed', failed.finished_at, JSON.stringify(failed));
       }
     } finally {
-      await this.repo.releaseLease(companyId, this.owner);
+      await this.integrityStore.releaseLease(companyId, this.owner);
     }
   }
 
@@ -269,12 +281,12 @@ export class IntegrityVerifier {
 
   async status(companyId: string): Promise<IntegrityStatus> {
     const [head, checkpoint, state, open, violations, completed] = await Promise.all([
-      this.store.getChainHead(companyId),
-      this.store.latestCheckpoint(companyId),
-      this.repo.getState(companyId),
-      this.repo.openJob(companyId),
-      this.repo.countViolations(companyId),
-      this.repo.latestCompletedJob(companyId),
+      this.ledger.getChainHead(companyId),
+      this.ledger.latestCheckpoint(companyId),
+      this.integrityStore.getState(companyId),
+      this.integrityStore.openJob(companyId),
+      this.integrityStore.countViolations(companyId),
+      this.integrityStore.latestCompletedJob(companyId),
     ]);
     const total = head ? head.lastSeq + 1 : 0;
     const verified = Math.min(state?.verified_size ?? 0, total);

@@ -2,7 +2,8 @@
 // N concurrent requests cost one commit, not N. A request is all-or-nothing: an idempotency
 // conflict in one request fails that request alone, never its neighbours in the group.
 //
-// Two ways to commit a group, one way to build it (plan):
+// Two ways to commit a group (appender/locked.ts, appender/pipelined.ts), one way to build it
+// (appender/planner.ts):
 // - locked (PostgreSQL): read the chain, build, sign and write in one transaction holding the
 //   company's chain lock, which is what several processes on one database need;
 // - pipelined (a store with a ChainWriter: SQLite's writer thread): build from the chain as
@@ -12,17 +13,24 @@
 //   again: never a fork, never a gap.
 import type { KeyObject } from 'node:crypto';
 import { ENTRY_SIGNATURE_CONTEXT } from '@audit-ledger/core';
-import { type ChainHead, type ChainWriter, HeadMovedError, KeyRetiredError } from '../store/chain.js';
-import type { Store } from '../store/store.js';
+import type { ChainWriter, WithChain } from '../store/chain.js';
 import type { CheckpointSigner } from './checkpoints.js';
 import type { PreparedEvent } from './input.js';
 import type { Keyring } from './keyring.js';
 import type { Signer } from './signer.js';
 import { type AppendedEvent, AppenderClosedError } from './appender/errors.js';
+import type { Committer, CommitterDeps } from './appender/committer.js';
+import { LockedCommitter } from './appender/locked.js';
+import { PipelinedCommitter } from './appender/pipelined.js';
 import { Planner } from './appender/planner.js';
-import type { ChainState, Pending, Pipeline, Plan } from './appender/types.js';
+import type { Pending, Plan } from './appender/types.js';
 
-export interface AppenderOptions {
+export interface AppenderDeps {
+  /** The chain's transactions, and the store's writer thread when it has one. */
+  store: { withChain: WithChain; chainWriter?: ChainWriter };
+  keyring: Keyring;
+  signer: Signer;
+  clock: () => number;
   checkpoints: CheckpointSigner;
   /** A group signs a checkpoint when the last one is at least this old; later groups wait for a timer. 0: every group. */
   checkpointIntervalMs: number;
@@ -34,33 +42,27 @@ export interface AppenderOptions {
   onCommit?: (entries: number, seconds: number) => void;
 }
 
-/** Groups being built, signed or committed at once per company (the writer commits them in order). */
-const MAX_IN_FLIGHT = 4;
-/** Companies whose chain state is kept between bursts of appends; beyond it, an idle one is read again next time. */
-const MAX_KEPT_CHAINS = 1000;
-/** How often a group is built again after finding the head moved before it gives up. */
-const MAX_HEAD_MOVES = 3;
-
 export class Appender {
   private readonly queues = new Map<string, Pending[]>();
   private readonly draining = new Set<Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly pipelines = new Map<string, Pipeline>();
-  /** Locked appends: the chain each company's last commit here left (saves reading its edge and checkpoint). */
-  private readonly lockedChains = new Map<string, Pick<ChainState, 'head' | 'edge' | 'latest'>>();
   private closed = false;
   private readonly maxGroupEvents: number;
-  private readonly planner: Planner;
+  private readonly committer: Committer;
 
-  constructor(
-    private readonly store: Store,
-    private readonly keyring: Keyring,
-    private readonly signer: Signer,
-    private readonly clock: () => number,
-    private readonly options: AppenderOptions,
-  ) {
-    this.maxGroupEvents = options.maxGroupEvents ?? 10_000;
-    this.planner = new Planner({ clock, keyring, signer, checkpoints: options.checkpoints, checkpointIntervalMs: options.checkpointIntervalMs, onError: options.onError });
+  constructor(private readonly deps: AppenderDeps) {
+    const { store, keyring, signer, clock } = deps;
+    this.maxGroupEvents = deps.maxGroupEvents ?? 10_000;
+    const planner = new Planner({ clock, keyring, signer, checkpoints: deps.checkpoints, checkpointIntervalMs: deps.checkpointIntervalMs, onError: deps.onError });
+    const committerDeps: CommitterDeps = {
+      store,
+      planner,
+      keyring,
+      takeGroup: (queue) => this.takeGroup(queue),
+      committed: (companyId, plan, group, t0) => this.committed(companyId, plan, group, t0),
+      ...(deps.onError ? { onError: deps.onError } : {}),
+    };
+    this.committer = store.chainWriter ? new PipelinedCommitter(committerDeps, store.chainWriter) : new LockedCommitter(committerDeps);
     const useKey = ({ keyId, privateKey }: { keyId: string; privateKey: KeyObject }) => {
       signer.addKey({ keyId, privateKey });
       store.chainWriter?.signUnsignedWith({ keyId, privateKey, context: ENTRY_SIGNATURE_CONTEXT });
@@ -94,7 +96,7 @@ export class Appender {
         void drained.then(() => this.draining.delete(drained));
       }
       queue.push({ ...item, resolve, reject });
-      this.pipelines.get(companyId)?.wake?.();
+      this.committer.wake(companyId);
     });
   }
 
@@ -103,7 +105,7 @@ export class Appender {
     this.closed = true;
     for (const [companyId, timer] of this.timers) {
       clearTimeout(timer);
-      this.enqueue(companyId, { events: [], checkpoint: true }).catch((err: unknown) => this.options.onError?.(err, 'final checkpoint failed'));
+      this.enqueue(companyId, { events: [], checkpoint: true }).catch((err: unknown) => this.deps.onError?.(err, 'final checkpoint failed'));
     }
     this.timers.clear();
     while (this.draining.size > 0) await Promise.all([...this.draining]);
@@ -114,8 +116,8 @@ export class Appender {
     const timer = setTimeout(() => {
       this.timers.delete(companyId);
       if (this.closed) return;
-      this.enqueue(companyId, { events: [], checkpoint: true }).catch((err: unknown) => this.options.onError?.(err, 'timed checkpoint failed'));
-    }, Math.max(0, dueAt - this.clock()));
+      this.enqueue(companyId, { events: [], checkpoint: true }).catch((err: unknown) => this.deps.onError?.(err, 'timed checkpoint failed'));
+    }, Math.max(0, dueAt - this.deps.clock()));
     timer.unref();
     this.timers.set(companyId, timer);
   }
@@ -132,144 +134,16 @@ export class Appender {
 
   private async drain(companyId: string): Promise<void> {
     const queue = this.queues.get(companyId) as Pending[];
-    const writer = this.store.chainWriter;
-    if (writer) await this.drainPipelined(companyId, queue, writer);
-    else while (queue.length > 0) await this.appendLocked(companyId, this.takeGroup(queue));
+    // A request may join the queue while the committer returns: the queue is removed only in the
+    // same turn as it is seen empty, or that request would wait forever.
+    do await this.committer.drain(companyId, queue);
+    while (queue.length > 0);
     this.queues.delete(companyId);
-  }
-
-  /** One group in one transaction holding the chain lock: what several processes on one database need. */
-  private async appendLocked(companyId: string, group: Pending[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const t0 = performance.now();
-        // The tree edge and last checkpoint this process left are still right if the locked head
-        // is the one it left. (Another process may have signed a checkpoint of that same tree
-        // meanwhile: signing it again stores nothing, as both would sign the same root.)
-        const known = this.lockedChains.get(companyId);
-        this.lockedChains.delete(companyId);
-        let state!: ChainState;
-        const plan = await this.store.withChain(companyId, async (tx) => {
-          state = await this.planner.loadState(tx, false, known && sameHead(known.head, tx.head) ? known : undefined);
-          const plan = await this.planner.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), undefined);
-          await plan.signed;
-          const w = plan.write;
-          if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeFirst, w.treeHashes);
-          if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
-          return plan;
-        });
-        // Only the data: the state's consistency check holds the transaction, which must not outlive it.
-        if (this.lockedChains.size < MAX_KEPT_CHAINS) this.lockedChains.set(companyId, { head: state.head, edge: state.edge, latest: state.latest });
-        this.committed(companyId, plan, group, t0);
-        return;
-      } catch (err) {
-        // The key was rotated (here or in another process): nothing was written; sign with the new key.
-        let failure = err;
-        if (err instanceof KeyRetiredError && attempt < MAX_HEAD_MOVES) {
-          try {
-            await this.keyring.reload();
-            continue;
-          } catch (reloadErr) {
-            failure = reloadErr;
-          }
-        }
-        for (const p of group) p.reject(failure);
-        return;
-      }
-    }
-  }
-
-  /**
-   * Groups built here from the chain as this process knows it, and committed by the store's
-   * writer in order: the next group is sequenced, hashed and signed while the last one commits.
-   * The writer checks each write's head, so a group built on a head that moved (another
-   * writer, or a failed write before it) commits nothing and is built again.
-   */
-  private async drainPipelined(companyId: string, queue: Pending[], writer: ChainWriter): Promise<void> {
-    let c = this.pipelines.get(companyId);
-    if (!c) this.pipelines.set(companyId, (c = { keys: new Map(), inFlight: new Set(), failed: false, retry: [], handedOver: Promise.resolve() }));
-    for (;;) {
-      if (c.failed) {
-        await Promise.allSettled([...c.inFlight]);
-        if (c.keyReload) {
-          await c.keyReload;
-          c.keyReload = undefined;
-        }
-        queue.unshift(...c.retry.flat());
-        c.retry = [];
-        c.state = undefined;
-        c.failed = false;
-      }
-      if (queue.length === 0 || c.inFlight.size >= MAX_IN_FLIGHT) {
-        if (c.inFlight.size === 0) break;
-        // Until a write settles, or (with room for another group) a request arrives.
-        const pipeline = c;
-        const woken = queue.length === 0 ? new Promise<boolean>((r) => (pipeline.wake = () => r(true))) : undefined;
-        const arrived = await Promise.race([...c.inFlight, ...(woken ? [woken] : [])]);
-        c.wake = undefined;
-        // Let the requests read in the same turn join the group.
-        if (arrived === true) await new Promise((r) => setImmediate(r));
-        continue;
-      }
-      const group = this.takeGroup(queue);
-      let plan: Plan;
-      const t0 = performance.now();
-      try {
-        c.state ??= await this.store.withChain(companyId, (tx) => this.planner.loadState(tx, true));
-        // Keys of groups still committing are answered from memory; the rest from the store.
-        const lookUp = idempotencyKeys(group).filter((k) => !c.keys.has(k));
-        plan = await this.planner.plan(companyId, c.state, group, await writer.findByIdempotencyKeys(companyId, lookUp), c.keys, writer);
-      } catch (err) {
-        // The state may be half advanced: rebuild it once the writes in flight are done.
-        c.failed = true;
-        for (const p of group) p.reject(err);
-        continue;
-      }
-      const pipeline: Pipeline = c;
-      // Writes are handed to the writer in group order, each once its group is signed.
-      const previous = c.handedOver;
-      let handedOver!: () => void;
-      c.handedOver = new Promise<void>((r) => (handedOver = r));
-      const write = (async () => {
-        try {
-          try {
-            await plan.signed;
-          } finally {
-            await previous;
-          }
-          return writer.write(plan.write);
-        } finally {
-          handedOver();
-        }
-      })();
-      const settled = write.then(
-        () => {
-          for (const k of plan.keys) pipeline.keys.delete(k);
-          this.committed(companyId, plan, group, t0);
-        },
-        (err: unknown) => {
-          for (const k of plan.keys) pipeline.keys.delete(k);
-          pipeline.failed = true;
-          for (const p of group) p.headMoves = (p.headMoves ?? 0) + 1;
-          const again = group.every((p) => (p.headMoves as number) <= MAX_HEAD_MOVES);
-          if (err instanceof KeyRetiredError && again) {
-            // Another process (or this one) rotated the key: sign with the new one and build again.
-            pipeline.keyReload ??= this.keyring.reload().catch((e: unknown) => this.options.onError?.(e, 'loading the rotated signing key failed'));
-            pipeline.retry.push(group);
-          } else if (err instanceof HeadMovedError && again) pipeline.retry.push(group);
-          else for (const p of group) p.reject(err);
-        },
-      );
-      const tracked: Promise<void> = settled.finally(() => pipeline.inFlight.delete(tracked));
-      c.inFlight.add(tracked);
-    }
-    // The chain state stays for the company's next requests (a few KiB each), up to a bound.
-    if (this.pipelines.size > MAX_KEPT_CHAINS && c.keys.size === 0) this.pipelines.delete(companyId);
   }
 
   /** Answers a committed group's requests. */
   private committed(companyId: string, plan: Plan, group: Pending[], t0: number): void {
-    if (plan.write.rows.length > 0) this.options.onCommit?.(plan.write.rows.length, (performance.now() - t0) / 1000);
+    if (plan.write.rows.length > 0) this.deps.onCommit?.(plan.write.rows.length, (performance.now() - t0) / 1000);
     if (plan.checkpointDueAt !== undefined) this.scheduleCheckpoint(companyId, plan.checkpointDueAt);
     group.forEach((p, i) => {
       const o = plan.outcomes[i] as AppendedEvent[] | Error;
@@ -277,15 +151,4 @@ export class Appender {
       else p.resolve(o);
     });
   }
-}
-
-function sameHead(a: ChainHead, b: ChainHead): boolean {
-  return a.lastSeq === b.lastSeq && a.lastHash === b.lastHash;
-}
-
-/** The idempotency keys a group's events carry. */
-function idempotencyKeys(group: Pending[]): string[] {
-  const keys = new Set<string>();
-  for (const p of group) for (const e of p.events) if (e.envelope.idempotency_key !== null) keys.add(e.envelope.idempotency_key);
-  return [...keys];
 }

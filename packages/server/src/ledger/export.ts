@@ -3,16 +3,17 @@
 import { type KeyTransition, publicKeyPem, rawKeyFromBase64, recordToEntry, verifierKey } from '@audit-ledger/core';
 import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
-import type { EntryFilter, SigningKeyRow, Store } from '../store/store.js';
+import type { KeyStore, SigningKeyRow } from '../store/keys.js';
+import type { EntryFilter, LedgerStore } from '../store/ledger.js';
 import { type CheckpointView, checkpointView, type InclusionView, inclusionViews } from './proofs.js';
 
 const PAGE = 1000;
 
 /** Every entry matching the filter, in seq order, a page at a time. */
-export async function* entriesOf(store: Store, companyId: string, filter: Omit<EntryFilter, 'order' | 'limit' | 'afterSeq'>): AsyncGenerator<LogEntryRow> {
+export async function* entriesOf(ledger: LedgerStore, companyId: string, filter: Omit<EntryFilter, 'order' | 'limit' | 'afterSeq'>): AsyncGenerator<LogEntryRow> {
   let afterSeq: number | undefined;
   for (;;) {
-    const rows = await store.listEntries(companyId, { ...filter, order: 'asc', limit: PAGE, afterSeq });
+    const rows = await ledger.listEntries(companyId, { ...filter, order: 'asc', limit: PAGE, afterSeq });
     yield* rows;
     if (rows.length < PAGE) return;
     afterSeq = (rows[rows.length - 1] as LogEntryRow).seq;
@@ -101,7 +102,7 @@ export interface EvidenceBundle {
 
 /** Builds a bundle of these rows (seq order) proven against one checkpoint. */
 export async function buildEvidence(
-  store: Store,
+  stores: { ledger: LedgerStore; signingKeys: KeyStore },
   companyId: string,
   rows: LogEntryRow[],
   checkpoint: CheckpointRow,
@@ -109,7 +110,7 @@ export async function buildEvidence(
 ): Promise<EvidenceBundle> {
   const covered = rows.filter((r) => r.seq < checkpoint.tree_size);
   const proofs = await inclusionViews(
-    store,
+    stores.ledger,
     companyId,
     covered.map((r) => r.seq),
     checkpoint.tree_size,
@@ -120,8 +121,8 @@ export async function buildEvidence(
     generated_at: meta.generatedAt,
     selection: meta.selection,
     checkpoint: checkpointView(checkpoint),
-    public_keys: (await store.keys.list()).map((k) => publicKeyView(k, meta.keyName)),
-    key_transitions: await store.keys.transitions(),
+    public_keys: (await stores.signingKeys.list()).map((k) => publicKeyView(k, meta.keyName)),
+    key_transitions: await stores.signingKeys.transitions(),
     entries_after_checkpoint: rows.length - covered.length,
     entries: covered.map((r, i) => {
       const { root_hash: _root, ...proof } = proofs[i] as InclusionView;

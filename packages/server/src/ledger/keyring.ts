@@ -11,7 +11,7 @@ import { ensurePrivateDir } from '../files.js';
 import { type KeyTransition, rawKeyFromBase64, SIGNATURE_ALGORITHM, toBase64 } from '@audit-ledger/core';
 import { keyIdOfKey, rawPublicKey, signKeyTransition } from './signing.js';
 import type { Config } from '../config.js';
-import type { SigningKeyRow, Store } from '../store/store.js';
+import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { SecretBox } from '../webhooks/secrets.js';
 import { iso } from '../time.js';
 
@@ -62,9 +62,10 @@ export function publicKeyRow(key: SigningKey, activeFrom: string): SigningKeyRow
 
 export interface KeyringDeps {
   config: Pick<Config, 'signingKeyFile' | 'dataDir'>;
-  store: Store;
+  signingKeys: KeyStore;
   /** Seals the private halves of rotated keys (the secrets key every process shares). */
-  box: SecretBox;
+  secretBox: SecretBox;
+  clock: () => number;
 }
 
 /**
@@ -88,14 +89,15 @@ export class Keyring {
    * The active key: a rotated key from the store when there is one, else the key file (created
    * on first start at the default path); a key file that is new to the store becomes active.
    */
-  static async open(deps: KeyringDeps, now: number): Promise<Keyring> {
-    const active = await deps.store.keys.active();
-    if (active?.private_key_encrypted) return new Keyring(fromPrivate(createPrivateKey(deps.box.open(active.private_key_encrypted))), deps);
+  static async open(deps: KeyringDeps): Promise<Keyring> {
+    const now = deps.clock();
+    const active = await deps.signingKeys.active();
+    if (active?.private_key_encrypted) return new Keyring(fromPrivate(createPrivateKey(deps.secretBox.open(active.private_key_encrypted))), deps);
     const key = loadOrCreateKeyFile(signingKeyPath(deps.config), deps.config.signingKeyFile === undefined);
-    const known = (await deps.store.keys.list()).find((k) => k.key_id === key.keyId);
+    const known = (await deps.signingKeys.list()).find((k) => k.key_id === key.keyId);
     if (!known) {
-      await deps.store.keys.register(publicKeyRow(key, iso(now)));
-      await deps.store.keys.retireAllExcept(key.keyId, iso(now));
+      await deps.signingKeys.register(publicKeyRow(key, iso(now)));
+      await deps.signingKeys.retireAllExcept(key.keyId, iso(now));
     } else if (known.active_to !== null) {
       throw new Error(`the signing key file ${signingKeyPath(deps.config)} holds key ${key.keyId}, retired at ${known.active_to}; the active key is ${active?.key_id ?? 'none'}`);
     }
@@ -118,14 +120,15 @@ export class Keyring {
   }
 
   /** Makes a new key the active one for every process: the old key endorses it (ledger/signing.ts; the core checks it). */
-  async rotate(now: number): Promise<KeyTransition> {
+  async rotate(): Promise<KeyTransition> {
+    const now = this.deps.clock();
     const old = this.current;
     const { privateKey } = generateKeyPairSync('ed25519');
     const next = fromPrivate(privateKey);
     const at = iso(now);
     const transition = signKeyTransition(old, next, at);
-    const sealed = this.deps.box.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-    await this.deps.store.keys.rotate({ ...publicKeyRow(next, at), private_key_encrypted: sealed }, transition);
+    const sealed = this.deps.secretBox.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    await this.deps.signingKeys.rotate({ ...publicKeyRow(next, at), private_key_encrypted: sealed }, transition);
     this.switchTo(next);
     return transition;
   }
@@ -134,12 +137,12 @@ export class Keyring {
   reload(): Promise<void> {
     this.reloading ??= (async () => {
       try {
-        const row = await this.deps.store.keys.active();
+        const row = await this.deps.signingKeys.active();
         if (!row || row.key_id === this.current.keyId) return;
         if (!row.private_key_encrypted) {
           throw new Error(`the active signing key ${row.key_id} came from a key file, not an online rotation: restart this process with that key file`);
         }
-        this.switchTo(fromPrivate(createPrivateKey(this.deps.box.open(row.private_key_encrypted))));
+        this.switchTo(fromPrivate(createPrivateKey(this.deps.secretBox.open(row.private_key_encrypted))));
       } finally {
         this.reloading = undefined;
       }
@@ -151,7 +154,7 @@ export class Keyring {
   async publicKey(keyId: string): Promise<Uint8Array | undefined> {
     const cached = this.publics.get(keyId);
     if (cached) return cached;
-    const row = (await this.deps.store.keys.list()).find((k) => k.key_id === keyId);
+    const row = (await this.deps.signingKeys.list()).find((k) => k.key_id === keyId);
     if (!row) return undefined;
     const key = rawKeyFromBase64(row.public_key);
     this.publics.set(keyId, key);

@@ -2,7 +2,7 @@
 // docs/ledger-format.md: hashes as lowercase hex, the note exactly as signed.
 import { consistencyProof, type Hash, inclusionProofs, parseCheckpointText, parseNote, readRoot, toHex } from '@audit-ledger/core';
 import type { CheckpointRow } from '../store/chain.js';
-import type { Store } from '../store/store.js';
+import type { LedgerStore } from '../store/ledger.js';
 
 export interface CheckpointView {
   origin: string;
@@ -26,13 +26,13 @@ export interface InclusionView {
 }
 
 
-export function treeReader(store: Store, companyId: string) {
-  return (indexes: number[]) => store.readTreeHashes(companyId, indexes);
+export function treeReader(ledger: LedgerStore, companyId: string) {
+  return (indexes: number[]) => ledger.readTreeHashes(companyId, indexes);
 }
 
 /** Inclusion proofs of the entries at these seqs in the tree of `size` leaves. */
-export async function inclusionViews(store: Store, companyId: string, seqs: number[], size: number): Promise<InclusionView[]> {
-  const read = treeReader(store, companyId);
+export async function inclusionViews(ledger: LedgerStore, companyId: string, seqs: number[], size: number): Promise<InclusionView[]> {
+  const read = treeReader(ledger, companyId);
   const [proofs, root] = await Promise.all([inclusionProofs(read, seqs, size), readRoot(read, size)]);
   return seqs.map((seq, i) => ({ leaf_index: seq, tree_size: size, root_hash: toHex(root), proof: (proofs[i] as Hash[]).map(toHex) }));
 }
@@ -45,8 +45,8 @@ export interface ConsistencyView {
   proof: string[];
 }
 
-export async function consistencyView(store: Store, companyId: string, first: number, second: number): Promise<ConsistencyView> {
-  const read = treeReader(store, companyId);
+export async function consistencyView(ledger: LedgerStore, companyId: string, first: number, second: number): Promise<ConsistencyView> {
+  const read = treeReader(ledger, companyId);
   const [proof, r1, r2] = await Promise.all([consistencyProof(read, first, second), readRoot(read, first), readRoot(read, second)]);
   return { first, second, first_root: toHex(r1), second_root: toHex(r2), proof: proof.map(toHex) };
 }

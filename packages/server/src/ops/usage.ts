@@ -2,24 +2,29 @@
 // to usage_daily every FLUSH_MS (and on close, and before usage is read). A crash loses
 // at most the last interval's counts; ledger entries themselves are never affected.
 import { iso } from '../time.js';
-import { type UsageRow, UsageStore } from '../store/usage.js';
-import type { Store } from '../store/store.js';
+import type { UsageRow, UsageStore } from '../store/usage.js';
 
 const FLUSH_MS = 10_000;
 const DAY_MS = 86_400_000;
 
+export interface UsageCounterDeps {
+  usageStore: UsageStore;
+  clock: () => number;
+  logError: (obj: object, msg: string) => void;
+}
+
 export class UsageCounter {
-  readonly repo: UsageStore;
+  private readonly usageStore: UsageStore;
+  private readonly clock: () => number;
+  private readonly logError: (obj: object, msg: string) => void;
   private pending = new Map<string, UsageRow>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(
-    store: Store,
-    private readonly clock: () => number,
-    private readonly logError: (obj: object, msg: string) => void,
-  ) {
-    this.repo = new UsageStore(store);
+  constructor(deps: UsageCounterDeps) {
+    this.usageStore = deps.usageStore;
+    this.clock = deps.clock;
+    this.logError = deps.logError;
   }
 
   /** The UTC day of the last count and the clock range it covers, so most counts skip formatting a date. */
@@ -71,7 +76,7 @@ export class UsageCounter {
       const rows = [...this.pending.values()];
       this.pending = new Map();
       try {
-        await this.repo.add(rows);
+        await this.usageStore.add(rows);
       } catch (err) {
         this.logError({ err }, 'usage flush failed; counts kept for the next one');
         for (const r of rows) {

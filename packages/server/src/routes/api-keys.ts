@@ -6,7 +6,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from '../auth/secrets.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
-import { ActiveKeyExistsError, type ApiKey } from '../store/store.js';
+import type { ApiKey } from '../store/accounts.js';
 import type { Services } from '../services.js';
 import { iso } from '../time.js';
 import { ADMIN } from '../auth/rules.js';
@@ -48,7 +48,10 @@ function view(k: ApiKey) {
 
 // Key management takes a user's bearer token only, never an API key (a leaked key must not mint keys).
 
-export function apiKeyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type ApiKeyServices = Pick<Services, 'accounts' | 'clock' | 'events'>;
+
+export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/auth/api_keys',
@@ -65,25 +68,18 @@ export function apiKeyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const p = principalOf(request);
         const key = newSecret(API_KEY_PREFIX);
-        try {
-          const row = await ctx.store.insertApiKey({
-            company_id: p.companyId,
-            key_id: randomUUID(),
-            name: request.body.name,
-            key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
-            key_hash: hashSecret(key),
-            rate_limit_per_minute: request.body.rate_limit_per_minute,
-            created_at: iso(ctx.clock()),
-            created_by: p.kind === 'user' ? p.userId : p.keyId,
-          });
-          await ctx.events.emit(p.companyId, 'api_key.created', { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute, created_by: row.created_by });
-          return reply.code(201).send({ ...view(row), key });
-        } catch (err) {
-          if (err instanceof ActiveKeyExistsError) {
-            throw new ApiError(409, 'active_key_exists', 'The company already has an active API key; revoke it (DELETE /api/v1/auth/api_keys/{id}) before creating another');
-          }
-          throw err;
-        }
+        const row = await ctx.accounts.insertApiKey({
+          company_id: p.companyId,
+          key_id: randomUUID(),
+          name: request.body.name,
+          key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
+          key_hash: hashSecret(key),
+          rate_limit_per_minute: request.body.rate_limit_per_minute,
+          created_at: iso(ctx.clock()),
+          created_by: p.kind === 'user' ? p.userId : p.keyId,
+        });
+        await ctx.events.emit(p.companyId, 'api_key.created', { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute, created_by: row.created_by });
+        return reply.code(201).send({ ...view(row), key });
       },
     );
 
@@ -97,7 +93,7 @@ export function apiKeyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
           response: { 200: Type.Object({ items: Type.Array(ApiKeyView) }), ...problemResponses(401, 403) },
         },
       },
-      async (request) => ({ items: (await ctx.store.listApiKeys(principalOf(request).companyId)).map(view) }),
+      async (request) => ({ items: (await ctx.accounts.listApiKeys(principalOf(request).companyId)).map(view) }),
     );
 
     app.delete(
@@ -114,8 +110,8 @@ export function apiKeyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const p = principalOf(request);
-        const before = await ctx.store.getApiKey(p.companyId, request.params.id);
-        const revoked = await ctx.store.revokeApiKey(p.companyId, request.params.id, iso(ctx.clock()));
+        const before = await ctx.accounts.getApiKey(p.companyId, request.params.id);
+        const revoked = await ctx.accounts.revokeApiKey(p.companyId, request.params.id, iso(ctx.clock()));
         if (!revoked) throw new ApiError(404, 'not_found', `No API key ${request.params.id}`);
         // Revoking a revoked key is a no-op, and reports nothing.
         if (before?.status === 'active') {

@@ -37,7 +37,10 @@ const MeResponse = Type.Object({
   ),
 });
 
-export function authRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type AuthServices = Pick<Services, 'accounts' | 'clock' | 'config' | 'counters'>;
+
+export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/auth/login',
@@ -62,7 +65,7 @@ export function authRoutes(ctx: Services): FastifyPluginAsyncTypebox {
             headers: { 'Retry-After': retry },
           });
         }
-        const user = await ctx.store.findUserByEmail(email);
+        const user = await ctx.accounts.findUserByEmail(email);
         // Verify against a dummy hash for unknown emails: same work, same answer.
         const passwordOk = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), request.body.password);
         // A failed attempt keeps its reservation; a successful one gives it back.
@@ -72,7 +75,7 @@ export function authRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         const now = ctx.clock();
         const ttl = ctx.config.accessTokenTtlSeconds;
         const expiresAt = iso(now + ttl * 1000);
-        await ctx.store.insertAccessToken({
+        await ctx.accounts.insertAccessToken({
           company_id: user.company_id,
           token_hash: hashSecret(token),
           user_id: user.user_id,
@@ -95,7 +98,7 @@ export function authRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const p = principalOf(request);
-        if (p.kind === 'user') await ctx.store.revokeAccessToken(p.companyId, p.tokenHash, iso(ctx.clock()));
+        if (p.kind === 'user') await ctx.accounts.revokeAccessToken(p.companyId, p.tokenHash, iso(ctx.clock()));
         return reply.code(204).send(null);
       },
     );
@@ -112,7 +115,7 @@ export function authRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const p = principalOf(request);
-        const company = await ctx.store.getCompany(p.companyId);
+        const company = await ctx.accounts.getCompany(p.companyId);
         if (!company) throw new ApiError(401, 'invalid_credential', 'The credential belongs to no company');
         const companyOut = { id: company.company_id, name: company.name, created_at: company.created_at };
         if (p.kind === 'api_key') {
@@ -122,7 +125,7 @@ export function authRoutes(ctx: Services): FastifyPluginAsyncTypebox {
             api_key: { id: p.keyId, key_prefix: p.keyPrefix, rate_limit_per_minute: p.rateLimitPerMinute },
           };
         }
-        const user = await ctx.store.getUser(p.companyId, p.userId);
+        const user = await ctx.accounts.getUser(p.companyId, p.userId);
         if (!user) throw new ApiError(401, 'invalid_credential', 'The user no longer exists');
         return {
           credential: 'user' as const,

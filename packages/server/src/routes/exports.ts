@@ -34,7 +34,10 @@ const EvidenceQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function exportRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type ExportServices = Pick<Services, 'clock' | 'config' | 'ledger' | 'signingKeys'>;
+
+export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/exports/logs',
@@ -53,7 +56,7 @@ export function exportRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const { companyId } = principalOf(request);
         const q = request.query;
-        const rows = entriesOf(ctx.store, companyId, {
+        const rows = entriesOf(ctx.ledger, companyId, {
           trace_id: q.trace_id,
           event_type: q.event_type,
           from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
@@ -101,10 +104,10 @@ export function exportRoutes(ctx: Services): FastifyPluginAsyncTypebox {
             errors: [{ field: '/querystring/to_seq', message: `at most ${MAX_EVIDENCE_ENTRIES} entries from from_seq` }],
           });
         }
-        const checkpoint = await ctx.store.latestCheckpoint(companyId);
+        const checkpoint = await ctx.ledger.latestCheckpoint(companyId);
         const rows: LogEntryRow[] = byTrace
-          ? await ctx.store.listEntries(companyId, { trace_id: q.trace_id, order: 'asc', limit: MAX_EVIDENCE_ENTRIES + 1 })
-          : await ctx.store.listEntries(companyId, { afterSeq: (q.from_seq as number) - 1, order: 'asc', limit: (q.to_seq as number) - (q.from_seq as number) + 1 });
+          ? await ctx.ledger.listEntries(companyId, { trace_id: q.trace_id, order: 'asc', limit: MAX_EVIDENCE_ENTRIES + 1 })
+          : await ctx.ledger.listEntries(companyId, { afterSeq: (q.from_seq as number) - 1, order: 'asc', limit: (q.to_seq as number) - (q.from_seq as number) + 1 });
         if (rows.length > MAX_EVIDENCE_ENTRIES) {
           throw new ApiError(400, 'validation_failed', `The trace has more than ${MAX_EVIDENCE_ENTRIES} entries; bundle it by seq ranges instead`, {
             errors: [{ field: '/querystring/trace_id', message: `more than ${MAX_EVIDENCE_ENTRIES} entries` }],
@@ -113,7 +116,7 @@ export function exportRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         if (rows.length === 0) throw new ApiError(404, 'not_found', byTrace ? `No entries with trace_id ${q.trace_id}` : `No entries from seq ${q.from_seq} to ${q.to_seq}`);
         if (!checkpoint || (rows[0] as LogEntryRow).seq >= checkpoint.tree_size) throw notYetCheckpointed(ctx.config.checkpointIntervalMs, 'None of these entries is');
         const selection = byTrace ? { trace_id: q.trace_id as string } : { from_seq: q.from_seq as number, to_seq: q.to_seq as number };
-        const bundle = await buildEvidence(ctx.store, companyId, rows, checkpoint, { selection, generatedAt: iso(ctx.clock()), keyName: ctx.config.ledgerOrigin });
+        const bundle = await buildEvidence(ctx, companyId, rows, checkpoint, { selection, generatedAt: iso(ctx.clock()), keyName: ctx.config.ledgerOrigin });
         const name = `evidence-${companyId}-${byTrace ? q.trace_id : `${q.from_seq}-${q.to_seq}`}.json`;
         return reply.header('content-disposition', `attachment; filename="${name}"`).send(bundle as never);
       },

@@ -9,7 +9,6 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
 import { toMermaid } from '../forensics/graph.js';
-import { TraceNotFoundError } from '../forensics/service.js';
 import type { Services } from '../services.js';
 import { READ } from '../auth/rules.js';
 
@@ -37,10 +36,13 @@ const Candidate = Type.Object({
 
 const SessionParams = Type.Object({ replay_session_id: Uuid });
 
-export function forensicsRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type ForensicsServices = Pick<Services, 'forensics' | 'forensicsStore'>;
+
+export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     const sessionOr404 = async (companyId: string, id: string) => {
-      const s = await ctx.forensics.repo.getSession(companyId, id);
+      const s = await ctx.forensicsStore.getSession(companyId, id);
       if (!s) throw new ApiError(404, 'not_found', `No replay session ${id}`);
       return s;
     };
@@ -68,12 +70,7 @@ export function forensicsRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        try {
-          return await ctx.forensics.createSession(principalOf(request).companyId, { ...request.body, metadata: request.body.metadata as JsonObject });
-        } catch (err) {
-          if (err instanceof TraceNotFoundError) throw new ApiError(404, 'not_found', err.message);
-          throw err;
-        }
+        return await ctx.forensics.createSession(principalOf(request).companyId, { ...request.body, metadata: request.body.metadata as JsonObject });
       },
     );
 
@@ -97,7 +94,7 @@ export function forensicsRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const q = request.query;
-        const rows = await ctx.forensics.repo.listSessions(principalOf(request).companyId, {
+        const rows = await ctx.forensicsStore.listSessions(principalOf(request).companyId, {
           traceId: q.trace_id,
           before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
           limit: q.limit,

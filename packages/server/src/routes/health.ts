@@ -34,8 +34,11 @@ function withTimeout<T>(p: Promise<T>): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-export function healthRoutes(ctx: Services): FastifyPluginAsyncTypebox {
-  const started = Date.now();
+/** The services these routes use. */
+export type HealthServices = Pick<Services, 'clock' | 'counters' | 'keyring' | 'store'>;
+
+export function healthRoutes(ctx: HealthServices): FastifyPluginAsyncTypebox {
+  const started = ctx.clock();
 
   async function check() {
     const t0 = performance.now();
@@ -65,7 +68,7 @@ export function healthRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       body: {
         status: !ready ? ('down' as const) : redis?.status === 'down' ? ('degraded' as const) : ('ok' as const),
         version: VERSION,
-        uptime_seconds: Math.floor((Date.now() - started) / 1000),
+        uptime_seconds: Math.floor((ctx.clock() - started) / 1000),
         checks: { database, signing_key: signingKey, migrations, ...(redis ? { redis } : {}) },
       },
     };

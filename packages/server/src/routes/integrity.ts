@@ -6,7 +6,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { checkpointView, consistencyView } from '../ledger/proofs.js';
 import { CheckpointSchema, Uuid } from '../http/schemas.js';
-import { JobOpenError, type JobRow } from '../store/integrity.js';
+import type { JobRow } from '../store/integrity.js';
 import type { Services } from '../services.js';
 import { READ } from '../auth/rules.js';
 
@@ -77,7 +77,10 @@ function wantsText(request: FastifyRequest): boolean {
   return t >= 0 && (j < 0 || t < j);
 }
 
-export function integrityRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type IntegrityServices = Pick<Services, 'integrityStore' | 'ledger' | 'verifier'>;
+
+export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/integrity/status',
@@ -124,17 +127,8 @@ export function integrityRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const { companyId } = principalOf(request);
-        try {
-          const job = await ctx.verifier.requestFull(companyId, { entry_signatures: request.body.entry_signatures ?? false });
-          return reply.code(202).header('location', `/api/v1/integrity/jobs/${job.job_id}`).send(jobView(job));
-        } catch (err) {
-          if (err instanceof JobOpenError) {
-            throw new ApiError(409, 'verification_running', `Verification ${err.job.job_id} is already ${err.job.status}; poll /api/v1/integrity/jobs/${err.job.job_id}`, {
-              headers: { location: `/api/v1/integrity/jobs/${err.job.job_id}` },
-            });
-          }
-          throw err;
-        }
+        const job = await ctx.verifier.requestFull(companyId, { entry_signatures: request.body.entry_signatures ?? false });
+        return reply.code(202).header('location', `/api/v1/integrity/jobs/${job.job_id}`).send(jobView(job));
       },
     );
 
@@ -150,7 +144,7 @@ export function integrityRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const job = await ctx.verifier.repo.getJob(principalOf(request).companyId, request.params.job_id);
+        const job = await ctx.integrityStore.getJob(principalOf(request).companyId, request.params.job_id);
         if (!job) throw new ApiError(404, 'not_found', `No verification job ${request.params.job_id}`);
         return jobView(job);
       },
@@ -167,14 +161,14 @@ export function integrityRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const job = await ctx.verifier.repo.latestCompletedJob(principalOf(request).companyId);
+        const job = await ctx.integrityStore.latestCompletedJob(principalOf(request).companyId);
         if (!job?.report) throw new ApiError(404, 'not_found', 'No full verification has completed yet: POST /api/v1/integrity/verify starts one');
         return JSON.parse(job.report) as never;
       },
     );
 
     /** The latest checkpoint's size: proofs are only served up to what has been signed. */
-    const signedSize = async (companyId: string) => (await ctx.store.latestCheckpoint(companyId))?.tree_size ?? 0;
+    const signedSize = async (companyId: string) => (await ctx.ledger.latestCheckpoint(companyId))?.tree_size ?? 0;
 
     app.get(
       '/integrity/checkpoint',
@@ -193,7 +187,7 @@ export function integrityRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const { companyId } = principalOf(request);
         const size = request.query.tree_size;
-        const row = size === undefined ? await ctx.store.latestCheckpoint(companyId) : await ctx.store.getCheckpoint(companyId, size);
+        const row = size === undefined ? await ctx.ledger.latestCheckpoint(companyId) : await ctx.ledger.getCheckpoint(companyId, size);
         if (!row) throw new ApiError(404, 'not_found', size === undefined ? 'No checkpoint yet: the ledger has no entries' : `No checkpoint was signed at tree size ${size}`);
         if (wantsText(request)) return reply.type('text/plain; charset=utf-8').send(row.note as never);
         return checkpointView(row);
@@ -234,9 +228,9 @@ export function integrityRoutes(ctx: Services): FastifyPluginAsyncTypebox {
           });
         }
         const [view, c1, c2] = await Promise.all([
-          consistencyView(ctx.store, companyId, first, second),
-          ctx.store.getCheckpoint(companyId, first),
-          ctx.store.getCheckpoint(companyId, second),
+          consistencyView(ctx.ledger, companyId, first, second),
+          ctx.ledger.getCheckpoint(companyId, first),
+          ctx.ledger.getCheckpoint(companyId, second),
         ]);
         return { ...view, first_checkpoint: c1 ? checkpointView(c1) : null, second_checkpoint: c2 ? checkpointView(c2) : null };
       },

@@ -7,7 +7,6 @@ import Type from 'typebox';
 import { staticBearerToken } from '../auth/static-token.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { publicKeyView } from '../ledger/export.js';
-import { RotationConflictError } from '../store/keys.js';
 import type { Services } from '../services.js';
 
 const KeyView = Type.Object({
@@ -35,7 +34,10 @@ export const KeyTransitionView = Type.Object(
   { description: 'The old key endorsing the new one' },
 );
 
-export function keyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type KeyServices = Pick<Services, 'config' | 'keyring' | 'signingKeys'>;
+
+export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
   const checkOperator = ctx.config.operatorToken === undefined ? undefined : staticBearerToken(ctx.config.operatorToken, 'LEDGER_OPERATOR_TOKEN', 'operator');
   return async (app) => {
     app.get(
@@ -49,8 +51,8 @@ export function keyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         },
       },
       async () => ({
-        items: (await ctx.store.keys.list()).map((k) => ({ ...publicKeyView(k, ctx.config.ledgerOrigin), active: k.active_to === null })),
-        transitions: await ctx.store.keys.transitions(),
+        items: (await ctx.signingKeys.list()).map((k) => ({ ...publicKeyView(k, ctx.config.ledgerOrigin), active: k.active_to === null })),
+        transitions: await ctx.signingKeys.transitions(),
       }),
     );
 
@@ -68,14 +70,9 @@ export function keyRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       async (request) => {
         if (!checkOperator) throw new ApiError(403, 'forbidden', 'Operator actions are off: set LEDGER_OPERATOR_TOKEN on the service to allow key rotation');
         checkOperator(request);
-        try {
-          const transition = await ctx.keyring.rotate(ctx.clock());
-          request.log.info({ old_key_id: transition.old_key_id, new_key_id: transition.new_key_id }, 'signing key rotated');
-          return transition;
-        } catch (err) {
-          if (err instanceof RotationConflictError) throw new ApiError(409, 'rotation_conflict', `${err.message}; nothing was changed`);
-          throw err;
-        }
+        const transition = await ctx.keyring.rotate();
+        request.log.info({ old_key_id: transition.old_key_id, new_key_id: transition.new_key_id }, 'signing key rotated');
+        return transition;
       },
     );
   };

@@ -3,7 +3,7 @@ import { count } from '../plural.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
-import { checkpointProblems, entryHash, entryLeafHash, inclusionProof, recordToEntry, toHex, verifyEntry, verifyInclusion } from '@audit-ledger/core';
+import { entryLeafHash, recordToEntry, toHex } from '@audit-ledger/core';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
 import { CheckpointSchema, JsonObjectSchema, NullableString, Uuid } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
@@ -12,7 +12,7 @@ import { appendFailure, notYetCheckpointed } from '../http/ledger-problems.js';
 import type { FastifyRequest } from 'fastify';
 import { LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
 import type { Services } from '../services.js';
-import { checkpointView, inclusionViews, treeReader } from '../ledger/proofs.js';
+import { checkpointView, inclusionViews } from '../ledger/proofs.js';
 import { iso } from '../time.js';
 import { INGEST, READ } from '../auth/rules.js';
 
@@ -111,7 +111,10 @@ function prepareAll(items: LogInputT[], pointer: (i: number) => string): Prepare
   return prepared;
 }
 
-export function logRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type LogServices = Pick<Services, 'appender' | 'config' | 'entryChecker' | 'ledger' | 'usage'>;
+
+export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
   /** Usage: events newly appended by this request, and the bytes of their data. */
   const countUsage = (request: FastifyRequest, events: PreparedEvent[], results: AppendedEvent[]) => {
     const p = principalOf(request);
@@ -128,7 +131,7 @@ export function logRoutes(ctx: Services): FastifyPluginAsyncTypebox {
 
   /** The company's entry, or 404 (also for another company's log_id). */
   const entryOr404 = async (companyId: string, logId: string) => {
-    const row = await ctx.store.getEntry(companyId, logId);
+    const row = await ctx.ledger.getEntry(companyId, logId);
     if (!row) throw new ApiError(404, 'not_found', `No log ${logId}`);
     return row;
   };
@@ -210,7 +213,7 @@ export function logRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const q = request.query;
-        const rows = await ctx.store.listEntries(principalOf(request).companyId, {
+        const rows = await ctx.ledger.listEntries(principalOf(request).companyId, {
           trace_id: q.trace_id,
           session_id: q.session_id,
           event_type: q.event_type,
@@ -252,40 +255,9 @@ export function logRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { companyId } = principalOf(request);
-        const row = await entryOr404(companyId, request.params.log_id);
-        const [neighbours, head, publicKey, checkpoint] = await Promise.all([
-          ctx.store.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
-          ctx.store.getChainHead(companyId),
-          ctx.keyring.publicKey(row.key_id),
-          ctx.store.latestCheckpoint(companyId),
-        ]);
-        const prev = neighbours.find((n) => n.seq === row.seq - 1);
-        const next = neighbours.find((n) => n.seq === row.seq + 1);
-        const entry = recordToEntry(row);
-        const verdict = verifyEntry({
-          entry,
-          prev: prev ? recordToEntry(prev) : null,
-          next: next ? recordToEntry(next) : null,
-          headSeq: head?.lastSeq ?? null,
-          publicKey,
-        });
-        let merkleIncluded = false;
-        if (checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, ctx.config.ledgerOrigin, await ctx.keyring.publicKey(checkpoint.key_id)).length === 0) {
-          // A damaged stored tree (a missing hash) simply means not proven.
-          const proof = await inclusionProof(treeReader(ctx.store, companyId), row.seq, checkpoint.tree_size).catch(() => undefined);
-          merkleIncluded = proof !== undefined && verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(entry)), proof, Buffer.from(checkpoint.root_hash, 'hex'));
-        }
-        return {
-          log_id: row.log_id,
-          hash: row.hash,
-          seq: row.seq,
-          key_id: row.key_id,
-          verified_at: iso(ctx.clock()),
-          ...verdict,
-          merkle_included: merkleIncluded,
-          checkpoint: checkpoint ? checkpointView(checkpoint) : null,
-        };
+        const result = await ctx.entryChecker.check(principalOf(request).companyId, request.params.log_id);
+        if (!result) throw new ApiError(404, 'not_found', `No log ${request.params.log_id}`);
+        return result;
       },
     );
 
@@ -319,7 +291,7 @@ export function logRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       async (request) => {
         const { companyId } = principalOf(request);
         const row = await entryOr404(companyId, request.params.log_id);
-        const latest = await ctx.store.latestCheckpoint(companyId);
+        const latest = await ctx.ledger.latestCheckpoint(companyId);
         const signed = latest?.tree_size ?? 0;
         const size = request.query.tree_size ?? signed;
         if (row.seq >= signed && request.query.tree_size === undefined) throw notYetCheckpointed(ctx.config.checkpointIntervalMs, `Entry ${row.seq} (the latest checkpoint covers ${count(signed, 'entry', 'entries')}) is`);
@@ -329,8 +301,8 @@ export function logRoutes(ctx: Services): FastifyPluginAsyncTypebox {
           });
         }
         const [[view], checkpoint] = await Promise.all([
-          inclusionViews(ctx.store, companyId, [row.seq], size),
-          size === signed ? latest : ctx.store.getCheckpoint(companyId, size),
+          inclusionViews(ctx.ledger, companyId, [row.seq], size),
+          size === signed ? latest : ctx.ledger.getCheckpoint(companyId, size),
         ]);
         return {
           log_id: row.log_id,

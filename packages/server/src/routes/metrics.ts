@@ -7,7 +7,10 @@ import { ApiError, problemResponses } from '../http/problems.js';
 import type { Services } from '../services.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-export function metricsRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type MetricsServices = Pick<Services, 'config' | 'metrics'>;
+
+export function metricsRoutes(ctx: MetricsServices): FastifyPluginAsyncTypebox {
   const checkToken = ctx.config.metricsToken === undefined ? undefined : staticBearerToken(ctx.config.metricsToken, 'METRICS_TOKEN', 'metrics');
   return async (app) => {
     app.get(

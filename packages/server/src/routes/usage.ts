@@ -13,7 +13,10 @@ const MAX_DAYS = 366;
 
 const Counts = { api_requests: Type.Integer(), events_ingested: Type.Integer(), rate_limited_requests: Type.Integer() };
 
-export function usageRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type UsageServices = Pick<Services, 'accounts' | 'clock' | 'ledger' | 'usage' | 'usageStore'>;
+
+export function usageRoutes(ctx: UsageServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/usage',
@@ -66,10 +69,10 @@ export function usageRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         }
         await ctx.usage.flush();
         const [rows, keys, head, bytes] = await Promise.all([
-          ctx.usage.repo.list(companyId, from, to),
-          ctx.store.listApiKeys(companyId),
-          ctx.store.getChainHead(companyId),
-          ctx.usage.repo.storedBytes(companyId),
+          ctx.usageStore.list(companyId, from, to),
+          ctx.accounts.listApiKeys(companyId),
+          ctx.ledger.getChainHead(companyId),
+          ctx.usageStore.storedBytes(companyId),
         ]);
         const zero = () => ({ api_requests: 0, events_ingested: 0, rate_limited_requests: 0 });
         const add = (a: ReturnType<typeof zero>, r: (typeof rows)[number]) => {

@@ -47,14 +47,17 @@ function view(e: EndpointRow) {
   };
 }
 
-export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
+/** The services these routes use. */
+export type WebhookServices = Pick<Services, 'clock' | 'config' | 'resolveHost' | 'secretBox' | 'webhookStore'>;
+
+export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
   const checkUrl = async (url: string) => {
     const problem = await urlProblem(url, ctx.config.webhookAllowPrivate, ctx.resolveHost);
     if (problem) throw new ApiError(400, 'validation_failed', `url ${problem}`, { errors: [{ field: '/body/url', message: problem }] });
   };
   return async (app) => {
     const endpointOr404 = async (companyId: string, id: string) => {
-      const e = await ctx.webhooks.getEndpoint(companyId, id);
+      const e = await ctx.webhookStore.getEndpoint(companyId, id);
       if (!e) throw new ApiError(404, 'not_found', `No webhook endpoint ${id}`);
       return e;
     };
@@ -85,7 +88,7 @@ export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const q = request.query;
-        const rows = await ctx.webhooks.listEvents(principalOf(request).companyId, {
+        const rows = await ctx.webhookStore.listEvents(principalOf(request).companyId, {
           type: q.type,
           before: q.after === undefined ? undefined : (decodeCursor(q.after, 'id', 'id') as string),
           limit: q.limit,
@@ -130,7 +133,7 @@ export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
           created_at: now,
           updated_at: now,
         };
-        await ctx.webhooks.insertEndpoint(row);
+        await ctx.webhookStore.insertEndpoint(row);
         return reply.code(201).header('location', `/api/v1/webhooks/endpoints/${row.endpoint_id}`).send({ ...view(row), secret });
       },
     );
@@ -138,7 +141,7 @@ export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
     app.get(
       '/webhooks/endpoints',
       { config: ADMIN, schema: { tags: ['webhooks'], summary: "The company's endpoints (without secrets)", response: { 200: Type.Object({ items: Type.Array(Endpoint) }), ...problemResponses(401, 403, 429) } } },
-      async (request) => ({ items: (await ctx.webhooks.listEndpoints(principalOf(request).companyId)).map(view) }),
+      async (request) => ({ items: (await ctx.webhookStore.listEndpoints(principalOf(request).companyId)).map(view) }),
     );
 
     app.get(
@@ -175,7 +178,7 @@ export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         await endpointOr404(companyId, request.params.id);
         if (b.url !== undefined) await checkUrl(b.url);
         const secret = b.rotate_secret ? newWebhookSecret() : undefined;
-        await ctx.webhooks.updateEndpoint(companyId, request.params.id, {
+        await ctx.webhookStore.updateEndpoint(companyId, request.params.id, {
           ...(b.url !== undefined ? { url: b.url } : {}),
           ...(b.event_types !== undefined ? { event_types: JSON.stringify(b.event_types) } : {}),
           ...(b.description !== undefined ? { description: b.description } : {}),
@@ -195,7 +198,7 @@ export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         schema: { tags: ['webhooks'], summary: 'Delete an endpoint; its pending deliveries are given up', params: Type.Object({ id: Uuid }), response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404, 429) } },
       },
       async (request, reply) => {
-        if (!(await ctx.webhooks.deleteEndpoint(principalOf(request).companyId, request.params.id, iso(ctx.clock())))) {
+        if (!(await ctx.webhookStore.deleteEndpoint(principalOf(request).companyId, request.params.id, iso(ctx.clock())))) {
           throw new ApiError(404, 'not_found', `No webhook endpoint ${request.params.id}`);
         }
         return reply.code(204).send(null);
@@ -236,7 +239,7 @@ export function webhookRoutes(ctx: Services): FastifyPluginAsyncTypebox {
         const { companyId } = principalOf(request);
         await endpointOr404(companyId, request.params.id);
         const q = request.query;
-        const rows = await ctx.webhooks.listAttempts(companyId, request.params.id, {
+        const rows = await ctx.webhookStore.listAttempts(companyId, request.params.id, {
           before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
           limit: q.limit,
         });

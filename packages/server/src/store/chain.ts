@@ -3,6 +3,7 @@
 // and is the same for both backends.
 import type { KeyObject } from 'node:crypto';
 import type { CheckpointsTable, LogEntriesTable } from './schema.js';
+import { DomainError } from '../domain-error.js';
 
 export type LogEntryRow = LogEntriesTable;
 export type CheckpointRow = CheckpointsTable;
@@ -47,10 +48,9 @@ export interface ChainWrite {
 }
 
 /** The stored head was not the one a write was built on (another writer appended first); nothing was written. */
-export class HeadMovedError extends Error {
+export class HeadMovedError extends DomainError<'head_moved', { companyId: string }> {
   constructor(companyId: string) {
-    super(`company ${companyId}: the chain head moved under a prepared append; nothing was written`);
-    this.name = 'HeadMovedError';
+    super('head_moved', `company ${companyId}: the chain head moved under a prepared append; nothing was written`, { companyId });
   }
 }
 
@@ -59,10 +59,9 @@ export class HeadMovedError extends Error {
  * rotation committed first (store/keys.ts). Nothing was written; the caller loads the new key
  * (Keyring.reload) and builds the write again.
  */
-export class KeyRetiredError extends Error {
-  constructor(readonly keyId: string) {
-    super(`signing key ${keyId} has been retired; nothing was written`);
-    this.name = 'KeyRetiredError';
+export class KeyRetiredError extends DomainError<'key_retired', { keyId: string }> {
+  constructor(keyId: string) {
+    super('key_retired', `signing key ${keyId} has been retired; nothing was written`, { keyId });
   }
 }
 

@@ -2,12 +2,12 @@
 // below the session's pinned tree_size.
 import type { Selectable } from 'kysely';
 import type { ReplaySessionsTable } from './schema.js';
-import type { Store } from './store.js';
+import type { DbHandle } from './handle.js';
 
 export type ReplaySession = Selectable<ReplaySessionsTable>;
 
 export class ForensicsStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: DbHandle) {}
 
   private get db() {
     return this.store.db;

@@ -4,22 +4,27 @@
 import type { Selectable } from 'kysely';
 import type { LogEntryRow } from './chain.js';
 import type { IntegrityStateTable, IntegrityViolationsTable, VerificationJobsTable } from './schema.js';
-import type { Store } from './store.js';
+import { DomainError } from '../domain-error.js';
+import type { DbHandle } from './handle.js';
+import type { LedgerStore } from './ledger.js';
 
 export type IntegrityState = Selectable<IntegrityStateTable>;
 export type ViolationRow = Selectable<IntegrityViolationsTable>;
 export type JobRow = Selectable<VerificationJobsTable>;
 
 /** A queued or running job already exists for the company. */
-export class JobOpenError extends Error {
-  constructor(readonly job: JobRow) {
-    super(`verification ${job.job_id} is ${job.status}`);
-    this.name = 'JobOpenError';
+/** A full verification was asked for while one is queued or running. */
+export class JobOpenError extends DomainError<'verification_running', { job: JobRow }> {
+  constructor(job: JobRow) {
+    super('verification_running', `verification ${job.job_id} is ${job.status}`, { job });
   }
 }
 
 export class IntegrityStore {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: DbHandle,
+    private readonly ledger: LedgerStore,
+  ) {}
 
   private get db() {
     return this.store.db;
@@ -32,7 +37,7 @@ export class IntegrityStore {
   }
 
   async treeHashes(companyId: string, from: number, to: number): Promise<Map<number, string>> {
-    return new Map((await this.store.treeHashRange(companyId, from, to)).map((r) => [r.idx, r.hash]));
+    return new Map((await this.ledger.treeHashRange(companyId, from, to)).map((r) => [r.idx, r.hash]));
   }
 
   /** Companies whose latest checkpoint is beyond what the background verifier has checked. */

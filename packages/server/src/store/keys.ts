@@ -5,23 +5,27 @@
 // entry or checkpoint is ever committed under a retired key, on either store, in any process.
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { KeyTransition } from '@audit-ledger/core';
+import { DomainError } from '../domain-error.js';
+import type { DbHandle, StoreKind } from './handle.js';
 import type { Database, SigningKeysTable } from './schema.js';
 
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 
 /** Another rotation retired the old key first; nothing was changed. */
-export class RotationConflictError extends Error {
+export class RotationConflictError extends DomainError<'rotation_conflict', { keyId: string }> {
   constructor(keyId: string) {
-    super(`signing key ${keyId} is no longer the active key (another rotation came first)`);
-    this.name = 'RotationConflictError';
+    super('rotation_conflict', `signing key ${keyId} is no longer the active key (another rotation came first)`, { keyId });
   }
 }
 
 export class KeyStore {
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly kind: 'sqlite' | 'postgres',
-  ) {}
+  private readonly db: Kysely<Database>;
+  private readonly kind: StoreKind;
+
+  constructor(handle: DbHandle) {
+    this.db = handle.db;
+    this.kind = handle.kind;
+  }
 
   /** Records a key; a key already recorded is left as it is. */
   async register(row: SigningKeyRow): Promise<void> {

@@ -103,5 +103,5 @@ export function openPostgresStore(connectionString: string, poolSize = 10, onCon
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return new Store('postgres', db, uniqueViolation, postgresWithChain(db));
+  return new Store({ kind: 'postgres', db, uniqueViolation, withChain: postgresWithChain(db) });
 }

@@ -119,5 +119,5 @@ export function openSqliteStore(file: string): Store {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   // An in-memory database cannot be shared with a writer thread: it appends on this thread.
   const writer = file === ':memory:' ? undefined : new SqliteChainWriter(file, database);
-  return new Store('sqlite', db, uniqueViolation, sqliteWithChain(db, database), writer);
+  return new Store({ kind: 'sqlite', db, uniqueViolation, withChain: sqliteWithChain(db, database), ...(writer ? { chainWriter: writer } : {}) });
 }

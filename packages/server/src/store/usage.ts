@@ -1,12 +1,12 @@
 // Usage counters per company, UTC day and API key, added to by the in-memory aggregator.
 import { sql } from 'kysely';
 import type { UsageDailyTable } from './schema.js';
-import type { Store } from './store.js';
+import type { DbHandle } from './handle.js';
 
 export type UsageRow = UsageDailyTable;
 
 export class UsageStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: DbHandle) {}
 
   /** Adds each row's counts to what is stored, in one transaction. */
   async add(rows: UsageRow[]): Promise<void> {

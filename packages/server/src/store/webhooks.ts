@@ -2,7 +2,7 @@
 // FOR UPDATE SKIP LOCKED on PostgreSQL, so several processes never take the same delivery.
 import type { Selectable } from 'kysely';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable } from './schema.js';
-import type { Store } from './store.js';
+import type { DbHandle } from './handle.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type EventRow = Selectable<WebhookEventsTable>;
@@ -10,7 +10,7 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
 export class WebhookStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: DbHandle) {}
 
   private get db() {
     return this.store.db;

@@ -22,8 +22,8 @@ const POLL_MS = 500;
 const BATCH = 20;
 
 export interface DeliveryDeps {
-  repo: WebhookStore;
-  box: SecretBox;
+  webhookStore: WebhookStore;
+  secretBox: SecretBox;
   clock: () => number;
   timeoutMs: number;
   allowPrivate: boolean;
@@ -77,14 +77,14 @@ export class DeliveryWorker {
   private async drain(): Promise<void> {
     while (!this.task.closed) {
       const now = this.deps.clock();
-      const due = await this.deps.repo.claimDue(iso(now), iso(now + this.deps.timeoutMs + 30_000), BATCH);
+      const due = await this.deps.webhookStore.claimDue(iso(now), iso(now + this.deps.timeoutMs + 30_000), BATCH);
       if (due.length === 0) return;
       await Promise.all(due.map((d) => this.deliver(d)));
     }
   }
 
   private async deliver(d: DeliveryRow): Promise<void> {
-    const { repo, clock } = this.deps;
+    const { webhookStore: repo, clock } = this.deps;
     const endpoint = await repo.getEndpoint(d.company_id, d.endpoint_id);
     const event = await repo.getEvent(d.company_id, d.event_id);
     const started = clock();
@@ -122,7 +122,7 @@ export class DeliveryWorker {
             'user-agent': 'audit-ledger-webhooks',
             'webhook-id': event.event_id,
             'webhook-timestamp': String(ts),
-            'webhook-signature': signWebhook(this.deps.box.open(endpoint.secret_encrypted), event.event_id, ts, body),
+            'webhook-signature': signWebhook(this.deps.secretBox.open(endpoint.secret_encrypted), event.event_id, ts, body),
           },
           body,
         });

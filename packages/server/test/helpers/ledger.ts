@@ -19,7 +19,7 @@ export async function countEntries(store: Store, companyId: string): Promise<num
 /** Asserts seqs 0..n-1 with no gap, every hash recomputes, every link holds and every signature verifies; returns n. */
 export async function assertChainIntact(store: Store, companyId: string): Promise<number> {
   const rows = await store.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).orderBy('seq').execute();
-  const keys = new Map((await store.keys.list()).map((k) => [k.key_id, rawKeyFromBase64(k.public_key)]));
+  const keys = new Map((await store.signingKeys.list()).map((k) => [k.key_id, rawKeyFromBase64(k.public_key)]));
   let prev = GENESIS_PREV_HASH;
   rows.forEach((row, i) => {
     if (row.seq !== i) throw new Error(`gap or reuse: position ${i} holds seq ${row.seq}`);
@@ -29,7 +29,7 @@ export async function assertChainIntact(store: Store, companyId: string): Promis
     if (!key || !verifyEntrySignature(key, row.hash, row.signature)) throw new Error(`bad signature at seq ${row.seq}`);
     prev = row.hash;
   });
-  const head = await store.getChainHead(companyId);
+  const head = await store.ledger.getChainHead(companyId);
   if (rows.length > 0 && (head?.lastSeq !== rows.length - 1 || head.lastHash !== prev)) throw new Error('chain head does not match the last entry');
   return rows.length;
 }

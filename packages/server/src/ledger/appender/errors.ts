@@ -1,5 +1,7 @@
 // What appending can fail with, and what it answers: the appender's vocabulary, apart from how
-// it commits. Callers map these to HTTP in one place (routes/append-failure.ts).
+// it commits. Callers map these to HTTP in one place (http/ledger-problems.ts).
+import { DomainError } from '../../domain-error.js';
+
 export interface AppendedEvent {
   log_id: string;
   seq: number;
@@ -11,28 +13,22 @@ export interface AppendedEvent {
 }
 
 /** An idempotency key reused with a different event_type or data. */
-export class IdempotencyConflictError extends Error {
-  constructor(
-    readonly index: number,
-    readonly key: string,
-  ) {
-    super(`idempotency_key "${key}" was already used for a different event`);
-    this.name = 'IdempotencyConflictError';
+export class IdempotencyConflictError extends DomainError<'idempotency_key_reused', { index: number; key: string }> {
+  constructor(index: number, key: string) {
+    super('idempotency_key_reused', `idempotency_key "${key}" was already used for a different event`, { index, key });
   }
 }
 
 /** Thrown by append() once close() has been called. */
-export class AppenderClosedError extends Error {
+export class AppenderClosedError extends DomainError<'appender_closed', Record<string, never>> {
   constructor() {
-    super('the service is shutting down');
-    this.name = 'AppenderClosedError';
+    super('appender_closed', 'the service is shutting down', {});
   }
 }
 
 /** The tree in the store does not extend the last checkpoint: signing would fork the log. */
-export class InconsistentTreeError extends Error {
+export class InconsistentTreeError extends DomainError<'inconsistent_tree', { companyId: string; from: number; to: number }> {
   constructor(companyId: string, from: number, to: number) {
-    super(`company ${companyId}: the stored tree of size ${to} is not consistent with the checkpoint at size ${from}; no checkpoint signed`);
-    this.name = 'InconsistentTreeError';
+    super('inconsistent_tree', `company ${companyId}: the stored tree of size ${to} is not consistent with the checkpoint at size ${from}; no checkpoint signed`, { companyId, from, to });
   }
 }

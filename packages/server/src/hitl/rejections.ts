@@ -1,0 +1,127 @@
+// Human review rejections (spec 2.7, 4.4), without HTTP. A rejection is appended to the ledger
+// as a `hitl.rejected` entry, so it is as tamper-evident as what it rejects and shows up in the
+// trace's forensics; the overrides list reads those entries back.
+import type { JsonObject } from '@audit-ledger/core';
+import type { EventSink } from '../events.js';
+import type { Appender } from '../ledger/appender.js';
+import { type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import { uuidv7 } from '../ledger/uuidv7.js';
+import type { LogEntryRow } from '../store/chain.js';
+import type { LedgerStore } from '../store/ledger.js';
+
+/** Under the reserved prefix, so clients cannot forge an override through POST /logs. */
+export const HITL_SOURCE = `${RESERVED_SOURCE_PREFIX}hitl`;
+
+/** The credential that submitted a rejection. */
+export interface Submitter {
+  kind: 'user' | 'api_key';
+  id: string;
+}
+
+export interface RejectionInput {
+  reviewer: string;
+  rejection_reason: string;
+  decision_id?: string | undefined;
+  trace_id?: string | undefined;
+}
+
+export interface Override {
+  id: string;
+  log_id: string;
+  reviewer: string;
+  rejection_reason: string;
+  decision_id: string | null;
+  trace_id: string | null;
+  created_at: string;
+  submitted_by: { kind: string; id: string };
+}
+
+export interface OverrideQuery {
+  decision_id?: string | undefined;
+  trace_id?: string | undefined;
+  /** Continue after this seq (newest first). */
+  afterSeq?: number | undefined;
+  limit: number;
+}
+
+export interface RejectionsDeps {
+  ledger: LedgerStore;
+  appender: Pick<Appender, 'append'>;
+  events: EventSink;
+  clock: () => number;
+}
+
+export function overrideView(row: LogEntryRow): Override {
+  const d = JSON.parse(row.data) as Record<string, unknown>;
+  return {
+    id: String(d.rejection_id),
+    log_id: row.log_id,
+    reviewer: String(d.reviewer),
+    rejection_reason: String(d.rejection_reason),
+    decision_id: typeof d.decision_id === 'string' ? d.decision_id : null,
+    trace_id: row.trace_id,
+    created_at: row.created_at,
+    submitted_by: d.submitted_by as { kind: string; id: string },
+  };
+}
+
+export class Rejections {
+  constructor(private readonly deps: RejectionsDeps) {}
+
+  /**
+   * Appends the rejection (resolved once committed; the appender's errors pass through) and
+   * emits `hitl.rejected`. Without trace_id, it joins the trace of the `decision.made` event
+   * whose data.decision_id matches, when there is one.
+   */
+  async reject(companyId: string, submittedBy: Submitter, input: RejectionInput): Promise<Override> {
+    let traceId = input.trace_id ?? null;
+    if (traceId === null && input.decision_id !== undefined) {
+      const [decision] = await this.deps.ledger.listEntries(companyId, { event_type: 'decision.made', dataField: { name: 'decision_id', value: input.decision_id }, order: 'asc', limit: 1 });
+      traceId = decision?.trace_id ?? null;
+    }
+    const rejectionId = uuidv7(this.deps.clock());
+    const event = prepareEvent(
+      {
+        event_type: 'hitl.rejected',
+        source: HITL_SOURCE,
+        ...(traceId ? { trace_id: traceId } : {}),
+        data: {
+          rejection_id: rejectionId,
+          reviewer: input.reviewer,
+          rejection_reason: input.rejection_reason,
+          decision_id: input.decision_id ?? null,
+          submitted_by: { kind: submittedBy.kind, id: submittedBy.id },
+        },
+      },
+      '/body',
+    ) as PreparedEvent;
+    const [appended] = await this.deps.appender.append(companyId, [event]);
+    if (!appended) throw new Error('the appender answered no entry for the rejection');
+    const view: Override = {
+      id: rejectionId,
+      log_id: appended.log_id,
+      reviewer: input.reviewer,
+      rejection_reason: input.rejection_reason,
+      decision_id: input.decision_id ?? null,
+      trace_id: traceId,
+      created_at: appended.created_at,
+      submitted_by: { kind: submittedBy.kind, id: submittedBy.id },
+    };
+    await this.deps.events.emit(companyId, 'hitl.rejected', view as unknown as JsonObject);
+    return view;
+  }
+
+  /** Recorded rejections, newest first. */
+  async list(companyId: string, q: OverrideQuery): Promise<{ items: Override[]; lastSeq: number | undefined }> {
+    const rows = await this.deps.ledger.listEntries(companyId, {
+      event_type: 'hitl.rejected',
+      source: HITL_SOURCE,
+      trace_id: q.trace_id,
+      dataField: q.decision_id === undefined ? undefined : { name: 'decision_id', value: q.decision_id },
+      afterSeq: q.afterSeq,
+      order: 'desc',
+      limit: q.limit,
+    });
+    return { items: rows.map(overrideView), lastSeq: rows[rows.length - 1]?.seq };
+  }
+}

@@ -1,0 +1,70 @@
+// One entry checked on its own, without HTTP (GET /logs/{id}/verify): its hash recomputed, its
+// links to both neighbours, its signature, and whether it is proven to be in the tree of the
+// latest checkpoint (whose signature must hold).
+import { checkpointProblems, type EntryVerdict, entryHash, entryLeafHash, fromHex, inclusionProof, recordToEntry, verifyEntry, verifyInclusion } from '@audit-ledger/core';
+import type { LedgerStore } from '../store/ledger.js';
+import { iso } from '../time.js';
+import type { Keyring } from './keyring.js';
+import { type CheckpointView, checkpointView, treeReader } from './proofs.js';
+
+export interface EntryCheck extends EntryVerdict {
+  log_id: string;
+  hash: string;
+  seq: number;
+  key_id: string;
+  verified_at: string;
+  merkle_included: boolean;
+  /** The checkpoint merkle_included was checked against (null before the first). */
+  checkpoint: CheckpointView | null;
+}
+
+export interface EntryCheckerDeps {
+  ledger: LedgerStore;
+  keyring: Pick<Keyring, 'publicKey'>;
+  clock: () => number;
+  /** The checkpoint key name (LEDGER_ORIGIN). */
+  ledgerOrigin: string;
+}
+
+export class EntryChecker {
+  constructor(private readonly deps: EntryCheckerDeps) {}
+
+  /** The entry's check, or undefined when the company has no entry with this id. */
+  async check(companyId: string, logId: string): Promise<EntryCheck | undefined> {
+    const { ledger, keyring } = this.deps;
+    const row = await ledger.getEntry(companyId, logId);
+    if (!row) return undefined;
+    const [neighbours, head, publicKey, checkpoint] = await Promise.all([
+      ledger.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
+      ledger.getChainHead(companyId),
+      keyring.publicKey(row.key_id),
+      ledger.latestCheckpoint(companyId),
+    ]);
+    const prev = neighbours.find((n) => n.seq === row.seq - 1);
+    const next = neighbours.find((n) => n.seq === row.seq + 1);
+    const entry = recordToEntry(row);
+    const verdict = verifyEntry({
+      entry,
+      prev: prev ? recordToEntry(prev) : null,
+      next: next ? recordToEntry(next) : null,
+      headSeq: head?.lastSeq ?? null,
+      publicKey,
+    });
+    let merkleIncluded = false;
+    if (checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, this.deps.ledgerOrigin, await keyring.publicKey(checkpoint.key_id)).length === 0) {
+      // A damaged stored tree (a missing hash) simply means not proven.
+      const proof = await inclusionProof(treeReader(ledger, companyId), row.seq, checkpoint.tree_size).catch(() => undefined);
+      merkleIncluded = proof !== undefined && verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(entry)), proof, fromHex(checkpoint.root_hash));
+    }
+    return {
+      log_id: row.log_id,
+      hash: row.hash,
+      seq: row.seq,
+      key_id: row.key_id,
+      verified_at: iso(this.deps.clock()),
+      ...verdict,
+      merkle_included: merkleIncluded,
+      checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+    };
+  }
+}

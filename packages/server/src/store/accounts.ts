@@ -1,0 +1,215 @@
+// Companies, users, access tokens and API keys: the account side of the store, over the one
+// database handle. Every query but the credential lookups is scoped by company_id.
+import type { Selectable } from 'kysely';
+import { DomainError } from '../domain-error.js';
+import type { DbHandle } from './handle.js';
+import type { ApiKeysTable, CompaniesTable, UserRole, UsersTable } from './schema.js';
+
+export type Company = Selectable<CompaniesTable>;
+export type User = Selectable<UsersTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+
+export interface AccessTokenGrant {
+  company_id: string;
+  user_id: string;
+  role: UserRole;
+  email: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+/** A key as created: every column but the ones the store sets (status active, not revoked). */
+export type NewApiKey = Omit<ApiKey, 'status' | 'revoked_at'>;
+
+/** Thrown by insertApiKey when the company already has an active key (spec 5.6). */
+export class ActiveKeyExistsError extends DomainError<'active_key_exists', { companyId: string }> {
+  constructor(companyId: string) {
+    super('active_key_exists', 'the company already has an active API key', { companyId });
+  }
+}
+
+export class EmailTakenError extends DomainError<'email_taken', { email: string }> {
+  constructor(email: string) {
+    super('email_taken', `a user with email ${email} already exists`, { email });
+  }
+}
+
+/** How long an active API key may be served from the in-process cache. */
+export const KEY_CACHE_MS = 2000;
+
+export interface AccountStoreDeps {
+  handle: DbHandle;
+  /** Milliseconds since the epoch (the key cache's clock). */
+  clock: () => number;
+}
+
+export class AccountStore {
+  private readonly keyCache = new Map<string, { key: ApiKey; until: number }>();
+  private readonly h: DbHandle;
+  private readonly clock: () => number;
+
+  constructor(deps: AccountStoreDeps) {
+    this.h = deps.handle;
+    this.clock = deps.clock;
+  }
+
+  async countUsers(): Promise<number> {
+    const row = await this.h.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async getCompany(companyId: string): Promise<Company | undefined> {
+    return this.h.db.selectFrom('companies').selectAll().where('company_id', '=', companyId).executeTakeFirst();
+  }
+
+  async findCompanyByName(name: string): Promise<Company | undefined> {
+    return this.h.db.selectFrom('companies').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  /**
+   * Creates the user, and the company when none has that name, in one transaction.
+   * Throws EmailTakenError when the email is in use.
+   */
+  async createUser(input: {
+    companyName: string;
+    newCompanyId: string;
+    userId: string;
+    email: string;
+    passwordHash: string;
+    role: UserRole;
+    now: string;
+  }): Promise<{ company: Company; user: User }> {
+    try {
+      return await this.h.db.transaction().execute(async (trx) => {
+        let company = await trx.selectFrom('companies').selectAll().where('name', '=', input.companyName).executeTakeFirst();
+        if (!company) {
+          company = { company_id: input.newCompanyId, name: input.companyName, created_at: input.now };
+          await trx.insertInto('companies').values(company).execute();
+        }
+        const user: User = {
+          company_id: company.company_id,
+          user_id: input.userId,
+          email: input.email.toLowerCase(),
+          password_hash: input.passwordHash,
+          role: input.role,
+          created_at: input.now,
+        };
+        await trx.insertInto('users').values(user).execute();
+        return { company, user };
+      });
+    } catch (err) {
+      if (this.h.uniqueViolation(err) === 'users_email_uq') throw new EmailTakenError(input.email);
+      throw err;
+    }
+  }
+
+  async findUserByEmail(email: string): Promise<User | undefined> {
+    return this.h.db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+  }
+
+  async getUser(companyId: string, userId: string): Promise<User | undefined> {
+    return this.h.db
+      .selectFrom('users')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  // ---- access tokens ----
+
+  async insertAccessToken(row: { company_id: string; token_hash: string; user_id: string; created_at: string; expires_at: string }): Promise<void> {
+    await this.h.db.insertInto('access_tokens').values({ ...row, revoked_at: null }).execute();
+  }
+
+  async findAccessToken(tokenHash: string): Promise<AccessTokenGrant | undefined> {
+    return this.h.db
+      .selectFrom('access_tokens as t')
+      .innerJoin('users as u', (j) => j.onRef('u.company_id', '=', 't.company_id').onRef('u.user_id', '=', 't.user_id'))
+      .select(['t.company_id', 't.user_id', 'u.role', 'u.email', 't.expires_at', 't.revoked_at'])
+      .where('t.token_hash', '=', tokenHash)
+      .executeTakeFirst();
+  }
+
+  async revokeAccessToken(companyId: string, tokenHash: string, now: string): Promise<void> {
+    await this.h.db
+      .updateTable('access_tokens')
+      .set({ revoked_at: now })
+      .where('company_id', '=', companyId)
+      .where('token_hash', '=', tokenHash)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
+  /** Removes tokens that expired before `before`; returns how many. */
+  async deleteExpiredAccessTokens(before: string): Promise<number> {
+    const res = await this.h.db.deleteFrom('access_tokens').where('expires_at', '<', before).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  // ---- API keys ----
+
+  /** Inserts an active key; the partial unique index makes a second active key fail. */
+  async insertApiKey(key: NewApiKey): Promise<ApiKey> {
+    const row: ApiKey = { ...key, status: 'active', revoked_at: null };
+    try {
+      await this.h.db.insertInto('api_keys').values(row).execute();
+    } catch (err) {
+      if (this.h.uniqueViolation(err) === 'api_keys_one_active_uq') throw new ActiveKeyExistsError(key.company_id);
+      throw err;
+    }
+    return row;
+  }
+
+  async listApiKeys(companyId: string): Promise<ApiKey[]> {
+    return this.h.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .orderBy('created_at', 'desc')
+      .orderBy('key_id')
+      .execute();
+  }
+
+  async getApiKey(companyId: string, keyId: string): Promise<ApiKey | undefined> {
+    return this.h.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('key_id', '=', keyId)
+      .executeTakeFirst();
+  }
+
+  /**
+   * Looks a presented key up by its hash. Active keys are cached for KEY_CACHE_MS, since
+   * every API-key request needs this; revoking through this store clears the entry at
+   * once, and other processes sharing the database see a revocation within KEY_CACHE_MS.
+   */
+  async findApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
+    const now = this.clock();
+    const hit = this.keyCache.get(keyHash);
+    if (hit && hit.until > now) return hit.key;
+    const key = await this.h.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+    if (key?.status === 'active') {
+      if (this.keyCache.size >= 10_000) this.keyCache.clear();
+      this.keyCache.set(keyHash, { key, until: now + KEY_CACHE_MS });
+    } else {
+      this.keyCache.delete(keyHash);
+    }
+    return key;
+  }
+
+  /** Revokes the key if it is active; returns the key as stored afterwards, or undefined if the company has no such key. */
+  async revokeApiKey(companyId: string, keyId: string, now: string): Promise<ApiKey | undefined> {
+    await this.h.db
+      .updateTable('api_keys')
+      .set({ status: 'revoked', revoked_at: now })
+      .where('company_id', '=', companyId)
+      .where('key_id', '=', keyId)
+      .where('status', '=', 'active')
+      .execute();
+    // After the update, so a lookup that raced it cannot leave the key cached.
+    for (const [hash, entry] of this.keyCache) if (entry.key.company_id === companyId && entry.key.key_id === keyId) this.keyCache.delete(hash);
+    return this.getApiKey(companyId, keyId);
+  }
+}

@@ -1,0 +1,117 @@
+// Ledger reads: entries, the chain head, the stored Merkle hashes and the checkpoints, over the
+// one database handle. Writes go through the appender's locked chain transaction (chain.ts).
+import { sql } from 'kysely';
+import type { ChainHead, CheckpointRow, LogEntryRow } from './chain.js';
+import type { DbHandle } from './handle.js';
+
+export interface EntryFilter {
+  trace_id?: string;
+  session_id?: string;
+  event_type?: string;
+  source?: string;
+  /** created_at >= from */
+  from?: string;
+  /** created_at < to */
+  to?: string;
+  /** Continue after this seq (in the direction of order). */
+  afterSeq?: number;
+  /** Only entries with seq below this (a replay session's pinned tree size). */
+  seqBelow?: number;
+  /** Only entries whose data has this string value at this top-level field. */
+  dataField?: { name: string; value: string };
+  order: 'asc' | 'desc';
+  limit: number;
+}
+
+export class LedgerStore {
+  constructor(private readonly h: DbHandle) {}
+
+  async getEntry(companyId: string, logId: string): Promise<LogEntryRow | undefined> {
+    return this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('log_id', '=', logId).executeTakeFirst();
+  }
+
+  async getEntriesBySeq(companyId: string, seqs: number[]): Promise<LogEntryRow[]> {
+    if (seqs.length === 0) return [];
+    return this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('seq', 'in', seqs).execute();
+  }
+
+  async getChainHead(companyId: string): Promise<ChainHead | undefined> {
+    const row = await this.h.db.selectFrom('chain_heads').selectAll().where('company_id', '=', companyId).executeTakeFirst();
+    return row && row.last_seq >= 0 ? { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at } : undefined;
+  }
+
+  /** A page of entries in seq order; every filter is served by a (company_id, column, seq) index. */
+  async listEntries(companyId: string, f: EntryFilter): Promise<LogEntryRow[]> {
+    let q = this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId);
+    if (f.trace_id !== undefined) q = q.where('trace_id', '=', f.trace_id);
+    if (f.session_id !== undefined) q = q.where('session_id', '=', f.session_id);
+    if (f.event_type !== undefined) q = q.where('event_type', '=', f.event_type);
+    if (f.source !== undefined) q = q.where('source', '=', f.source);
+    if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
+    if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+    if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);
+    if (f.seqBelow !== undefined) q = q.where('seq', '<', f.seqBelow);
+    if (f.dataField !== undefined) q = q.where(this.jsonText('data', f.dataField.name), '=', f.dataField.value);
+    // created_at never decreases along a chain, so (created_at, seq) is seq order; saying
+    // so lets a pure time-range query read the created_at index in order instead of sorting.
+    const byTime = f.trace_id === undefined && f.session_id === undefined && f.event_type === undefined && f.source === undefined && (f.from !== undefined || f.to !== undefined);
+    if (byTime) q = q.orderBy('created_at', f.order);
+    return q.orderBy('seq', f.order).limit(f.limit).execute();
+  }
+
+  /** A top-level string field of a JSON text column, in this dialect (not indexed: filter by an indexed column too). */
+  private jsonText(column: 'data', field: string) {
+    if (!/^[a-z_][a-z0-9_]*$/i.test(field)) throw new Error(`bad JSON field name ${field}`);
+    return this.h.kind === 'sqlite' ? sql<string>`json_extract(${sql.ref(column)}, ${`$.${field}`})` : sql<string>`(${sql.ref(column)}::jsonb ->> ${field})`;
+  }
+
+  // ---- Merkle tree and checkpoints ----
+
+  /** Stored Merkle hashes of one company by stored-hash index (see the core's merkle.ts). */
+  async readTreeHashes(companyId: string, indexes: number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    // Chunked: a proof needs tens of hashes, a caller may ask for more.
+    for (let i = 0; i < indexes.length; i += 5000) {
+      const rows = await this.h.db
+        .selectFrom('merkle_hashes')
+        .select(['idx', 'hash'])
+        .where('company_id', '=', companyId)
+        .where('idx', 'in', indexes.slice(i, i + 5000))
+        .execute();
+      for (const r of rows) out.set(r.idx, r.hash);
+    }
+    return out;
+  }
+
+  /** Stored hashes with index in [from, to), in order: what the verifier compares with the tree it rebuilds. */
+  async treeHashRange(companyId: string, from: number, to: number): Promise<Array<{ idx: number; hash: string }>> {
+    return this.h.db
+      .selectFrom('merkle_hashes')
+      .select(['idx', 'hash'])
+      .where('company_id', '=', companyId)
+      .where('idx', '>=', from)
+      .where('idx', '<', to)
+      .orderBy('idx')
+      .execute();
+  }
+
+  async latestCheckpoint(companyId: string): Promise<CheckpointRow | undefined> {
+    return this.h.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst();
+  }
+
+  async getCheckpoint(companyId: string, treeSize: number): Promise<CheckpointRow | undefined> {
+    return this.h.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).where('tree_size', '=', treeSize).executeTakeFirst();
+  }
+
+  /** Checkpoints with tree_size in (after, upTo], ascending (a verifier page: at most upTo − after of them). */
+  async listCheckpoints(companyId: string, after: number, upTo: number): Promise<CheckpointRow[]> {
+    return this.h.db
+      .selectFrom('checkpoints')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('tree_size', '>', after)
+      .where('tree_size', '<=', upTo)
+      .orderBy('tree_size')
+      .execute();
+  }
+}
