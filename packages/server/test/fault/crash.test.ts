@@ -61,7 +61,7 @@ describe.each(STORE_KINDS)(`kill -9 under load, ${KILLS} times (%s)`, (kind) => 
         } finally {
           await store.close();
         }
-        const report = await fullVerification(svc.url, key);
+        const report = await fullVerification(svc.url, key, svc.logs);
         expect(report.violation_count).toBe(0);
       }
       if (cycle === KILLS) {

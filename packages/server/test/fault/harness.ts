@@ -62,13 +62,18 @@ export async function bootstrapKey(url: string): Promise<string> {
 }
 
 /** Runs a full verification (entry signatures included) and returns its report. */
-export async function fullVerification(url: string, key: string): Promise<{ violation_count: number; entries_checked: number; chain_status: string }> {
+export async function fullVerification(url: string, key: string, logs?: LogWatcher): Promise<{ violation_count: number; entries_checked: number; chain_status: string }> {
   const started = await call(`${url}/api/v1/integrity/verify`, 'POST', { entry_signatures: true }, { 'x-api-key': key });
   expect(started.status, started.body).toBe(202);
   let job = started.json();
+  const jobId = job.job_id as string;
   await vi.waitFor(
     async () => {
-      job = (await call(`${url}/api/v1/integrity/jobs/${job.job_id}`, 'GET', undefined, { 'x-api-key': key })).json();
+      const res = await call(`${url}/api/v1/integrity/jobs/${jobId}`, 'GET', undefined, { 'x-api-key': key });
+      // A failed poll says why: the answer, and the service's error lines.
+      const errors = (logs?.lines ?? []).filter((l) => Number(l.level) >= 50).slice(-3).map((l) => JSON.stringify(l));
+      expect(res.status, `${res.body}\n${errors.join('\n')}`).toBe(200);
+      job = res.json();
       expect(job.status).toBe('completed');
     },
     { timeout: 120_000, interval: 100 },
