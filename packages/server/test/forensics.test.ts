@@ -114,8 +114,10 @@ describe.each(STORE_KINDS)('forensics on %s', (kind) => {
       expect(found).toEqual(f.expect.staleness.findings);
     }
 
-    // Root cause.
+    // Root cause: outcome first, the path as evidence.
     const rc = (await get(`${base}/root-cause`)).json();
+    expect(rc.evidence_path.map((p: { log_id: string }) => p.log_id)).toEqual(rc.evidence);
+    expect(rc.outcome.bad).toBe(rc.detected);
     const want = f.expect.root_cause;
     expect(rc.root_cause_type).toBe(want.type);
     expect(rc.detected).toBe(want.detected ?? true);
@@ -147,8 +149,11 @@ describe.each(STORE_KINDS)('forensics on %s', (kind) => {
     expect(s2.event_count).toBe(s1.event_count + 2);
     expect(s2.tree_size).toBeGreaterThan(s1.tree_size);
     const rc2 = (await get(`/api/v1/forensics/replays/${s2.id}/root-cause`)).json();
-    expect(rc2.candidates.map((c: { root_cause_type: string }) => c.root_cause_type)).toEqual(['TOOL_ERROR']);
-    expect(rc2.root_cause_type).toBe('POLICY_DENIAL'); // 0.85 outranks the unrecovered tool error's 0.8
+    // The run now ends on a tool failure it never recovered from: that is the outcome and, on its own
+    // path, the cause; the earlier denial reaches it only by event order, so it is a weaker candidate.
+    expect(rc2.root_cause_type).toBe('TOOL_ERROR');
+    expect(rc2.outcome.kind).toBe('failed');
+    expect(rc2.candidates.map((c: { root_cause_type: string }) => c.root_cause_type)).toEqual(['POLICY_DENIAL']);
     // Listing: newest first, by trace, with a cursor.
     const list = (await get(`/api/v1/forensics/replays?trace_id=${traceId}&limit=1`)).json();
     expect(list.items.map((s: { id: string }) => s.id)).toEqual([s2.id]);

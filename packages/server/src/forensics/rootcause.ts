@@ -1,143 +1,257 @@
-// Root cause: deterministic rules over a session's events, each documented with its
-// confidence formula in docs/forensics.md. Every rule yields candidates; an integrity
-// failure outranks everything (nothing else can be trusted), the rest rank by confidence,
-// then by the earliest evidence.
-import { assessStaleness, CRITICAL_FACTOR, type MaxAgeDefaults } from './staleness.js';
-import { isDenial, str, type Trace, type TraceEvent } from './trace.js';
+// Root cause, outcome first (docs/forensics.md): read the trace's outcome (outcome.ts); on a good
+// outcome, report the anomalies as findings and no cause; on a bad one, walk back from the
+// outcome along what each event depends on (derivation.ts) to the earliest anomaly on its
+// ancestry, judging each anomaly when the decision that depended on it was made. The evidence is
+// the path from the cause to the outcome; the confidence comes from that path. Pure and
+// deterministic: the same session always gives the same answer.
+import { type Dependencies, dependencies, isDecisionLike } from './derivation.js';
+import { type Anomaly, cap, clamp, denialAnomaly, type Finding, type PathStep, type RootCause, type RootCauseType, type Severity, sentence, staleAnomaly, toolAnomalies, unquote } from './anomalies.js';
+import { label, liftedBefore, type Outcome, outcomeOf, quoted } from './outcome.js';
+import { assessStaleness, type MaxAgeDefaults } from './staleness.js';
+import { eventTimeMs, isDenial, str, toolOf, type Trace, type TraceEvent } from './trace.js';
+import type { CausalGraph } from './graph.js';
 
-export type RootCauseType = 'STALE_CONTEXT' | 'POLICY_DENIAL' | 'TOOL_ERROR' | 'HUMAN_REJECTION' | 'INTEGRITY_FAILURE' | 'NONE';
 
-export interface Candidate {
-  root_cause_type: RootCauseType;
-  description: string;
-  confidence: number;
-  remediation: string;
-  /** The log_ids the finding rests on. */
-  evidence: string[];
+export type { Candidate, Finding, PathStep, RootCause, RootCauseType, Role, Severity } from './anomalies.js';
+
+interface Link {
+  /** The next event toward the outcome. */
+  next: TraceEvent | undefined;
+  weak: boolean;
 }
 
-export interface RootCause extends Candidate {
-  detected: boolean;
-  /** The other findings, ranked. */
-  candidates: Candidate[];
-}
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
-const quote = (s: string | null, fallback: string) => (s === null ? fallback : `"${s}"`);
-
-function integrity(trace: Trace): Candidate[] {
-  const bad = [...trace.events].filter((e) => e.integrity === 'invalid').sort((a, b) => a.seq - b.seq);
-  if (bad.length === 0) return [];
-  const list = bad.slice(0, 5).map((e) => `seq ${e.seq} (${e.integrity_problems.join('; ')})`).join(', ');
-  return [
-    {
-      root_cause_type: 'INTEGRITY_FAILURE',
-      description: `${bad.length} ${bad.length === 1 ? 'entry' : 'entries'} of this trace fail verification: ${list}${bad.length > 5 ? ', …' : ''}. The recorded history cannot be trusted, so no other finding can be either.`,
-      confidence: 1,
-      remediation: `Treat this trace as tampered: run a full verification (POST /api/v1/integrity/verify), compare the entries at seq ${bad.map((e) => e.seq).slice(0, 5).join(', ')} with an evidence bundle or backup taken earlier, and find who had write access to the database.`,
-      evidence: bad.map((e) => e.log_id),
-    },
-  ];
-}
-
-function staleContext(trace: Trace, defaults: MaxAgeDefaults): Candidate[] {
-  const worstBySource = new Map<string, { ratio: number; f: ReturnType<typeof assessStaleness>['findings'][number]; users: Set<string> }>();
-  for (const f of assessStaleness(trace, defaults).findings) {
-    if ((f.staleness !== 'stale' && f.staleness !== 'critical') || f.age_seconds === null || f.max_age_seconds === null) continue;
-    const ratio = f.age_seconds / f.max_age_seconds;
-    const seen = worstBySource.get(f.source_id);
-    if (!seen || ratio > seen.ratio) worstBySource.set(f.source_id, { ratio, f, users: new Set([...(seen?.users ?? []), f.used_by_log_id]) });
-    else seen.users.add(f.used_by_log_id);
+/** Everything the outcome depends on, with the next step toward it; strong links first, then weak ones. */
+function ancestry(o: TraceEvent, deps: Dependencies): Map<TraceEvent, Link> {
+  const seen = new Map<TraceEvent, Link>([[o, { next: undefined, weak: false }]]);
+  for (const allowWeak of [false, true]) {
+    const queue = [...seen.keys()];
+    while (queue.length > 0) {
+      const e = queue.shift() as TraceEvent;
+      const weakHere = (seen.get(e) as Link).weak;
+      for (const d of deps.of.get(e.log_id) ?? []) {
+        if (seen.has(d.on) || (d.weak && !allowWeak)) continue;
+        seen.set(d.on, { next: e, weak: weakHere || d.weak });
+        queue.push(d.on);
+      }
+    }
   }
-  return [...worstBySource.values()].map(({ ratio, f, users }) => {
-    const user = trace.byRef.get(f.used_by_log_id) as TraceEvent;
-    const what = user.event_type === 'decision.made' && str(user.data.decision_id) ? `decision ${str(user.data.decision_id)}` : `${user.event_type} (seq ${user.seq})`;
-    const type = f.source_type ?? 'context';
-    return {
-      root_cause_type: 'STALE_CONTEXT',
-      description: `${what[0]?.toUpperCase()}${what.slice(1)} used ${type} "${f.source_id}" that was ${f.age_seconds} s old, ${round2(ratio)}× its max age of ${f.max_age_seconds} s${ratio > CRITICAL_FACTOR ? ' (critical)' : ''}.`,
-      confidence: round2(Math.min(0.95, 0.5 + 0.15 * ratio)),
-      remediation: `Re-fetch "${f.source_id}" before acting on it: refuse ${type} data older than ${f.max_age_seconds} s at the point of use, and check why the feed was ${f.age_seconds} s behind.`,
-      evidence: [f.context_log_id, ...users],
-    };
-  });
+  return seen;
 }
 
-function policyDenials(trace: Trace): Candidate[] {
-  return trace.events.filter(isDenial).map((e) => {
-    const policy = str(e.data.policy_id);
-    const reason = str(e.data.reason);
-    const subject = e.parent_event_id !== null ? trace.byRef.get(e.parent_event_id) : undefined;
-    const what = subject ? `${subject.event_type}${str(subject.data.action) ?? str(subject.data.tool) ? ` "${str(subject.data.action) ?? str(subject.data.tool)}"` : ''} (seq ${subject.seq})` : 'the request';
-    return {
-      root_cause_type: 'POLICY_DENIAL',
-      description: `Policy ${quote(policy, '(unnamed)')} denied ${what}${reason ? `: ${reason}` : ''}.`,
-      confidence: 0.85,
-      remediation: `Check the request against policy ${quote(policy, '(unnamed)')}${reason ? ` ("${reason}")` : ''}: if the denial was right, change what the agent asks for; if not, fix the policy and have it re-evaluated.`,
-      evidence: [e.log_id, ...(subject ? [subject.log_id] : [])],
-    };
-  });
+/** From an event on the ancestry to the outcome, following `next`. */
+function pathTo(start: TraceEvent, links: Map<TraceEvent, Link>): TraceEvent[] {
+  const path: TraceEvent[] = [];
+  for (let e: TraceEvent | undefined = start; e && !path.includes(e); e = links.get(e)?.next) path.push(e);
+  return path;
 }
 
-function toolErrors(trace: Trace): Candidate[] {
-  const byTool = new Map<string, TraceEvent[]>();
-  for (const e of trace.events) if (e.event_type === 'tool.failed') byTool.set(str(e.data.tool) ?? '(unnamed tool)', [...(byTool.get(str(e.data.tool) ?? '(unnamed tool)') ?? []), e]);
-  return [...byTool.entries()].map(([tool, failures]) => {
-    const last = failures[failures.length - 1] as TraceEvent;
-    const lastIndex = trace.events.indexOf(last);
-    // Recovered: a later call of the same tool, or an action, that did not fail again.
-    const retry = trace.events.slice(lastIndex + 1).find((x) => (x.event_type === 'tool.called' && str(x.data.tool) === tool) || (x.event_type === 'action.executed' && str(x.data.tool) === tool));
-    const error = str(last.data.error) ?? 'no error given';
-    const times = failures.length === 1 ? '' : ` (${failures.length} times)`;
-    return {
-      root_cause_type: 'TOOL_ERROR',
-      description: retry
-        ? `Tool "${tool}" failed${times}: ${error}; a later call (seq ${retry.seq}) succeeded, so the trace recovered.`
-        : `Tool "${tool}" failed${times}: ${error}, and the trace did not recover.`,
-      confidence: retry ? 0.35 : 0.8,
-      remediation: retry
-        ? `"${tool}" recovered on retry; if "${error}" recurs, raise its timeout or add backoff, and alert on repeated failures.`
-        : `Restore or fix tool "${tool}" ("${error}"), then rerun the trace; add a retry with backoff if the failure is transient.`,
-      evidence: [...failures.map((f) => f.log_id), ...(retry ? [retry.log_id] : [])],
-    };
-  });
+/** Whether a tool's failure was recovered (a success of the same tool) after it and before `by`. */
+function recoveredBefore(trace: Trace, a: Anomaly, by: TraceEvent): boolean {
+  const tool = toolOf(a.at);
+  const from = trace.events.indexOf(a.at);
+  const until = trace.events.indexOf(by);
+  return trace.events.slice(from + 1, until).some((x) => (x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === tool);
 }
 
-function humanRejections(trace: Trace): Candidate[] {
-  return trace.events
-    .filter((e) => e.event_type === 'hitl.rejected')
-    .map((e) => {
-      const reviewer = str(e.data.reviewer);
-      const decisionId = str(e.data.decision_id);
-      const reason = str(e.data.rejection_reason) ?? str(e.data.reason);
-      const decision = trace.events.find((x) => x.event_type === 'decision.made' && decisionId !== null && str(x.data.decision_id) === decisionId);
-      return {
-        root_cause_type: 'HUMAN_REJECTION' as const,
-        description: `Reviewer ${quote(reviewer, '(unknown)')} rejected ${decisionId ? `decision ${decisionId}` : 'the outcome'}${reason ? `: ${reason}` : ''}.`,
-        confidence: 0.75,
-        remediation: `Rework ${decisionId ? `decision ${decisionId}` : 'the decision'} against the reviewer's reason${reason ? ` ("${reason}")` : ''} before resubmitting; if such rejections recur, add that check to the agent's policy so it is caught before review.`,
-        evidence: [e.log_id, ...(decision ? [decision.log_id] : [])],
-      };
-    });
+interface Placed {
+  a: Anomaly;
+  /** cause → … → outcome. */
+  path: TraceEvent[];
+  weak: boolean;
+  decision: TraceEvent | undefined;
 }
 
-export function rootCause(trace: Trace, defaults: MaxAgeDefaults, traceId: string): RootCause {
-  const firstSeq = (c: Candidate) => Math.min(...c.evidence.map((id) => trace.byRef.get(id)?.seq ?? Infinity));
-  const ranked = [...staleContext(trace, defaults), ...policyDenials(trace), ...toolErrors(trace), ...humanRejections(trace)].sort(
-    (a, b) => b.confidence - a.confidence || firstSeq(a) - firstSeq(b) || a.root_cause_type.localeCompare(b.root_cause_type),
-  );
-  const all = [...integrity(trace), ...ranked];
-  const [top, ...rest] = all;
-  if (!top) {
+/** The anomaly on the outcome's ancestry, placed on its path, or undefined when it is not there or had no effect by then. */
+function place(trace: Trace, a: Anomaly, links: Map<TraceEvent, Link>, outcome: Outcome): Placed | undefined {
+  const link = links.get(a.at);
+  if (!link) return undefined;
+  const tail = pathTo(a.at, links);
+  const decision = tail.find(isDecisionLike);
+  if (a.type === 'TOOL_ERROR' && recoveredBefore(trace, a, decision ?? (outcome.event as TraceEvent))) return undefined;
+  if (a.type === 'POLICY_DENIAL' && liftedBefore(trace, a.at, trace.events.indexOf(outcome.event as TraceEvent) + 1)) return undefined;
+  return { a, path: [...(a.before ?? []), ...a.cause, ...a.via, ...tail.filter((e) => !a.cause.includes(e))], weak: link.weak, decision };
+}
+
+function confidence(p: Placed, competing: number, outcome: Outcome): number {
+  const base: Record<RootCauseType, number> = { STALE_CONTEXT: 0.6 + 0.3 * p.a.severity, TOOL_ERROR: 0.8, POLICY_DENIAL: 0.9, POLICY_VIOLATION: 0.95, HUMAN_REJECTION: 0.6, AGENT_FAILURE: 0.5, INTEGRITY_FAILURE: 1, NONE: 0 };
+  let c = base[p.a.type];
+  if (p.a.type === 'INTEGRITY_FAILURE') return 1;
+  c -= Math.min(0.1, 0.02 * Math.max(0, p.path.length - 4));
+  if (p.weak) c -= 0.2;
+  c -= Math.min(0.2, 0.1 * competing);
+  const reason = outcome.kind === 'rejected' ? `${str(outcome.event?.data.rejection_reason) ?? ''} ${str(outcome.event?.data.reason) ?? ''}`.toLowerCase() : '';
+  if (reason && p.a.names.some((n) => n.length > 2 && reason.includes(n.toLowerCase().replace(/_/g, ' ')))) c += 0.05;
+  return clamp(c);
+}
+
+function outcomeSentence(o: Outcome): string {
+  const e = o.event;
+  switch (o.kind) {
+    case 'rejected': {
+      const reason = str(e?.data.rejection_reason) ?? str(e?.data.reason);
+      return `Reviewer ${quoted(str(e?.data.reviewer ?? null))} then rejected it${reason ? `: "${unquote(reason)}"` : ''}.`;
+    }
+    case 'failed':
+      return `The run then failed (${e ? label(e) : 'no completion'}).`;
+    case 'denied':
+      return `The run stopped there: nothing approved an alternative.`;
+    case 'policy_violated':
+      return ''; // the cause's sentence says it
+    case 'acted_on_stale_context':
+      return 'The run went ahead on it.';
+    default:
+      return '';
+  }
+}
+
+function steps(p: Placed, outcomeEvent: TraceEvent | undefined): PathStep[] {
+  const seen = new Set<TraceEvent>();
+  return p.path.filter((e) => !seen.has(e) && seen.add(e)).map((e) => ({
+    log_id: e.log_id,
+    seq: e.seq,
+    event_type: e.event_type,
+    role: p.a.cause.includes(e) ? 'cause' : e === outcomeEvent ? 'outcome' : isDecisionLike(e) ? 'decision' : 'propagation',
+  }));
+}
+
+function fallbackFor(outcome: Outcome, trace: Trace, deps: Dependencies): Anomaly | undefined {
+  const e = outcome.event as TraceEvent;
+  if (outcome.kind === 'rejected') {
+    return { type: 'HUMAN_REJECTION', cause: [e], via: [], at: e, severity: 0.5, what: `nothing ${reviewed(e, deps).map(label).join(' and ') || 'the rejected decision'} rests on was stale, failed or denied, so the reviewer's judgment is the only signal`, remedy: `Rework the decision against the reviewer's reason before resubmitting; if such rejections recur, add that check to the agent so it is caught before review.`, names: [] };
+  }
+  if (outcome.kind === 'failed') {
+    return { type: 'AGENT_FAILURE', cause: [e], via: [], at: e, severity: 0.5, what: `the run reported failure${str(e.data.error) ? ` (${unquote(str(e.data.error) as string)})` : ''} and nothing before it explains why`, remedy: 'Record what failed (tool.failed with the tool and error, or the error in the failure event) so the next failure can be traced; check the agent logs for this run.', names: [] };
+  }
+  if (outcome.kind === 'policy_violated') {
+    const d = [...trace.events].reverse().find((x) => isDenial(x) && eventTimeMs(x) <= eventTimeMs(e)) as TraceEvent;
+    const a = denialAnomaly(trace, d);
+    return { ...a, type: 'POLICY_VIOLATION', cause: [d], at: e, severity: 1, what: `${label(e)} ran although ${a.what}, with no approval in between`, remedy: `Stop the agent from acting on denied requests: enforce policy ${quoted(str(d.data.policy_id))} in the action path itself, and review what ${label(e)} did.` };
+  }
+  return undefined;
+}
+
+export function rootCause(trace: Trace, defaults: MaxAgeDefaults, traceId: string, graph?: CausalGraph): RootCause {
+  const deps = dependencies(trace);
+  const staleness = assessStaleness(trace, defaults, deps).findings;
+  const outcome = outcomeOf(trace, staleness);
+  const outcomeView = { kind: outcome.kind, bad: outcome.bad, log_id: outcome.event?.log_id ?? null, description: outcome.description };
+
+  if (outcome.kind === 'tampered') return integrity(trace, outcomeView);
+
+  const anomalies: Anomaly[] = [
+    ...staleness.filter((f) => f.staleness === 'stale' || f.staleness === 'critical').map((f) => staleAnomaly(trace, f)),
+    ...toolAnomalies(trace),
+    ...trace.events.filter(isDenial).map((d) => denialAnomaly(trace, d)),
+  ];
+  const graphFindings: Finding[] = graph
+    ? [
+        ...graph.cycles.map((c): Finding => ({ type: 'GRAPH', severity: 'low', description: `Causal links loop among ${c.length} events; the loop is not followed.`, evidence: c })),
+        ...graph.dangling.map((d): Finding => ({ type: 'GRAPH', severity: 'low', description: `${d.field} of seq ${trace.byRef.get(d.log_id)?.seq ?? '?'} names "${d.reference}", which is not in this trace.`, evidence: [d.log_id] })),
+      ]
+    : [];
+
+  if (!outcome.bad || !outcome.event) {
+    const findings = [...anomalies.map((a) => asFinding(trace, a)), ...graphFindings];
+    const serious = findings.filter((f) => f.severity === 'medium' || f.severity === 'high').length;
+    const completed = outcome.event !== undefined;
     return {
       detected: false,
       root_cause_type: 'NONE',
-      description: `No rule matched the ${trace.events.length} events of trace ${traceId}: every entry verifies, and there is no stale context, policy denial, tool failure or human rejection.`,
-      confidence: 0,
+      description: `The run ${completed ? 'completed' : 'shows no failure'} (${trace.events.length} events of trace ${traceId}): no rejection, failure, standing denial, forbidden action or stale input at a decision${findings.length > 0 ? `; ${findings.length} informational finding${findings.length === 1 ? '' : 's'} (recovered or controlled) below` : ''}.`,
+      confidence: clamp(0.9 + (completed ? 0.05 : 0) - Math.min(0.2, 0.05 * serious) - (graphFindings.length > 0 ? 0.1 : 0)),
       remediation: 'Nothing to remediate.',
       evidence: [],
+      evidence_path: [],
+      outcome: outcomeView,
       candidates: [],
+      findings,
     };
   }
-  return { detected: true, ...top, candidates: rest };
+
+  const links = ancestry(outcome.event, deps);
+  let placed = anomalies.map((a) => place(trace, a, links, outcome)).filter((p): p is Placed => p !== undefined);
+  // A denial that ended the run, or was ignored, is the cause; other anomalies compete.
+  const fixed = outcome.kind === 'denied' ? placed.find((p) => p.a.at === outcome.event) : undefined;
+  const strong = placed.filter((p) => !p.weak);
+  if (strong.length > 0) placed = [...strong, ...placed.filter((p) => p.weak)];
+  const firstTime = (p: Placed) => eventTimeMs(p.a.cause[0] as TraceEvent);
+  placed.sort((a, b) => Number(a.weak) - Number(b.weak) || firstTime(a) - firstTime(b) || (a.a.cause[0] as TraceEvent).seq - (b.a.cause[0] as TraceEvent).seq);
+  let chosen = fixed ?? placed[0];
+  const fb = fallbackFor(outcome, trace, deps);
+  if (outcome.kind === 'policy_violated' && fb) chosen = { a: fb, path: [...(fb.before ?? []), ...fb.cause, outcome.event], weak: false, decision: undefined };
+  if (!chosen && fb) chosen = { a: fb, path: fb.type === 'HUMAN_REJECTION' ? [...reviewed(outcome.event, deps), outcome.event] : [outcome.event], weak: false, decision: undefined };
+  if (!chosen) {
+    // A bad outcome with no anomaly behind it (a stale use that is its own outcome is always placed).
+    chosen = { a: fallbackFor({ ...outcome, kind: 'failed' }, trace, deps) as Anomaly, path: [outcome.event], weak: false, decision: undefined };
+  }
+  const others = placed.filter((p) => p !== chosen);
+  const competing = others.filter((p) => !p.weak).length;
+  const path = steps(chosen, outcome.event);
+  const what = chosen.a.type === 'TOOL_ERROR' ? `${chosen.a.what}${toolPath(trace, chosen)}` : chosen.a.what;
+  const description = `${sentence(cap(what))} ${outcomeSentence(outcome)}`.trim();
+  const candidates = others.map((p) => ({ root_cause_type: p.a.type, description: sentence(cap(p.a.what)), confidence: confidence(p, competing, outcome), remediation: p.a.remedy, evidence: steps(p, outcome.event).map((s) => s.log_id) }));
+  candidates.sort((a, b) => b.confidence - a.confidence);
+  const onPath = new Set(placed.map((p) => p.a));
+  return {
+    detected: true,
+    root_cause_type: chosen.a.type,
+    description,
+    confidence: confidence(chosen, competing, outcome),
+    remediation: chosen.a.remedy,
+    evidence: path.map((s) => s.log_id),
+    evidence_path: path,
+    outcome: outcomeView,
+    candidates,
+    findings: [...anomalies.filter((a) => !onPath.has(a)).map((a) => asFinding(trace, a)), ...graphFindings],
+  };
 }
+
+/** For a tool error: the decision it reached, what stood in for the tool, and when the tool came back. */
+function toolPath(trace: Trace, p: Placed): string {
+  const d = p.decision;
+  if (!d) return '';
+  const at = trace.events.indexOf(d);
+  const instead = p.path.filter((e) => !p.a.cause.includes(e) && e !== d && trace.events.indexOf(e) < at);
+  const tool = toolOf(p.a.at);
+  const back = trace.events.slice(at + 1).find((x) => (x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === tool);
+  return ` and had not recovered when ${label(d)} was made${instead.length > 0 ? ` on ${instead.map(label).join(' and ')} instead` : ''}${back ? `; it came back at seq ${back.seq}, after the decision` : ''}`;
+}
+
+/** The decision a review reviews (for a rejection's path). */
+function reviewed(review: TraceEvent, deps: Dependencies): TraceEvent[] {
+  return (deps.of.get(review.log_id) ?? []).filter((d) => d.kind === 'reviews').map((d) => d.on);
+}
+
+function asFinding(trace: Trace, a: Anomaly): Finding {
+  let severity: Severity = a.severity >= 0.8 ? 'high' : 'medium';
+  let note = '';
+  if (a.type === 'TOOL_ERROR') {
+    const recovered = trace.events.slice(trace.events.indexOf(a.at) + 1).find((x) => (x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === toolOf(a.at));
+    severity = recovered ? 'low' : 'medium';
+    if (recovered) note = `; recovered at seq ${recovered.seq}`;
+  }
+  if (a.type === 'POLICY_DENIAL') {
+    const lifted = liftedBefore(trace, a.at, trace.events.length);
+    severity = lifted ? 'info' : 'low';
+    note = lifted ? `; the control worked: ${label(lifted)} approved an alternative` : '; the run went on without it';
+  }
+  return { type: a.type, severity, description: sentence(`${cap(a.what)}${note}`), evidence: [...a.cause, ...a.via, ...(a.at !== a.cause[0] ? [a.at] : [])].map((e) => e.log_id) };
+}
+
+function integrity(trace: Trace, outcome: RootCause['outcome']): RootCause {
+  const bad = trace.events.filter((e) => e.integrity === 'invalid').sort((a, b) => a.seq - b.seq);
+  const list = bad.slice(0, 5).map((e) => `seq ${e.seq} (${e.integrity_problems.join('; ')})`).join(', ');
+  return {
+    detected: true,
+    root_cause_type: 'INTEGRITY_FAILURE',
+    description: `${bad.length} ${bad.length === 1 ? 'entry of this trace fails' : 'entries of this trace fail'} verification: ${list}${bad.length > 5 ? ', …' : ''}. The recorded history cannot be trusted, so no other finding can be either.`,
+    confidence: 1,
+    remediation: `Treat this trace as tampered: run a full verification (POST /api/v1/integrity/verify), compare the entries at seq ${bad.map((e) => e.seq).slice(0, 5).join(', ')} with an evidence bundle or backup taken earlier, and find who had write access to the database.`,
+    evidence: bad.map((e) => e.log_id),
+    evidence_path: bad.map((e) => ({ log_id: e.log_id, seq: e.seq, event_type: e.event_type, role: 'cause' })),
+    outcome,
+    candidates: [],
+    findings: [],
+  };
+}
+

@@ -190,7 +190,7 @@ export class Forensics {
 
   /** The root cause; the first time a session's answer detects something, a forensics.anomaly_detected event is recorded. */
   async rootCause(s: ReplaySession, trace: Trace): Promise<RootCause> {
-    const result = rootCause(trace, this.opts.maxAgeDefaults, s.trace_id);
+    const result = rootCause(trace, this.opts.maxAgeDefaults, s.trace_id, buildGraph(trace));
     if (result.detected && (await this.forensicsStore.markAnomalyReported(s.company_id, s.session_id, iso(this.opts.clock())))) {
       await this.opts.events.emit(s.company_id, 'forensics.anomaly_detected', {
         session_id: s.session_id,

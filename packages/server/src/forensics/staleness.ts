@@ -1,6 +1,8 @@
-// Staleness: how old each context source was when a later decision or action used it,
-// against its declared max age (or the configured default for its source type).
-import { eventTimeMs, inputsOf, isContext, str, type Trace, type TraceEvent } from './trace.js';
+// Staleness: how old each context source was when a later decision or action used it, directly
+// or through artifacts built from it (derivation.ts), against its declared max age (or the
+// configured default for its source type).
+import { type Dependencies, dependencies } from './derivation.js';
+import { eventTimeMs, isContext, str, type Trace, type TraceEvent } from './trace.js';
 
 export type Staleness = 'fresh' | 'stale' | 'critical' | 'unknown';
 
@@ -14,6 +16,8 @@ export interface StalenessFinding {
   used_by_log_id: string;
   /** The context.retrieved event that read it. */
   context_log_id: string;
+  /** The artifacts the use reached it through (a summary built from it, …), nearest the use first; empty when used directly. */
+  via_log_ids: string[];
   details: string;
 }
 
@@ -27,8 +31,6 @@ export type MaxAgeDefaults = Record<string, number>;
 
 /** Beyond this many times its max age, stale context is critical. */
 export const CRITICAL_FACTOR = 3;
-
-const isUser = (e: TraceEvent) => e.event_type === 'decision.made' || e.event_type === 'action.executed';
 
 /** When the context's content was current: data.as_of, else data.fetched_at, else the event's own time. */
 function contentTimeMs(c: TraceEvent): { ms: number; basis: string } {
@@ -57,58 +59,63 @@ export function rate(ageSeconds: number | null, maxAge: number | null): Stalenes
 
 const RANK: Record<Staleness, number> = { unknown: 0, fresh: 1, stale: 2, critical: 3 };
 
-/**
- * Which contexts each decision or action used: those its data.inputs names (by event, or
- * by source id: that source's latest read before it); with no inputs, the latest read of
- * each source since the previous decision or action (what the agent had just fetched for it).
- * One pass over the trace.
- */
-function* usages(trace: Trace): Generator<{ user: TraceEvent; context: TraceEvent }> {
-  const latest = new Map<string, TraceEvent>();
-  let sinceLastUser = new Map<string, TraceEvent>();
-  for (const e of trace.events) {
-    if (isContext(e)) {
-      const id = str(e.data.source_id) as string;
-      latest.set(id, e);
-      sinceLastUser.delete(id); // keep insertion order = order of latest read
-      sinceLastUser.set(id, e);
-      continue;
-    }
-    if (!isUser(e)) continue;
-    const inputs = inputsOf(e);
-    const used = new Set<TraceEvent>();
-    for (const input of inputs) {
-      const byEvent = input.event !== undefined ? trace.byRef.get(input.event) : undefined;
-      if (byEvent && isContext(byEvent)) used.add(byEvent);
-      else if (input.source !== undefined && latest.has(input.source)) used.add(latest.get(input.source) as TraceEvent);
-    }
-    if (inputs.length === 0) for (const c of sinceLastUser.values()) used.add(c);
-    for (const context of used) yield { user: e, context };
-    sinceLastUser = new Map();
-  }
+/** A source read a use rests on: directly, or through artifacts built from it (`via`, nearest the use first). */
+interface Leaf {
+  context: TraceEvent;
+  via: TraceEvent[];
 }
 
-export function assessStaleness(trace: Trace, defaults: MaxAgeDefaults): StalenessReport {
+/**
+ * The reads a used event rests on. A read with no sources of its own is a leaf; anything built
+ * from other reads (deps.sources) rests on its sources' leaves, so a summary or cache entry has
+ * the age of its oldest source. A read that declares its own max age is judged itself as well.
+ */
+function leavesOf(used: TraceEvent, deps: Dependencies): Leaf[] {
+  const out: Leaf[] = [];
+  const seen = new Set<TraceEvent>();
+  const walk = (e: TraceEvent, via: TraceEvent[]) => {
+    if (seen.has(e)) return; // cycles among derivations are reported by the graph, never followed
+    seen.add(e);
+    const sources = deps.sources.get(e.log_id) ?? [];
+    if (isContext(e) && (sources.length === 0 || typeof e.data.max_age_seconds === 'number')) out.push({ context: e, via });
+    for (const s of sources) walk(s, [...via, e]);
+  };
+  walk(used, []);
+  return out;
+}
+
+export function assessStaleness(trace: Trace, defaults: MaxAgeDefaults, deps: Dependencies = dependencies(trace)): StalenessReport {
   const findings: StalenessFinding[] = [];
-  for (const { user, context: c } of usages(trace)) {
-    const content = contentTimeMs(c);
-    const max = maxAgeOf(c, defaults);
-    const age = Math.round((eventTimeMs(user) - content.ms) / 10) / 100;
-    const staleness = rate(age, max.seconds);
-    const sourceId = str(c.data.source_id) as string;
-    findings.push({
-      source_id: sourceId,
-      source_type: str(c.data.source_type),
-      staleness,
-      age_seconds: age,
-      max_age_seconds: max.seconds,
-      used_by_log_id: user.log_id,
-      context_log_id: c.log_id,
-      details:
-        max.seconds === null
-          ? `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it; no max age is declared or configured`
-          : `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it; max age ${max.seconds} s (${max.basis})`,
-    });
+  for (const user of trace.events) {
+    const used = deps.used.get(user.log_id);
+    if (!used) continue;
+    const judged = new Set<TraceEvent>();
+    for (const u of used) {
+      for (const { context: c, via } of leavesOf(u, deps)) {
+        if (judged.has(c)) continue;
+        judged.add(c);
+        const content = contentTimeMs(c);
+        const max = maxAgeOf(c, defaults);
+        const age = Math.round((eventTimeMs(user) - content.ms) / 10) / 100;
+        const staleness = rate(age, max.seconds);
+        const sourceId = str(c.data.source_id) as string;
+        const through = via.length === 0 ? '' : ` through ${via.map((v) => `${v.event_type} (seq ${v.seq})`).join(', then ')}`;
+        findings.push({
+          source_id: sourceId,
+          source_type: str(c.data.source_type),
+          staleness,
+          age_seconds: age,
+          max_age_seconds: max.seconds,
+          used_by_log_id: user.log_id,
+          context_log_id: c.log_id,
+          via_log_ids: via.map((v) => v.log_id),
+          details:
+            max.seconds === null
+              ? `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it${through}; no max age is declared or configured`
+              : `${sourceId} was ${age} s old (by ${content.basis}) when ${user.event_type} used it${through}; max age ${max.seconds} s (${max.basis})`,
+        });
+      }
+    }
   }
   const worst = findings.reduce<Staleness>((w, f) => (RANK[f.staleness] > RANK[w] ? f.staleness : w), 'unknown');
   return { overall_staleness_rating: worst, findings };

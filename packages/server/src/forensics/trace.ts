@@ -65,9 +65,13 @@ export interface InputRef {
 }
 
 export function inputsOf(e: TraceEvent): InputRef[] {
-  const inputs = e.data.inputs;
-  if (!Array.isArray(inputs)) return [];
-  return inputs.flatMap((i): InputRef[] => {
+  return refsIn(e.data.inputs);
+}
+
+/** References in a field that lists events or sources (`inputs`, `derived_from`): a list, or one reference. */
+export function refsIn(value: Json | undefined): InputRef[] {
+  const list = Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
+  return list.flatMap((i): InputRef[] => {
     if (typeof i === 'string') return [{ event: i, source: i, raw: i }];
     if (i && typeof i === 'object' && !Array.isArray(i)) {
       const ev = str(i.log_id) ?? str(i.event_id);
@@ -81,7 +85,12 @@ export function inputsOf(e: TraceEvent): InputRef[] {
 /** Short label detail for an event: the tool, policy, source, decision or reviewer it is about. */
 export function subjectOf(e: TraceEvent): string | null {
   const d = e.data;
-  return str(d.tool) ?? str(d.policy_id) ?? str(d.source_id) ?? str(d.decision_id) ?? str(d.reviewer) ?? str(d.action) ?? null;
+  return str(d.tool) ?? str(d['gen_ai.tool.name']) ?? str(d.policy_id) ?? str(d.source_id) ?? str(d.decision_id) ?? str(d.reviewer) ?? str(d.action) ?? null;
+}
+
+/** The tool an event is about: data.tool, or the OpenTelemetry GenAI attribute gen_ai.tool.name. */
+export function toolOf(e: TraceEvent): string | null {
+  return str(e.data.tool) ?? str(e.data['gen_ai.tool.name']);
 }
 
 export const isDenial = (e: TraceEvent) => e.event_type === 'policy.denied' || (e.event_type === 'policy.evaluated' && str(e.data.result) === 'deny');

@@ -34,6 +34,35 @@ const Candidate = Type.Object({
   evidence: Type.Array(Uuid, { description: 'log_ids the finding rests on' }),
 });
 
+const PathStep = Type.Object({
+  log_id: Uuid,
+  seq: Type.Integer(),
+  event_type: Type.String(),
+  role: Type.Union([Type.Literal('cause'), Type.Literal('propagation'), Type.Literal('decision'), Type.Literal('outcome')]),
+});
+
+const Finding = Type.Object({
+  type: Type.String({ description: 'A root-cause type, or GRAPH for cycles and dangling references' }),
+  severity: Type.Union([Type.Literal('info'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
+  description: Type.String(),
+  evidence: Type.Array(Uuid),
+});
+
+const Outcome = Type.Object({
+  kind: Type.Union([
+    Type.Literal('tampered'),
+    Type.Literal('policy_violated'),
+    Type.Literal('rejected'),
+    Type.Literal('failed'),
+    Type.Literal('denied'),
+    Type.Literal('acted_on_stale_context'),
+    Type.Literal('completed'),
+  ]),
+  bad: Type.Boolean(),
+  log_id: Type.Union([Uuid, Type.Null()], { description: 'The event that shows the outcome (null for a good run with no completion event)' }),
+  description: Type.String(),
+});
+
 const SessionParams = Type.Object({ replay_session_id: Uuid });
 
 /** The services these routes use. */
@@ -206,6 +235,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
                   max_age_seconds: Type.Union([Type.Number(), Type.Null()]),
                   used_by_log_id: Uuid,
                   context_log_id: Uuid,
+                  via_log_ids: Type.Array(Uuid, { description: 'The artifacts (summaries, caches, tool results) the use reached the source through, nearest the use first; empty when used directly' }),
                   details: Type.String(),
                 }),
               ),
@@ -228,7 +258,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
           tags: ['forensics'],
           summary: 'The most likely root cause, with its evidence and the other findings ranked',
           description:
-            'Types: STALE_CONTEXT, POLICY_DENIAL, TOOL_ERROR, HUMAN_REJECTION, INTEGRITY_FAILURE, and NONE (detected false). An entry that fails verification makes INTEGRITY_FAILURE the answer. Rules and confidence formulas: docs/forensics.md.',
+            'Outcome first: the trace’s outcome is read from its events; detected is true only when it is bad (rejected, failed, denied and abandoned, a denied action run anyway, context used past its max age, or tampered). Then the answer walks back from the outcome along the causal graph to the earliest anomaly on its ancestry, judged when the dependent decision was made. Types: STALE_CONTEXT, POLICY_DENIAL, POLICY_VIOLATION, TOOL_ERROR, HUMAN_REJECTION, AGENT_FAILURE, INTEGRITY_FAILURE, and NONE (detected false; confidence is then how sure the answer is that nothing went wrong). Rules and confidence: docs/forensics.md.',
           params: SessionParams,
           response: {
             200: Type.Object({
@@ -239,8 +269,11 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
               description: Type.String(),
               confidence: Type.Number(),
               remediation: Type.String(),
-              evidence: Type.Array(Uuid),
-              candidates: Type.Array(Candidate),
+              evidence: Type.Array(Uuid, { description: 'The path from the cause to the outcome, in order' }),
+              evidence_path: Type.Array(PathStep, { description: 'The same path, each step with its role' }),
+              outcome: Outcome,
+              candidates: Type.Array(Candidate, { description: 'Other causes on the outcome’s ancestry, ranked' }),
+              findings: Type.Array(Finding, { description: 'Anomalies that did not cause the outcome (all of them on a good outcome): informational' }),
             }),
             ...problemResponses(400, 401, 404, 429),
           },
