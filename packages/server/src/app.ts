@@ -118,6 +118,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'Access token from POST /api/v1/auth/login' },
           apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Company integration API key' },
+          apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'The company integration API key (alk_…) sent as Authorization: Bearer, as agent SDKs do: accepted wherever X-API-Key is' },
         },
       },
     },

@@ -43,6 +43,7 @@ describe.each(STORE_KINDS)('API keys on %s', (kind) => {
       const who = await useKey(headers);
       expect(who.statusCode).toBe(200);
       expect(who.json()).toMatchObject({ credential: 'api_key', company: { id: a.companyId }, api_key: { id: body.id, rate_limit_per_minute: 600 } });
+      expect(who.json()).toMatchObject({ company_id: a.companyId, user_id: null, email: null, is_admin: null });
     }
   });
 

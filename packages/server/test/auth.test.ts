@@ -28,6 +28,8 @@ describe.each(STORE_KINDS)('auth on %s', (kind) => {
     const who = await me(body.access_token);
     expect(who.statusCode).toBe(200);
     expect(who.json()).toMatchObject({ credential: 'user', company: { id: alice.companyId, name: alice.companyName }, user: { email: alice.email, role: 'admin' } });
+    // The flat fields other agent SDKs read.
+    expect(who.json()).toMatchObject({ company_id: alice.companyId, user_id: who.json().user.id, email: alice.email, is_admin: true });
   });
 
   it('answers a wrong email and a wrong password with the same 401 body', async () => {

@@ -26,7 +26,9 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
     const res = await ingest(t, key, { event_type: 'tool.called', data: { tool: 'search', q: 'x' }, source: 'agent-1', trace_id: TRACE, session_id: SESSION });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(Object.keys(body).sort()).toEqual(['company_id', 'created_at', 'event_type', 'hash', 'log_id', 'seq']);
+    expect(Object.keys(body).sort()).toEqual(['company_id', 'created_at', 'event_type', 'hash', 'ingested', 'log_id', 'log_ids', 'seq']);
+    // What agent SDKs read besides: the batch answer's shape for one event.
+    expect(body).toMatchObject({ ingested: 1, log_ids: [body.log_id] });
     expect(body).toMatchObject({ company_id: acct.companyId, event_type: 'tool.called', seq: 0, created_at: '2026-03-01T12:00:00.000Z' });
     expect(body.log_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(body.hash).toMatch(/^[0-9a-f]{64}$/);
@@ -37,6 +39,8 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
       source: 'agent-1', trace_id: TRACE, session_id: SESSION, timestamp: null, extra: null, prev_hash: GENESIS_PREV_HASH, hash: body.hash,
       key_id: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
+    expect(entry.content_hash).toBe(body.hash);
+    expect((await get(`/api/v1/logs?trace_id=${TRACE}`)).json().items[0].content_hash).toBe(body.hash);
     expect(Buffer.from(entry.signature, 'base64')).toHaveLength(64);
 
     const v = (await get(`/api/v1/logs/${body.log_id}/verify`)).json();

@@ -14,13 +14,13 @@ describe('OpenAPI document and API reference', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKeyAuth', 'bearerAuth']);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKeyAuth', 'apiKeyBearer', 'bearerAuth']);
     const paths = doc.paths as Record<string, Record<string, { security?: unknown; requestBody?: unknown; responses: Record<string, unknown> }>>;
     expect(Object.keys(paths).every((p) => p.startsWith('/api/v1/'))).toBe(true);
     expect(paths['/api/v1/auth/login']?.post?.security).toBeUndefined();
     expect(paths['/api/v1/auth/login']?.post?.requestBody).toBeDefined();
     expect(paths['/api/v1/auth/api_keys']?.post?.security).toEqual([{ bearerAuth: [] }]);
-    expect(paths['/api/v1/auth/me']?.get?.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
+    expect(paths['/api/v1/auth/me']?.get?.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }, { apiKeyBearer: [] }]);
     expect(Object.keys(paths['/api/v1/auth/api_keys']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '403', '409']));
     expect(paths['/api/v1/auth/api_keys/{id}']?.delete).toBeDefined();
   });

@@ -49,7 +49,7 @@ export function registerAuthentication(
     const rule = route.config?.auth;
     if (!rule) return;
     route.schema ??= {};
-    (route.schema as { security?: unknown }).security = rule.accept.map((k) => (k === 'user' ? { bearerAuth: [] } : { apiKeyAuth: [] }));
+    (route.schema as { security?: unknown }).security = rule.accept.flatMap((k): Array<Record<string, string[]>> => (k === 'user' ? [{ bearerAuth: [] }] : [{ apiKeyAuth: [] }, { apiKeyBearer: [] }]));
     // The role a user credential needs, for clients and for the shared security tests.
     if (rule.role) (route.schema as Record<string, unknown>)['x-required-role'] = rule.role;
   });

@@ -54,7 +54,11 @@ export function dependencies(trace: Trace): Dependencies {
   const childrenOfSpan = new Map<string, TraceEvent[]>();
   for (const e of trace.events) {
     if (e.span_id !== null && !firstOfSpan.has(e.span_id)) firstOfSpan.set(e.span_id, e);
-    if (e.parent_span_id !== null) childrenOfSpan.set(e.parent_span_id, [...(childrenOfSpan.get(e.parent_span_id) ?? []), e]);
+    if (e.parent_span_id !== null) {
+      const children = childrenOfSpan.get(e.parent_span_id);
+      if (children) children.push(e);
+      else childrenOfSpan.set(e.parent_span_id, [e]);
+    }
   }
   const decisions = new Map<string, TraceEvent>();
   for (const e of trace.events) {

@@ -25,8 +25,8 @@ function ancestry(o: TraceEvent, deps: Dependencies): Map<TraceEvent, Link> {
   const seen = new Map<TraceEvent, Link>([[o, { next: undefined, weak: false }]]);
   for (const allowWeak of [false, true]) {
     const queue = [...seen.keys()];
-    while (queue.length > 0) {
-      const e = queue.shift() as TraceEvent;
+    for (let head = 0; head < queue.length; head++) {
+      const e = queue[head] as TraceEvent;
       const weakHere = (seen.get(e) as Link).weak;
       for (const d of deps.of.get(e.log_id) ?? []) {
         if (seen.has(d.on) || (d.weak && !allowWeak)) continue;

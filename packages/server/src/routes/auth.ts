@@ -35,6 +35,11 @@ const MeResponse = Type.Object({
   api_key: Type.Optional(
     Type.Object({ id: Type.String(), key_prefix: Type.String(), rate_limit_per_minute: Type.Integer() }),
   ),
+  // The flat fields other agent SDKs read (docs/integrations.md): null where an API key is the caller.
+  company_id: Type.String({ description: 'Same as company.id' }),
+  user_id: Type.Union([Type.String(), Type.Null()], { description: 'Same as user.id; null for an API key' }),
+  email: Type.Union([Type.String(), Type.Null()], { description: 'Same as user.email; null for an API key' }),
+  is_admin: Type.Union([Type.Boolean(), Type.Null()], { description: "Whether the user's role is admin; null for an API key" }),
 });
 
 /** The services these routes use. */
@@ -123,6 +128,10 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
             credential: 'api_key' as const,
             company: companyOut,
             api_key: { id: p.keyId, key_prefix: p.keyPrefix, rate_limit_per_minute: p.rateLimitPerMinute },
+            company_id: company.company_id,
+            user_id: null,
+            email: null,
+            is_admin: null,
           };
         }
         const user = await ctx.accounts.getUser(p.companyId, p.userId);
@@ -131,6 +140,10 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
           credential: 'user' as const,
           company: companyOut,
           user: { id: user.user_id, email: user.email, role: user.role, created_at: user.created_at },
+          company_id: company.company_id,
+          user_id: user.user_id,
+          email: user.email,
+          is_admin: user.role === 'admin',
         };
       },
     );

@@ -24,6 +24,8 @@ const IngestResult = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   seq: Type.Integer({ description: 'Position in the company chain, from 0' }),
   hash: Type.String({ description: 'Entry hash, lowercase hex SHA-256' }),
+  ingested: Type.Integer({ description: 'Always 1: so a client can read single and batch answers alike' }),
+  log_ids: Type.Array(Uuid, { description: '[log_id], as in the batch answer' }),
 });
 
 const BatchBody = Type.Object({ logs: Type.Array(LogInput, { minItems: 1, description: 'Up to MAX_BATCH_SIZE events (default 1000); more → 413' }) }, { additionalProperties: false });
@@ -57,9 +59,16 @@ export const EntryView = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   prev_hash: Type.String(),
   hash: Type.String(),
+  content_hash: Type.String({ description: 'The entry hash again, under the name some agent SDKs read' }),
   signature: Type.String({ description: 'Ed25519, base64' }),
   key_id: Type.String(),
 });
+
+/** An entry as the API answers it: the ledger entry, plus content_hash (= hash) for agent SDKs that read that name. */
+const entryView = (row: Parameters<typeof recordToEntry>[0]) => {
+  const entry = recordToEntry(row);
+  return { ...entry, content_hash: entry.hash };
+};
 
 const Violation = Type.Object({ kind: Type.String(), detail: Type.String() });
 const VerifyResult = Type.Object({
@@ -166,7 +175,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
         const result = r as NonNullable<typeof r>;
         countUsage(request, [event as PreparedEvent], [result]);
-        return { log_id: result.log_id, company_id: companyId, event_type: result.event_type, created_at: result.created_at, seq: result.seq, hash: result.hash };
+        return { log_id: result.log_id, company_id: companyId, event_type: result.event_type, created_at: result.created_at, seq: result.seq, hash: result.hash, ingested: 1, log_ids: [result.log_id] };
       },
     );
 
@@ -225,7 +234,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           limit: q.limit,
         });
         const last = rows.at(-1);
-        return { items: rows.map(recordToEntry), next_cursor: rows.length === q.limit && last ? encodeCursor({ seq: last.seq }) : null };
+        return { items: rows.map(entryView), next_cursor: rows.length === q.limit && last ? encodeCursor({ seq: last.seq }) : null };
       },
     );
 
@@ -240,7 +249,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
         },
       },
-      async (request) => recordToEntry(await entryOr404(principalOf(request).companyId, request.params.log_id)),
+      async (request) => entryView(await entryOr404(principalOf(request).companyId, request.params.log_id)),
     );
 
     app.get(
