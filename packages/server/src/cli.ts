@@ -11,7 +11,7 @@ import { handleSignals, startService } from './server.js';
 import { openStore } from './store/open.js';
 import { EmailTakenError } from './store/store.js';
 import { VERSION } from './version.js';
-import { VERIFY_EXIT_CODES, verifyCommand } from './integrity/verify-command.js';
+import { defineVerify, VerifyExit } from '@audit-ledger/verify';
 
 /** Exit codes: 0 done, 1 the command failed, 2 usage or configuration error (see also verify-bundle). */
 class Exit extends Error {
@@ -102,28 +102,8 @@ function program(): Command {
       throw new Exit(code);
     });
 
-  cli
-    .command('verify-bundle')
-    .description('verify an evidence bundle, or an export against a checkpoint, offline (no configuration or database)')
-    .argument('<file>', 'an evidence bundle (GET /api/v1/exports/evidence), or with --checkpoint a JSON Lines export complete from seq 0')
-    .option('--public-key <keyfile>', 'the public key(s) you trust: SPKI PEM, a C2SP verifier key, or the JSON of GET /api/v1/integrity/keys')
-    .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
-    .addHelpText(
-      'after',
-      `\nExit status: ${VERIFY_EXIT_CODES.verified} verified; ${VERIFY_EXIT_CODES.failed} a check failed; ${VERIFY_EXIT_CODES.unreadable} the files cannot be read; ` +
-        `${VERIFY_EXIT_CODES.unpinned} consistent but UNVERIFIED: no --public-key, so the signer is not pinned.\n`,
-    )
-    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string }) => {
-      try {
-        const { code, output } = await verifyCommand(file, { publicKey: opts.publicKey, checkpoint: opts.checkpoint });
-        process.stdout.write(output);
-        throw new Exit(code);
-      } catch (err) {
-        if (err instanceof Exit) throw err;
-        console.error(`verify-bundle: ${err instanceof Error ? err.message : String(err)}`);
-        throw new Exit(VERIFY_EXIT_CODES.unreadable);
-      }
-    });
+  // The auditor's offline check: the same command as @audit-ledger/verify's audit-ledger-verify.
+  defineVerify(cli.command('verify-bundle'), 'verify-bundle');
 
   return cli;
 }
@@ -138,7 +118,7 @@ async function main(argv: string[]): Promise<number> {
     await cli.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
-    if (err instanceof Exit) return err.code;
+    if (err instanceof Exit || err instanceof VerifyExit) return err.code;
     if (err instanceof CommanderError) {
       // --help and --version exit 0; a usage error (unknown command or option, missing value) exits 2.
       return err.exitCode === 0 ? 0 : 2;

@@ -4,6 +4,18 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SKIP_SERVERS, TEST_PG_URL, TEST_REDIS_URL } from './env.js';
 
+/** Whether the process that created a test database (al_test_<pid>_<random>) still runs; names without a pid are old leftovers. */
+function creatorAlive(name: string): boolean {
+  const pid = Number(/^al_test_(\d+)_/.exec(name)?.[1]);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export default async function setup(): Promise<void> {
   if (SKIP_SERVERS) {
     console.warn('AUDIT_LEDGER_TEST_SKIP_SERVERS=1: PostgreSQL and Redis suites are skipped');
@@ -12,11 +24,12 @@ export default async function setup(): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_PG_URL, connectionTimeoutMillis: 5000 });
   try {
     await client.connect();
-    // Leftovers of interrupted runs.
+    // Leftovers of interrupted runs: only databases whose creating process is gone. (Dropping
+    // every al_test_ database broke any other run on the machine in the middle of its tests.)
     const { rows } = await client.query<{ datname: string }>(
       "SELECT datname FROM pg_database WHERE datname LIKE 'al_test_%'",
     );
-    for (const r of rows) await client.query(`DROP DATABASE IF EXISTS "${r.datname}" WITH (FORCE)`);
+    for (const r of rows) if (!creatorAlive(r.datname)) await client.query(`DROP DATABASE IF EXISTS "${r.datname}" WITH (FORCE)`);
   } catch (err) {
     throw new Error(`PostgreSQL at ${TEST_PG_URL} is unreachable (${String(err)}); start it or set TEST_DATABASE_URL`);
   } finally {

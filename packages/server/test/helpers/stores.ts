@@ -40,7 +40,8 @@ export async function createTestDatabase(kind: StoreKind): Promise<TestDatabase>
       drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
     };
   }
-  const name = `al_test_${randomBytes(6).toString('hex')}`;
+  // The creating process's pid is in the name: global-setup.ts drops only the databases of processes that are gone.
+  const name = `al_test_${process.pid}_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE "${name}"`));
   const url = new URL(TEST_PG_URL);
   url.pathname = `/${name}`;

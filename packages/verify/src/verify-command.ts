@@ -1,4 +1,4 @@
-// `audit-ledger verify-bundle`: the auditor's offline check. Reads files only; needs no
+// The auditor's offline check (`audit-ledger-verify`, and the server CLI's `verify-bundle` alias). Reads files only; needs no
 // configuration, server or database. The checks are the core's (verifyBundle, ExportVerifier);
 // this file reads the files and turns the structured report into lines for people.
 import fs from 'node:fs';

@@ -1,0 +1,41 @@
+// The audit-ledger-verify command line, parsed by commander. The server's CLI mounts the same
+// command as `audit-ledger verify-bundle`.
+import { Command } from 'commander';
+import { VERIFY_EXIT_CODES, verifyCommand } from './verify-command.js';
+
+/** Thrown by the action to end with an exit status (the caller exits with `code`). */
+export class VerifyExit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Adds the verify command's argument, options, help and action to `cmd`. */
+export function defineVerify(cmd: Command, name: string): Command {
+  return cmd
+    .description('verify an evidence bundle, or an export against a checkpoint, offline (no configuration, service or database)')
+    .argument('<file>', 'an evidence bundle (GET /api/v1/exports/evidence), or with --checkpoint a JSON Lines export complete from seq 0')
+    .option('--public-key <keyfile>', 'the public key(s) you trust: SPKI PEM, a C2SP verifier key, or the JSON of GET /api/v1/integrity/keys')
+    .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
+    .addHelpText(
+      'after',
+      `\nExit status: ${VERIFY_EXIT_CODES.verified} verified; ${VERIFY_EXIT_CODES.failed} a check failed; ${VERIFY_EXIT_CODES.unreadable} the files cannot be read; ` +
+        `${VERIFY_EXIT_CODES.unpinned} consistent but UNVERIFIED: no --public-key, so the signer is not pinned.\n`,
+    )
+    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string }) => {
+      let result: { code: number; output: string };
+      try {
+        result = await verifyCommand(file, { publicKey: opts.publicKey, checkpoint: opts.checkpoint });
+      } catch (err) {
+        console.error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new VerifyExit(VERIFY_EXIT_CODES.unreadable);
+      }
+      process.stdout.write(result.output);
+      throw new VerifyExit(result.code);
+    });
+}
+
+/** The standalone command. */
+export function program(): Command {
+  return defineVerify(new Command('audit-ledger-verify'), 'audit-ledger-verify').exitOverride().showHelpAfterError();
+}
