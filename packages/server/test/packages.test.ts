@@ -1,5 +1,5 @@
-// The published packages, as a user gets them: `npm pack` of @audit-ledger/core and
-// @audit-ledger/verify, installed in an empty directory outside the workspace, and the verify
+// The published packages, as a user gets them: `npm pack` of @audit-ledger/core,
+// @audit-ledger/verify and @audit-ledger/sdk, installed in an empty directory outside the workspace, and the verify
 // command run there on an evidence bundle this service made. That process never loads the server
 // or a native module: the directory holds neither (asserted), and the command runs with a fresh
 // node that has only what was installed.
@@ -29,8 +29,8 @@ describe('the packed packages, installed in an empty directory', () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('npm pack of core and verify installs with no native build, and audit-ledger-verify verifies a bundle the service made', async () => {
-    const tarballs = ['core', 'verify'].map((p) => {
+  it('npm pack of core, verify and sdk installs with no native build; audit-ledger-verify verifies a bundle the service made, and the SDK a receipt from it', async () => {
+    const tarballs = ['core', 'verify', 'sdk'].map((p) => {
       const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: path.join(PACKAGES, p), encoding: 'utf8' });
       const [info] = JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>;
       const files = (info as { files: Array<{ path: string }> }).files.map((f) => f.path);
@@ -48,7 +48,7 @@ describe('the packed packages, installed in an empty directory', () => {
     const installed = fs.readdirSync(path.join(app, 'node_modules'));
     expect(installed).not.toContain('better-sqlite3');
     expect(installed).not.toContain('audit-ledger');
-    expect(fs.readdirSync(path.join(app, 'node_modules', '@audit-ledger')).sort()).toEqual(['core', 'verify']);
+    expect(fs.readdirSync(path.join(app, 'node_modules', '@audit-ledger')).sort()).toEqual(['core', 'sdk', 'verify']);
 
     // A bundle made by the service, and the key the auditor pinned.
     const acct = await t.newAccount();
@@ -76,5 +76,9 @@ describe('the packed packages, installed in an empty directory', () => {
     // The core as a library, in the same directory: the entry's hash recomputes.
     const lib = spawnSync(process.execPath, ['--input-type=module', '-e', "import { entryHash } from '@audit-ledger/core'; import fs from 'node:fs'; const b = JSON.parse(fs.readFileSync('bundle.json', 'utf8').replace('\"i\":8', '\"i\":7')); console.log(b.entries.every((x) => entryHash(x.entry) === x.entry.hash));"], { cwd: app, encoding: 'utf8', env });
     expect(lib.stdout.trim(), lib.stderr).toBe('true');
+
+    // The SDK, installed from its tarball: a receipt from the bundle verifies with the pinned key.
+    const sdk = spawnSync(process.execPath, ['--input-type=module', '-e', "import { verifyReceipt } from '@audit-ledger/sdk'; import fs from 'node:fs'; const b = JSON.parse(fs.readFileSync('bundle.json', 'utf8').replace('\"i\":8', '\"i\":7')); console.log(JSON.stringify(verifyReceipt(b.entries[0].entry, { publicKeys: fs.readFileSync('key.pem', 'utf8') })));"], { cwd: app, encoding: 'utf8', env });
+    expect(JSON.parse(sdk.stdout || '{}'), sdk.stderr).toEqual({ ok: true, problems: [] });
   }, 240_000);
 });

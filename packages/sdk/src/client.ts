@@ -1,0 +1,282 @@
+// The audit-ledger client. log() enqueues; a single sender sends batches (POST /logs/batch) by
+// size and by time, retries network errors, 429 and 503 with exponential backoff and jitter
+// (honouring Retry-After), and never retries other 4xx: the items a problem names go to onError
+// and the rest of the batch is sent again. Every event gets a client-side id and an idempotency
+// key derived from that id and its content, so a retried batch never appends twice and two
+// different events never share a key. fetch-based: Node, browsers, Deno and Bun.
+import { canonicalJson, type JsonObject, sha256Hex } from '@audit-ledger/core';
+
+/** An event as POST /api/v1/logs takes it (docs/event-types.md for the vocabulary). */
+export interface AuditEvent {
+  event_type: string;
+  data: JsonObject;
+  event_id?: string;
+  source?: string;
+  trace_id?: string;
+  session_id?: string;
+  timestamp?: string;
+  span_id?: string;
+  parent_span_id?: string;
+  parent_event_id?: string;
+  root_event_id?: string;
+  agent_id?: string;
+  workflow_id?: string;
+  causality_type?: string;
+  idempotency_key?: string;
+  schema_version?: string;
+  [field: string]: unknown;
+}
+
+/** RFC 9457 problem body the service answers with. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: Array<{ field: string; message: string }>;
+}
+
+export interface ClientOptions {
+  /** The service's API root, ending in /api/v1 (as other agent SDKs expect). */
+  baseUrl: string;
+  /** The company's integration API key (alk_…). */
+  apiKey: string;
+  /** Events per request (at most the service's MAX_BATCH_SIZE, default 1000). Default 100. */
+  batchSize?: number;
+  /** A partial batch is sent after this long. Default 1000 ms. */
+  flushIntervalMs?: number;
+  /** Events held in memory at most. Default 10,000. */
+  maxQueue?: number;
+  /** When the queue is full: 'block' makes log() wait for room (default); 'drop' refuses the event, counts it and calls onDrop. */
+  whenFull?: 'block' | 'drop';
+  onDrop?: (event: AuditEvent) => void;
+  /** An event the service refused for good (a 4xx other than 429), with its problem. */
+  onError?: (event: AuditEvent, problem: Problem) => void;
+  /** Backoff: first delay and cap, in ms (default 200 and 30,000), doubled per attempt with full jitter. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Injected for tests and unusual runtimes. */
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+export interface ClientStats {
+  queued: number;
+  sent: number;
+  failed: number;
+  dropped: number;
+  retries: number;
+  requests: number;
+}
+
+interface Queued {
+  event: AuditEvent;
+  done: Promise<void>;
+  settle: () => void;
+}
+
+const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
+
+/** The idempotency key of an event: its client id and content, so retries match and different events never do. */
+export function idempotencyKeyOf(event: AuditEvent): string {
+  const { idempotency_key: _ignored, ...content } = event;
+  return `sdk-${sha256Hex(canonicalJson(content as JsonObject)).slice(0, 40)}`;
+}
+
+/** Delay before retry `attempt` (0-based): Retry-After when the service sent one, else exponential with full jitter. */
+export function retryDelay(attempt: number, retryAfter: string | null, opts: { baseMs: number; maxMs: number; random: () => number; now: number }): number {
+  if (retryAfter !== null) {
+    const seconds = Number(retryAfter);
+    if (Number.isFinite(seconds) && seconds >= 0) return Math.min(opts.maxMs, seconds * 1000);
+    const at = Date.parse(retryAfter);
+    if (!Number.isNaN(at)) return Math.min(opts.maxMs, Math.max(0, at - opts.now));
+  }
+  const cap = Math.min(opts.maxMs, opts.baseMs * 2 ** Math.min(attempt, 30));
+  return Math.round(opts.random() * cap);
+}
+
+export class AuditLedgerClient {
+  private readonly queue: Queued[] = [];
+  private readonly waitingForRoom: Array<() => void> = [];
+  private readonly opts: Required<Omit<ClientOptions, 'onDrop' | 'onError'>> & Pick<ClientOptions, 'onDrop' | 'onError'>;
+  private sending: Promise<void> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+  private readonly counts: ClientStats = { queued: 0, sent: 0, failed: 0, dropped: 0, retries: 0, requests: 0 };
+
+  constructor(options: ClientOptions) {
+    if (!/\/api\/v1\/?$/.test(options.baseUrl)) throw new Error(`baseUrl must end in /api/v1 (got ${options.baseUrl})`);
+    this.opts = {
+      batchSize: 100,
+      flushIntervalMs: 1000,
+      maxQueue: 10_000,
+      whenFull: 'block',
+      retryBaseMs: 200,
+      retryMaxMs: 30_000,
+      fetch: globalThis.fetch.bind(globalThis),
+      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      random: Math.random,
+      ...options,
+      baseUrl: options.baseUrl.replace(/\/$/, ''),
+    };
+  }
+
+  /**
+   * Enqueues an event; resolves once it is queued (not sent: flush() waits for that). The event
+   * gets an event_id (unless it has one) and a content-derived idempotency key (unless it has one).
+   */
+  async log(input: AuditEvent): Promise<void> {
+    if (this.closed) throw new Error('the client is closed');
+    const event: AuditEvent = { ...input, event_id: input.event_id ?? crypto.randomUUID() };
+    event.idempotency_key = input.idempotency_key ?? idempotencyKeyOf(event);
+    while (this.queue.length >= this.opts.maxQueue) {
+      if (this.opts.whenFull === 'drop') {
+        this.counts.dropped++;
+        this.opts.onDrop?.(event);
+        return;
+      }
+      await new Promise<void>((r) => this.waitingForRoom.push(r));
+    }
+    let settle!: () => void;
+    const done = new Promise<void>((r) => (settle = r));
+    this.queue.push({ event, done, settle });
+    this.counts.queued++;
+    if (this.queue.length >= this.opts.batchSize) this.kick();
+    else this.timer ??= setTimeout(() => this.kick(), this.opts.flushIntervalMs);
+  }
+
+  /** Resolves when every event logged before the call is committed or reported to onError. */
+  async flush(): Promise<void> {
+    const pending = this.queue.map((q) => q.done);
+    this.kick();
+    await Promise.all(pending);
+  }
+
+  /** Flushes, then refuses further events. */
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  stats(): ClientStats {
+    return { ...this.counts, queued: this.queue.length };
+  }
+
+  private kick(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.sending ??= this.drain().finally(() => {
+      this.sending = undefined;
+      if (this.queue.length > 0) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.slice(0, this.opts.batchSize);
+      await this.send(batch);
+      this.queue.splice(0, batch.length);
+      for (const q of batch) q.settle();
+      for (const wake of this.waitingForRoom.splice(0, batch.length)) wake();
+    }
+  }
+
+  /** Sends one batch until it is committed; items the service refuses for good go to onError. */
+  private async send(batch: Queued[]): Promise<void> {
+    let items = batch;
+    for (let attempt = 0; items.length > 0; ) {
+      let res: Response;
+      try {
+        this.counts.requests++;
+        res = await this.opts.fetch(`${this.opts.baseUrl}/logs/batch`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': this.opts.apiKey },
+          body: JSON.stringify({ logs: items.map((q) => q.event) }),
+        });
+      } catch {
+        await this.backoff(attempt++, null);
+        continue;
+      }
+      if (res.ok) {
+        await res.body?.cancel();
+        this.counts.sent += items.length;
+        return;
+      }
+      if (RETRYABLE.has(res.status)) {
+        await res.body?.cancel();
+        await this.backoff(attempt++, res.headers.get('retry-after'));
+        continue;
+      }
+      const problem = (await res.json().catch(() => ({ status: res.status, code: 'unknown', title: res.statusText, detail: '', type: '' }))) as Problem;
+      // The problem names the refused items (/body/logs/<i>/…): report those, send the rest again.
+      const named = new Set((problem.errors ?? []).map((e) => /^\/body\/logs\/(\d+)/.exec(e.field)?.[1]).filter((i): i is string => i !== undefined).map(Number));
+      const refused = named.size > 0 ? items.filter((_, i) => named.has(i)) : items;
+      for (const q of refused) {
+        this.counts.failed++;
+        this.opts.onError?.(q.event, problem);
+      }
+      items = named.size > 0 ? items.filter((_, i) => !named.has(i)) : [];
+    }
+  }
+
+  private async backoff(attempt: number, retryAfter: string | null): Promise<void> {
+    this.counts.retries++;
+    await this.opts.sleep(retryDelay(attempt, retryAfter, { baseMs: this.opts.retryBaseMs, maxMs: this.opts.retryMaxMs, random: this.opts.random, now: Date.now() }));
+  }
+
+  // ---- typed reads ----
+
+  private async get<T>(path: string): Promise<T> {
+    const res = await this.opts.fetch(`${this.opts.baseUrl}${path}`, { headers: { 'x-api-key': this.opts.apiKey } });
+    if (!res.ok) throw new ProblemError((await res.json().catch(() => ({ status: res.status, code: 'unknown', title: res.statusText, detail: '', type: '' }))) as Problem);
+    return (await res.json()) as T;
+  }
+
+  /** One entry, as stored. */
+  getLog(logId: string): Promise<LedgerEntry> {
+    return this.get(`/logs/${encodeURIComponent(logId)}`);
+  }
+
+  /** The service's check of one entry (hash, links, signature, inclusion under the latest checkpoint). */
+  verifyLog(logId: string): Promise<JsonObject> {
+    return this.get(`/logs/${encodeURIComponent(logId)}/verify`);
+  }
+
+  /** Every entry matching the query, in seq order, following cursors. */
+  async *search(query: Partial<Record<'trace_id' | 'session_id' | 'event_type' | 'source' | 'from' | 'to', string>> & { limit?: number } = {}): AsyncGenerator<LedgerEntry> {
+    let cursor: string | null = null;
+    do {
+      const params = new URLSearchParams(Object.entries({ ...query, limit: String(query.limit ?? 500) }).filter(([, v]) => v !== undefined) as Array<[string, string]>);
+      if (cursor) params.set('cursor', cursor);
+      const page: { items: LedgerEntry[]; next_cursor: string | null } = await this.get(`/logs?${params}`);
+      yield* page.items;
+      cursor = page.next_cursor;
+    } while (cursor);
+  }
+}
+
+/** A stored entry as the API answers it. */
+export interface LedgerEntry extends JsonObject {
+  log_id: string;
+  seq: number;
+  event_type: string;
+  hash: string;
+  signature: string;
+  key_id: string;
+}
+
+export class ProblemError extends Error {
+  constructor(readonly problem: Problem) {
+    super(`${problem.status} ${problem.code}: ${problem.detail}`);
+    this.name = 'ProblemError';
+  }
+}
+
+export function createClient(options: ClientOptions): AuditLedgerClient {
+  return new AuditLedgerClient(options);
+}

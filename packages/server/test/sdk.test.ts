@@ -1,0 +1,141 @@
+// @audit-ledger/sdk against the real service as a child process, on both stores: batching by size
+// and time, retries that honour Retry-After and never duplicate, refused items reported while the
+// rest go through, exactly-once delivery through a kill -9 and restart of the service, typed
+// reads, and local verification of receipts with the pinned key.
+import net from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type AuditEvent, createClient, type LedgerEntry, type Problem, verifyReceipt } from '@audit-ledger/sdk';
+import { STORE_KINDS } from './helpers/env.js';
+import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+import { BOOTSTRAP, bootstrapKey, killLeftovers, type Service, startService } from './fault/harness.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
+  let db: TestDatabase;
+  let svc: Service;
+  let env: Record<string, string>;
+  let key: string;
+  let baseUrl: string;
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    const port = await freePort();
+    env = { LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, PORT: String(port), CHECKPOINT_INTERVAL_MS: '100' };
+    svc = await startService(env);
+    key = await bootstrapKey(svc.url);
+    baseUrl = `${svc.url}/api/v1`;
+  }, 120_000);
+  afterAll(async () => {
+    killLeftovers();
+    await db?.drop();
+  });
+
+  const readTrace = async (trace: string): Promise<LedgerEntry[]> => {
+    const out: LedgerEntry[] = [];
+    for await (const e of createClient({ baseUrl, apiKey: key }).search({ trace_id: trace })) out.push(e);
+    return out;
+  };
+  const eventIds = (entries: LedgerEntry[]) => entries.map((e) => (e.extra as { event_id?: string } | null)?.event_id);
+  const events = (trace: string, n: number, from = 0): AuditEvent[] => Array.from({ length: n }, (_, i) => ({ event_type: 'tool.called', trace_id: trace, data: { i: from + i, tool: 'search' } }));
+
+  it('sends batches by size and by time, and delivers every event once', async () => {
+    let requests = 0;
+    const counting: typeof fetch = (input, init) => {
+      if (String(input).endsWith('/logs/batch')) requests++;
+      return fetch(input, init);
+    };
+    const client = createClient({ baseUrl, apiKey: key, batchSize: 50, flushIntervalMs: 20, fetch: counting });
+    const trace = randomUUID();
+    for (const e of events(trace, 120)) await client.log(e);
+    await client.flush();
+    expect(requests).toBe(3); // 50, 50, 20
+    // By time: one event, no flush, goes out on its own.
+    await client.log({ event_type: 'tool.called', trace_id: trace, data: { alone: true } });
+    await vi.waitFor(() => expect(client.stats().sent).toBe(121), { timeout: 10_000, interval: 10 });
+    await client.close();
+    const stored = await readTrace(trace);
+    expect(stored).toHaveLength(121);
+    expect(new Set(eventIds(stored)).size).toBe(121);
+  });
+
+  it('retries a 503 after the Retry-After it names, and the retried batch appends nothing twice', async () => {
+    const delays: number[] = [];
+    let calls = 0;
+    // The first request reaches the service and commits, but the client is told 503 (a proxy timing out, say).
+    const lossy: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (String(input).endsWith('/logs/batch') && ++calls === 1) {
+        await res.body?.cancel();
+        return new Response(JSON.stringify({ status: 503, code: 'service_unavailable' }), { status: 503, headers: { 'retry-after': '2' } });
+      }
+      return res;
+    };
+    const client = createClient({ baseUrl, apiKey: key, batchSize: 100, fetch: lossy, sleep: async (ms) => void delays.push(ms) });
+    const trace = randomUUID();
+    for (const e of events(trace, 30)) await client.log(e);
+    await client.close();
+    expect(delays).toEqual([2000]);
+    expect(client.stats()).toMatchObject({ sent: 30, retries: 1, failed: 0 });
+    const stored = await readTrace(trace);
+    expect(stored).toHaveLength(30);
+  });
+
+  it('reports the items the service refuses, with its problem, and delivers the rest of the batch', async () => {
+    const refused: Array<{ event: AuditEvent; problem: Problem }> = [];
+    const client = createClient({ baseUrl, apiKey: key, onError: (event, problem) => refused.push({ event, problem }) });
+    const trace = randomUUID();
+    const batch = events(trace, 5);
+    (batch[2] as AuditEvent).timestamp = 'yesterday';
+    for (const e of batch) await client.log(e);
+    await client.close();
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.event.data).toEqual({ i: 2, tool: 'search' });
+    expect(refused[0]?.problem).toMatchObject({ status: 400, code: 'validation_failed' });
+    expect((await readTrace(trace)).map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 3, 4]);
+    expect(client.stats()).toMatchObject({ sent: 4, failed: 1 });
+  });
+
+  it('delivers every event exactly once through a kill -9 and restart of the service', async () => {
+    const client = createClient({ baseUrl, apiKey: key, batchSize: 20, flushIntervalMs: 5, retryBaseMs: 20, retryMaxMs: 300 });
+    const trace = randomUUID();
+    const all = events(trace, 400);
+    for (const e of all.slice(0, 200)) await client.log(e);
+    await vi.waitFor(() => expect(client.stats().sent).toBeGreaterThanOrEqual(60), { timeout: 30_000, interval: 5 });
+    await svc.kill9();
+    for (const e of all.slice(200)) await client.log(e); // queued while the service is down
+    svc = await startService(env);
+    await client.close();
+    const stored = await readTrace(trace);
+    expect(stored).toHaveLength(400);
+    expect(new Set(eventIds(stored)).size).toBe(400);
+    // It did go through the outage: requests to the dead service failed and were retried.
+    expect(client.stats()).toMatchObject({ failed: 0, sent: 400 });
+    expect(client.stats().retries).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('reads entries back and verifies a receipt locally with the pinned key; a changed entry fails', async () => {
+    const client = createClient({ baseUrl, apiKey: key });
+    const trace = randomUUID();
+    await client.log({ event_type: 'decision.made', trace_id: trace, data: { decision: 'approve' } });
+    await client.close();
+    const [listed] = await readTrace(trace);
+    const entry = await client.getLog((listed as LedgerEntry).log_id);
+    const keys = await (await fetch(`${baseUrl}/integrity/keys`)).text();
+    expect(verifyReceipt(entry as never, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
+    const changed = verifyReceipt({ ...entry, data: { decision: 'reject' } } as never, { publicKeys: keys });
+    expect(changed.ok).toBe(false);
+    expect(changed.problems[0]).toContain('hash mismatch');
+    expect(verifyReceipt(entry as never, { publicKeys: [] }).problems).toEqual([`key ${entry.key_id} is not one of the pinned keys`]);
+    expect((await client.verifyLog(entry.log_id)).chain_valid).toBe(true);
+  });
+});
