@@ -56,6 +56,13 @@ export interface ClientOptions {
   /** Backoff: first delay and cap, in ms (default 200 and 30,000), doubled per attempt with full jitter. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * Durable storage for events between log() and their commit (Node: `fileSpool(dir)` from
+   * '@audit-ledger/sdk/node'). With one, log() resolves only once the event is stored, an event
+   * leaves it only after the service committed it, and a new client on the same spool sends what
+   * an earlier process left (retries are deduplicated by the events' idempotency keys).
+   */
+  spool?: Spool;
   /** Injected for tests and unusual runtimes. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -69,6 +76,16 @@ export interface ClientStats {
   dropped: number;
   retries: number;
   requests: number;
+}
+
+/** Where events wait durably until committed (see ClientOptions.spool). */
+export interface Spool {
+  /** Every event stored and not yet removed, in the order stored. */
+  load(): Promise<AuditEvent[]>;
+  /** Stores the event durably before resolving. */
+  append(event: AuditEvent): Promise<void>;
+  /** Forgets committed (or refused) events, by event_id. */
+  remove(eventIds: string[]): Promise<void>;
 }
 
 interface Queued {
@@ -100,7 +117,9 @@ export function retryDelay(attempt: number, retryAfter: string | null, opts: { b
 export class AuditLedgerClient {
   private readonly queue: Queued[] = [];
   private readonly waitingForRoom: Array<() => void> = [];
-  private readonly opts: Required<Omit<ClientOptions, 'onDrop' | 'onError'>> & Pick<ClientOptions, 'onDrop' | 'onError'>;
+  private readonly opts: Required<Omit<ClientOptions, 'onDrop' | 'onError' | 'spool'>> & Pick<ClientOptions, 'onDrop' | 'onError' | 'spool'>;
+  /** Resolves once what the spool held is queued again. */
+  private readonly ready: Promise<void>;
   private sending: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
@@ -121,14 +140,17 @@ export class AuditLedgerClient {
       ...options,
       baseUrl: options.baseUrl.replace(/\/$/, ''),
     };
+    this.ready = this.opts.spool ? this.opts.spool.load().then((left) => left.forEach((event) => this.enqueue(event))) : Promise.resolve();
   }
 
   /**
-   * Enqueues an event; resolves once it is queued (not sent: flush() waits for that). The event
+   * Enqueues an event; resolves once it is queued (and, with a spool, stored durably; not sent:
+   * flush() waits for that). The event
    * gets an event_id (unless it has one) and a content-derived idempotency key (unless it has one).
    */
   async log(input: AuditEvent): Promise<void> {
     if (this.closed) throw new Error('the client is closed');
+    await this.ready;
     const event: AuditEvent = { ...input, event_id: input.event_id ?? crypto.randomUUID() };
     event.idempotency_key = input.idempotency_key ?? idempotencyKeyOf(event);
     while (this.queue.length >= this.opts.maxQueue) {
@@ -139,6 +161,11 @@ export class AuditLedgerClient {
       }
       await new Promise<void>((r) => this.waitingForRoom.push(r));
     }
+    await this.opts.spool?.append(event);
+    this.enqueue(event);
+  }
+
+  private enqueue(event: AuditEvent): void {
     let settle!: () => void;
     const done = new Promise<void>((r) => (settle = r));
     this.queue.push({ event, done, settle });
@@ -149,6 +176,7 @@ export class AuditLedgerClient {
 
   /** Resolves when every event logged before the call is committed or reported to onError. */
   async flush(): Promise<void> {
+    await this.ready;
     const pending = this.queue.map((q) => q.done);
     this.kick();
     await Promise.all(pending);
@@ -180,6 +208,7 @@ export class AuditLedgerClient {
     while (this.queue.length > 0) {
       const batch = this.queue.slice(0, this.opts.batchSize);
       await this.send(batch);
+      await this.opts.spool?.remove(batch.map((q) => q.event.event_id as string));
       this.queue.splice(0, batch.length);
       for (const q of batch) q.settle();
       for (const wake of this.waitingForRoom.splice(0, batch.length)) wake();
@@ -205,6 +234,14 @@ export class AuditLedgerClient {
       if (res.ok) {
         await res.body?.cancel();
         this.counts.sent += items.length;
+        return;
+      }
+      if (res.status === 413 && items.length > 1) {
+        // More events than the service takes in one batch (its MAX_BATCH_SIZE): send halves.
+        await res.body?.cancel();
+        const half = Math.ceil(items.length / 2);
+        await this.send(items.slice(0, half));
+        await this.send(items.slice(half));
         return;
       }
       if (RETRYABLE.has(res.status)) {

@@ -1,4 +1,4 @@
 // @audit-ledger/sdk: send audit events to audit-ledger without losing or duplicating any, read
 // them back, and verify what you got with the keys you pinned.
-export { type AuditEvent, AuditLedgerClient, type ClientOptions, type ClientStats, createClient, idempotencyKeyOf, type LedgerEntry, type Problem, ProblemError, retryDelay } from './client.js';
+export { type AuditEvent, AuditLedgerClient, type ClientOptions, type ClientStats, createClient, idempotencyKeyOf, type LedgerEntry, type Problem, ProblemError, retryDelay, type Spool } from './client.js';
 export { type PublicKeys, type ReceiptCheck, verifyReceipt } from './receipts.js';

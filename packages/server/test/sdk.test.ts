@@ -90,6 +90,20 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     expect(stored).toHaveLength(30);
   });
 
+  it('splits a batch the service finds too large (413) and sends the halves', async () => {
+    const sizes: number[] = [];
+    const counting: typeof fetch = (input, init) => {
+      if (String(input).endsWith('/logs/batch')) sizes.push((JSON.parse(String(init?.body)) as { logs: unknown[] }).logs.length);
+      return fetch(input, init);
+    };
+    const client = createClient({ baseUrl, apiKey: key, batchSize: 1200, fetch: counting });
+    const trace = randomUUID();
+    for (const e of events(trace, 1200)) await client.log(e);
+    await client.close();
+    expect(sizes).toEqual([1200, 600, 600]); // the service takes at most MAX_BATCH_SIZE (1000)
+    expect(await readTrace(trace)).toHaveLength(1200);
+  });
+
   it('reports the items the service refuses, with its problem, and delivers the rest of the batch', async () => {
     const refused: Array<{ event: AuditEvent; problem: Problem }> = [];
     const client = createClient({ baseUrl, apiKey: key, onError: (event, problem) => refused.push({ event, problem }) });
