@@ -5,6 +5,7 @@
 // key derived from that id and its content, so a retried batch never appends twice and two
 // different events never share a key. fetch-based: Node, browsers, Deno and Bun.
 import { canonicalJson, type JsonObject, sha256Hex } from '@audit-ledger/core';
+import { CheckpointWatcher, type InclusionProof, type SignedCheckpoint, type WatchOptions } from './checkpoints.js';
 
 /** An event as POST /api/v1/logs takes it (docs/event-types.md for the vocabulary). */
 export interface AuditEvent {
@@ -282,6 +283,26 @@ export class AuditLedgerClient {
   /** The service's check of one entry (hash, links, signature, inclusion under the latest checkpoint). */
   verifyLog(logId: string): Promise<JsonObject> {
     return this.get(`/logs/${encodeURIComponent(logId)}/verify`);
+  }
+
+  /** The latest signed checkpoint. */
+  checkpoint(): Promise<SignedCheckpoint> {
+    return this.get('/integrity/checkpoint');
+  }
+
+  /** The consistency proof between two signed tree sizes. */
+  consistency(first: number, second: number): Promise<{ first: number; second: number; proof: string[] }> {
+    return this.get(`/integrity/consistency?first=${first}&second=${second}`);
+  }
+
+  /** An entry's inclusion proof in the tree of the latest checkpoint (or `treeSize`), with that checkpoint. */
+  proof(logId: string, treeSize?: number): Promise<InclusionProof & { checkpoint: SignedCheckpoint | null }> {
+    return this.get(`/logs/${encodeURIComponent(logId)}/proof${treeSize ? `?tree_size=${treeSize}` : ''}`);
+  }
+
+  /** A watcher that checks every new checkpoint against the pinned keys and the last one accepted (call start(ms) to poll). */
+  watchCheckpoints(opts: WatchOptions): CheckpointWatcher {
+    return new CheckpointWatcher(this, opts);
   }
 
   /** Every entry matching the query, in seq order, following cursors. */

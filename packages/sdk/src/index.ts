@@ -2,3 +2,4 @@
 // them back, and verify what you got with the keys you pinned.
 export { type AuditEvent, AuditLedgerClient, type ClientOptions, type ClientStats, createClient, idempotencyKeyOf, type LedgerEntry, type Problem, ProblemError, retryDelay, type Spool } from './client.js';
 export { type PublicKeys, type ReceiptCheck, verifyReceipt } from './receipts.js';
+export { type CheckpointVerdict, CheckpointWatcher, checkpointProblems, type InclusionProof, type SignedCheckpoint, verifyInclusion, type WatchOptions } from './checkpoints.js';

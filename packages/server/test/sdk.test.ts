@@ -3,9 +3,13 @@
 // rest go through, exactly-once delivery through a kill -9 and restart of the service, typed
 // reads, and local verification of receipts with the pinned key.
 import net from 'node:net';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type AuditEvent, createClient, type LedgerEntry, type Problem, verifyReceipt } from '@audit-ledger/sdk';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { checkpointText, fromHex, parseCheckpointText, parseNote, toHex } from '@audit-ledger/core';
+import { type AuditEvent, CheckpointWatcher, createClient, type LedgerEntry, type Problem, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
+import { rawPublicKey, signNote } from '../src/ledger/signing.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 import { BOOTSTRAP, bootstrapKey, killLeftovers, type Service, startService } from './fault/harness.js';
@@ -151,5 +155,64 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     expect(changed.problems[0]).toContain('hash mismatch');
     expect(verifyReceipt(entry as never, { publicKeys: [] }).problems).toEqual([`key ${entry.key_id} is not one of the pinned keys`]);
     expect((await client.verifyLog(entry.log_id)).chain_valid).toBe(true);
+  });
+
+  it('watches checkpoints: accepts a growing, consistent history; catches a forked root, a rewritten past and a foreign signer', async () => {
+    const client = createClient({ baseUrl, apiKey: key, flushIntervalMs: 5 });
+    const keys = await (await fetch(`${baseUrl}/integrity/keys`)).text();
+    const grow = async () => {
+      const before = (await client.checkpoint()).tree_size;
+      for (const e of events(randomUUID(), 3)) await client.log(e);
+      await client.flush();
+      await vi.waitFor(async () => expect((await client.checkpoint()).tree_size).toBeGreaterThan(before), { timeout: 10_000, interval: 20 });
+    };
+    await grow();
+    const watcher = client.watchCheckpoints({ publicKeys: keys });
+    const first = await watcher.check();
+    expect(first).toMatchObject({ ok: true, problems: [], previous: undefined });
+    await grow();
+    const second = await watcher.check();
+    expect(second).toMatchObject({ ok: true, problems: [] });
+    expect(second.checkpoint.tree_size).toBeGreaterThan(first.checkpoint.tree_size);
+
+    // The service's own key, as a misbehaving operator would use it, signs a different root.
+    const keyFile = path.join(db.dataDir, 'signing-key.pem');
+    const privateKey = createPrivateKey(fs.readFileSync(keyFile, 'utf8'));
+    const raw = rawPublicKey(createPublicKey(privateKey));
+    const forge = (cp: SignedCheckpoint, signer = privateKey, signerRaw = raw): SignedCheckpoint => {
+      const name = (parseNote(cp.note).signatures[0] as { name: string }).name;
+      const text = parseCheckpointText(parseNote(cp.note).text);
+      const rootHash = new Uint8Array(randomBytes(32));
+      return { ...cp, root_hash: toHex(rootHash), note: signNote(checkpointText({ ...text, rootHash }), name, signer, signerRaw) };
+    };
+    const serving = (cp: SignedCheckpoint) => ({ checkpoint: async () => cp, consistency: (a: number, b: number) => client.consistency(a, b) });
+    const forks: string[][] = [];
+    const onFork = (v: { problems: string[] }) => void forks.push(v.problems);
+
+    // A second root for the size already accepted: a split view.
+    const split = await new CheckpointWatcher(serving(forge(second.checkpoint)), { publicKeys: keys, trusted: second.checkpoint, onFork }).check();
+    expect(split.ok).toBe(false);
+    expect(split.problems[0]).toContain('two different roots');
+    // The past rewritten: what the watcher accepted earlier is not a prefix of what the service now proves.
+    const rewritten = await new CheckpointWatcher(serving(second.checkpoint), { publicKeys: keys, trusted: forge(first.checkpoint), onFork }).check();
+    expect(rewritten.ok).toBe(false);
+    expect(rewritten.problems[0]).toContain('not consistent');
+    // Signed by a key nobody pinned.
+    const other = generateKeyPairSync('ed25519');
+    const foreign = await new CheckpointWatcher(serving(forge(second.checkpoint, other.privateKey, rawPublicKey(other.publicKey))), { publicKeys: keys, onFork }).check();
+    expect(foreign.problems).toContain(`checkpoint at tree size ${second.checkpoint.tree_size}: no pinned key signed it`);
+    expect(forks).toHaveLength(3);
+    expect(watcher.latest).toEqual(second.checkpoint); // a failing checkpoint is never accepted
+
+    // An inclusion proof, checked locally against the signed checkpoint.
+    let entry: LedgerEntry | undefined;
+    for await (const e of client.search({ limit: 1 })) {
+      entry = e; // seq 0, under every checkpoint
+      break;
+    }
+    const proof = await client.proof((entry as LedgerEntry).log_id);
+    expect(verifyInclusion(entry as never, proof, proof.checkpoint as SignedCheckpoint, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
+    const bent = { ...proof, proof: proof.proof.map((h, i) => (i === 0 ? toHex(fromHex(h).map((b) => b ^ 1)) : h)) };
+    expect(verifyInclusion(entry as never, bent, proof.checkpoint as SignedCheckpoint, { publicKeys: keys }).ok).toBe(proof.proof.length === 0);
   });
 });

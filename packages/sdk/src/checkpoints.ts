@@ -1,0 +1,141 @@
+// The client side of a transparency log: checkpoints checked against the keys you pinned, each new
+// one proven consistent with the last one you accepted, and inclusion proofs checked against a
+// signed checkpoint. A service that shows two histories (a fork) or rewrites its past is caught.
+import { entryHash, type EntryBody, entryLeafHash, fromHex, noteSignedBy, parseCheckpointText, parseNote, parseTrustedKeys, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
+import type { PublicKeys } from './receipts.js';
+
+/** A checkpoint as GET /api/v1/integrity/checkpoint answers it. */
+export interface SignedCheckpoint {
+  origin: string;
+  tree_size: number;
+  root_hash: string;
+  timestamp: string;
+  key_id: string;
+  note: string;
+}
+
+/** An inclusion proof as GET /api/v1/logs/{id}/proof answers it. */
+export interface InclusionProof {
+  leaf_index: number;
+  tree_size: number;
+  root_hash: string;
+  proof: string[];
+}
+
+const trusted = (keys: PublicKeys): TrustedKey[] => (typeof keys === 'string' ? parseTrustedKeys(keys) : keys);
+
+/** What is wrong with a checkpoint: it must be signed by a pinned key and say what its fields say. Empty when it holds. */
+export function checkpointProblems(cp: SignedCheckpoint, publicKeys: PublicKeys): string[] {
+  let names: string[];
+  let text;
+  try {
+    const note = parseNote(cp.note);
+    names = [...new Set(note.signatures.map((s) => s.name))];
+    text = parseCheckpointText(note.text);
+  } catch (err) {
+    return [`the checkpoint's note cannot be read: ${err instanceof Error ? err.message : String(err)}`];
+  }
+  const problems: string[] = [];
+  const keys = trusted(publicKeys);
+  if (!names.some((name) => keys.some((k) => noteSignedBy(cp.note, name, k.raw)))) problems.push(`checkpoint at tree size ${cp.tree_size}: no pinned key signed it`);
+  if (text.origin !== cp.origin) problems.push(`the note is for origin "${text.origin}", the checkpoint says "${cp.origin}"`);
+  if (text.treeSize !== cp.tree_size) problems.push(`the note signs tree size ${text.treeSize}, the checkpoint says ${cp.tree_size}`);
+  if (toHex(text.rootHash) !== cp.root_hash) problems.push(`the note signs root ${toHex(text.rootHash)}, the checkpoint says ${cp.root_hash}`);
+  return problems;
+}
+
+/**
+ * Checks an entry's inclusion proof against a checkpoint signed by a pinned key: the entry's hash
+ * recomputes, its leaf and the proof rebuild the checkpoint's root.
+ */
+export function verifyInclusion(entry: EntryBody & { hash: string; seq: number }, proof: InclusionProof, checkpoint: SignedCheckpoint, opts: { publicKeys: PublicKeys }): { ok: boolean; problems: string[] } {
+  const problems = checkpointProblems(checkpoint, opts.publicKeys);
+  if (entryHash(entry) !== entry.hash) problems.push(`the entry's hash does not recompute (seq ${entry.seq})`);
+  if (proof.tree_size !== checkpoint.tree_size) problems.push(`the proof is for tree size ${proof.tree_size}, the checkpoint is at ${checkpoint.tree_size}`);
+  else if (proof.leaf_index !== entry.seq || !verifyInclusionProof(entry.seq, proof.tree_size, entryLeafHash(entry.hash), proof.proof.map(fromHex), fromHex(checkpoint.root_hash))) {
+    problems.push(`the proof does not rebuild the checkpoint's root from entry ${entry.seq}`);
+  }
+  return { ok: problems.length === 0, problems };
+}
+
+export interface CheckpointVerdict {
+  ok: boolean;
+  checkpoint: SignedCheckpoint;
+  /** The last checkpoint accepted before this one (undefined for the first). */
+  previous: SignedCheckpoint | undefined;
+  problems: string[];
+}
+
+export interface WatcherSource {
+  checkpoint(): Promise<SignedCheckpoint>;
+  consistency(first: number, second: number): Promise<{ proof: string[] }>;
+}
+
+export interface WatchOptions {
+  publicKeys: PublicKeys;
+  /** A checkpoint accepted earlier (kept by the caller across restarts), to start from. */
+  trusted?: SignedCheckpoint;
+  onCheckpoint?: (verdict: CheckpointVerdict) => void;
+  /** A checkpoint that is not signed by a pinned key, or not consistent with the last accepted one. */
+  onFork?: (verdict: CheckpointVerdict) => void;
+}
+
+/**
+ * Keeps the last verified checkpoint and checks every new one: signed by a pinned key, for the same
+ * origin, never a smaller tree, never another root for the same size, and proven consistent with
+ * the last (RFC 9162 consistency proof, checked against the two signed roots). A failing checkpoint
+ * is reported and never accepted.
+ */
+export class CheckpointWatcher {
+  private last: SignedCheckpoint | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly source: WatcherSource,
+    private readonly opts: WatchOptions,
+  ) {
+    this.last = opts.trusted;
+  }
+
+  /** The last checkpoint accepted. */
+  get latest(): SignedCheckpoint | undefined {
+    return this.last;
+  }
+
+  /** Fetches the latest checkpoint and checks it now. */
+  async check(): Promise<CheckpointVerdict> {
+    const cp = await this.source.checkpoint();
+    const previous = this.last;
+    const problems = checkpointProblems(cp, this.opts.publicKeys);
+    if (previous && problems.length === 0) {
+      if (cp.origin !== previous.origin) problems.push(`origin changed from "${previous.origin}" to "${cp.origin}"`);
+      else if (cp.tree_size < previous.tree_size) problems.push(`the tree shrank from ${previous.tree_size} to ${cp.tree_size} entries`);
+      else if (cp.tree_size === previous.tree_size && cp.root_hash !== previous.root_hash) problems.push(`two different roots signed for tree size ${cp.tree_size}: a forked history`);
+      else if (cp.tree_size > previous.tree_size) {
+        let proven = false;
+        try {
+          const { proof } = await this.source.consistency(previous.tree_size, cp.tree_size);
+          proven = verifyConsistency(previous.tree_size, cp.tree_size, proof.map(fromHex), fromHex(previous.root_hash), fromHex(cp.root_hash));
+        } catch (err) {
+          problems.push(`no consistency proof from ${previous.tree_size} to ${cp.tree_size}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        if (!proven && problems.length === 0) problems.push(`tree size ${cp.tree_size} is not consistent with the accepted tree size ${previous.tree_size}: history was rewritten`);
+      }
+    }
+    const verdict: CheckpointVerdict = { ok: problems.length === 0, checkpoint: cp, previous, problems };
+    if (verdict.ok) this.last = cp;
+    (verdict.ok ? this.opts.onCheckpoint : this.opts.onFork)?.(verdict);
+    return verdict;
+  }
+
+  /** Checks every `intervalMs` until stop(); errors reaching the service are left to the next check. */
+  start(intervalMs: number): this {
+    this.timer ??= setInterval(() => void this.check().catch(() => undefined), intervalMs);
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
