@@ -1,6 +1,7 @@
 // The anomalies of a trace, each with where it entered the run: stale context at the decision
 // that used it, runs of tool failures, and policy denials. rootcause.ts decides which of them,
 // if any, caused the outcome. Pure.
+import { deniedSubject } from './derivation.js';
 import { label, type OutcomeKind, quoted } from './outcome.js';
 import { CRITICAL_FACTOR, type StalenessFinding } from './staleness.js';
 import { str, toolOf, type Trace, type TraceEvent } from './trace.js';
@@ -130,7 +131,7 @@ export function toolAnomalies(trace: Trace): Anomaly[] {
 export function denialAnomaly(trace: Trace, d: TraceEvent): Anomaly {
   const policy = str(d.data.policy_id);
   const reason = str(d.data.reason);
-  const subject = d.parent_event_id !== null ? trace.byRef.get(d.parent_event_id) : undefined;
+  const subject = deniedSubject(trace, d);
   return {
     type: 'POLICY_DENIAL',
     ...(subject ? { before: [subject] } : {}),
@@ -138,14 +139,9 @@ export function denialAnomaly(trace: Trace, d: TraceEvent): Anomaly {
     via: [],
     at: d,
     severity: 0.8,
-    what: `policy ${quoted(policy)} denied ${denied(trace, d)}${reason ? `: ${unquote(reason)}` : ''}`,
+    what: `policy ${quoted(policy)} denied ${subject ? label(subject) : 'the request'}${reason ? `: ${unquote(reason)}` : ''}`,
     remedy: `Check the request against policy ${quoted(policy)}${reason ? ` ("${unquote(reason)}")` : ''}: if the denial was right, change what the agent asks for or route it to an approver; if not, fix the policy.`,
     names: [policy ?? '', 'policy'],
   };
-}
-
-function denied(trace: Trace, d: TraceEvent): string {
-  const subject = d.parent_event_id !== null ? trace.byRef.get(d.parent_event_id) : undefined;
-  return subject ? label(subject) : 'the request';
 }
 

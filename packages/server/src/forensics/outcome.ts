@@ -2,7 +2,7 @@
 // looked for only behind a bad outcome (rootcause.ts). Pure; docs/forensics.md lists the rules.
 import { deniedSubject, isDecisionLike } from './derivation.js';
 import type { StalenessFinding } from './staleness.js';
-import { isDenial, str, toolOf, type Trace, type TraceEvent } from './trace.js';
+import { isDenial, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent } from './trace.js';
 
 export type OutcomeKind =
   /** An entry of the trace fails verification: nothing it records can be trusted. */
@@ -81,7 +81,7 @@ export function unrecoveredFailures(trace: Trace): TraceEvent[] {
   for (const [i, f] of trace.events.entries()) {
     if (f.event_type !== 'tool.failed') continue;
     const tool = toolOf(f);
-    if (!trace.events.slice(i + 1).some((x) => (x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === tool)) out.push(f);
+    if (!toolSuccessBetween(trace, tool, i + 1)) out.push(f);
   }
   return out;
 }

@@ -8,7 +8,7 @@ import { type Dependencies, dependencies, isDecisionLike } from './derivation.js
 import { type Anomaly, cap, clamp, denialAnomaly, type Finding, type PathStep, type RootCause, type RootCauseType, type Severity, sentence, staleAnomaly, toolAnomalies, unquote } from './anomalies.js';
 import { label, liftedBefore, type Outcome, outcomeOf, quoted } from './outcome.js';
 import { assessStaleness, type MaxAgeDefaults } from './staleness.js';
-import { eventTimeMs, isDenial, str, toolOf, type Trace, type TraceEvent } from './trace.js';
+import { eventTimeMs, isDenial, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent } from './trace.js';
 import type { CausalGraph } from './graph.js';
 
 
@@ -50,7 +50,7 @@ function recoveredBefore(trace: Trace, a: Anomaly, by: TraceEvent): boolean {
   const tool = toolOf(a.at);
   const from = trace.events.indexOf(a.at);
   const until = trace.events.indexOf(by);
-  return trace.events.slice(from + 1, until).some((x) => (x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === tool);
+  return toolSuccessBetween(trace, tool, from + 1, until) !== undefined;
 }
 
 interface Placed {
@@ -213,7 +213,7 @@ function toolPath(trace: Trace, p: Placed): string {
   const at = trace.events.indexOf(d);
   const instead = p.path.filter((e) => !p.a.cause.includes(e) && e !== d && trace.events.indexOf(e) < at);
   const tool = toolOf(p.a.at);
-  const back = trace.events.slice(at + 1).find((x) => (x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === tool);
+  const back = toolSuccessBetween(trace, tool, at + 1);
   return ` and had not recovered when ${label(d)} was made${instead.length > 0 ? ` on ${instead.map(label).join(' and ')} instead` : ''}${back ? `; it came back at seq ${back.seq}, after the decision` : ''}`;
 }
 
@@ -226,7 +226,7 @@ function asFinding(trace: Trace, a: Anomaly): Finding {
   let severity: Severity = a.severity >= 0.8 ? 'high' : 'medium';
   let note = '';
   if (a.type === 'TOOL_ERROR') {
-    const recovered = trace.events.slice(trace.events.indexOf(a.at) + 1).find((x) => (x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === toolOf(a.at));
+    const recovered = toolSuccessBetween(trace, toolOf(a.at), trace.events.indexOf(a.at) + 1);
     severity = recovered ? 'low' : 'medium';
     if (recovered) note = `; recovered at seq ${recovered.seq}`;
   }

@@ -93,6 +93,15 @@ export function toolOf(e: TraceEvent): string | null {
   return str(e.data.tool) ?? str(e.data['gen_ai.tool.name']);
 }
 
+/** The first call of `tool` that went through (a tool.called or action.executed of it) at an index in [from, until), if any. */
+export function toolSuccessBetween(trace: Trace, tool: string | null, from: number, until = trace.events.length): TraceEvent | undefined {
+  for (let i = Math.max(0, from); i < until; i++) {
+    const x = trace.events[i] as TraceEvent;
+    if ((x.event_type === 'tool.called' || x.event_type === 'action.executed') && toolOf(x) === tool) return x;
+  }
+  return undefined;
+}
+
 export const isDenial = (e: TraceEvent) => e.event_type === 'policy.denied' || (e.event_type === 'policy.evaluated' && str(e.data.result) === 'deny');
 export const isContext = (e: TraceEvent) => e.event_type === 'context.retrieved' && str(e.data.source_id) !== null;
 export const isHitl = (e: TraceEvent) => e.event_type.startsWith('hitl.');
