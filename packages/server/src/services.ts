@@ -8,6 +8,7 @@ import type { EventSink } from './events.js';
 import { Forensics } from './forensics/service.js';
 import { IntegrityVerifier } from './integrity/verifier.js';
 import { Rejections } from './hitl/rejections.js';
+import { OtlpIngest } from './otlp/ingest.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
 import { EntryChecker } from './ledger/entry-check.js';
@@ -56,6 +57,8 @@ export interface Services {
   entryChecker: EntryChecker;
   /** Human review rejections without HTTP. */
   rejections: Rejections;
+  /** OpenTelemetry (OTLP) export requests as ledger entries, without HTTP. */
+  otlp: OtlpIngest;
   events: EventSink;
   metrics: Metrics;
   usage: UsageCounter;
@@ -121,6 +124,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
   const entryChecker = new EntryChecker({ ledger, keyring, clock, ledgerOrigin });
   const rejections = new Rejections({ ledger, appender, events, clock });
+  const otlp = new OtlpIngest({ appender, usage, config });
 
   return {
     services: {
@@ -143,6 +147,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       forensics,
       entryChecker,
       rejections,
+      otlp,
       events,
       metrics,
       usage,

@@ -14,6 +14,7 @@ export const PROBLEM_TITLES = {
   invalid_text: 'Body is not valid Unicode text',
   duplicate_key: 'Duplicate key in a JSON object',
   unrepresentable_number: 'Number cannot be stored exactly',
+  malformed_otlp: 'Malformed OTLP request',
   payload_too_large: 'Request body too large',
   unsupported_media_type: 'Unsupported content type',
   not_found: 'Not found',
@@ -167,7 +168,7 @@ export function registerProblemHandlers(app: FastifyInstance, deps: ProblemHandl
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return sendProblem(request, reply, 413, 'payload_too_large', `The body exceeds the limit of ${request.routeOptions.bodyLimit} bytes`);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendProblem(request, reply, 415, 'unsupported_media_type', `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`);
+        return sendProblem(request, reply, 415, 'unsupported_media_type', `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send ${(request.routeOptions.schema?.consumes as string[] | undefined)?.join(' or ') ?? 'application/json'}`);
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
         return sendProblem(request, reply, 400, 'malformed_json', 'The body is shorter or longer than its Content-Length');
     }

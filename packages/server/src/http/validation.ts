@@ -16,3 +16,8 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const params = make({ coerceTypes: 'array', allErrors: true });
   return ({ schema, httpPart }) => (httpPart === 'body' ? body : params).compile(schema as object);
 }
+
+/** A body schema compiled outside a route (the same rules as request bodies), for values the service builds from another encoding. */
+export function compileBodySchema<T>(schema: object): ((value: unknown) => value is T) & { errors?: Array<{ instancePath: string; message?: string }> | null } {
+  return make({ coerceTypes: false, allErrors: true }).compile<T>(schema);
+}

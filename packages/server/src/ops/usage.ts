@@ -3,6 +3,8 @@
 // at most the last interval's counts; ledger entries themselves are never affected.
 import { iso } from '../time.js';
 import type { UsageRow, UsageStore } from '../store/usage.js';
+import type { AppendedEvent } from '../ledger/appender/errors.js';
+import type { PreparedEvent } from '../ledger/input.js';
 
 const FLUSH_MS = 10_000;
 const DAY_MS = 86_400_000;
@@ -62,6 +64,19 @@ export class UsageCounter {
     const r = this.row(companyId, keyId);
     r.events += count;
     r.bytes += bytes;
+  }
+
+  /** Events of one request as the appender answered them: only those newly appended count, with the bytes of their data and extra fields. */
+  appended(companyId: string, keyId: string | null, events: PreparedEvent[], results: AppendedEvent[]): void {
+    let n = 0;
+    let bytes = 0;
+    results.forEach((r, i) => {
+      if (r.duplicate) return;
+      const e = events[i] as PreparedEvent;
+      n++;
+      bytes += Buffer.byteLength(e.dataJson) + (e.extraJson === null ? 0 : Buffer.byteLength(e.extraJson));
+    });
+    if (n > 0) this.events(companyId, keyId, n, bytes);
   }
 
   start(): void {

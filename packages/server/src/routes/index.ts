@@ -11,6 +11,7 @@ import { integrityRoutes } from './integrity.js';
 import { keyRoutes } from './keys.js';
 import { logRoutes } from './logs.js';
 import { metricsRoutes } from './metrics.js';
+import { otlpRoutes } from './otlp.js';
 import { usageRoutes } from './usage.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -19,6 +20,7 @@ export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTyp
   authRoutes,
   apiKeyRoutes,
   logRoutes,
+  otlpRoutes,
   integrityRoutes,
   keyRoutes,
   exportRoutes,

@@ -127,15 +127,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
   /** Usage: events newly appended by this request, and the bytes of their data. */
   const countUsage = (request: FastifyRequest, events: PreparedEvent[], results: AppendedEvent[]) => {
     const p = principalOf(request);
-    let n = 0;
-    let bytes = 0;
-    results.forEach((r, i) => {
-      if (r.duplicate) return;
-      const e = events[i] as PreparedEvent;
-      n++;
-      bytes += Buffer.byteLength(e.dataJson) + (e.extraJson === null ? 0 : Buffer.byteLength(e.extraJson));
-    });
-    if (n > 0) ctx.usage.events(p.companyId, p.kind === 'api_key' ? p.keyId : null, n, bytes);
+    ctx.usage.appended(p.companyId, p.kind === 'api_key' ? p.keyId : null, events, results);
   };
 
   /** The company's entry, or 404 (also for another company's log_id). */

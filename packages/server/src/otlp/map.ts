@@ -1,0 +1,281 @@
+// How an OpenTelemetry span or log record becomes a ledger event (docs/integrations.md,
+// "OpenTelemetry"). Pure: the decoded request in, one event (or the reason it is refused) per
+// item out, in the order they will be appended.
+//
+// - Envelope: OTel's 16-byte trace id becomes `trace_id` as the same 16 bytes written as a UUID
+//   (8-4-4-4-12 hex); the 8-byte span and parent span ids stay hex in `span_id` /
+//   `parent_span_id`, and the span id is also the event's `event_id`, so later events can name a
+//   span in `data.inputs`. A log record belongs to the span it names: that span id becomes its
+//   `parent_span_id`. `source` is the resource's `service.name`; `agent_id` is
+//   `gen_ai.agent.id` or `gen_ai.agent.name`; `session_id` is `gen_ai.conversation.id` or
+//   `session.id` when it is a UUID.
+// - Time: a span is recorded when it ends (OTel exports it then), so `timestamp` is its end time,
+//   to the millisecond; exact nanosecond times are kept in `data.otel`. Spans of one request are
+//   appended in order of end time (a parent after the children it waited for).
+// - Event type: the attribute `audit_ledger.event_type` if set; else from
+//   `gen_ai.operation.name` (GenAI semantic conventions): execute_tool → tool.called, or
+//   tool.failed when the span's status is ERROR; chat, text_completion, generate_content,
+//   embeddings → llm.call; invoke_agent → agent.completed, or agent.failed on ERROR; retrieval
+//   (or any span with `gen_ai.data_source.id`) → context.retrieved; create_agent →
+//   agent.created; other operations → gen_ai.<operation>; a span with no GenAI operation →
+//   otel.span. A log record: `audit_ledger.event_type`, else its event name, else otel.log.
+// - Data: the vocabulary fields the forensics read (tool, error, model, token counts, agent,
+//   source_id, status), then every attribute `audit_ledger.data.<field>` as `<field>`, and the
+//   whole OTel item under `data.otel` (name, kind, times, status, attributes, events, links,
+//   resource, scope), so nothing that was sent is lost.
+//
+// An item is refused alone (OTLP partial success) when its ids are not the sizes OTLP defines,
+// an attribute key repeats or is "__proto__", or a string is not storable text.
+import { canonicalJson, type Json, type JsonObject } from '@audit-ledger/core';
+import { createHash } from 'node:crypto';
+import type { AnyValue, KeyValue, LogRecord, ResourceGroup, Scope, Span } from './decode.js';
+
+export class ItemError extends Error {}
+
+/** One OTLP item as the ledger event it becomes: the fields of POST /logs. */
+export type OtlpEvent = Record<string, Json> & { event_type: string; data: JsonObject };
+
+export type Mapped = { ok: true; event: OtlpEvent; sortKey: bigint } | { ok: false; reason: string };
+
+const SPAN_KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
+const STATUS = ['UNSET', 'OK', 'ERROR'];
+const STATUS_ERROR = 2;
+const LLM_OPERATIONS = new Set(['chat', 'text_completion', 'generate_content', 'embeddings']);
+const DATA_PREFIX = 'audit_ledger.data.';
+
+function toJson(v: AnyValue, depth = 0): Json {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+  if ('array' in v) return v.array.map((x) => toJson(x, depth + 1));
+  return attrs(v.kvlist, depth + 1);
+}
+
+/** Key-value pairs as an object. A repeated key would lose a value, so it refuses the item. */
+function attrs(kvs: KeyValue[], depth = 0): JsonObject {
+  const out: JsonObject = {};
+  for (const { key, value } of kvs) {
+    if (key === '__proto__') throw new ItemError('the attribute key "__proto__" is refused');
+    if (Object.hasOwn(out, key)) throw new ItemError(`the attribute "${key}" appears twice`);
+    out[key] = toJson(value, depth);
+  }
+  return out;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Every string and key must be storable as sent: well-formed Unicode without U+0000 (as for JSON bodies). */
+function checkText(v: Json, at: string): void {
+  if (typeof v === 'string') {
+    if (LONE_SURROGATE.test(v) || v.includes('\u0000')) throw new ItemError(`${at} holds a string that is not well-formed Unicode or contains U+0000`);
+  } else if (Array.isArray(v)) v.forEach((x, i) => checkText(x, `${at}[${i}]`));
+  else if (v !== null && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) {
+      checkText(k, at);
+      checkText(x, `${at}.${k}`);
+    }
+}
+
+const nanosText = (ns: bigint) => ns.toString();
+const isoOfNanos = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
+
+function traceUuid(hex: string, what: string): string {
+  if (hex.length !== 32 || /^0+$/.test(hex)) throw new ItemError(`${what} must be 16 bytes, not all zero`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function spanHex(hex: string, what: string, required: boolean): string | null {
+  if (hex === '' && !required) return null;
+  if (hex.length !== 16 || /^0+$/.test(hex)) throw new ItemError(`${what} must be 8 bytes, not all zero`);
+  return hex;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const str = (v: Json | undefined): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
+
+/** The fields the forensics read, from GenAI semantic-convention attributes. */
+function vocabulary(a: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  const set = (k: string, v: Json | undefined) => {
+    if (v !== undefined && v !== null && v !== '') out[k] = v;
+  };
+  set('operation', a['gen_ai.operation.name']);
+  set('tool', a['gen_ai.tool.name']);
+  set('tool_call_id', a['gen_ai.tool.call.id']);
+  set('agent', a['gen_ai.agent.name']);
+  set('model', a['gen_ai.response.model'] ?? a['gen_ai.request.model']);
+  set('provider', a['gen_ai.provider.name'] ?? a['gen_ai.system']);
+  set('prompt_tokens', a['gen_ai.usage.input_tokens']);
+  set('completion_tokens', a['gen_ai.usage.output_tokens']);
+  set('source_id', a['gen_ai.data_source.id']);
+  set('error', a['error.type']);
+  return out;
+}
+
+/** `audit_ledger.data.<field>` attributes, as data fields. */
+function declared(a: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(a)) if (k.startsWith(DATA_PREFIX) && k.length > DATA_PREFIX.length) out[k.slice(DATA_PREFIX.length)] = v;
+  return out;
+}
+
+function envelope(resource: JsonObject, a: JsonObject): Record<string, Json> {
+  const env: Record<string, Json> = {};
+  const service = str(resource['service.name']);
+  env.source = service ?? 'otel';
+  const agent = str(a['gen_ai.agent.id']) ?? str(a['gen_ai.agent.name']) ?? str(resource['gen_ai.agent.name']);
+  if (agent !== null) env.agent_id = agent;
+  const session = str(a['gen_ai.conversation.id']) ?? str(a['session.id']);
+  if (session !== null && UUID.test(session)) env.session_id = session.toLowerCase();
+  for (const f of ['parent_event_id', 'root_event_id', 'causality_type', 'workflow_id'] as const) {
+    const v = str(a[`audit_ledger.${f}`]);
+    if (v !== null) env[f] = v;
+  }
+  return env;
+}
+
+function spanType(span: Span, a: JsonObject): string {
+  const declaredType = str(a['audit_ledger.event_type']);
+  if (declaredType !== null) return declaredType;
+  const op = str(a['gen_ai.operation.name']);
+  const failed = span.status.code === STATUS_ERROR;
+  if (op === 'retrieval' || (a['gen_ai.data_source.id'] !== undefined && op !== 'execute_tool' && (op === null || !LLM_OPERATIONS.has(op)))) return 'context.retrieved';
+  if (op === null) return 'otel.span';
+  if (op === 'execute_tool') return failed ? 'tool.failed' : 'tool.called';
+  if (LLM_OPERATIONS.has(op)) return 'llm.call';
+  if (op === 'invoke_agent') return failed ? 'agent.failed' : 'agent.completed';
+  if (op === 'create_agent') return 'agent.created';
+  return `gen_ai.${op}`;
+}
+
+const scopeJson = (s: Scope, schemaUrl: string): JsonObject => ({ name: s.name, version: s.version, attributes: attrs(s.attributes), ...(schemaUrl ? { schema_url: schemaUrl } : {}) });
+
+/** The idempotency key of an item: its content, so an exporter's retry appends nothing twice. */
+function keyOf(event: OtlpEvent): string {
+  return `otlp:${createHash('sha256').update(canonicalJson(event)).digest('hex')}`;
+}
+
+function finish(event: OtlpEvent): OtlpEvent {
+  checkText(event, 'the item');
+  event.idempotency_key = keyOf(event);
+  return event;
+}
+
+function mapSpan(span: Span, resource: JsonObject, resourceSchema: string, scope: JsonObject): OtlpEvent {
+  const trace_id = traceUuid(span.traceId, 'traceId');
+  const span_id = spanHex(span.spanId, 'spanId', true) as string;
+  const parent_span_id = spanHex(span.parentSpanId, 'parentSpanId', false);
+  const a = attrs(span.attributes);
+  const failed = span.status.code === STATUS_ERROR;
+  const event_type = spanType(span, a);
+  const vocab = vocabulary(a);
+  if (failed && span.status.message !== '') vocab.error = span.status.message;
+  else if (failed && vocab.error === undefined) vocab.error = (str(a['exception.message']) ?? span.events.map((e) => str(attrs(e.attributes)['exception.message'])).find((m) => m !== null)) ?? 'error';
+  if (event_type === 'agent.completed' || event_type === 'agent.failed') vocab.status = failed ? 'failed' : 'succeeded';
+  const end = span.endTimeUnixNano !== 0n ? span.endTimeUnixNano : span.startTimeUnixNano;
+  const otel: JsonObject = {
+    signal: 'span',
+    name: span.name,
+    kind: SPAN_KIND[span.kind] ?? String(span.kind),
+    start_time_unix_nano: nanosText(span.startTimeUnixNano),
+    end_time_unix_nano: nanosText(span.endTimeUnixNano),
+    duration_ms: Number(span.endTimeUnixNano - span.startTimeUnixNano) / 1e6,
+    status: { code: STATUS[span.status.code] ?? String(span.status.code), ...(span.status.message ? { message: span.status.message } : {}) },
+    attributes: a,
+    events: span.events.map((e) => ({ name: e.name, time_unix_nano: nanosText(e.timeUnixNano), attributes: attrs(e.attributes) })),
+    links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId, ...(l.traceState ? { trace_state: l.traceState } : {}), attributes: attrs(l.attributes) })),
+    resource,
+    ...(resourceSchema ? { resource_schema_url: resourceSchema } : {}),
+    scope,
+    ...(span.traceState ? { trace_state: span.traceState } : {}),
+    ...(span.flags ? { flags: span.flags } : {}),
+    ...(span.droppedAttributesCount || span.droppedEventsCount || span.droppedLinksCount
+      ? { dropped: { attributes: span.droppedAttributesCount, events: span.droppedEventsCount, links: span.droppedLinksCount } }
+      : {}),
+  };
+  return finish({
+    event_type,
+    ...envelope(resource, a),
+    trace_id,
+    span_id,
+    // A root span is the run's first event: naming itself as the root, it is caused by nothing
+    // (rather than by the event before it, which for a span recorded at its end is its own child).
+    ...(parent_span_id !== null ? { parent_span_id } : { root_event_id: span_id }),
+    event_id: span_id,
+    ...(end !== 0n ? { timestamp: isoOfNanos(end) } : {}),
+    data: { ...vocab, ...declared(a), otel },
+  });
+}
+
+function mapLog(rec: LogRecord, resource: JsonObject, resourceSchema: string, scope: JsonObject): OtlpEvent {
+  const a = attrs(rec.attributes);
+  const trace_id = rec.traceId === '' ? null : traceUuid(rec.traceId, 'traceId');
+  const parent_span_id = spanHex(rec.spanId, 'spanId', false);
+  const event_type = str(a['audit_ledger.event_type']) ?? (rec.eventName !== '' ? rec.eventName : 'otel.log');
+  const time = rec.timeUnixNano !== 0n ? rec.timeUnixNano : rec.observedTimeUnixNano;
+  const otel: JsonObject = {
+    signal: 'log',
+    time_unix_nano: nanosText(rec.timeUnixNano),
+    observed_time_unix_nano: nanosText(rec.observedTimeUnixNano),
+    severity_number: rec.severityNumber,
+    ...(rec.severityText ? { severity_text: rec.severityText } : {}),
+    body: toJson(rec.body),
+    attributes: a,
+    ...(rec.eventName ? { event_name: rec.eventName } : {}),
+    resource,
+    ...(resourceSchema ? { resource_schema_url: resourceSchema } : {}),
+    scope,
+    ...(rec.flags ? { flags: rec.flags } : {}),
+    ...(rec.droppedAttributesCount ? { dropped: { attributes: rec.droppedAttributesCount } } : {}),
+  };
+  return finish({
+    event_type,
+    ...envelope(resource, a),
+    ...(trace_id !== null ? { trace_id } : {}),
+    ...(parent_span_id !== null ? { parent_span_id } : {}),
+    ...(time !== 0n ? { timestamp: isoOfNanos(time) } : {}),
+    data: { ...vocabulary(a), ...declared(a), otel },
+  });
+}
+
+function mapAll<T>(groups: Array<ResourceGroup<T>>, one: (item: T, resource: JsonObject, resourceSchema: string, scope: JsonObject) => OtlpEvent, time: (item: T) => bigint): Mapped[] {
+  const out: Mapped[] = [];
+  for (const g of groups) {
+    let resource: JsonObject | ItemError;
+    try {
+      resource = attrs(g.resource);
+    } catch (err) {
+      resource = err as ItemError;
+    }
+    for (const s of g.scopes) {
+      let scope: JsonObject | ItemError;
+      try {
+        scope = scopeJson(s.scope, s.schemaUrl);
+      } catch (err) {
+        scope = err as ItemError;
+      }
+      for (const item of s.items) {
+        try {
+          if (resource instanceof ItemError) throw new ItemError(`its resource: ${resource.message}`);
+          if (scope instanceof ItemError) throw new ItemError(`its scope: ${scope.message}`);
+          out.push({ ok: true, event: one(item, resource, g.schemaUrl, scope), sortKey: time(item) });
+        } catch (err) {
+          if (!(err instanceof ItemError)) throw err;
+          out.push({ ok: false, reason: err.message });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Spans as events, refused ones with their reason; the accepted ones in order of end time (stable). */
+export function mapSpans(groups: Array<ResourceGroup<Span>>): Mapped[] {
+  return mapAll(groups, mapSpan, (s) => (s.endTimeUnixNano !== 0n ? s.endTimeUnixNano : s.startTimeUnixNano));
+}
+
+/** Log records as events, refused ones with their reason; the accepted ones in order of time (stable). */
+export function mapLogs(groups: Array<ResourceGroup<LogRecord>>): Mapped[] {
+  return mapAll(groups, mapLog, (r) => (r.timeUnixNano !== 0n ? r.timeUnixNano : r.observedTimeUnixNano));
+}
