@@ -110,8 +110,9 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     checkpoints: new CheckpointSigner(ledgerOrigin),
     checkpointIntervalMs: config.checkpointIntervalMs,
     onError: (err, message) => logError({ err }, message),
-    onCommit: (entries, seconds) => {
+    onCommit: (entries, seconds, idempotencyConflicts) => {
       metrics.eventsAppended.inc(entries);
+      if (idempotencyConflicts > 0) metrics.idempotencyConflicts.inc(idempotencyConflicts);
       metrics.appendBatchSize.observe(entries);
       metrics.appendDuration.observe(seconds);
     },

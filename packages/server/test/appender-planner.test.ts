@@ -12,7 +12,7 @@ import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
 import { EMPTY_HEAD } from '../src/store/chain.js';
 
-const prepared = (body: Record<string, unknown>) => prepareEvent(body as never, '/body') as PreparedEvent;
+const prepared = (body: Record<string, unknown>, strictKey = false) => prepareEvent(body as never, '/body', { strictKey }) as PreparedEvent;
 const pending = (events: PreparedEvent[]): Pending => ({ events, resolve: () => {}, reject: () => {} });
 
 describe('the append planner', () => {
@@ -27,11 +27,11 @@ describe('the append planner', () => {
     checkpointIntervalMs: 0,
   });
 
-  it('builds a linked, hashed, signed group on the state, failing only the request that reuses a key', async () => {
+  it('builds a linked, hashed, signed group on the state, failing only the request that reuses a header key', async () => {
     const state: ChainState = { head: { ...EMPTY_HEAD }, edge: TreeEdge.empty(), latest: undefined, consistent: async () => true };
     const group = [
       pending([prepared({ event_type: 'a', data: { n: 1 }, idempotency_key: 'k1' }), prepared({ event_type: 'b', data: { n: 2 } })]),
-      pending([prepared({ event_type: 'c', data: {} }), prepared({ event_type: 'a', data: { n: 99 }, idempotency_key: 'k1' })]),
+      pending([prepared({ event_type: 'c', data: {} }), prepared({ event_type: 'a', data: { n: 99 }, idempotency_key: 'k1' }, true)]),
       pending([prepared({ event_type: 'a', data: { n: 1 }, idempotency_key: 'k1' })]),
     ];
     const plan = await planner.plan('company-1', state, group, [], new Map(), undefined);
@@ -60,6 +60,35 @@ describe('the append planner', () => {
     const root = referenceRoot(rows.map((r) => entryLeafHash(r.hash)));
     expect(plan.write.checkpoint).toMatchObject({ company_id: 'company-1', tree_size: 2, root_hash: toHex(root), key_id: key.keyId });
     expect(state.latest).toBe(plan.write.checkpoint);
+  });
+
+  it('appends a body key reused for other content, marked with the original; a failed request leaves no use of the key behind', async () => {
+    const state: ChainState = { head: { ...EMPTY_HEAD }, edge: TreeEdge.empty(), latest: undefined, consistent: async () => true };
+    const inFlight = new Map();
+    const group = [
+      pending([prepared({ event_type: 'a', data: { n: 1 }, idempotency_key: 'k' })]),
+      // Fails (header key, other content) after adding a conflict use of k: that use must be undone.
+      pending([prepared({ event_type: 'a', data: { n: 2 }, idempotency_key: 'k' }), prepared({ event_type: 'a', data: { n: 3 }, idempotency_key: 'k' }, true)]),
+      pending([prepared({ event_type: 'a', data: { n: 2 }, idempotency_key: 'k' })]),
+      pending([prepared({ event_type: 'a', data: { n: 2 }, idempotency_key: 'k' }), prepared({ event_type: 'a', data: { n: 1 }, idempotency_key: 'k' })]),
+    ];
+    const plan = await planner.plan('company-3', state, group, [], inFlight, undefined);
+    const rows = plan.write.rows;
+    expect(rows.map((r) => [r.seq, JSON.parse(r.data).n, r.idempotency_conflict_of])).toEqual([
+      [0, 1, null],
+      [1, 2, rows[0]?.log_id],
+    ]);
+    expect(plan.outcomes[1]).toBeInstanceOf(IdempotencyConflictError);
+    const third = (plan.outcomes[2] as AppendedEvent[])[0];
+    expect(third).toMatchObject({ seq: 1, duplicate: false, idempotency_conflict_of: rows[0]?.log_id });
+    // Repeats of the conflict and of the original: their answers, nothing appended.
+    expect(plan.outcomes[3]).toEqual([
+      { ...third, duplicate: true },
+      { ...(plan.outcomes[0] as AppendedEvent[])[0], duplicate: true },
+    ]);
+    // Every use of k, the original first, stays known while the group is in flight.
+    expect(inFlight.get('k').map((u: { result: AppendedEvent }) => u.result.seq)).toEqual([0, 1]);
+    expect(plan.keys.map(([k]) => k)).toEqual(['k']);
   });
 
   it('leaves a small pipelined group unsigned for the writer, and refuses a checkpoint the stored tree does not support', async () => {

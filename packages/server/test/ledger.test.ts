@@ -191,13 +191,50 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
       expect((await get(`/api/v1/logs/${first.json().log_id}`)).json().idempotency_key).toBe('pay-1');
     });
 
-    it('a key reused for a different event → 422 and nothing appended', async () => {
+    it('an Idempotency-Key header reused for a different event → 422 and nothing appended', async () => {
       await ingest(t, key, { event_type: 'payment.sent', data: { amount: 10 } }, { 'idempotency-key': 'pay-2' });
       const before = await countEntries(t.store, acct.companyId);
-      problem(await ingest(t, key, { event_type: 'payment.sent', data: { amount: 99 } }, { 'idempotency-key': 'pay-2' }), 422, 'idempotency_key_reused');
-      const body = problem(await ingestBatch(t, key, [{ event_type: 'ok', data: {} }, { event_type: 'other', data: {}, idempotency_key: 'pay-2' }]), 422, 'idempotency_key_reused');
-      expect(body.errors).toEqual([{ field: '/body/logs/1/idempotency_key', message: 'already used for a different event' }]);
+      const body = problem(await ingest(t, key, { event_type: 'payment.sent', data: { amount: 99 } }, { 'idempotency-key': 'pay-2' }), 422, 'idempotency_key_reused');
+      expect(body.errors).toEqual([{ field: '/body/idempotency_key', message: 'already used for a different event' }]);
       expect(await countEntries(t.store, acct.companyId)).toBe(before);
+    });
+
+    it('a body idempotency_key reused for a different event appends it anyway, marked with the original, counted; its repeat appends nothing', async () => {
+      const original = (await ingestBatch(t, key, [{ event_type: 'tool.called', data: { n: 1 }, idempotency_key: 'sdk-1700000000000' }])).json();
+      const before = await countEntries(t.store, acct.companyId);
+      const metric = async () => Number(/^audit_ledger_idempotency_conflicts_total (\d+)/m.exec((await t.inject({ method: 'GET', url: '/api/v1/metrics' })).body)?.[1] ?? 0);
+      const m0 = await metric();
+      // Two different events in the same millisecond under one key (an SDK that derives keys from time only).
+      const res = await ingestBatch(t, key, [
+        { event_type: 'ok', data: {} },
+        { event_type: 'tool.called', data: { n: 2 }, idempotency_key: 'sdk-1700000000000' },
+        { event_type: 'tool.called', data: { n: 3 }, idempotency_key: 'sdk-1700000000000' },
+      ]);
+      expect(res.statusCode, res.body).toBe(200);
+      const b = res.json();
+      expect([b.ingested, b.appended]).toEqual([3, 3]);
+      expect(b.idempotency_conflicts).toEqual([
+        { index: 1, log_id: b.log_ids[1], idempotency_conflict_of: original.log_ids[0] },
+        { index: 2, log_id: b.log_ids[2], idempotency_conflict_of: original.log_ids[0] },
+      ]);
+      expect(await countEntries(t.store, acct.companyId)).toBe(before + 3);
+      expect(await metric()).toBe(m0 + 2);
+      // The entry carries the key as sent (hashed) and the mark (not hashed: derivable from the keys).
+      const entry = (await get(`/api/v1/logs/${b.log_ids[1]}`)).json();
+      expect(entry).toMatchObject({ idempotency_key: 'sdk-1700000000000', idempotency_conflict: true, idempotency_conflict_of: original.log_ids[0], data: { n: 2 } });
+      expect((await get(`/api/v1/logs/${original.log_ids[0]}`)).json()).toMatchObject({ idempotency_conflict: false, idempotency_conflict_of: null });
+      expect((await get(`/api/v1/logs/${b.log_ids[1]}/verify`)).json()).toMatchObject({ chain_valid: true, signature_valid: true });
+      // A retry of any of them (the original or a conflict) returns its log_id and appends nothing.
+      const again = (await ingestBatch(t, key, [
+        { event_type: 'tool.called', data: { n: 3 }, idempotency_key: 'sdk-1700000000000' },
+        { event_type: 'tool.called', data: { n: 1 }, idempotency_key: 'sdk-1700000000000' },
+      ])).json();
+      expect([again.appended, again.log_ids]).toEqual([0, [b.log_ids[2], original.log_ids[0]]]);
+      // The single-event route answers the same way for a body key.
+      const single = await ingest(t, key, { event_type: 'tool.called', data: { n: 4 }, idempotency_key: 'sdk-1700000000000' });
+      expect(single.json()).toMatchObject({ idempotency_conflict: true, idempotency_conflict_of: original.log_ids[0], ingested: 1 });
+      expect(await countEntries(t.store, acct.companyId)).toBe(before + 4);
+      expect(await assertChainIntact(t.store, acct.companyId)).toBe(before + 4);
     });
 
     it('batch items with used keys map to their original ids; repeats within a batch too', async () => {

@@ -11,8 +11,8 @@ import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-log
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { problem, startTestApp, type TestApp } from './helpers/app.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -84,8 +84,8 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     const spanExporter = encoding === 'json' ? new JsonTraceExporter({ url: `${base}/v1/traces`, headers }) : new ProtoTraceExporter({ url: `${base}/v1/traces`, headers });
     const logExporter = encoding === 'json' ? new JsonLogExporter({ url: `${base}/v1/logs`, headers }) : new ProtoLogExporter({ url: `${base}/v1/logs`, headers });
     const resource = resourceFromAttributes({ 'service.name': 'equities-trader', 'deployment.environment.name': 'test' });
-    const provider = new TracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor({ exporter: spanExporter })] });
-    const loggers = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
+    const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: spanExporter })] });
+    const loggers = new LoggerProvider({ resource, processors: [new BatchLogRecordProcessor({ exporter: logExporter })] });
     const tracer = provider.getTracer('agent-runtime', '1.4.0');
     const logger = loggers.getLogger('agent-runtime');
 
@@ -164,7 +164,7 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     const policy = byType('policy.evaluated');
     expect(policy).toMatchObject({ span_id: null, parent_span_id: run.decision.spanContext().spanId, timestamp: new Date(run.at(6.5)).toISOString() });
     expect(policy.data).toMatchObject({ policy_id: 'order-limit', result: 'allow', otel: { signal: 'log', event_name: 'policy.evaluated', body: 'order-limit allows 100 ACME' } });
-    // Spans of a request are appended in order of end time: the run's root last.
+    // The batch processor sends the run in one request; its spans are appended in order of end time: the root last.
     const bySeq = [...entries].filter((e) => e.event_type !== 'policy.evaluated').sort((a, b) => (a.seq as number) - (b.seq as number));
     expect(bySeq.at(-1)?.event_type).toBe('agent.completed');
     // Every entry verifies like any other.

@@ -38,8 +38,8 @@ export interface AppenderDeps {
   maxGroupEvents?: number;
   /** Told about failures nobody awaits (a timed checkpoint) and refused checkpoints. */
   onError?: (err: unknown, message: string) => void;
-  /** Told after each committed transaction that appended entries: how many, and how long it took. */
-  onCommit?: (entries: number, seconds: number) => void;
+  /** After each commit: entries written, seconds taken, and how many of them were idempotency conflicts (appended and marked). */
+  onCommit?: (entries: number, seconds: number, idempotencyConflicts: number) => void;
 }
 
 export class Appender {
@@ -143,7 +143,8 @@ export class Appender {
 
   /** Answers a committed group's requests. */
   private committed(companyId: string, plan: Plan, group: Pending[], t0: number): void {
-    if (plan.write.rows.length > 0) this.deps.onCommit?.(plan.write.rows.length, (performance.now() - t0) / 1000);
+    const rows = plan.write.rows;
+    if (rows.length > 0) this.deps.onCommit?.(rows.length, (performance.now() - t0) / 1000, rows.filter((r) => r.idempotency_conflict_of !== null).length);
     if (plan.checkpointDueAt !== undefined) this.scheduleCheckpoint(companyId, plan.checkpointDueAt);
     group.forEach((p, i) => {
       const o = plan.outcomes[i] as AppendedEvent[] | Error;

@@ -20,11 +20,12 @@ export async function* entriesOf(ledger: LedgerStore, companyId: string, filter:
   }
 }
 
-/** JSON Lines: one entry per line, every ledger field, data and extra as JSON. */
+/** JSON Lines: one entry per line, every ledger field, data and extra as JSON, plus content_hash (= hash) and idempotency_conflict_of (docs/ledger-format.md §10). */
 export async function* jsonLines(rows: AsyncIterable<LogEntryRow>): AsyncGenerator<string> {
   let chunk = '';
   for await (const row of rows) {
-    chunk += `${JSON.stringify(recordToEntry(row))}\n`;
+    const entry = recordToEntry(row);
+    chunk += `${JSON.stringify({ ...entry, content_hash: entry.hash })}\n`;
     if (chunk.length > 64 * 1024) {
       yield chunk;
       chunk = '';

@@ -45,6 +45,12 @@ export interface PreparedEvent {
   envelope: Record<EnvelopeField, string | null>;
   extra: JsonObject | null;
   extraJson: string | null;
+  /**
+   * The key came in the Idempotency-Key header: reusing it for different content is refused
+   * (422). A key in the body is the client's own scheme: a reuse for different content is
+   * appended anyway and marked (docs/integrations.md, "Idempotency keys").
+   */
+  strictKey: boolean;
 }
 
 const KNOWN = new Set<string>(['event_type', 'data', 'payload', ...ENVELOPE_FIELDS]);
@@ -65,7 +71,7 @@ function depthExceeds(value: unknown, max: number): boolean {
  * Turns a schema-valid item into a PreparedEvent, or returns the field errors that
  * the schema cannot express. `pointer` locates the item in the request (for errors).
  */
-export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent | FieldError[] {
+export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKey?: boolean } = {}): PreparedEvent | FieldError[] {
   const errors: FieldError[] = [];
   if (input.data !== undefined && input.payload !== undefined) errors.push({ field: `${pointer}/payload`, message: 'send data or payload, not both' });
   const data = (input.data ?? input.payload) as JsonObject | undefined;
@@ -94,5 +100,6 @@ export function prepareEvent(input: LogInputT, pointer: string): PreparedEvent |
     envelope,
     extra: hasExtra ? extra : null,
     extraJson,
+    strictKey: opts.strictKey === true && envelope.idempotency_key !== null,
   };
 }

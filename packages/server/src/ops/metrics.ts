@@ -19,6 +19,11 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly eventsAppended = new Counter({ name: 'audit_ledger_events_appended_total', help: 'Ledger entries committed', registers: [this.registry] });
+  readonly idempotencyConflicts = new Counter({
+    name: 'audit_ledger_idempotency_conflicts_total',
+    help: 'Events appended although their body idempotency_key was already used for different content (marked idempotency_conflict)',
+    registers: [this.registry],
+  });
   readonly appendBatchSize = new Histogram({
     name: 'audit_ledger_append_batch_size',
     help: 'Entries committed per append transaction (group commit)',

@@ -8,6 +8,7 @@ import { ApiError, type FieldError, problemResponses } from '../http/problems.js
 import { CheckpointSchema, JsonObjectSchema, NullableString, Uuid } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
+import type { LogEntryRow } from '../store/chain.js';
 import { appendFailure, notYetCheckpointed } from '../http/ledger-problems.js';
 import type { FastifyRequest } from 'fastify';
 import { LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
@@ -26,13 +27,21 @@ const IngestResult = Type.Object({
   hash: Type.String({ description: 'Entry hash, lowercase hex SHA-256' }),
   ingested: Type.Integer({ description: 'Always 1: so a client can read single and batch answers alike' }),
   log_ids: Type.Array(Uuid, { description: '[log_id], as in the batch answer' }),
+  idempotency_conflict: Type.Optional(Type.Boolean({ description: 'Present (true) when the body idempotency_key was already used for different content: the event was appended anyway, marked' })),
+  idempotency_conflict_of: Type.Optional(Uuid),
 });
+
+const Conflict = Type.Object(
+  { index: Type.Integer(), log_id: Uuid, idempotency_conflict_of: Uuid },
+  { description: 'An event whose body idempotency_key an earlier, different event already used: appended anyway and marked (docs/integrations.md)' },
+);
 
 const BatchBody = Type.Object({ logs: Type.Array(LogInput, { minItems: 1, description: 'Up to MAX_BATCH_SIZE events (default 1000); more → 413' }) }, { additionalProperties: false });
 const BatchResult = Type.Object({
   ingested: Type.Integer({ description: 'Events accepted (including idempotent repeats)' }),
   appended: Type.Integer({ description: 'Events newly appended (repeats excluded)' }),
   log_ids: Type.Array(Uuid, { description: 'In request order' }),
+  idempotency_conflicts: Type.Optional(Type.Array(Conflict, { description: 'Present when any event reused a body idempotency key for different content' })),
 });
 
 export const EntryView = Type.Object({
@@ -62,12 +71,14 @@ export const EntryView = Type.Object({
   content_hash: Type.String({ description: 'The entry hash again, under the name some agent SDKs read' }),
   signature: Type.String({ description: 'Ed25519, base64' }),
   key_id: Type.String(),
+  idempotency_conflict: Type.Boolean({ description: 'True when this event reused a body idempotency_key an earlier, different event had used (appended anyway); not hashed, derivable from the hashed keys' }),
+  idempotency_conflict_of: Type.Union([Uuid, Type.Null()], { description: 'The log_id of the entry that first used the key, when idempotency_conflict' }),
 });
 
-/** An entry as the API answers it: the ledger entry, plus content_hash (= hash) for agent SDKs that read that name. */
-const entryView = (row: Parameters<typeof recordToEntry>[0]) => {
+/** An entry as the API answers it: the ledger entry, plus content_hash (= hash) for agent SDKs that read that name, and the idempotency-conflict mark. */
+const entryView = (row: LogEntryRow) => {
   const entry = recordToEntry(row);
-  return { ...entry, content_hash: entry.hash };
+  return { ...entry, content_hash: entry.hash, idempotency_conflict: row.idempotency_conflict_of !== null, idempotency_conflict_of: row.idempotency_conflict_of };
 };
 
 const Violation = Type.Object({ kind: Type.String(), detail: Type.String() });
@@ -103,7 +114,7 @@ const ListQuery = Type.Object(
 
 
 
-function prepareAll(items: LogInputT[], pointer: (i: number) => string): PreparedEvent[] {
+function prepareAll(items: LogInputT[], pointer: (i: number) => string, strictKey = false): PreparedEvent[] {
   const prepared: PreparedEvent[] = [];
   const errors: FieldError[] = [];
   items.forEach((item, i) => {
@@ -112,7 +123,7 @@ function prepareAll(items: LogInputT[], pointer: (i: number) => string): Prepare
       errors.push({ field: `${pointer(i)}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` });
       return;
     }
-    const p = prepareEvent(item, pointer(i));
+    const p = prepareEvent(item, pointer(i), { strictKey });
     if (Array.isArray(p)) errors.push(...p);
     else prepared.push(p);
   });
@@ -163,11 +174,21 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           }
           body.idempotency_key = header;
         }
-        const [event] = prepareAll([body], () => '/body');
+        const [event] = prepareAll([body], () => '/body', header !== undefined);
         const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
         const result = r as NonNullable<typeof r>;
         countUsage(request, [event as PreparedEvent], [result]);
-        return { log_id: result.log_id, company_id: companyId, event_type: result.event_type, created_at: result.created_at, seq: result.seq, hash: result.hash, ingested: 1, log_ids: [result.log_id] };
+        return {
+          log_id: result.log_id,
+          company_id: companyId,
+          event_type: result.event_type,
+          created_at: result.created_at,
+          seq: result.seq,
+          hash: result.hash,
+          ingested: 1,
+          log_ids: [result.log_id],
+          ...(result.idempotency_conflict_of !== null ? { idempotency_conflict: true, idempotency_conflict_of: result.idempotency_conflict_of } : {}),
+        };
       },
     );
 
@@ -197,7 +218,13 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         const events = prepareAll(logs, pointer);
         const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
         countUsage(request, events, results);
-        return { ingested: results.length, appended: results.filter((r) => !r.duplicate).length, log_ids: results.map((r) => r.log_id) };
+        const conflicts = results.flatMap((r, index) => (r.idempotency_conflict_of !== null ? [{ index, log_id: r.log_id, idempotency_conflict_of: r.idempotency_conflict_of }] : []));
+        return {
+          ingested: results.length,
+          appended: results.filter((r) => !r.duplicate).length,
+          log_ids: results.map((r) => r.log_id),
+          ...(conflicts.length > 0 ? { idempotency_conflicts: conflicts } : {}),
+        };
       },
     );
 

@@ -27,5 +27,6 @@ const columns: { [K in keyof LogEntriesTable]: true } = {
   hash: true,
   signature: true,
   key_id: true,
+  idempotency_conflict_of: true,
 };
 export const LOG_ENTRY_COLUMNS = Object.keys(columns) as Array<keyof LogEntriesTable>;

@@ -313,7 +313,18 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0007_idempotency_conflicts': {
+    async up(db: Kysely<unknown>) {
+      // A body idempotency_key reused for different content is appended anyway and marked
+      // (docs/integrations.md): the key stays unique among originals; each conflict is told
+      // apart by its seq. One index still serves every lookup by (company, key).
+      await db.schema.alterTable('log_entries').addColumn('idempotency_conflict_of', 'text').execute();
+      await db.schema.dropIndex('log_entries_idempotency_uq').execute();
+      await sql`CREATE UNIQUE INDEX log_entries_idempotency_uq ON log_entries (company_id, idempotency_key, (CASE WHEN idempotency_conflict_of IS NULL THEN 0 ELSE seq END)) WHERE idempotency_key IS NOT NULL`.execute(db);
+    },
+  },
 };
+
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;
 

@@ -78,6 +78,12 @@ export interface LogEntriesTable {
   hash: string;
   signature: string;
   key_id: string;
+  /**
+   * Not hashed: for an entry whose body idempotency_key an earlier entry with different content
+   * already used, that entry's log_id (docs/integrations.md, "Idempotency keys"); else null.
+   * Derivable from hashed fields alone (the earliest entry with the key is the original).
+   */
+  idempotency_conflict_of: string | null;
 }
 
 /** The tip of a company's chain, locked by every append. */

@@ -10,6 +10,8 @@ export interface AppendedEvent {
   created_at: string;
   /** True when an idempotency key matched an earlier event and nothing was appended. */
   duplicate: boolean;
+  /** The original entry's log_id when this event reused a body idempotency key for different content (appended anyway); else null. */
+  idempotency_conflict_of: string | null;
 }
 
 /** An idempotency key reused with a different event_type or data. */

@@ -91,11 +91,11 @@ export class PipelinedCommitter implements Committer {
       })();
       const settled = write.then(
         () => {
-          for (const k of plan.keys) pipeline.keys.delete(k);
+          forgetKeys(pipeline, plan);
           this.deps.committed(companyId, plan, group, t0);
         },
         (err: unknown) => {
-          for (const k of plan.keys) pipeline.keys.delete(k);
+          forgetKeys(pipeline, plan);
           pipeline.failed = true;
           for (const p of group) p.headMoves = (p.headMoves ?? 0) + 1;
           const again = group.every((p) => (p.headMoves as number) <= MAX_HEAD_MOVES);
@@ -113,4 +113,9 @@ export class PipelinedCommitter implements Committer {
     // The chain state stays for the company's next requests (a few KiB each), up to a bound.
     if (this.pipelines.size > MAX_KEPT_CHAINS && c.keys.size === 0) this.pipelines.delete(companyId);
   }
+}
+
+/** A committed (or failed) group's key uses leave the in-flight map, unless a later group still in flight has added to them. */
+function forgetKeys(pipeline: Pipeline, plan: Plan): void {
+  for (const [k, uses] of plan.keys) if (pipeline.keys.get(k) === uses) pipeline.keys.delete(k);
 }

@@ -64,18 +64,25 @@ export class Planner {
     state: ChainState,
     group: Pending[],
     committedKeys: LogEntryRow[],
-    inFlightKeys: Map<string, KeyUse>,
+    inFlightKeys: Map<string, KeyUse[]>,
     /** The writer a pipelined group goes to (undefined: the caller writes it, holding the chain lock). */
     writer: ChainWriter | undefined,
   ): Promise<Plan> {
     // Everything an idempotency key already stands for: committed entries, groups still committing, then this group's.
-    const byKey = new Map<string, KeyUse>(inFlightKeys);
-    for (const row of committedKeys) {
-      byKey.set(row.idempotency_key as string, {
+    // Every use of a key, the original first (then conflicts, in seq order).
+    const byKey = new Map<string, KeyUse[]>();
+    for (const [k, uses] of inFlightKeys) byKey.set(k, [...uses]);
+    for (const row of [...committedKeys].sort((a, b) => a.seq - b.seq)) {
+      const k = row.idempotency_key as string;
+      const use: KeyUse = {
         event_type: row.event_type,
         data: row.data,
-        result: { log_id: row.log_id, seq: row.seq, hash: row.hash, event_type: row.event_type, created_at: row.created_at, duplicate: true },
-      });
+        result: { log_id: row.log_id, seq: row.seq, hash: row.hash, event_type: row.event_type, created_at: row.created_at, duplicate: true, idempotency_conflict_of: row.idempotency_conflict_of },
+      };
+      const uses = byKey.get(k);
+      if (!uses) byKey.set(k, [use]);
+      else if (row.idempotency_conflict_of === null) uses.unshift(use);
+      else uses.push(use);
     }
 
     // Entries' created_at never goes backwards along the chain, even if the clock does.
@@ -87,6 +94,7 @@ export class Planner {
     let prevHash = expect.lastHash;
     const rows: LogEntryRow[] = [];
     const outcomes: Array<AppendedEvent[] | Error> = [];
+    /** Keys this group added a use of, in order (undone from the end when a request fails). */
     const keys: string[] = [];
     // One key for the whole group, read once: a rotation meanwhile makes the store refuse the
     // write (KeyRetiredError), and the group is built again with the new key.
@@ -99,14 +107,20 @@ export class Planner {
       let failure: Error | undefined;
       for (const [index, ev] of p.events.entries()) {
         const key = ev.envelope.idempotency_key;
-        const seen = key === null ? undefined : byKey.get(key);
-        if (seen) {
-          if (seen.event_type !== ev.event_type || seen.data !== ev.dataJson) {
+        const uses = key === null ? undefined : byKey.get(key);
+        let conflictOf: string | null = null;
+        if (uses !== undefined && uses.length > 0) {
+          // A repeat of any use (the original, or a conflict appended before) appends nothing.
+          const same = uses.find((u) => u.event_type === ev.event_type && u.data === ev.dataJson);
+          if (same) {
+            results.push({ ...same.result, duplicate: true });
+            continue;
+          }
+          if (ev.strictKey) {
             failure = new IdempotencyConflictError(index, key as string);
             break;
           }
-          results.push({ ...seen.result, duplicate: true });
-          continue;
+          conflictOf = (uses[0] as KeyUse).result.log_id;
         }
         seq += 1;
         // The stored row is the hashed body with data and extra as their canonical JSON.
@@ -124,14 +138,17 @@ export class Planner {
           hash: '',
           signature: '',
           key_id: keyId,
+          idempotency_conflict_of: conflictOf,
         };
         row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson));
         rows.push(row);
         prevHash = row.hash;
-        const result: AppendedEvent = { log_id: row.log_id, seq, hash: row.hash, event_type: ev.event_type, created_at: createdAt, duplicate: false };
+        const result: AppendedEvent = { log_id: row.log_id, seq, hash: row.hash, event_type: ev.event_type, created_at: createdAt, duplicate: false, idempotency_conflict_of: conflictOf };
         results.push(result);
         if (key !== null) {
-          byKey.set(key, { event_type: ev.event_type, data: ev.dataJson, result });
+          const list = byKey.get(key);
+          if (list) list.push({ event_type: ev.event_type, data: ev.dataJson, result });
+          else byKey.set(key, [{ event_type: ev.event_type, data: ev.dataJson, result }]);
           keys.push(key);
         }
       }
@@ -139,7 +156,11 @@ export class Planner {
         // Undo this request's part; the rest of the group goes ahead.
         ({ seq, prevHash } = mark);
         rows.length = mark.rows;
-        for (const k of keys.splice(mark.keys)) byKey.delete(k);
+        for (const k of keys.splice(mark.keys).reverse()) {
+          const list = byKey.get(k) as KeyUse[];
+          list.pop();
+          if (list.length === 0) byKey.delete(k);
+        }
         outcomes.push(failure);
       } else {
         outcomes.push(results);
@@ -162,9 +183,10 @@ export class Planner {
     }
     const head: ChainHead = { lastSeq: seq, lastHash: prevHash, lastCreatedAt: rows.length > 0 ? createdAt : expect.lastCreatedAt };
     state.head = head;
-    for (const k of keys) inFlightKeys.set(k, byKey.get(k) as KeyUse);
+    const planKeys: Array<[string, KeyUse[]]> = [...new Set(keys)].map((k) => [k, byKey.get(k) as KeyUse[]]);
+    for (const [k, uses] of planKeys) inFlightKeys.set(k, uses);
 
-    const plan: Plan = { outcomes, keys, signed, write: { companyId, expect, rows, head, treeFirst, treeHashes } };
+    const plan: Plan = { outcomes, keys: planKeys, signed, write: { companyId, expect, rows, head, treeFirst, treeHashes } };
     const size = state.edge.size;
     const covered = state.latest?.tree_size ?? 0;
     if (size === covered) return plan;

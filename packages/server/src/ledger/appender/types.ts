@@ -37,8 +37,8 @@ export interface Plan {
   /** The write; its rows are signed once `signed` resolves (or, left unsigned, by the writer). */
   write: ChainWrite;
   signed: Promise<void>;
-  /** Idempotency keys this group uses first. */
-  keys: string[];
+  /** Idempotency keys this group adds a use of (an original or a conflict), with every use known once it commits. */
+  keys: Array<[string, KeyUse[]]>;
   /** When entries remain without a checkpoint: the clock time at which one is due. */
   checkpointDueAt?: number;
 }
@@ -46,8 +46,8 @@ export interface Plan {
 /** A company's appends on a store with a ChainWriter: the chain as this process built it, and the writes in flight. */
 export interface Pipeline {
   state?: ChainState;
-  /** Keys used by groups that are still committing. */
-  keys: Map<string, KeyUse>;
+  /** Keys used by groups that are still committing: every use of each, the original first. */
+  keys: Map<string, KeyUse[]>;
   inFlight: Set<Promise<void>>;
   /** A write failed: the writes built on it fail too; wait for them, then reload the state. */
   failed: boolean;
