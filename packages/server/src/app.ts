@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import swagger from '@fastify/swagger';
+import { completeDocument, EXTRA_SECURITY_SCHEMES } from './http/openapi.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -113,15 +114,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         version: VERSION,
         description:
           'Tamper-evident audit log ledger for AI agents. Every error is application/problem+json (RFC 9457) with a stable `code`.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'Access token from POST /api/v1/auth/login' },
           apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Company integration API key' },
           apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'The company integration API key (alk_…) sent as Authorization: Bearer, as agent SDKs do: accepted wherever X-API-Key is' },
+          ...EXTRA_SECURITY_SCHEMES,
         },
       },
     },
+    transformObject: (documents) => completeDocument((documents as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject) as never,
   });
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { url: `${API_PREFIX}/openapi.json` } });
 

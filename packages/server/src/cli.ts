@@ -9,6 +9,7 @@ import { rotateKeyCommand } from './ledger/rotate-command.js';
 import { flushLogs } from './logger.js';
 import { handleSignals, startService } from './server.js';
 import { openStore } from './store/open.js';
+import { openApiDocument } from './openapi-document.js';
 import { EmailTakenError } from './store/store.js';
 import { VERSION } from './version.js';
 import { defineVerify, VerifyExit } from '@audit-ledger/verify';
@@ -44,6 +45,13 @@ function program(): Command {
       handleSignals(service);
       service.app.log.info({ url: service.url, store: config.databaseUrl ? 'postgres' : 'sqlite', version: VERSION }, 'audit-ledger listening');
       throw new Exit(-1); // keep running
+    });
+
+  cli
+    .command('openapi')
+    .description('print the OpenAPI document (JSON) and exit; touches no database (the service is built on an empty in-memory one)')
+    .action(async () => {
+      process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
     });
 
   cli

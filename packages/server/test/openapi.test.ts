@@ -1,6 +1,17 @@
-// The OpenAPI document is generated from the route schemas and the docs page is served.
+// The OpenAPI document is generated from the route schemas and the docs page is served. The
+// committed docs/openapi.json is exactly what the service serves, and the SDK's types are exactly
+// what openapi-typescript makes of it (`npm run openapi` regenerates both); every operation has an
+// operationId, a description, explicit security and examples that match its own schemas.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+
+const ROOT = path.join(import.meta.dirname, '..', '..', '..');
 
 describe('OpenAPI document and API reference', () => {
   let t: TestApp;
@@ -14,15 +25,60 @@ describe('OpenAPI document and API reference', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKeyAuth', 'apiKeyBearer', 'bearerAuth']);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKeyAuth', 'apiKeyBearer', 'bearerAuth', 'metricsToken', 'operatorToken']);
     const paths = doc.paths as Record<string, Record<string, { security?: unknown; requestBody?: unknown; responses: Record<string, unknown> }>>;
     expect(Object.keys(paths).every((p) => p.startsWith('/api/v1/'))).toBe(true);
-    expect(paths['/api/v1/auth/login']?.post?.security).toBeUndefined();
+    expect(paths['/api/v1/auth/login']?.post?.security).toEqual([]);
     expect(paths['/api/v1/auth/login']?.post?.requestBody).toBeDefined();
     expect(paths['/api/v1/auth/api_keys']?.post?.security).toEqual([{ bearerAuth: [] }]);
     expect(paths['/api/v1/auth/me']?.get?.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }, { apiKeyBearer: [] }]);
     expect(Object.keys(paths['/api/v1/auth/api_keys']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '403', '409']));
     expect(paths['/api/v1/auth/api_keys/{id}']?.delete).toBeDefined();
+  });
+
+  it('is the committed docs/openapi.json, and the SDK types are generated from it (run `npm run openapi` after changing a route)', async () => {
+    const served = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const committed = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs', 'openapi.json'), 'utf8'));
+    expect(served, 'docs/openapi.json is stale: run npm run openapi').toEqual(committed);
+    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-types-')), 'api-types.ts');
+    execFileSync(path.join(ROOT, 'node_modules', '.bin', 'openapi-typescript'), [path.join(ROOT, 'docs', 'openapi.json'), '-o', out], { stdio: 'pipe' });
+    expect(fs.readFileSync(out, 'utf8'), 'packages/sdk/src/api-types.ts is stale: run npm run openapi').toBe(fs.readFileSync(path.join(ROOT, 'packages', 'sdk', 'src', 'api-types.ts'), 'utf8'));
+  });
+
+  it('gives every operation an operationId, a description, explicit security, and examples that match its schemas', async () => {
+    const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const ids = new Set<string>();
+    let examples = 0;
+    for (const [p, item] of Object.entries(doc.paths as Record<string, Record<string, Record<string, any>>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${p}`;
+        expect(op.operationId, where).toMatch(/^[a-z][A-Za-z]+$/);
+        expect(ids.has(op.operationId), `${where}: operationId repeats`).toBe(false);
+        ids.add(op.operationId);
+        expect(op.description?.length ?? 0, `${where}: description`).toBeGreaterThan(20);
+        expect(Array.isArray(op.security), `${where}: security`).toBe(true);
+        const checkExample = (media: Record<string, any> | undefined, what: string) => {
+          if (media?.example === undefined || media.schema === undefined) return;
+          examples++;
+          const validate = ajv.compile(media.schema);
+          expect(validate(media.example), `${where} ${what} example: ${ajv.errorsText(validate.errors)}`).toBe(true);
+        };
+        checkExample(op.requestBody?.content?.['application/json'], 'request');
+        for (const [status, r] of Object.entries(op.responses as Record<string, any>)) if (status.startsWith('2')) checkExample(r.content?.['application/json'], `response ${status}`);
+        const hasExample = Object.values(op.responses as Record<string, any>).some((r) => Object.values(r.content ?? {}).some((m: any) => m.example !== undefined));
+        expect(hasExample || op.responses['204'] !== undefined, `${where}: a response example`).toBe(true);
+      }
+    }
+    expect(ids.size).toBeGreaterThanOrEqual(45);
+    expect(examples).toBeGreaterThan(45);
+    expect(doc.paths['/api/v1/health'].get.security).toEqual([]);
+    expect(doc.paths['/api/v1/metrics'].get.security).toEqual([{}, { metricsToken: [] }]);
+    expect(doc.paths['/api/v1/integrity/keys/rotate'].post.security).toEqual([{ operatorToken: [] }]);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(Object.keys(doc.webhooks).sort()).toEqual(['api_key.created', 'api_key.revoked', 'forensics.anomaly_detected', 'hitl.rejected', 'integrity.verification_completed', 'integrity.violation_detected', 'webhook_endpoint.disabled']);
+    expect(doc.paths['/api/v1/logs'].post.requestBody.content['application/json'].schema.anyOf).toEqual([{ required: ['data'] }, { required: ['payload'] }]);
   });
 
   it('points GET / and GET /api/v1 to the docs', async () => {

@@ -59,6 +59,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
         config: ADMIN,
         schema: {
           tags: ['api keys'],
+          operationId: 'createApiKey',
           summary: 'Create the company integration API key',
           description: 'Only one key may be active per company: revoke the current key first, or get 409 active_key_exists.',
           body: CreateBody,
@@ -89,7 +90,9 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
         config: ADMIN,
         schema: {
           tags: ['api keys'],
+          operationId: 'listApiKeys',
           summary: "List the company's API keys (never the secrets)",
+          description: 'Every key of the company, active and revoked, with its prefix, rate limit and who created it. The secret is shown once, when the key is created, and never again.',
           response: { 200: Type.Object({ items: Type.Array(ApiKeyView) }), ...problemResponses(401, 403) },
         },
       },
@@ -102,6 +105,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
         config: ADMIN,
         schema: {
           tags: ['api keys'],
+          operationId: 'revokeApiKey',
           summary: 'Revoke an API key',
           description: 'Idempotent: revoking a revoked key answers 204 too. Another company\'s key is 404.',
           params: Type.Object({ id: Uuid }),

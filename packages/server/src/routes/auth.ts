@@ -52,6 +52,7 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['auth'],
+          operationId: 'login',
           summary: 'Exchange email and password for an access token',
           description: `After ${MAX_FAILED_LOGINS_PER_MINUTE} failed attempts for one email within a minute, further attempts get 429 until the minute is over.`,
           body: LoginBody,
@@ -97,7 +98,9 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         config: USER,
         schema: {
           tags: ['auth'],
+          operationId: 'logout',
           summary: 'Revoke the access token used for this request',
+          description: 'Ends the session of the bearer token sent: the token stops working at once. API keys are revoked with DELETE /auth/api_keys/{id}.',
           response: { 204: Type.Null(), ...problemResponses(401, 403) },
         },
       },
@@ -114,7 +117,9 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         config: ANY_CREDENTIAL,
         schema: {
           tags: ['auth'],
+          operationId: 'getMe',
           summary: 'The calling user or API key, and its company',
+          description: 'Who the credential belongs to: the user (with role) or the API key, and the company. Flat `company_id`, `user_id`, `email` and `is_admin` are there too, for agent SDKs that read them (null where an API key is the caller).',
           response: { 200: MeResponse, ...problemResponses(401, 429) },
         },
       },

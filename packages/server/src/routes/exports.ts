@@ -45,6 +45,7 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['exports'],
+          operationId: 'exportLogs',
           summary: 'Stream every matching entry, in seq order, as JSON Lines or CSV',
           description:
             'All ledger fields of each entry. JSON Lines (`application/x-ndjson`) is the verifiable form: `audit-ledger verify-bundle FILE --checkpoint CHECKPOINT` checks a complete export against a checkpoint. CSV has a header row, `data` and `extra` as JSON text, an empty field for null and `""` for an empty string; a text cell that a spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or carriage return) gets a leading apostrophe. CSV is for reading; JSON Lines holds the values exactly as stored. Streamed in constant memory; no size limit.',
@@ -80,6 +81,7 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['exports'],
+          operationId: 'getEvidenceBundle',
           summary: "Evidence bundle: a trace's entries (or a seq range) with inclusion proofs to one signed checkpoint",
           description: `Give trace_id, or from_seq and to_seq (inclusive). At most ${MAX_EVIDENCE_ENTRIES} entries. Entries newer than the latest checkpoint are left out and counted in entries_after_checkpoint. Verify offline with \`audit-ledger verify-bundle FILE --public-key KEY\`; the format is in docs/ledger-format.md.`,
           querystring: EvidenceQuery,

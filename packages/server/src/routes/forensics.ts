@@ -86,7 +86,9 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['forensics'],
+          operationId: 'createReplay',
           summary: 'Create a replay session for a trace, pinned to the ledger as it is now',
+          description: 'A replay session pins a trace at its current size, so its answers (timeline, causal graph, staleness, root cause) stay the same when more events arrive. 404 when the trace has no events.',
           body: Type.Object(
             {
               trace_id: Uuid,
@@ -109,7 +111,9 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['forensics'],
+          operationId: 'listReplays',
           summary: 'Replay sessions, newest first',
+          description: 'The company\'s replay sessions, newest first, with cursor pagination; filter by trace_id.',
           querystring: Type.Object(
             {
               trace_id: Type.Optional(Uuid),
@@ -137,7 +141,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
       '/forensics/replays/:replay_session_id',
       {
         config: READ,
-        schema: { tags: ['forensics'], summary: 'One replay session', params: SessionParams, response: { 200: Session, ...problemResponses(400, 401, 404, 429) } },
+        schema: { tags: ['forensics'], operationId: 'getReplay', description: 'The session: its trace, the number of events it covers, who created it and its metadata.', summary: 'One replay session', params: SessionParams, response: { 200: Session, ...problemResponses(400, 401, 404, 429) } },
       },
       async (request) => ctx.forensics.view(await sessionOr404(principalOf(request).companyId, request.params.replay_session_id)),
     );
@@ -148,6 +152,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['forensics'],
+          operationId: 'getReplayTimeline',
           summary: "The session's events in event-time order, then seq, each with its integrity",
           description: "Event time is the client's `timestamp` when it sent a valid one, else the server's `created_at` (`timestamp_source` says which).",
           params: SessionParams,
@@ -185,6 +190,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['forensics'],
+          operationId: 'getReplayCausalGraph',
           summary: 'The causal graph: events and the context sources they read, with typed edges',
           description:
             'Edge types: caused_by (effect → cause), reads (event → source), decided_on (decision → input), denied_by (denied event → denial), reviewed_by (decision → review). Cycles among caused_by edges and references that name nothing in the trace are listed, never followed. `?format=mermaid` gives a Mermaid flowchart of the same graph as text/plain.',
@@ -218,6 +224,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['forensics'],
+          operationId: 'getReplayStaleness',
           summary: 'How old each context source was when a later decision or action used it',
           description: 'fresh: age ≤ max age; stale: up to 3× max age; critical: beyond; unknown: no max age declared or configured (STALENESS_MAX_AGE_SECONDS). The overall rating is the worst finding (unknown when there is none).',
           params: SessionParams,
@@ -256,6 +263,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['forensics'],
+          operationId: 'getReplayRootCause',
           summary: 'The most likely root cause, with its evidence and the other findings ranked',
           description:
             'Outcome first: the trace’s outcome is read from its events; detected is true only when it is bad (rejected, failed, denied and abandoned, a denied action run anyway, context used past its max age, or tampered). Then the answer walks back from the outcome along the causal graph to the earliest anomaly on its ancestry, judged when the dependent decision was made. Types: STALE_CONTEXT, POLICY_DENIAL, POLICY_VIOLATION, TOOL_ERROR, HUMAN_REJECTION, AGENT_FAILURE, INTEGRITY_FAILURE, and NONE (detected false; confidence is then how sure the answer is that nothing went wrong). Rules and confidence: docs/forensics.md.',

@@ -77,7 +77,7 @@ export function healthRoutes(ctx: HealthServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/health',
-      { schema: { tags: ['operations'], summary: 'Service health and each dependency', response: { 200: Health, 503: Health } } },
+      { schema: { tags: ['operations'], operationId: 'getHealth', description: 'Every check (database with its latency, signing key, migrations, rate-limit store) and the overall status. No credential needed, and no company data shown.', summary: 'Service health and each dependency', response: { 200: Health, 503: Health } } },
       async (_request, reply) => {
         const { ready, body } = await check();
         return reply.code(ready ? 200 : 503).send(body);
@@ -85,7 +85,7 @@ export function healthRoutes(ctx: HealthServices): FastifyPluginAsyncTypebox {
     );
     app.get(
       '/health/live',
-      { schema: { tags: ['operations'], summary: 'Liveness: 200 while the process can answer', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+      { schema: { tags: ['operations'], operationId: 'getLiveness', description: 'For orchestrator liveness probes: answers 200 as long as the process runs its event loop, whatever its dependencies do.', summary: 'Liveness: 200 while the process can answer', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
       async () => ({ status: 'ok' as const }),
     );
     app.get(
@@ -93,7 +93,9 @@ export function healthRoutes(ctx: HealthServices): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['operations'],
+          operationId: 'getReadiness',
           summary: 'Readiness: 200 when the store answers, migrations are current and the signing key is loaded; otherwise 503 with the checks',
+          description: 'For orchestrator readiness probes and container health checks: 200 when the database answers, the schema is at the expected migration and a signing key is loaded; 503 otherwise.',
           response: { 200: Health, 503: Health },
         },
       },

@@ -33,6 +33,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['hitl'],
+          operationId: 'rejectDecision',
           summary: "Record a human reviewer's rejection of an agent decision",
           description:
             'Appended to the ledger as a `hitl.rejected` entry (201 means committed). Without trace_id, the rejection joins the trace of the `decision.made` event whose data.decision_id matches, when there is one.',
@@ -62,7 +63,9 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['hitl'],
+          operationId: 'listOverrides',
           summary: 'Recorded rejections, newest first',
+          description: 'Human review rejections recorded with POST /hitl/reject, newest first; filter by decision_id or trace_id.',
           querystring: Type.Object(
             {
               decision_id: Type.Optional(Uuid),

@@ -88,6 +88,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['integrity'],
+          operationId: 'getIntegrityStatus',
           summary: "The company's chain: head, latest checkpoint, and how much of it the verifier has checked",
           description:
             'chain_status: `verifying` while a full verification runs, `broken` when a verification found violations, `unverified` before the first verification, otherwise `valid`. The background verifier checks newly checkpointed entries every INTEGRITY_VERIFY_INTERVAL_SECONDS.',
@@ -118,6 +119,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         },
         schema: {
           tags: ['integrity'],
+          operationId: 'startVerification',
           summary: 'Start a full verification of the chain (one at a time per company)',
           description:
             'Verifies every entry up to the latest checkpoint: hashes, links, the whole Merkle tree and every checkpoint signature. With `entry_signatures: true` it also checks every entry signature (about 60 µs each). Poll GET /integrity/jobs/{job_id}; the result becomes GET /integrity/report.',
@@ -138,7 +140,9 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['integrity'],
+          operationId: 'getVerificationJob',
           summary: 'A full verification job and, once finished, its report',
+          description: 'Poll this after POST /integrity/verify: status is queued, running, completed or failed, with progress while running and the full report (chain status, violations, tree root check) once completed.',
           params: Type.Object({ job_id: Uuid }),
           response: { 200: JobSchema, ...problemResponses(400, 401, 404, 429) },
         },
@@ -156,7 +160,9 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['integrity'],
+          operationId: 'getIntegrityReport',
           summary: 'The latest completed full verification report',
+          description: 'The report of the most recent completed full verification: entries checked, chain status, every violation found (with seq and log_id) and whether the rebuilt tree matched the latest checkpoint. 404 before the first one completes.',
           response: { 200: ReportSchema, ...problemResponses(401, 404, 429) },
         },
       },
@@ -176,6 +182,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['integrity'],
+          operationId: 'getCheckpoint',
           summary: "The company's latest signed checkpoint, or the one at tree_size",
           description:
             'JSON by default; with `Accept: text/plain` the signed note itself. Keep the checkpoints you receive: any later one must be consistent with them (GET /integrity/consistency).',
@@ -200,6 +207,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: {
           tags: ['integrity'],
+          operationId: 'getConsistencyProof',
           summary: 'Consistency proof between two tree sizes (RFC 9162 §2.1.4)',
           description: 'Proves the tree of size `second` extends the tree of size `first`. Both must be at most the latest checkpoint\'s size.',
           querystring: Type.Object({ first: Type.Integer({ minimum: 1 }), second: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),

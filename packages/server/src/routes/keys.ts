@@ -45,6 +45,7 @@ export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['integrity'],
+          operationId: 'listSigningKeys',
           summary: 'Public keys that sign ledger entries, current and retired, and the statements that endorse each new key',
           description: 'Public, so anyone can verify signatures without an account. An auditor who pinned the first key follows `transitions` to the current one.',
           response: { 200: Type.Object({ items: Type.Array(KeyView), transitions: Type.Array(KeyTransitionView) }), ...problemResponses(400) },
@@ -61,6 +62,7 @@ export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['integrity'],
+          operationId: 'rotateSigningKey',
           summary: 'Rotate the signing key, online (operator)',
           description:
             'Needs `Authorization: Bearer <LEDGER_OPERATOR_TOKEN>`. Makes a new key active for every process on the store at once: no entry or checkpoint is committed under the old key after this answers. The old key endorses the new one in a signed statement, listed by GET /integrity/keys and carried in evidence bundles.',

@@ -155,6 +155,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         config: INGEST,
         schema: {
           tags: ['logs'],
+          operationId: 'appendLog',
           summary: 'Append one audit event',
           description: 'A 200 means the entry is committed. Send `Idempotency-Key` to make retries safe.',
           headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
@@ -198,6 +199,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         config: INGEST,
         schema: {
           tags: ['logs'],
+          operationId: 'appendLogBatch',
           summary: 'Append many audit events, all or nothing',
           description: 'One invalid item rejects the whole batch (400 naming the item index and field) and nothing is appended.',
           body: BatchBody,
@@ -234,7 +236,9 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['logs'],
+          operationId: 'listLogs',
           summary: 'List entries, filtered, with cursor pagination',
+          description: 'Entries of the company in seq order (or newest first with order=desc), filtered by trace, session, event type, source and created_at range. Pass next_cursor back as cursor for the next page; it is null on the last page.',
           querystring: ListQuery,
           response: { 200: Type.Object({ items: Type.Array(EntryView), next_cursor: NullableString }), ...problemResponses(400, 401, 429) },
         },
@@ -263,7 +267,9 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['logs'],
+          operationId: 'getLog',
           summary: 'One stored entry with its hash, link and signature',
+          description: 'The entry exactly as stored and hashed (docs/ledger-format.md), with hash, prev_hash, signature and key_id, so a client can check it on its own (the SDK\'s verifyReceipt). Another company\'s log_id is answered 404.',
           params: Type.Object({ log_id: Uuid }),
           response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
         },
@@ -277,7 +283,9 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['logs'],
+          operationId: 'verifyLog',
           summary: "Check one entry's hash, its links to both neighbours, and its signature",
+          description: 'The service recomputes the entry\'s hash, checks prev_hash against the entry before it and the next entry\'s link to it, verifies the Ed25519 signature, and proves the entry\'s inclusion in the latest signed checkpoint. `problems` lists what failed.',
           params: Type.Object({ log_id: Uuid }),
           response: { 200: VerifyResult, ...problemResponses(400, 401, 404, 429) },
         },
@@ -295,6 +303,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['logs'],
+          operationId: 'getInclusionProof',
           summary: 'Inclusion proof of one entry in a signed tree (RFC 9162 §2.1.3)',
           description:
             'tree_size defaults to the latest checkpoint. The leaf is SHA-256(0x00 ‖ entry hash bytes); check the proof against the root of a checkpoint you hold for that size.',

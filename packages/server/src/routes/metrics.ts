@@ -18,6 +18,7 @@ export function metricsRoutes(ctx: MetricsServices): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['operations'],
+          operationId: 'getMetrics',
           summary: 'Prometheus metrics (text exposition format)',
           description: 'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; otherwise served to loopback clients only.',
           produces: ['text/plain'],

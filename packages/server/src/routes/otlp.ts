@@ -95,6 +95,7 @@ export function otlpRoutes(ctx: OtlpServices): FastifyPluginAsyncTypebox {
         config: INGEST,
         schema: {
           tags: ['otlp'],
+          operationId: 'exportOtlpTraces',
           summary: 'OTLP/HTTP trace export: each span becomes a ledger entry',
           description:
             'Point an OpenTelemetry OTLP/HTTP exporter here (OTEL_EXPORTER_OTLP_ENDPOINT=<base>/api/v1/otlp). GenAI semantic-convention spans map to the event vocabulary (docs/integrations.md). A 200 means every accepted span is committed; refused spans are counted in partialSuccess.',
@@ -117,6 +118,7 @@ export function otlpRoutes(ctx: OtlpServices): FastifyPluginAsyncTypebox {
         config: INGEST,
         schema: {
           tags: ['otlp'],
+          operationId: 'exportOtlpLogs',
           summary: 'OTLP/HTTP log export: each log record becomes a ledger entry',
           description:
             'Point an OpenTelemetry OTLP/HTTP log exporter here. A record names its span (span_id becomes the entry\'s parent_span_id); its event name, or the attribute audit_ledger.event_type, becomes the event type. Refused records are counted in partialSuccess.',

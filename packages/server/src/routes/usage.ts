@@ -24,6 +24,7 @@ export function usageRoutes(ctx: UsageServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['operations'],
+          operationId: 'getUsage',
           summary: "The company's usage per day and per API key, storage, and rate limit",
           description:
             'from and to are UTC days (YYYY-MM-DD), inclusive; default the last 30 days. Counts are kept in memory and written every 10 s; this process writes its own first, so they are exact here, and other processes on the same database add theirs within 10 s.',

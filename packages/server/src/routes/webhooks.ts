@@ -68,7 +68,9 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['webhooks'],
+          operationId: 'listWebhookEvents',
           summary: "The company's events, newest first",
+          description: 'Events recorded for the company (whether or not an endpoint subscribes to them), newest first: the same payloads webhooks deliver.',
           querystring: Type.Object(
             {
               type: Type.Optional(EventTypeSchema),
@@ -107,6 +109,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         config: ADMIN,
         schema: {
           tags: ['webhooks'],
+          operationId: 'createWebhookEndpoint',
           summary: 'Subscribe a URL to event types; the signing secret is shown once',
           description: 'URLs must be http(s) and resolve to public addresses (unless WEBHOOK_ALLOW_PRIVATE=true). Deliveries follow Standard Webhooks.',
           body: Type.Object(
@@ -140,13 +143,13 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
 
     app.get(
       '/webhooks/endpoints',
-      { config: ADMIN, schema: { tags: ['webhooks'], summary: "The company's endpoints (without secrets)", response: { 200: Type.Object({ items: Type.Array(Endpoint) }), ...problemResponses(401, 403, 429) } } },
+      { config: ADMIN, schema: { tags: ['webhooks'], operationId: 'listWebhookEndpoints', description: 'Every webhook endpoint of the company with its URL, event types and state; secrets are never shown again after creation or rotation.', summary: "The company's endpoints (without secrets)", response: { 200: Type.Object({ items: Type.Array(Endpoint) }), ...problemResponses(401, 403, 429) } } },
       async (request) => ({ items: (await ctx.webhookStore.listEndpoints(principalOf(request).companyId)).map(view) }),
     );
 
     app.get(
       '/webhooks/endpoints/:id',
-      { config: ADMIN, schema: { tags: ['webhooks'], summary: 'One endpoint', params: Type.Object({ id: Uuid }), response: { 200: Endpoint, ...problemResponses(400, 401, 403, 404, 429) } } },
+      { config: ADMIN, schema: { tags: ['webhooks'], operationId: 'getWebhookEndpoint', description: 'One webhook endpoint of the company, without its secret.', summary: 'One endpoint', params: Type.Object({ id: Uuid }), response: { 200: Endpoint, ...problemResponses(400, 401, 403, 404, 429) } } },
       async (request) => view(await endpointOr404(principalOf(request).companyId, request.params.id)),
     );
 
@@ -156,6 +159,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         config: ADMIN,
         schema: {
           tags: ['webhooks'],
+          operationId: 'updateWebhookEndpoint',
           summary: 'Change an endpoint: URL, event types, description, enabled; or rotate its secret',
           description: 'Re-enabling clears disabled_reason. With rotate_secret: true the answer carries the new secret, shown once; the old one stops signing at once.',
           params: Type.Object({ id: Uuid }),
@@ -195,7 +199,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
       '/webhooks/endpoints/:id',
       {
         config: ADMIN,
-        schema: { tags: ['webhooks'], summary: 'Delete an endpoint; its pending deliveries are given up', params: Type.Object({ id: Uuid }), response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404, 429) } },
+        schema: { tags: ['webhooks'], operationId: 'deleteWebhookEndpoint', description: 'Removes the endpoint; deliveries still pending for it are given up. Recorded events stay.', summary: 'Delete an endpoint; its pending deliveries are given up', params: Type.Object({ id: Uuid }), response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404, 429) } },
       },
       async (request, reply) => {
         if (!(await ctx.webhookStore.deleteEndpoint(principalOf(request).companyId, request.params.id, iso(ctx.clock())))) {
@@ -211,7 +215,9 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: {
           tags: ['webhooks'],
+          operationId: 'listWebhookDeliveries',
           summary: 'Delivery attempts to an endpoint, newest first',
+          description: 'Each delivery to the endpoint with its status, attempts, last response status and next retry time, newest first.',
           params: Type.Object({ id: Uuid }),
           querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }), cursor: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
           response: {

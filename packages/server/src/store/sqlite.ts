@@ -16,7 +16,6 @@ const UNIQUE_INDEX_BY_COLUMNS: Record<string, string> = {
   'access_tokens.token_hash': 'access_tokens_hash_uq',
   'companies.name': 'companies_name_key',
   'log_entries.company_id, log_entries.seq': 'log_entries_pk',
-  'log_entries.company_id, log_entries.idempotency_key': 'log_entries_idempotency_uq',
   'merkle_hashes.company_id, merkle_hashes.idx': 'merkle_hashes_pk',
   'checkpoints.company_id, checkpoints.tree_size': 'checkpoints_pk',
   'verification_jobs.company_id': 'verification_jobs_one_open_uq',
@@ -24,8 +23,10 @@ const UNIQUE_INDEX_BY_COLUMNS: Record<string, string> = {
 
 function uniqueViolation(err: unknown): string | undefined {
   if (!(err instanceof SQLite.SqliteError) || !err.code.startsWith('SQLITE_CONSTRAINT')) return undefined;
-  const m = /UNIQUE constraint failed: (.+)$/.exec(err.message);
-  return m?.[1] ? (UNIQUE_INDEX_BY_COLUMNS[m[1]] ?? m[1]) : undefined;
+  const m = /UNIQUE constraint failed: (?:index '([^']+)'|(.+))$/.exec(err.message);
+  // An index on an expression is named by SQLite itself.
+  if (m?.[1]) return m[1];
+  return m?.[2] ? (UNIQUE_INDEX_BY_COLUMNS[m[2]] ?? m[2]) : undefined;
 }
 
 /**

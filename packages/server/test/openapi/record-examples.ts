@@ -1,0 +1,148 @@
+// Records the OpenAPI document's examples from a real run: a small company uses every operation
+// once, through the real app on a real (temporary SQLite) store, and each operation's request
+// and answer are written to src/http/openapi-examples.ts. So the examples are real answers of
+// this code, never hand-written filler; test/openapi.test.ts checks each against its schema.
+// Run with `npm run openapi` (which then writes docs/openapi.json and the SDK's types).
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestApp } from '../helpers/app.js';
+
+type Json = unknown;
+const examples: Record<string, { request?: Json; response?: Json; status: number }> = {};
+
+/** Keeps examples short: arrays to their first two items, long strings (notes, PEMs) as they are. */
+function trim(v: Json): Json {
+  if (Array.isArray(v)) return v.slice(0, 2).map(trim);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, trim(x)]));
+  return v;
+}
+
+async function main() {
+  const t = await startTestApp('sqlite', { env: { LEDGER_OPERATOR_TOKEN: 'operator-token-from-the-secret-store', CHECKPOINT_INTERVAL_MS: '0' }, resolveHost: async () => [{ address: '93.184.215.14', family: 4 }] });
+  const call = async (operationId: string, method: string, url: string, opts: { headers?: Record<string, string>; payload?: Json } = {}) => {
+    const res = await t.inject({ method: method as 'GET', url, headers: opts.headers ?? {}, ...(opts.payload !== undefined ? { payload: opts.payload as object } : {}) });
+    if (res.statusCode >= 300) throw new Error(`${operationId}: ${res.statusCode} ${res.body}`);
+    const type = String(res.headers['content-type'] ?? '');
+    const response = type.startsWith('application/json') ? res.json() : res.body;
+    examples[operationId] = { status: res.statusCode, ...(opts.payload !== undefined ? { request: opts.payload } : {}), ...(res.body !== '' ? { response: trim(response) } : {}) };
+    return res;
+  };
+  try {
+    const acct = await t.newAccount({ company: 'Acme Capital' });
+    const login = await call('login', 'POST', '/api/v1/auth/login', { payload: { email: acct.email, password: acct.password } });
+    const user = { authorization: `Bearer ${login.json().access_token}` };
+    await call('getMe', 'GET', '/api/v1/auth/me', { headers: user });
+    const key = await call('createApiKey', 'POST', '/api/v1/auth/api_keys', { headers: user, payload: { name: 'trading-agents-prod', rate_limit_per_minute: 6000 } });
+    const api = { 'x-api-key': key.json().key as string };
+    await call('listApiKeys', 'GET', '/api/v1/auth/api_keys', { headers: user });
+
+    const trace = randomUUID();
+    const decisionId = randomUUID();
+    const single = await call('appendLog', 'POST', '/api/v1/logs', {
+      headers: api,
+      payload: { event_type: 'context.retrieved', trace_id: trace, agent_id: 'equities-trader', source: 'trading-runtime', timestamp: '2026-03-01T09:20:31.000Z', data: { source_id: 'feed:NASDAQ:ACME', source_type: 'market_feed', as_of: '2026-03-01T09:20:01.000Z', max_age_seconds: 30 }, event_id: 'read-1' },
+    });
+    await call('appendLogBatch', 'POST', '/api/v1/logs/batch', {
+      headers: api,
+      payload: {
+        logs: [
+          { event_type: 'decision.made', trace_id: trace, agent_id: 'equities-trader', timestamp: '2026-03-01T09:21:15.000Z', parent_event_id: 'read-1', data: { decision_id: decisionId, decision: 'buy', symbol: 'ACME', quantity: 100, inputs: ['read-1'] }, idempotency_key: `decision-${decisionId}` },
+          { event_type: 'action.executed', trace_id: trace, agent_id: 'equities-trader', timestamp: '2026-03-01T09:21:16.000Z', data: { action: 'place_order', tool: 'broker-api', order_id: 'ord-55120' } },
+        ],
+      },
+    });
+    const logId = single.json().log_id as string;
+    await call('listLogs', 'GET', `/api/v1/logs?trace_id=${trace}&limit=2`, { headers: api });
+    await call('getLog', 'GET', `/api/v1/logs/${logId}`, { headers: api });
+    await call('verifyLog', 'GET', `/api/v1/logs/${logId}/verify`, { headers: api });
+    await call('getInclusionProof', 'GET', `/api/v1/logs/${logId}/proof`, { headers: api });
+    await call('exportOtlpTraces', 'POST', '/api/v1/otlp/v1/traces', {
+      headers: api,
+      payload: {
+        resourceSpans: [{
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'equities-trader' } }] },
+          scopeSpans: [{ scope: { name: 'agent-runtime', version: '1.4.0' }, spans: [{
+            traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', parentSpanId: '53995c3f42cd8ad8', name: 'execute_tool crm_search', kind: 3,
+            startTimeUnixNano: '1772356803000000000', endTimeUnixNano: '1772356804000000000',
+            attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'execute_tool' } }, { key: 'gen_ai.tool.name', value: { stringValue: 'crm_search' } }],
+            status: { code: 2, message: 'timeout after 10000 ms' },
+          }] }],
+        }],
+      },
+    });
+    await call('exportOtlpLogs', 'POST', '/api/v1/otlp/v1/logs', {
+      headers: api,
+      payload: { resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'equities-trader' } }] }, scopeLogs: [{ scope: { name: 'agent-runtime' }, logRecords: [{
+        timeUnixNano: '1772356875000000000', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', eventName: 'policy.evaluated', severityNumber: 9,
+        body: { stringValue: 'order-limit allows 100 ACME' },
+        attributes: [{ key: 'audit_ledger.data.policy_id', value: { stringValue: 'order-limit' } }, { key: 'audit_ledger.data.result', value: { stringValue: 'allow' } }],
+      }] }] }] },
+    });
+
+    await call('getIntegrityStatus', 'GET', '/api/v1/integrity/status', { headers: api });
+    const job = await call('startVerification', 'POST', '/api/v1/integrity/verify', { headers: user });
+    // Let the job run, then read it and its report.
+    for (let i = 0; i < 200; i++) {
+      const r = await t.inject({ method: 'GET', url: `/api/v1/integrity/jobs/${job.json().job_id}`, headers: user });
+      if (['completed', 'failed'].includes(r.json().status)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await call('getVerificationJob', 'GET', `/api/v1/integrity/jobs/${job.json().job_id}`, { headers: user });
+    await call('getIntegrityReport', 'GET', '/api/v1/integrity/report', { headers: user });
+    await call('getCheckpoint', 'GET', '/api/v1/integrity/checkpoint', { headers: api });
+    await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: { event_type: 'agent.completed', trace_id: trace, data: { status: 'succeeded' } } });
+    await call('getConsistencyProof', 'GET', '/api/v1/integrity/consistency?first=3&second=6', { headers: api });
+    await call('listSigningKeys', 'GET', '/api/v1/integrity/keys', { headers: api });
+    await call('exportLogs', 'GET', `/api/v1/exports/logs?format=jsonl&trace_id=${trace}`, { headers: api });
+    await call('getEvidenceBundle', 'GET', `/api/v1/exports/evidence?trace_id=${trace}`, { headers: api });
+
+    const replay = await call('createReplay', 'POST', '/api/v1/forensics/replays', { headers: api, payload: { trace_id: trace, metadata: { ticket: 'INC-2291' } } });
+    const rid = replay.json().id as string;
+    await call('listReplays', 'GET', '/api/v1/forensics/replays?limit=2', { headers: api });
+    await call('getReplay', 'GET', `/api/v1/forensics/replays/${rid}`, { headers: api });
+    for (const [op, p] of [['getReplayTimeline', 'timeline'], ['getReplayCausalGraph', 'causal-graph'], ['getReplayStaleness', 'staleness'], ['getReplayRootCause', 'root-cause']] as const) {
+      await call(op, 'GET', `/api/v1/forensics/replays/${rid}/${p}`, { headers: api });
+    }
+    await call('rejectDecision', 'POST', '/api/v1/hitl/reject', { headers: user, payload: { reviewer: 'maria.gonzalez@acme.example', rejection_reason: 'Order placed on a market feed 74 s old; the desk limit is 30 s', decision_id: decisionId } });
+    await call('listOverrides', 'GET', `/api/v1/hitl/overrides?trace_id=${trace}`, { headers: user });
+
+    await call('getHealth', 'GET', '/api/v1/health');
+    await call('getLiveness', 'GET', '/api/v1/health/live');
+    await call('getReadiness', 'GET', '/api/v1/health/ready');
+    await call('getMetrics', 'GET', '/api/v1/metrics');
+    const metrics = examples.getMetrics as { response: string };
+    metrics.response = metrics.response.split('\n').filter((l) => l.includes('audit_ledger_events_appended_total')).join('\n');
+    await call('getUsage', 'GET', '/api/v1/usage', { headers: user });
+
+    const endpoint = await call('createWebhookEndpoint', 'POST', '/api/v1/webhooks/endpoints', {
+      headers: user,
+      payload: { url: 'https://hooks.acme.example/audit-ledger', event_types: ['integrity.violation_detected', 'hitl.rejected'], description: 'SOC on-call' },
+    });
+    const eid = endpoint.json().id as string;
+    await call('listWebhookEndpoints', 'GET', '/api/v1/webhooks/endpoints', { headers: user });
+    await call('getWebhookEndpoint', 'GET', `/api/v1/webhooks/endpoints/${eid}`, { headers: user });
+    await call('updateWebhookEndpoint', 'PATCH', `/api/v1/webhooks/endpoints/${eid}`, { headers: user, payload: { event_types: ['integrity.violation_detected', 'hitl.rejected', 'forensics.anomaly_detected'] } });
+    await call('listWebhookDeliveries', 'GET', `/api/v1/webhooks/endpoints/${eid}/deliveries`, { headers: user });
+    await call('listWebhookEvents', 'GET', '/api/v1/webhooks/events?limit=2', { headers: user });
+    await call('deleteWebhookEndpoint', 'DELETE', `/api/v1/webhooks/endpoints/${eid}`, { headers: user });
+
+    await call('rotateSigningKey', 'POST', '/api/v1/integrity/keys/rotate', { headers: { authorization: 'Bearer operator-token-from-the-secret-store' } });
+    const key2 = key.json().id as string;
+    await call('revokeApiKey', 'DELETE', `/api/v1/auth/api_keys/${key2}`, { headers: user });
+    await call('logout', 'POST', '/api/v1/auth/logout', { headers: user });
+  } finally {
+    await t.close();
+  }
+  const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
+  const out = path.join(import.meta.dirname, '..', '..', 'src', 'http', 'openapi-examples.ts');
+  fs.writeFileSync(
+    out,
+    `// Generated by test/openapi/record-examples.ts (npm run openapi) from a real run of every operation: do not edit.\n` +
+      `// Each operation's request body and answer, put into the OpenAPI document by http/openapi.ts.\n` +
+      `export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unknown; response?: unknown }> = ${JSON.stringify(sorted, null, 2)};\n`,
+  );
+  console.log(`wrote ${Object.keys(sorted).length} operations' examples to ${path.relative(process.cwd(), out)}`);
+}
+
+await main();
