@@ -49,9 +49,20 @@ describe('OpenAPI document and API reference', () => {
     const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats.default(ajv);
+    interface Media {
+      schema?: object;
+      example?: unknown;
+    }
+    interface Op {
+      operationId: string;
+      description?: string;
+      security?: unknown;
+      requestBody?: { content?: Record<string, Media> };
+      responses: Record<string, { content?: Record<string, Media> }>;
+    }
     const ids = new Set<string>();
     let examples = 0;
-    for (const [p, item] of Object.entries(doc.paths as Record<string, Record<string, Record<string, any>>>)) {
+    for (const [p, item] of Object.entries(doc.paths as Record<string, Record<string, Op>>)) {
       for (const [method, op] of Object.entries(item)) {
         const where = `${method.toUpperCase()} ${p}`;
         expect(op.operationId, where).toMatch(/^[a-z][A-Za-z]+$/);
@@ -59,15 +70,15 @@ describe('OpenAPI document and API reference', () => {
         ids.add(op.operationId);
         expect(op.description?.length ?? 0, `${where}: description`).toBeGreaterThan(20);
         expect(Array.isArray(op.security), `${where}: security`).toBe(true);
-        const checkExample = (media: Record<string, any> | undefined, what: string) => {
+        const checkExample = (media: Media | undefined, what: string) => {
           if (media?.example === undefined || media.schema === undefined) return;
           examples++;
           const validate = ajv.compile(media.schema);
           expect(validate(media.example), `${where} ${what} example: ${ajv.errorsText(validate.errors)}`).toBe(true);
         };
         checkExample(op.requestBody?.content?.['application/json'], 'request');
-        for (const [status, r] of Object.entries(op.responses as Record<string, any>)) if (status.startsWith('2')) checkExample(r.content?.['application/json'], `response ${status}`);
-        const hasExample = Object.values(op.responses as Record<string, any>).some((r) => Object.values(r.content ?? {}).some((m: any) => m.example !== undefined));
+        for (const [status, r] of Object.entries(op.responses)) if (status.startsWith('2')) checkExample(r.content?.['application/json'], `response ${status}`);
+        const hasExample = Object.values(op.responses).some((r) => Object.values(r.content ?? {}).some((m) => m.example !== undefined));
         expect(hasExample || op.responses['204'] !== undefined, `${where}: a response example`).toBe(true);
       }
     }
