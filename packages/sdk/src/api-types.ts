@@ -5431,7 +5431,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The bundle (docs/ledger-format.md, "Evidence bundle") */
+            /** @description The bundle (docs/ledger-format.md, "Evidence bundles") */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5562,7 +5562,80 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        [key: string]: unknown;
+                        /** @enum {string} */
+                        format: "audit-ledger/evidence-bundle/v1";
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        company_id: string;
+                        /** Format: date-time */
+                        generated_at: string;
+                        selection: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            trace_id: string;
+                        } | {
+                            from_seq: number;
+                            to_seq: number;
+                        };
+                        /** @description A signed checkpoint (C2SP tlog-checkpoint) */
+                        checkpoint: {
+                            /** @description `<LEDGER_ORIGIN>/<company_id>` */
+                            origin: string;
+                            /** @description Number of entries the tree covers (seq 0 … tree_size − 1) */
+                            tree_size: number;
+                            /** @description RFC 6962 root, lowercase hex (base64 inside the note) */
+                            root_hash: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            /** @description The signing key, as listed by /integrity/keys */
+                            key_id: string;
+                            /** @description The C2SP signed note, exactly as signed */
+                            note: string;
+                        };
+                        public_keys: ({
+                            key_id: string;
+                            algorithm: string;
+                            public_key: string;
+                            note_verifier_key: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        key_transitions: ({
+                            old_key_id: string;
+                            new_key_id: string;
+                            statement: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description Matching entries newer than the checkpoint, left out: nothing signed covers them yet */
+                        entries_after_checkpoint: number;
+                        entries: {
+                            /** @description The entry: its hashed fields, hash, signature and key_id (docs/ledger-format.md) */
+                            entry: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID
+                                 */
+                                log_id: string;
+                                seq: number;
+                                event_type: string;
+                                hash: string;
+                                prev_hash: string;
+                                signature: string;
+                                key_id: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            inclusion_proof: {
+                                leaf_index: number;
+                                tree_size: number;
+                                proof: string[];
+                            };
+                        }[];
                     };
                 };
             };

@@ -5,6 +5,7 @@
 // key derived from that id and its content, so a retried batch never appends twice and two
 // different events never share a key. fetch-based: Node, browsers, Deno and Bun.
 import { canonicalJson, type JsonObject, sha256Hex } from '@audit-ledger/core';
+import type { CausalGraph, EntryCheck, EntryPage, EvidenceBundle, HitlRejection, HitlRejectionInput, IntegrityStatus, LedgerEntry, ReplaySession, RootCause, Staleness, Timeline } from './api.js';
 import { CheckpointWatcher, type InclusionProof, type SignedCheckpoint, type WatchOptions } from './checkpoints.js';
 
 /** An event as POST /api/v1/logs takes it (docs/event-types.md for the vocabulary). */
@@ -269,10 +270,20 @@ export class AuditLedgerClient {
 
   // ---- typed reads ----
 
-  private async get<T>(path: string): Promise<T> {
-    const res = await this.opts.fetch(`${this.opts.baseUrl}${path}`, { headers: { 'x-api-key': this.opts.apiKey } });
+  private async request(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { 'x-api-key': this.opts.apiKey };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await this.opts.fetch(`${this.opts.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     if (!res.ok) throw new ProblemError((await res.json().catch(() => ({ status: res.status, code: 'unknown', title: res.statusText, detail: '', type: '' }))) as Problem);
-    return (await res.json()) as T;
+    return res;
+  }
+
+  private async get<T>(path: string): Promise<T> {
+    return (await (await this.request('GET', path)).json()) as T;
+  }
+
+  private async post<T>(path: string, body: unknown): Promise<T> {
+    return (await (await this.request('POST', path, body)).json()) as T;
   }
 
   /** One entry, as stored. */
@@ -281,7 +292,7 @@ export class AuditLedgerClient {
   }
 
   /** The service's check of one entry (hash, links, signature, inclusion under the latest checkpoint). */
-  verifyLog(logId: string): Promise<JsonObject> {
+  verifyLog(logId: string): Promise<EntryCheck> {
     return this.get(`/logs/${encodeURIComponent(logId)}/verify`);
   }
 
@@ -305,27 +316,85 @@ export class AuditLedgerClient {
     return new CheckpointWatcher(this, opts);
   }
 
+  /** The company's chain: head, latest checkpoint, verification state. */
+  integrityStatus(): Promise<IntegrityStatus> {
+    return this.get('/integrity/status');
+  }
+
+  /** Opens a replay session of a trace (pinned at its current size), for the analyses below. */
+  replay(traceId: string, metadata: Record<string, unknown> = {}): Promise<ReplaySession> {
+    return this.post('/forensics/replays', { trace_id: traceId, metadata });
+  }
+
+  /** The replay's events in event-time order, each with its integrity. */
+  timeline(sessionId: string): Promise<Timeline> {
+    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/timeline`);
+  }
+
+  /** The replay's causal graph: events, context sources, edges, cycles and dangling references. */
+  causalGraph(sessionId: string): Promise<CausalGraph> {
+    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/causal-graph`);
+  }
+
+  /** How old each context source was when a decision used it. */
+  staleness(sessionId: string): Promise<Staleness> {
+    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/staleness`);
+  }
+
+  /** The outcome of the replayed run and its most likely root cause, with the evidence path. */
+  rootCause(sessionId: string): Promise<RootCause> {
+    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/root-cause`);
+  }
+
+  /** Records a human reviewer's rejection of an agent decision (a hitl.rejected entry, committed when this resolves). */
+  rejectDecision(input: HitlRejectionInput): Promise<HitlRejection> {
+    return this.post('/hitl/reject', input);
+  }
+
+  /** An evidence bundle (entries, inclusion proofs, signed checkpoint) for a trace or a seq range, to verify offline. */
+  evidence(query: { trace_id: string } | { from_seq: number; to_seq: number }): Promise<EvidenceBundle> {
+    return this.get(`/exports/evidence?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
+  }
+
+  /** A streaming export, as the service sends it: JSON Lines (verifiable) or CSV (for reading). */
+  async exportStream(query: { format: 'jsonl' | 'csv'; trace_id?: string; event_type?: string; from?: string; to?: string }): Promise<ReadableStream<Uint8Array>> {
+    const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined) as Array<[string, string]>);
+    const res = await this.request('GET', `/exports/logs?${params}`);
+    if (!res.body) throw new Error('the export answer has no body');
+    return res.body;
+  }
+
+  /** Every exported entry, parsed line by line as the JSON Lines export streams in (memory stays flat). */
+  async *exportEntries(query: { trace_id?: string; event_type?: string; from?: string; to?: string } = {}): AsyncGenerator<LedgerEntry> {
+    const reader = (await this.exportStream({ ...query, format: 'jsonl' })).getReader();
+    const text = new TextDecoder('utf-8', { fatal: true });
+    let rest = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      rest += done ? text.decode() : text.decode(value, { stream: true });
+      let nl = rest.indexOf('\n');
+      while (nl >= 0) {
+        const line = rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+        if (line.trim() !== '') yield JSON.parse(line) as LedgerEntry;
+        nl = rest.indexOf('\n');
+      }
+      if (done) break;
+    }
+    if (rest.trim() !== '') yield JSON.parse(rest) as LedgerEntry;
+  }
+
   /** Every entry matching the query, in seq order, following cursors. */
   async *search(query: Partial<Record<'trace_id' | 'session_id' | 'event_type' | 'source' | 'from' | 'to', string>> & { limit?: number } = {}): AsyncGenerator<LedgerEntry> {
     let cursor: string | null = null;
     do {
       const params = new URLSearchParams(Object.entries({ ...query, limit: String(query.limit ?? 500) }).filter(([, v]) => v !== undefined) as Array<[string, string]>);
       if (cursor) params.set('cursor', cursor);
-      const page: { items: LedgerEntry[]; next_cursor: string | null } = await this.get(`/logs?${params}`);
+      const page: EntryPage = await this.get(`/logs?${params}`);
       yield* page.items;
       cursor = page.next_cursor;
     } while (cursor);
   }
-}
-
-/** A stored entry as the API answers it. */
-export interface LedgerEntry extends JsonObject {
-  log_id: string;
-  seq: number;
-  event_type: string;
-  hash: string;
-  signature: string;
-  key_id: string;
 }
 
 export class ProblemError extends Error {

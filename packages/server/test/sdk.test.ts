@@ -157,6 +157,41 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     expect((await client.verifyLog(entry.log_id)).chain_valid).toBe(true);
   });
 
+  it('typed reads (types generated from the OpenAPI document): a replay and its analyses, a HITL rejection, an evidence bundle, a streamed export', async () => {
+    const client = createClient({ baseUrl, apiKey: key, flushIntervalMs: 5 });
+    const trace = randomUUID();
+    const decisionId = randomUUID();
+    await client.log({ event_type: 'context.retrieved', trace_id: trace, event_id: 'read-1', timestamp: '2026-03-01T09:20:31.000Z', data: { source_id: 'feed:NASDAQ:ACME', source_type: 'market_feed', as_of: '2026-03-01T09:20:01.000Z', max_age_seconds: 30 } });
+    await client.log({ event_type: 'decision.made', trace_id: trace, timestamp: '2026-03-01T09:21:15.000Z', data: { decision_id: decisionId, decision: 'buy', inputs: ['read-1'] } });
+    await client.flush();
+    const session = await client.replay(trace, { ticket: 'INC-2291' });
+    expect(session).toMatchObject({ trace_id: trace, event_count: 2, metadata: { ticket: 'INC-2291' } });
+    const [timeline, graph, staleness, rc] = await Promise.all([client.timeline(session.id), client.causalGraph(session.id), client.staleness(session.id), client.rootCause(session.id)]);
+    expect(timeline.items.map((i) => i.event_type)).toEqual(['context.retrieved', 'decision.made']);
+    expect(graph.edges.map((e) => e.type)).toContain('decided_on');
+    expect(staleness.findings.map((f) => f.source_id)).toEqual(['feed:NASDAQ:ACME']);
+    expect(rc).toMatchObject({ root_cause_type: 'STALE_CONTEXT', detected: true });
+    const rejection = await client.rejectDecision({ reviewer: 'maria.gonzalez@acme.example', rejection_reason: 'feed 74 s old', decision_id: decisionId });
+    expect(rejection).toMatchObject({ trace_id: trace, decision_id: decisionId });
+    // The bundle covers what a checkpoint covers (one is signed within CHECKPOINT_INTERVAL_MS).
+    const bundle = await vi.waitFor(
+      async () => {
+        const b = await client.evidence({ trace_id: trace });
+        expect(b.entries).toHaveLength(3);
+        return b;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    expect(bundle.entries.map((e) => (e.entry as { event_type: string }).event_type)).toEqual(['context.retrieved', 'decision.made', 'hitl.rejected']);
+    const exported: LedgerEntry[] = [];
+    for await (const e of client.exportEntries({ trace_id: trace })) exported.push(e);
+    expect(exported.map((e) => e.event_type)).toEqual(['context.retrieved', 'decision.made', 'hitl.rejected']);
+    expect(exported.every((e) => e.content_hash === e.hash)).toBe(true);
+    const csv = await new Response(await client.exportStream({ format: 'csv', trace_id: trace })).text();
+    expect(csv.trim().split('\r\n')).toHaveLength(4);
+    await client.close();
+  });
+
   it('watches checkpoints: accepts a growing, consistent history; catches a forked root, a rewritten past and a foreign signer', async () => {
     const client = createClient({ baseUrl, apiKey: key, flushIntervalMs: 5 });
     const keys = await (await fetch(`${baseUrl}/integrity/keys`)).text();

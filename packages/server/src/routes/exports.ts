@@ -5,7 +5,33 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { CheckpointSchema, Uuid } from '../http/schemas.js';
+
+const Open = (properties: Parameters<typeof Type.Object>[0], description: string) => Type.Object(properties, { additionalProperties: true, description });
+
+/** The evidence bundle (docs/ledger-format.md §10); entries keep every stored field, named or not. */
+const EvidenceBundleSchema = Type.Object(
+  {
+    format: Type.Literal('audit-ledger/evidence-bundle/v1'),
+    company_id: Uuid,
+    generated_at: Type.String({ format: 'date-time' }),
+    selection: Type.Union([Type.Object({ trace_id: Uuid }), Type.Object({ from_seq: Type.Integer(), to_seq: Type.Integer() })]),
+    checkpoint: CheckpointSchema,
+    public_keys: Type.Array(Open({ key_id: Type.String(), algorithm: Type.String(), public_key: Type.String(), note_verifier_key: Type.String() }, 'A copy of a signing key (trust only a key you pinned)')),
+    key_transitions: Type.Array(Open({ old_key_id: Type.String(), new_key_id: Type.String(), statement: Type.String() }, 'A key rotation: the new key endorsed by the old (docs/ledger-format.md §12)')),
+    entries_after_checkpoint: Type.Integer({ description: 'Matching entries newer than the checkpoint, left out: nothing signed covers them yet' }),
+    entries: Type.Array(
+      Type.Object({
+        entry: Open(
+          { log_id: Uuid, seq: Type.Integer(), event_type: Type.String(), hash: Type.String(), prev_hash: Type.String(), signature: Type.String(), key_id: Type.String() },
+          'The entry: its hashed fields, hash, signature and key_id (docs/ledger-format.md)',
+        ),
+        inclusion_proof: Type.Object({ leaf_index: Type.Integer(), tree_size: Type.Integer(), proof: Type.Array(Type.String()) }),
+      }),
+    ),
+  },
+  { description: 'The bundle (docs/ledger-format.md, "Evidence bundles")' },
+);
 import { buildEvidence, csvLines, entriesOf, jsonLines, MAX_EVIDENCE_ENTRIES } from '../ledger/export.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { Services } from '../services.js';
@@ -85,7 +111,7 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
           summary: "Evidence bundle: a trace's entries (or a seq range) with inclusion proofs to one signed checkpoint",
           description: `Give trace_id, or from_seq and to_seq (inclusive). At most ${MAX_EVIDENCE_ENTRIES} entries. Entries newer than the latest checkpoint are left out and counted in entries_after_checkpoint. Verify offline with \`audit-ledger verify-bundle FILE --public-key KEY\`; the format is in docs/ledger-format.md.`,
           querystring: EvidenceQuery,
-          response: { 200: Type.Object({}, { additionalProperties: true, description: 'The bundle (docs/ledger-format.md, "Evidence bundle")' }), ...problemResponses(400, 401, 404, 409, 429) },
+          response: { 200: EvidenceBundleSchema, ...problemResponses(400, 401, 404, 409, 429) },
         },
       },
       async (request, reply) => {
