@@ -4,7 +4,7 @@
 // nothing else; an unknown command or option prints the usage and exits 2.
 import { Command, CommanderError, Option } from 'commander';
 import { AccountInputError, createUser } from './accounts.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, envExample, loadConfig } from './config.js';
 import { rotateKeyCommand } from './ledger/rotate-command.js';
 import { flushLogs } from './logger.js';
 import { handleSignals, startService } from './server.js';
@@ -52,6 +52,13 @@ function program(): Command {
     .description('print the OpenAPI document (JSON) and exit; touches no database (the service is built on an empty in-memory one)')
     .action(async () => {
       process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
+    });
+
+  cli
+    .command('env-example')
+    .description('print .env.example: every configuration variable with its default, commented out')
+    .action(() => {
+      process.stdout.write(envExample());
     });
 
   cli

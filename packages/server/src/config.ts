@@ -173,6 +173,35 @@ export const MIN_PASSWORD_LENGTH = 12;
 type Env = Record<string, string | undefined>;
 
 /** Reads and validates the environment; throws ConfigError listing every bad value. */
+/**
+ * The text of .env.example: every variable CONFIG_VARIABLES lists, commented out with its default
+ * (`audit-ledger env-example` prints it; a test keeps the committed file equal to it).
+ */
+export function envExample(): string {
+  const wrap = (text: string) => {
+    const lines: string[] = [];
+    let line = '#';
+    for (const word of text.replace(/`/g, '').split(/\s+/)) {
+      if (line.length + word.length + 1 > 98) {
+        lines.push(line);
+        line = '#';
+      }
+      line += ` ${word}`;
+    }
+    return [...lines, line].join('\n');
+  };
+  const blocks = CONFIG_VARIABLES.map((v) => {
+    const unset = v.default.startsWith('(') || v.default.includes(' ');
+    return `${wrap(`${v.description}${unset ? ` Default: ${v.default}.` : ''}`)}\n# ${v.name}=${unset ? '' : v.default}`;
+  });
+  return `# audit-ledger configuration: every environment variable the service reads, with its default.
+# Generated from packages/server/src/config.ts by \`audit-ledger env-example\`; a test keeps it
+# in step. Copy to .env and uncomment what you set (compose.yaml reads the variables it names).
+
+${blocks.join('\n\n')}
+`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   const get = (name: string): string | undefined => {
