@@ -108,6 +108,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's users and their roles
+         * @description Every user of the company, oldest first, with role, whether disabled, and whether a one-time password is still to be replaced. Never a password or its hash.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Invite a user into the company
+         * @description Without `password`, the answer carries a one-time password (shown once) that the user must replace at first login. Recorded in the ledger as a `user.created` entry (source audit-ledger/admin). 409 `email_taken` when the email is in use.
+         */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's role, or disable or re-enable them
+         * @description A disabled user cannot log in and every token of theirs stops working at once. Each change is recorded in the ledger (`user.role_changed`, `user.disabled`, `user.enabled`). 409 `last_admin` when it would leave the company without an active admin.
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a user's password to a one-time one
+         * @description The user's tokens stop working; the one-time password (shown once) must be replaced at first login. Recorded as `user.password_reset`.
+         */
+        post: operations["resetUserPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set your own password
+         * @description Replaces a one-time password (required before anything else after an invitation or a reset) or your own. Your other tokens stop working; this one keeps working. Recorded as `user.password_changed`.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/logs": {
         parameters: {
             query?: never;
@@ -972,8 +1056,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-8e6bd05c@example.com",
-                 *       "password": "pw-74c56bc12eb964f1"
+                 *       "email": "user-16ca864e@example.com",
+                 *       "password": "pw-05f24a05eb388c86"
                  *     }
                  */
                 "application/json": {
@@ -991,10 +1075,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "access_token": "alt_L1tiu3S6qqnCeO1kMmIX4yK11GQJe9rJR8d2A9zqlQg",
+                     *       "access_token": "alt_4NLW_Mh2sbkFXBlNKhh1lLfewj4opZzGGUwybJoK568",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
-                     *       "expires_at": "2026-03-01T13:00:00.000Z"
+                     *       "expires_at": "2026-03-01T13:00:00.000Z",
+                     *       "password_change_required": false
                      *     }
                      */
                     "application/json": {
@@ -1006,6 +1091,8 @@ export interface operations {
                         expires_in: number;
                         /** Format: date-time */
                         expires_at: string;
+                        /** @description True after an invitation or a reset: POST /auth/password before anything else (other routes answer 403 password_change_required) */
+                        password_change_required: boolean;
                     };
                 };
             };
@@ -1025,7 +1112,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1052,7 +1139,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1079,7 +1166,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1124,7 +1211,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1151,7 +1238,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1183,19 +1270,19 @@ export interface operations {
                      * @example {
                      *       "credential": "user",
                      *       "company": {
-                     *         "id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+                     *         "id": "59693318-175d-42a8-b0a1-38b974eaf69a",
                      *         "name": "Acme Capital",
-                     *         "created_at": "2026-11-23T22:15:35.706Z"
+                     *         "created_at": "2026-11-23T22:36:39.953Z"
                      *       },
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *       "user_id": "a9472a18-36d5-4128-94a1-a9023120cfb2",
-                     *       "email": "user-8e6bd05c@example.com",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
+                     *       "email": "user-16ca864e@example.com",
                      *       "is_admin": true,
                      *       "user": {
-                     *         "id": "a9472a18-36d5-4128-94a1-a9023120cfb2",
-                     *         "email": "user-8e6bd05c@example.com",
+                     *         "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
+                     *         "email": "user-16ca864e@example.com",
                      *         "role": "admin",
-                     *         "created_at": "2026-11-23T22:15:35.706Z"
+                     *         "created_at": "2026-11-23T22:36:39.953Z"
                      *       }
                      *     }
                      */
@@ -1245,7 +1332,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1272,7 +1359,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1304,9 +1391,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
+                     *           "id": "966b9582-1ef7-455e-92bd-d29736022a82",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_tkPRc-ac",
+                     *           "key_prefix": "alk_nKGVux2p",
                      *           "rate_limit_per_minute": 6000,
                      *           "status": "active",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1350,7 +1437,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1377,7 +1464,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1422,14 +1509,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
+                     *       "id": "966b9582-1ef7-455e-92bd-d29736022a82",
                      *       "name": "trading-agents-prod",
-                     *       "key_prefix": "alk_tkPRc-ac",
+                     *       "key_prefix": "alk_nKGVux2p",
                      *       "rate_limit_per_minute": 6000,
                      *       "status": "active",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "revoked_at": null,
-                     *       "key": "alk_tkPRc-acZyXgGASFNwsVM0SmiP5_VyPq_e2WdVXfFGk"
+                     *       "key": "alk_nKGVux2pfUbFvYI6egGpx4_ZciXTP2C1uktikIt7f80"
                      *     }
                      */
                     "application/json": {
@@ -1467,7 +1554,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1494,7 +1581,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1521,7 +1608,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1548,7 +1635,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1596,7 +1683,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1623,7 +1710,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1650,7 +1737,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1677,7 +1764,969 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+                     *           "email": "ana.lima@acme.example",
+                     *           "role": "auditor",
+                     *           "created_at": "2026-03-01T12:00:00.000Z",
+                     *           "disabled": false,
+                     *           "disabled_at": null,
+                     *           "password_change_required": true
+                     *         },
+                     *         {
+                     *           "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
+                     *           "email": "user-16ca864e@example.com",
+                     *           "role": "admin",
+                     *           "created_at": "2026-11-23T22:36:39.953Z",
+                     *           "disabled": false,
+                     *           "disabled_at": null,
+                     *           "password_change_required": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            user_id: string;
+                            email: string;
+                            /** @description admin: everything. reviewer: reads, replays, human review. auditor: read-only (logs, verification, proofs, exports, replays, integrity). */
+                            role: "admin" | "reviewer" | "auditor";
+                            /** Format: date-time */
+                            created_at: string;
+                            disabled: boolean;
+                            disabled_at: string | null;
+                            /** @description True until the user replaces a one-time password */
+                            password_change_required: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ana.lima@acme.example",
+                 *       "role": "auditor"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    /** @description admin: everything. reviewer: reads, replays, human review. auditor: read-only (logs, verification, proofs, exports, replays, integrity). */
+                    role: "admin" | "reviewer" | "auditor";
+                    /** @description Set it yourself (at least 12 characters); omit to get a one-time password */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+                     *         "email": "ana.lima@acme.example",
+                     *         "role": "auditor",
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "disabled": false,
+                     *         "disabled_at": null,
+                     *         "password_change_required": true
+                     *       },
+                     *       "one_time_password": "vI-Rir2LzzAlcqgH_yiqYurq"
+                     *     }
+                     */
+                    "application/json": {
+                        user: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            user_id: string;
+                            email: string;
+                            /** @description admin: everything. reviewer: reads, replays, human review. auditor: read-only (logs, verification, proofs, exports, replays, integrity). */
+                            role: "admin" | "reviewer" | "auditor";
+                            /** Format: date-time */
+                            created_at: string;
+                            disabled: boolean;
+                            disabled_at: string | null;
+                            /** @description True until the user replaces a one-time password */
+                            password_change_required: boolean;
+                        };
+                        one_time_password: string | null;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "reviewer"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description admin: everything. reviewer: reads, replays, human review. auditor: read-only (logs, verification, proofs, exports, replays, integrity). */
+                    role?: "admin" | "reviewer" | "auditor";
+                    disabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+                     *       "email": "ana.lima@acme.example",
+                     *       "role": "reviewer",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "disabled": false,
+                     *       "disabled_at": null,
+                     *       "password_change_required": true
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        user_id: string;
+                        email: string;
+                        /** @description admin: everything. reviewer: reads, replays, human review. auditor: read-only (logs, verification, proofs, exports, replays, integrity). */
+                        role: "admin" | "reviewer" | "auditor";
+                        /** Format: date-time */
+                        created_at: string;
+                        disabled: boolean;
+                        disabled_at: string | null;
+                        /** @description True until the user replaces a one-time password */
+                        password_change_required: boolean;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    resetUserPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+                     *       "one_time_password": "TLv36lY9aCvi78dAHWPBGxJ1"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        user_id: string;
+                        /** @description Shown once: give it to the user, who must replace it at first login (POST /auth/password) */
+                        one_time_password: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "TLv36lY9aCvi78dAHWPBGxJ1",
+                 *       "new_password": "a passphrase Ana chose herself"
+                 *     }
+                 */
+                "application/json": {
+                    current_password: string;
+                    /** @description At least 12 characters */
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1725,9 +2774,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *           "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *           "seq": 0,
+                     *           "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *           "seq": 4,
                      *           "format_version": 1,
                      *           "event_type": "context.retrieved",
                      *           "data": {
@@ -1737,7 +2786,7 @@ export interface operations {
                      *             "source_type": "market_feed"
                      *           },
                      *           "source": "trading-runtime",
-                     *           "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "span_id": null,
@@ -1753,23 +2802,23 @@ export interface operations {
                      *             "event_id": "read-1"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                     *           "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *           "content_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *           "signature": "qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==",
-                     *           "key_id": "7aadf86bad5c1631",
+                     *           "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
+                     *           "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *           "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *           "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
+                     *           "key_id": "1e9ef886ba18ae08",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *           "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *           "seq": 1,
+                     *           "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *           "seq": 5,
                      *           "format_version": 1,
                      *           "event_type": "decision.made",
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+                     *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -1777,7 +2826,7 @@ export interface operations {
                      *             "symbol": "ACME"
                      *           },
                      *           "source": null,
-                     *           "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "span_id": null,
@@ -1787,20 +2836,20 @@ export interface operations {
                      *           "agent_id": "equities-trader",
                      *           "workflow_id": null,
                      *           "causality_type": null,
-                     *           "idempotency_key": "decision-b733847c-96fb-441a-95e2-4e7c6bc412f1",
+                     *           "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
                      *           "schema_version": null,
                      *           "extra": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *           "hash": "875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e",
-                     *           "content_hash": "875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e",
-                     *           "signature": "5eFuoP7pT0ZfR/e4QYVpPd0IWb/gQq9p5t9/9B74/kWMh46SpFFh85/xqh4DKrfNZBsMmW8DxxHq9XNnYW+3AQ==",
-                     *           "key_id": "7aadf86bad5c1631",
+                     *           "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *           "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
+                     *           "content_hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
+                     *           "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
+                     *           "key_id": "1e9ef886ba18ae08",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJzZXEiOjF9"
+                     *       "next_cursor": "eyJzZXEiOjV9"
                      *     }
                      */
                     "application/json": {
@@ -1867,7 +2916,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1894,7 +2943,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1921,7 +2970,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1948,7 +2997,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_type": "context.retrieved",
-                 *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                 *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                  *       "agent_id": "equities-trader",
                  *       "source": "trading-runtime",
                  *       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -2000,15 +3049,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
                      *       "event_type": "context.retrieved",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "seq": 0,
-                     *       "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
+                     *       "seq": 4,
+                     *       "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
                      *       "ingested": 1,
                      *       "log_ids": [
-                     *         "019ca945-0a00-705a-944e-653f194b0aee"
+                     *         "019ca945-0a00-7015-ac6c-a21920896889"
                      *       ]
                      *     }
                      */
@@ -2056,7 +3105,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2083,7 +3132,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2110,7 +3159,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2137,7 +3186,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2164,7 +3213,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2191,7 +3240,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2218,7 +3267,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2245,7 +3294,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2272,12 +3321,12 @@ export interface operations {
                  *       "logs": [
                  *         {
                  *           "event_type": "decision.made",
-                 *           "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                 *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:15.000Z",
                  *           "parent_event_id": "read-1",
                  *           "data": {
-                 *             "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+                 *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
                  *             "decision": "buy",
                  *             "symbol": "ACME",
                  *             "quantity": 100,
@@ -2285,11 +3334,11 @@ export interface operations {
                  *               "read-1"
                  *             ]
                  *           },
-                 *           "idempotency_key": "decision-b733847c-96fb-441a-95e2-4e7c6bc412f1"
+                 *           "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
                  *         },
                  *         {
                  *           "event_type": "action.executed",
-                 *           "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                 *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:16.000Z",
                  *           "data": {
@@ -2346,8 +3395,8 @@ export interface operations {
                      *       "ingested": 2,
                      *       "appended": 2,
                      *       "log_ids": [
-                     *         "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *         "019ca945-0a00-705c-bbf9-c2c133c6bb61"
+                     *         "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *         "019ca945-0a00-7017-838a-62bbcade3894"
                      *       ]
                      *     }
                      */
@@ -2391,7 +3440,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2418,7 +3467,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2445,7 +3494,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2472,7 +3521,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2499,7 +3548,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2526,7 +3575,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2553,7 +3602,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2580,7 +3629,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2613,9 +3662,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *       "seq": 0,
+                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "seq": 4,
                      *       "format_version": 1,
                      *       "event_type": "context.retrieved",
                      *       "data": {
@@ -2625,7 +3674,7 @@ export interface operations {
                      *         "source_type": "market_feed"
                      *       },
                      *       "source": "trading-runtime",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "session_id": null,
                      *       "timestamp": "2026-03-01T09:20:31.000Z",
                      *       "span_id": null,
@@ -2641,11 +3690,11 @@ export interface operations {
                      *         "event_id": "read-1"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                     *       "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *       "content_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *       "signature": "qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==",
-                     *       "key_id": "7aadf86bad5c1631",
+                     *       "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
+                     *       "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *       "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *       "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
+                     *       "key_id": "1e9ef886ba18ae08",
                      *       "idempotency_conflict": false,
                      *       "idempotency_conflict_of": null
                      *     }
@@ -2711,7 +3760,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2738,7 +3787,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2765,7 +3814,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2792,7 +3841,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2825,22 +3874,22 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *       "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
+                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *       "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
                      *       "chain_valid": true,
                      *       "signature_valid": true,
                      *       "verified_at": "2026-03-01T12:00:00.000Z",
-                     *       "seq": 0,
-                     *       "key_id": "7aadf86bad5c1631",
+                     *       "seq": 4,
+                     *       "key_id": "1e9ef886ba18ae08",
                      *       "problems": [],
                      *       "merkle_included": true,
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *         "tree_size": 3,
-                     *         "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "tree_size": 7,
+                     *         "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "7aadf86bad5c1631",
-                     *         "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n3\naI8PNlZLit5T2nACowvvhz2inbNZNQUm7fmHJO6tvCo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2DRWcb/3FsO4qsTtN+g8EZbtU1+gZ4NqJx9JAP5a6tFsDSAGnGGlqjmskMjwyQ/nZtCKbjogm9n/VJQJwd749QM=\n"
+                     *         "key_id": "1e9ef886ba18ae08",
+                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
                      *       }
                      *     }
                      */
@@ -2898,7 +3947,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2925,7 +3974,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2952,7 +4001,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2979,7 +4028,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3014,24 +4063,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *       "seq": 0,
-                     *       "entry_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *       "leaf_hash": "7b581e50e70d70cded44631e446e14986e7bfd0cc450143f695464aa2e053290",
-                     *       "leaf_index": 0,
-                     *       "tree_size": 3,
-                     *       "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *       "seq": 4,
+                     *       "entry_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *       "leaf_hash": "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
+                     *       "leaf_index": 4,
+                     *       "tree_size": 7,
+                     *       "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
                      *       "proof": [
-                     *         "b79ed00de1317e10c570586497e39df135655f392c46ccce90e634821e47ed88",
-                     *         "d392f24a873c24a7c6c03e7fe9046169dbbfb742d9b7bd3657e23af70c273353"
+                     *         "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
+                     *         "34a34a4283110bb7fa317420a2aa127306542a3f69935da2674ea11426f39240"
                      *       ],
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *         "tree_size": 3,
-                     *         "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "tree_size": 7,
+                     *         "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "7aadf86bad5c1631",
-                     *         "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n3\naI8PNlZLit5T2nACowvvhz2inbNZNQUm7fmHJO6tvCo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2DRWcb/3FsO4qsTtN+g8EZbtU1+gZ4NqJx9JAP5a6tFsDSAGnGGlqjmskMjwyQ/nZtCKbjogm9n/VJQJwd749QM=\n"
+                     *         "key_id": "1e9ef886ba18ae08",
+                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
                      *       }
                      *     }
                      */
@@ -3085,7 +4134,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3112,7 +4161,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3139,7 +4188,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3166,7 +4215,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3193,7 +4242,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3364,7 +4413,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3391,7 +4440,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3418,7 +4467,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3445,7 +4494,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3472,7 +4521,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3499,7 +4548,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3526,7 +4575,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3689,7 +4738,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3716,7 +4765,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3743,7 +4792,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3770,7 +4819,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3797,7 +4846,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3824,7 +4873,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3851,7 +4900,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3883,16 +4932,16 @@ export interface operations {
                      * @example {
                      *       "chain_status": "unverified",
                      *       "head": {
-                     *         "seq": 4,
-                     *         "hash": "e30eee3d41bd7483fb9c1eb5f9e8920332ac661e820df5cf11861d1f5e215d31"
+                     *         "seq": 8,
+                     *         "hash": "f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *         "tree_size": 5,
-                     *         "root_hash": "5deede3db897a1269817aabf66ad15b4e8cf57d2552958ead0ec1563df8f7fa5",
+                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "tree_size": 9,
+                     *         "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "7aadf86bad5c1631",
-                     *         "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n5\nXe7ePbiXoSaYF6q/Zq0VtOjPV9JVKVjq0OwVY9+Pf6U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2ELl8WHSTPR53XkYoSGyGuLc09Amko3OhtlBb/VmzevOtRccSZ/rOhADVRCV7HdSHkyXh9XHSIts218Z8yzmcgY=\n"
+                     *         "key_id": "1e9ef886ba18ae08",
+                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
                      *       },
                      *       "last_verified_seq": null,
                      *       "last_verified_at": null,
@@ -3945,7 +4994,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3972,7 +5021,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4009,7 +5058,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
+                     *       "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
                      *       "status": "queued",
                      *       "options": {
                      *         "entry_signatures": false
@@ -4096,7 +5145,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4123,7 +5172,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4150,7 +5199,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4177,7 +5226,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4210,7 +5259,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
+                     *       "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -4219,8 +5268,8 @@ export interface operations {
                      *       "started_at": "2026-03-01T12:00:00.000Z",
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "report": {
-                     *         "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
-                     *         "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+                     *         "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+                     *         "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
                      *         "status": "completed",
                      *         "options": {
                      *           "entry_signatures": false
@@ -4230,14 +5279,14 @@ export interface operations {
                      *         "finished_at": "2026-03-01T12:00:00.000Z",
                      *         "chain_status": "valid",
                      *         "duration_ms": 0,
-                     *         "tree_size": 5,
+                     *         "tree_size": 9,
                      *         "range": {
                      *           "from_seq": 0,
-                     *           "to_seq": 4
+                     *           "to_seq": 8
                      *         },
-                     *         "entries_checked": 5,
-                     *         "tree_hashes_checked": 8,
-                     *         "checkpoints_checked": 4,
+                     *         "entries_checked": 9,
+                     *         "tree_hashes_checked": 16,
+                     *         "checkpoints_checked": 8,
                      *         "signatures_checked": 0,
                      *         "violation_count": 0,
                      *         "violations_truncated": false,
@@ -4321,7 +5370,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4348,7 +5397,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4375,7 +5424,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4402,7 +5451,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4432,8 +5481,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+                     *       "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -4443,14 +5492,14 @@ export interface operations {
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "chain_status": "valid",
                      *       "duration_ms": 0,
-                     *       "tree_size": 5,
+                     *       "tree_size": 9,
                      *       "range": {
                      *         "from_seq": 0,
-                     *         "to_seq": 4
+                     *         "to_seq": 8
                      *       },
-                     *       "entries_checked": 5,
-                     *       "tree_hashes_checked": 8,
-                     *       "checkpoints_checked": 4,
+                     *       "entries_checked": 9,
+                     *       "tree_hashes_checked": 16,
+                     *       "checkpoints_checked": 8,
                      *       "signatures_checked": 0,
                      *       "violation_count": 0,
                      *       "violations_truncated": false,
@@ -4518,7 +5567,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4545,7 +5594,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4572,7 +5621,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4604,12 +5653,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *       "tree_size": 5,
-                     *       "root_hash": "5deede3db897a1269817aabf66ad15b4e8cf57d2552958ead0ec1563df8f7fa5",
+                     *       "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "tree_size": 9,
+                     *       "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "7aadf86bad5c1631",
-                     *       "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n5\nXe7ePbiXoSaYF6q/Zq0VtOjPV9JVKVjq0OwVY9+Pf6U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2ELl8WHSTPR53XkYoSGyGuLc09Amko3OhtlBb/VmzevOtRccSZ/rOhADVRCV7HdSHkyXh9XHSIts218Z8yzmcgY=\n"
+                     *       "key_id": "1e9ef886ba18ae08",
+                     *       "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
                      *     }
                      */
                     "application/json": {
@@ -4628,12 +5677,12 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *       "tree_size": 5,
-                     *       "root_hash": "5deede3db897a1269817aabf66ad15b4e8cf57d2552958ead0ec1563df8f7fa5",
+                     *       "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "tree_size": 9,
+                     *       "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "7aadf86bad5c1631",
-                     *       "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n5\nXe7ePbiXoSaYF6q/Zq0VtOjPV9JVKVjq0OwVY9+Pf6U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2ELl8WHSTPR53XkYoSGyGuLc09Amko3OhtlBb/VmzevOtRccSZ/rOhADVRCV7HdSHkyXh9XHSIts218Z8yzmcgY=\n"
+                     *       "key_id": "1e9ef886ba18ae08",
+                     *       "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
                      *     }
                      */
                     "text/plain": {
@@ -4668,7 +5717,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4687,7 +5736,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4714,7 +5763,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4733,7 +5782,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4760,7 +5809,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4779,7 +5828,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4806,7 +5855,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4825,7 +5874,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4860,28 +5909,21 @@ export interface operations {
                      * @example {
                      *       "first": 3,
                      *       "second": 6,
-                     *       "first_root": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
-                     *       "second_root": "a8f1a5f0afe96b135e9d101b96b18da258f617e5bfd893c61b9f1ab42ff82e8f",
+                     *       "first_root": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
+                     *       "second_root": "87ae92d8c2243556ac0dc87b94d74fb42b0e2614129f9a63f562e7c1248c769b",
                      *       "proof": [
-                     *         "d392f24a873c24a7c6c03e7fe9046169dbbfb742d9b7bd3657e23af70c273353",
-                     *         "e3814384b0d6e68dadf9564be9589a7d4ef4c132cd4ef661a2b49266b8a8aed6"
+                     *         "e530f0bf5e10a93a9c8bd92d0974976a42e471afd792356ee73b35df7aaedccd",
+                     *         "8a3ad37591db66525628aa630f85bbf7cfa55c677b76e277f62fdd4eab8f984d"
                      *       ],
                      *       "first_checkpoint": {
-                     *         "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
                      *         "tree_size": 3,
-                     *         "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+                     *         "root_hash": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "7aadf86bad5c1631",
-                     *         "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n3\naI8PNlZLit5T2nACowvvhz2inbNZNQUm7fmHJO6tvCo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2DRWcb/3FsO4qsTtN+g8EZbtU1+gZ4NqJx9JAP5a6tFsDSAGnGGlqjmskMjwyQ/nZtCKbjogm9n/VJQJwd749QM=\n"
+                     *         "key_id": "1e9ef886ba18ae08",
+                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n3\n25lXtBSL9POOrxAHy1AwQe5E7KjtyP94vo7n5lYOXZc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRsKS/8dcMObAdN2ZLLIm7RTDHgKJx3bVsXNRyZL1ULsBhQeakkzYP8ugCH8HglbLeSQwuvNvq3jQMtJf5PgifwQ=\n"
                      *       },
-                     *       "second_checkpoint": {
-                     *         "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *         "tree_size": 6,
-                     *         "root_hash": "a8f1a5f0afe96b135e9d101b96b18da258f617e5bfd893c61b9f1ab42ff82e8f",
-                     *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "7aadf86bad5c1631",
-                     *         "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n6\nqPGl8K/paxNenRAblrGNolj2F+W/2JPGG58atC/4Lo8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2P69TscmN+5CKC5hmTYuR7EH5NwTbYbNAhyjCY7TZYxe4toxm6sDYn/VQ3/xAcjD3oFSExMo+gAnFAuzJdEC6wM=\n"
-                     *       }
+                     *       "second_checkpoint": null
                      *     }
                      */
                     "application/json": {
@@ -4939,7 +5981,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4966,7 +6008,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4993,7 +6035,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5025,14 +6067,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "key_id": "7aadf86bad5c1631",
+                     *           "key_id": "1e9ef886ba18ae08",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAoEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null,
                      *           "active": true,
-                     *           "note_verifier_key": "audit-ledger.local+5b238ad8+AaBJD8ghGXgE+tzT19kcnvAB8vlogBZ6Gd4QxdE5z6UU"
+                     *           "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk"
                      *         }
                      *       ],
                      *       "transitions": []
@@ -5092,7 +6134,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5122,14 +6164,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "old_key_id": "7aadf86bad5c1631",
-                     *       "old_public_key": "oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=",
-                     *       "new_key_id": "a66908059a2073d7",
-                     *       "new_public_key": "UbkRe3dmUZlVM9DZqweASqsfkp2fpzYJzPTiq13U0SU=",
+                     *       "old_key_id": "1e9ef886ba18ae08",
+                     *       "old_public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
+                     *       "new_key_id": "0ab359e4fd040f79",
+                     *       "new_public_key": "STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "statement": "audit-ledger/v1/key-transition\nold 7aadf86bad5c1631 oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=\nnew a66908059a2073d7 UbkRe3dmUZlVM9DZqweASqsfkp2fpzYJzPTiq13U0SU=\ntime 2026-03-01T12:00:00.000Z\n",
-                     *       "old_signature": "turn06a2yucH6OZnW65Be1vtzUeopRo2r4TMjOkLtYgySWjnAQECLiqvbfqXDNkX8e6vCJEzCtFdTzQsO3AJBQ==",
-                     *       "new_signature": "OYdjC1yO2Y1lcvVcd+eO+6GsO6qqUqgU8WNCm2VReVUjugIN9nFB09PkZUBg5n/mUF7fUXBR3q0SDtGw1/ctCw=="
+                     *       "statement": "audit-ledger/v1/key-transition\nold 1e9ef886ba18ae08 2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\nnew 0ab359e4fd040f79 STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=\ntime 2026-03-01T12:00:00.000Z\n",
+                     *       "old_signature": "BeXmcoEvatTXOCLJZ8AXEhq6pKnyrjSIIJMtiuZVQAde8Ur28T7u2zGvouwNnCGiQ1eL1g2WEZf+mU5dZZWTAw==",
+                     *       "new_signature": "dPdmimVLzaZkjcNuVKKYxkX9yqQU74RFLJNNyjBSYv3XTLYIBem2YNzZoMX5R/3RpSxm5ziB96dCAErEFQi/AA=="
                      *     }
                      */
                     "application/json": {
@@ -5169,7 +6211,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5196,7 +6238,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5223,7 +6265,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5261,17 +6303,17 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":0,"log_id":"019ca945-0a00-705a-944e-653f194b0aee","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45","signature":"qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45"}
-                     *     {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":1,"log_id":"019ca945-0a00-705b-91c6-34cc28c604cd","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"b733847c-96fb-441a-95e2-4e7c6bc412f1","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-b733847c-96fb-441a-95e2-4e7c6bc412f1","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45","hash":"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e","signature":"5eFuoP7pT0ZfR/e4QYVpPd0IWb/gQq9p5t9/9B74/kWMh46SpFFh85/xqh4DKrfNZBsMmW8DxxHq9XNnYW+3AQ==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e"}
-                     *     {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":2,"log_id":"019ca945-0a00-705c-bbf9-c2c133c6bb61","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e","hash":"83cb65dd851f6d7f63a1773a4bc8f6b44a6e303b4a6016aea2431b327f4a5e64","signature":"cUxBO2uTanAoJR1k3sfgq0yaQIItHgThPr876MJ/Y6BvwP1c8ynkHqVhsWO8M9FlaN3IYkKLxStbSnnaM8Q8Cg==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"83cb65dd851f6d7f63a1773a4bc8f6b44a6e303b4a6016aea2431b327f4a5e64"}
-                     *     {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":5,"log_id":"019ca945-0a00-7061-b063-204e058d7e96","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"e30eee3d41bd7483fb9c1eb5f9e8920332ac661e820df5cf11861d1f5e215d31","hash":"17cd33186711e1d6140f88ec1ceab8e3c099b6f2026e2e12b43d8b2c31521cc4","signature":"FzWKxmWg0zFFjdkwWlk4jjwCM2m5gR0NtS4pe8fV39Ucm6pY/C60RqHBBfSpgOnfrfU2R9RjGStrM05D4vLvAA==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"17cd33186711e1d6140f88ec1ceab8e3c099b6f2026e2e12b43d8b2c31521cc4"}
+                     * @example {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":4,"log_id":"019ca945-0a00-7015-ac6c-a21920896889","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc","hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","signature":"ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284"}
+                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":5,"log_id":"019ca945-0a00-7016-b1cf-889e086838d4","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","signature":"/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03"}
+                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":6,"log_id":"019ca945-0a00-7017-838a-62bbcade3894","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c","signature":"9M9L9Dzf3gaw/ZQHTIy9jv7kqyLCYO+3kYuBlXt2Y+zvddZHiZJnURbkqI+GJkhCKLYcRNp2hDS/Td0sEYOEBA==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c"}
+                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":9,"log_id":"019ca945-0a00-701c-9310-9a9f3e16709e","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466","hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271","signature":"kHmLlLvJNWlhGsxqvrFdvGc+racwFKY6sFB9z88yTijzjGJpEZfTEgnP+0s/FPjUGG8AyVvgD4WwIQONIKN8AQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271"}
                      */
                     "application/x-ndjson": string;
                     /**
-                     * @example {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":0,"log_id":"019ca945-0a00-705a-944e-653f194b0aee","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45","signature":"qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45"}
-                     *     {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":1,"log_id":"019ca945-0a00-705b-91c6-34cc28c604cd","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"b733847c-96fb-441a-95e2-4e7c6bc412f1","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-b733847c-96fb-441a-95e2-4e7c6bc412f1","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45","hash":"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e","signature":"5eFuoP7pT0ZfR/e4QYVpPd0IWb/gQq9p5t9/9B74/kWMh46SpFFh85/xqh4DKrfNZBsMmW8DxxHq9XNnYW+3AQ==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e"}
-                     *     {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":2,"log_id":"019ca945-0a00-705c-bbf9-c2c133c6bb61","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e","hash":"83cb65dd851f6d7f63a1773a4bc8f6b44a6e303b4a6016aea2431b327f4a5e64","signature":"cUxBO2uTanAoJR1k3sfgq0yaQIItHgThPr876MJ/Y6BvwP1c8ynkHqVhsWO8M9FlaN3IYkKLxStbSnnaM8Q8Cg==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"83cb65dd851f6d7f63a1773a4bc8f6b44a6e303b4a6016aea2431b327f4a5e64"}
-                     *     {"company_id":"8ad56f78-5923-4ad2-bb15-24dc7b0a636b","seq":5,"log_id":"019ca945-0a00-7061-b063-204e058d7e96","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"e30eee3d41bd7483fb9c1eb5f9e8920332ac661e820df5cf11861d1f5e215d31","hash":"17cd33186711e1d6140f88ec1ceab8e3c099b6f2026e2e12b43d8b2c31521cc4","signature":"FzWKxmWg0zFFjdkwWlk4jjwCM2m5gR0NtS4pe8fV39Ucm6pY/C60RqHBBfSpgOnfrfU2R9RjGStrM05D4vLvAA==","key_id":"7aadf86bad5c1631","idempotency_conflict_of":null,"content_hash":"17cd33186711e1d6140f88ec1ceab8e3c099b6f2026e2e12b43d8b2c31521cc4"}
+                     * @example {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":4,"log_id":"019ca945-0a00-7015-ac6c-a21920896889","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc","hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","signature":"ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284"}
+                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":5,"log_id":"019ca945-0a00-7016-b1cf-889e086838d4","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","signature":"/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03"}
+                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":6,"log_id":"019ca945-0a00-7017-838a-62bbcade3894","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c","signature":"9M9L9Dzf3gaw/ZQHTIy9jv7kqyLCYO+3kYuBlXt2Y+zvddZHiZJnURbkqI+GJkhCKLYcRNp2hDS/Td0sEYOEBA==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c"}
+                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":9,"log_id":"019ca945-0a00-701c-9310-9a9f3e16709e","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466","hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271","signature":"kHmLlLvJNWlhGsxqvrFdvGc+racwFKY6sFB9z88yTijzjGJpEZfTEgnP+0s/FPjUGG8AyVvgD4WwIQONIKN8AQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271"}
                      */
                     "text/csv": string;
                 };
@@ -5292,7 +6334,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5311,7 +6353,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5338,7 +6380,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5357,7 +6399,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5384,7 +6426,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5403,7 +6445,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5440,26 +6482,26 @@ export interface operations {
                     /**
                      * @example {
                      *       "format": "audit-ledger/evidence-bundle/v1",
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
                      *       "generated_at": "2026-03-01T12:00:00.000Z",
                      *       "selection": {
-                     *         "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc"
+                     *         "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *         "tree_size": 6,
-                     *         "root_hash": "a8f1a5f0afe96b135e9d101b96b18da258f617e5bfd893c61b9f1ab42ff82e8f",
+                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "tree_size": 10,
+                     *         "root_hash": "734b36be960272acc4d1ce66578fdfb8d662aa0239250015c2e749693f56bea7",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "7aadf86bad5c1631",
-                     *         "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n6\nqPGl8K/paxNenRAblrGNolj2F+W/2JPGG58atC/4Lo8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2P69TscmN+5CKC5hmTYuR7EH5NwTbYbNAhyjCY7TZYxe4toxm6sDYn/VQ3/xAcjD3oFSExMo+gAnFAuzJdEC6wM=\n"
+                     *         "key_id": "1e9ef886ba18ae08",
+                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n10\nc0s2vpYCcqzE0c5mV4/fuNZiqgI5JQAVwudJaT9Wvqc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRr8ZTumNpIirVXqaHs6yTxFAKZcvJoVptkACwqTh31D29+bjzM9D/HudlGSu/Ph4QOEq4t+vvwChc7VaFCYg8wE=\n"
                      *       },
                      *       "public_keys": [
                      *         {
-                     *           "key_id": "7aadf86bad5c1631",
+                     *           "key_id": "1e9ef886ba18ae08",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAoEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=\n-----END PUBLIC KEY-----\n",
-                     *           "note_verifier_key": "audit-ledger.local+5b238ad8+AaBJD8ghGXgE+tzT19kcnvAB8vlogBZ6Gd4QxdE5z6UU",
+                     *           "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
+                     *           "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null
                      *         }
@@ -5469,11 +6511,15 @@ export interface operations {
                      *       "entries": [
                      *         {
                      *           "entry": {
-                     *             "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *             "seq": 0,
-                     *             "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *             "format_version": 1,
+                     *             "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *             "seq": 4,
                      *             "event_type": "context.retrieved",
+                     *             "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *             "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
+                     *             "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
+                     *             "key_id": "1e9ef886ba18ae08",
+                     *             "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *             "format_version": 1,
                      *             "data": {
                      *               "as_of": "2026-03-01T09:20:01.000Z",
                      *               "max_age_seconds": 30,
@@ -5481,7 +6527,7 @@ export interface operations {
                      *               "source_type": "market_feed"
                      *             },
                      *             "source": "trading-runtime",
-                     *             "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:20:31.000Z",
                      *             "span_id": null,
@@ -5497,31 +6543,31 @@ export interface operations {
                      *               "event_id": "read-1"
                      *             },
                      *             "created_at": "2026-03-01T12:00:00.000Z",
-                     *             "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                     *             "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *             "signature": "qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==",
-                     *             "key_id": "7aadf86bad5c1631",
                      *             "idempotency_conflict_of": null
                      *           },
                      *           "inclusion_proof": {
-                     *             "leaf_index": 0,
-                     *             "tree_size": 6,
+                     *             "leaf_index": 4,
+                     *             "tree_size": 10,
                      *             "proof": [
-                     *               "b79ed00de1317e10c570586497e39df135655f392c46ccce90e634821e47ed88",
-                     *               "af0ee6d12d4924386b10e6223e90df2fed01f917aba1ce39a3ff8418d12cfee6"
+                     *               "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
+                     *               "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
                      *             ]
                      *           }
                      *         },
                      *         {
                      *           "entry": {
-                     *             "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *             "seq": 1,
-                     *             "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *             "format_version": 1,
+                     *             "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *             "seq": 5,
                      *             "event_type": "decision.made",
+                     *             "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
+                     *             "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *             "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
+                     *             "key_id": "1e9ef886ba18ae08",
+                     *             "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *             "format_version": 1,
                      *             "data": {
                      *               "decision": "buy",
-                     *               "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+                     *               "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
                      *               "inputs": [
                      *                 "read-1"
                      *               ],
@@ -5529,7 +6575,7 @@ export interface operations {
                      *               "symbol": "ACME"
                      *             },
                      *             "source": null,
-                     *             "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:21:15.000Z",
                      *             "span_id": null,
@@ -5539,22 +6585,18 @@ export interface operations {
                      *             "agent_id": "equities-trader",
                      *             "workflow_id": null,
                      *             "causality_type": null,
-                     *             "idempotency_key": "decision-b733847c-96fb-441a-95e2-4e7c6bc412f1",
+                     *             "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
                      *             "schema_version": null,
                      *             "extra": null,
                      *             "created_at": "2026-03-01T12:00:00.000Z",
-                     *             "prev_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-                     *             "hash": "875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e",
-                     *             "signature": "5eFuoP7pT0ZfR/e4QYVpPd0IWb/gQq9p5t9/9B74/kWMh46SpFFh85/xqh4DKrfNZBsMmW8DxxHq9XNnYW+3AQ==",
-                     *             "key_id": "7aadf86bad5c1631",
                      *             "idempotency_conflict_of": null
                      *           },
                      *           "inclusion_proof": {
-                     *             "leaf_index": 1,
-                     *             "tree_size": 6,
+                     *             "leaf_index": 5,
+                     *             "tree_size": 10,
                      *             "proof": [
-                     *               "7b581e50e70d70cded44631e446e14986e7bfd0cc450143f695464aa2e053290",
-                     *               "af0ee6d12d4924386b10e6223e90df2fed01f917aba1ce39a3ff8418d12cfee6"
+                     *               "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
+                     *               "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
                      *             ]
                      *           }
                      *         }
@@ -5655,7 +6697,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5682,7 +6724,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5709,7 +6751,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5736,7 +6778,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5763,7 +6805,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5800,16 +6842,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *           "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *           "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *           "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *           "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *           "token_id": null,
                      *           "metadata": {
                      *             "ticket": "INC-2291"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "event_count": 4,
-                     *           "tree_size": 6
+                     *           "tree_size": 10
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -5859,7 +6901,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5886,7 +6928,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5913,7 +6955,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5937,7 +6979,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                 *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                  *       "metadata": {
                  *         "ticket": "INC-2291"
                  *       }
@@ -5967,16 +7009,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "event_count": 4,
-                     *       "tree_size": 6
+                     *       "tree_size": 10
                      *     }
                      */
                     "application/json": {
@@ -6020,7 +7062,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6047,7 +7089,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6074,7 +7116,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6101,7 +7143,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6134,16 +7176,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "event_count": 4,
-                     *       "tree_size": 6
+                     *       "tree_size": 10
                      *     }
                      */
                     "application/json": {
@@ -6187,7 +7229,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6214,7 +7256,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6241,7 +7283,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6268,7 +7310,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6301,12 +7343,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *           "seq": 0,
+                     *           "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "seq": 4,
                      *           "event_type": "context.retrieved",
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "timestamp_source": "client",
@@ -6321,8 +7363,8 @@ export interface operations {
                      *           "integrity": "valid"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *           "seq": 1,
+                     *           "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "seq": 5,
                      *           "event_type": "decision.made",
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "timestamp_source": "client",
@@ -6330,7 +7372,7 @@ export interface operations {
                      *           "source": null,
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+                     *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -6391,7 +7433,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6418,7 +7460,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6445,7 +7487,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6472,7 +7514,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6507,15 +7549,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-705a-944e-653f194b0aee",
+                     *           "id": "019ca945-0a00-7015-ac6c-a21920896889",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
-                     *             "seq": 0,
+                     *             "seq": 4,
                      *             "event_type": "context.retrieved",
                      *             "time": "2026-03-01T09:20:31.000Z",
                      *             "source": "trading-runtime",
@@ -6535,14 +7577,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-705a-944e-653f194b0aee",
+                     *           "source": "019ca945-0a00-7015-ac6c-a21920896889",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *           "target": "019ca945-0a00-705a-944e-653f194b0aee",
+                     *           "source": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "target": "019ca945-0a00-7015-ac6c-a21920896889",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -6591,15 +7633,15 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-705a-944e-653f194b0aee",
+                     *           "id": "019ca945-0a00-7015-ac6c-a21920896889",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
-                     *             "seq": 0,
+                     *             "seq": 4,
                      *             "event_type": "context.retrieved",
                      *             "time": "2026-03-01T09:20:31.000Z",
                      *             "source": "trading-runtime",
@@ -6619,14 +7661,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-705a-944e-653f194b0aee",
+                     *           "source": "019ca945-0a00-7015-ac6c-a21920896889",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *           "target": "019ca945-0a00-705a-944e-653f194b0aee",
+                     *           "source": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "target": "019ca945-0a00-7015-ac6c-a21920896889",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -6691,7 +7733,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6710,7 +7752,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6737,7 +7779,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6756,7 +7798,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6783,7 +7825,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6802,7 +7844,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6829,7 +7871,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6848,7 +7890,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6881,8 +7923,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "overall_staleness_rating": "stale",
                      *       "findings": [
                      *         {
@@ -6891,8 +7933,8 @@ export interface operations {
                      *           "staleness": "stale",
                      *           "age_seconds": 74,
                      *           "max_age_seconds": 30,
-                     *           "used_by_log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *           "context_log_id": "019ca945-0a00-705a-944e-653f194b0aee",
+                     *           "used_by_log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "context_log_id": "019ca945-0a00-7015-ac6c-a21920896889",
                      *           "via_log_ids": [],
                      *           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
                      *         }
@@ -6950,7 +7992,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6977,7 +8019,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7004,7 +8046,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7031,7 +8073,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7064,27 +8106,27 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "detected": true,
                      *       "root_cause_type": "STALE_CONTEXT",
-                     *       "description": "Decision b733847c-96fb-441a-95e2-4e7c6bc412f1 (seq 1) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *       "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *       "confidence": 0.75,
                      *       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
                      *       "evidence": [
-                     *         "019ca945-0a00-705a-944e-653f194b0aee",
-                     *         "019ca945-0a00-705b-91c6-34cc28c604cd"
+                     *         "019ca945-0a00-7015-ac6c-a21920896889",
+                     *         "019ca945-0a00-7016-b1cf-889e086838d4"
                      *       ],
                      *       "evidence_path": [
                      *         {
-                     *           "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-                     *           "seq": 0,
+                     *           "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "seq": 4,
                      *           "event_type": "context.retrieved",
                      *           "role": "cause"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *           "seq": 1,
+                     *           "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "seq": 5,
                      *           "event_type": "decision.made",
                      *           "role": "outcome"
                      *         }
@@ -7092,8 +8134,8 @@ export interface operations {
                      *       "outcome": {
                      *         "kind": "acted_on_stale_context",
                      *         "bad": true,
-                     *         "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-                     *         "description": "decision b733847c-96fb-441a-95e2-4e7c6bc412f1 (seq 1) used \"feed:NASDAQ:ACME\" past its max age"
+                     *         "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *         "description": "decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
                      *       },
                      *       "candidates": [],
                      *       "findings": []
@@ -7171,7 +8213,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7198,7 +8240,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7225,7 +8267,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7252,7 +8294,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7278,7 +8320,7 @@ export interface operations {
                  * @example {
                  *       "reviewer": "maria.gonzalez@acme.example",
                  *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                 *       "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1"
+                 *       "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
                  *     }
                  */
                 "application/json": {
@@ -7308,16 +8350,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7064-989e-6517a317628e",
-                     *       "log_id": "019ca945-0a00-7065-a115-a04fb4d04a2f",
+                     *       "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
+                     *       "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
                      *       "reviewer": "maria.gonzalez@acme.example",
                      *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *       "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
-                     *       "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *       "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "submitted_by": {
                      *         "kind": "user",
-                     *         "id": "a9472a18-36d5-4128-94a1-a9023120cfb2"
+                     *         "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
                      *       }
                      *     }
                      */
@@ -7362,7 +8404,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7389,7 +8431,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7416,7 +8458,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7443,7 +8485,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7482,16 +8524,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7064-989e-6517a317628e",
-                     *           "log_id": "019ca945-0a00-7065-a115-a04fb4d04a2f",
+                     *           "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
+                     *           "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
                      *           "reviewer": "maria.gonzalez@acme.example",
                      *           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *           "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
-                     *           "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *           "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "submitted_by": {
                      *             "kind": "user",
-                     *             "id": "a9472a18-36d5-4128-94a1-a9023120cfb2"
+                     *             "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
                      *           }
                      *         }
                      *       ],
@@ -7542,7 +8584,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7569,7 +8611,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7596,7 +8638,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7632,14 +8674,14 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.29
+                     *           "latency_ms": 0.27
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
                      *         },
                      *         "migrations": {
                      *           "status": "ok",
-                     *           "version": "0007_idempotency_conflicts"
+                     *           "version": "0008_roles_and_users"
                      *         }
                      *       }
                      *     }
@@ -7753,14 +8795,14 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.11
+                     *           "latency_ms": 0.1
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
                      *         },
                      *         "migrations": {
                      *           "status": "ok",
-                     *           "version": "0007_idempotency_conflicts"
+                     *           "version": "0008_roles_and_users"
                      *         }
                      *       }
                      *     }
@@ -7841,7 +8883,7 @@ export interface operations {
                     /**
                      * @example # HELP audit_ledger_events_appended_total Ledger entries committed
                      *     # TYPE audit_ledger_events_appended_total counter
-                     *     audit_ledger_events_appended_total 7
+                     *     audit_ledger_events_appended_total 11
                      */
                     "text/plain": string;
                 };
@@ -7862,7 +8904,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7889,7 +8931,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7922,18 +8964,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
                      *       "from": "2026-01-31",
                      *       "to": "2026-03-01",
                      *       "totals": {
-                     *         "api_requests": 31,
+                     *         "api_requests": 36,
                      *         "events_ingested": 6,
                      *         "rate_limited_requests": 0
                      *       },
                      *       "by_day": [
                      *         {
                      *           "day": "2026-03-01",
-                     *           "api_requests": 31,
+                     *           "api_requests": 36,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
                      *         }
@@ -7943,26 +8985,26 @@ export interface operations {
                      *           "key_id": null,
                      *           "name": null,
                      *           "key_prefix": null,
-                     *           "api_requests": 10,
+                     *           "api_requests": 15,
                      *           "events_ingested": 0,
                      *           "rate_limited_requests": 0
                      *         },
                      *         {
-                     *           "key_id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
+                     *           "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_tkPRc-ac",
+                     *           "key_prefix": "alk_nKGVux2p",
                      *           "api_requests": 21,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
                      *         }
                      *       ],
                      *       "storage": {
-                     *         "entries": 7,
+                     *         "entries": 11,
                      *         "data_bytes": 1352
                      *       },
                      *       "rate_limit": {
-                     *         "key_id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
-                     *         "key_prefix": "alk_tkPRc-ac",
+                     *         "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
+                     *         "key_prefix": "alk_nKGVux2p",
                      *         "rate_limit_per_minute": 6000
                      *       }
                      *     }
@@ -8025,7 +9067,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8052,7 +9094,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8079,7 +9121,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8116,41 +9158,41 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7066-acd4-ae2e26e19062",
+                     *           "id": "019ca945-0a00-7021-aeb2-db0158f25e2f",
                      *           "type": "hitl.rejected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "id": "019ca945-0a00-7064-989e-6517a317628e",
-                     *             "log_id": "019ca945-0a00-7065-a115-a04fb4d04a2f",
+                     *             "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
+                     *             "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
                      *             "reviewer": "maria.gonzalez@acme.example",
                      *             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *             "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
-                     *             "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "submitted_by": {
                      *               "kind": "user",
-                     *               "id": "a9472a18-36d5-4128-94a1-a9023120cfb2"
+                     *               "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
                      *             }
                      *           }
                      *         },
                      *         {
-                     *           "id": "019ca945-0a00-7063-8848-b3eb3441aed6",
+                     *           "id": "019ca945-0a00-701e-b76e-c4dc35732360",
                      *           "type": "forensics.anomaly_detected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-                     *             "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+                     *             "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
                      *             "root_cause_type": "STALE_CONTEXT",
                      *             "confidence": 0.75,
-                     *             "description": "Decision b733847c-96fb-441a-95e2-4e7c6bc412f1 (seq 1) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *             "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *             "evidence": [
-                     *               "019ca945-0a00-705a-944e-653f194b0aee",
-                     *               "019ca945-0a00-705b-91c6-34cc28c604cd"
+                     *               "019ca945-0a00-7015-ac6c-a21920896889",
+                     *               "019ca945-0a00-7016-b1cf-889e086838d4"
                      *             ]
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA2My04ODQ4LWIzZWIzNDQxYWVkNiJ9"
+                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAxZS1iNzZlLWM0ZGMzNTczMjM2MCJ9"
                      *     }
                      */
                     "application/json": {
@@ -8187,7 +9229,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8214,7 +9256,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8241,7 +9283,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8273,7 +9315,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+                     *           "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
                      *           "url": "https://hooks.acme.example/audit-ledger",
                      *           "description": "SOC on-call",
                      *           "event_types": [
@@ -8324,7 +9366,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8351,7 +9393,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8378,7 +9420,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8427,7 +9469,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+                     *       "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -8438,7 +9480,7 @@ export interface operations {
                      *       "disabled_reason": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
-                     *       "secret": "whsec_7wAnlJl/zDiH7vlyVMuCqXgtaruKx4eHdyveu9KJVI4="
+                     *       "secret": "whsec_R+6TATgTHDBZiBzg78i3tDAS8zcviwcTyM6xAVwFyEM="
                      *     }
                      */
                     "application/json": {
@@ -8477,7 +9519,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8504,7 +9546,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8531,7 +9573,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8558,7 +9600,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8591,7 +9633,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+                     *       "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -8638,7 +9680,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8665,7 +9707,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8692,7 +9734,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8719,7 +9761,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8746,7 +9788,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8794,7 +9836,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8821,7 +9863,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8848,7 +9890,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8875,7 +9917,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8902,7 +9944,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8956,7 +9998,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+                     *       "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -9004,7 +10046,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9031,7 +10073,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9058,7 +10100,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9085,7 +10127,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9112,7 +10154,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9198,7 +10240,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9225,7 +10267,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9252,7 +10294,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9279,7 +10321,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */

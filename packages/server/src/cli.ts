@@ -82,14 +82,14 @@ function program(): Command {
     .requiredOption('--company <name>', 'company name')
     .requiredOption('--email <email>', 'login email')
     .requiredOption('--password-stdin', 'read the password from standard input (required: never on the command line)')
-    .addOption(new Option('--role <role>', 'role of the user').choices(['admin', 'member']).default('admin'))
-    .action(async (opts: { company: string; email: string; role: 'admin' | 'member' }) => {
+    .addOption(new Option('--role <role>', 'role of the user (member: the old name of reviewer)').choices(['admin', 'reviewer', 'auditor', 'member']).default('admin'))
+    .action(async (opts: { company: string; email: string; role: 'admin' | 'reviewer' | 'auditor' | 'member' }) => {
       const config = loadConfig();
       const password = await readStdin();
       const store = openStore(config);
       try {
         await store.migrate();
-        const { company, user } = await createUser(store, { company: opts.company, email: opts.email, password, role: opts.role });
+        const { company, user } = await createUser(store, { company: opts.company, email: opts.email, password, role: opts.role === 'member' ? 'reviewer' : opts.role });
         console.log(`created user ${user.email} (${user.role}) in company "${company.name}" (${company.company_id})`);
       } catch (err) {
         if (err instanceof AccountInputError || err instanceof EmailTakenError) {

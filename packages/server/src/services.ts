@@ -9,6 +9,7 @@ import { Forensics } from './forensics/service.js';
 import { IntegrityVerifier } from './integrity/verifier.js';
 import { Rejections } from './hitl/rejections.js';
 import { OtlpIngest } from './otlp/ingest.js';
+import { UserAdmin } from './users/admin.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
 import { EntryChecker } from './ledger/entry-check.js';
@@ -59,6 +60,8 @@ export interface Services {
   rejections: Rejections;
   /** OpenTelemetry (OTLP) export requests as ledger entries, without HTTP. */
   otlp: OtlpIngest;
+  /** User management (admins) and a user's own password, recorded in the ledger. */
+  userAdmin: UserAdmin;
   events: EventSink;
   metrics: Metrics;
   usage: UsageCounter;
@@ -126,6 +129,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const entryChecker = new EntryChecker({ ledger, keyring, clock, ledgerOrigin });
   const rejections = new Rejections({ ledger, appender, events, clock });
   const otlp = new OtlpIngest({ appender, usage, config });
+  const userAdmin = new UserAdmin({ accounts, appender, clock });
 
   return {
     services: {
@@ -149,6 +153,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       entryChecker,
       rejections,
       otlp,
+      userAdmin,
       events,
       metrics,
       usage,

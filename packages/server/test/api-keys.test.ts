@@ -110,7 +110,7 @@ describe.each(STORE_KINDS)('API keys on %s', (kind) => {
   });
 
   it('requires the admin role (403 for a member)', async () => {
-    const member = await t.newAccount({ role: 'member' });
+    const member = await t.newAccount({ role: 'reviewer' });
     problem(await create(member.token, { name: 'n', rate_limit_per_minute: 1 }), 403, 'forbidden');
     problem(await list(member.token), 403, 'forbidden');
   });

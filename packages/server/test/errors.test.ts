@@ -44,7 +44,7 @@ describe('problem responses', () => {
 
   it('missing credential → 401, valid credential without the right → 403', async () => {
     problem(await t.inject({ method: 'POST', url: '/api/v1/auth/api_keys', payload: { name: 'x', rate_limit_per_minute: 1 } }), 401, 'missing_credential');
-    const member = await t.newAccount({ role: 'member' });
+    const member = await t.newAccount({ role: 'reviewer' });
     problem(
       await t.inject({ method: 'POST', url: '/api/v1/auth/api_keys', headers: { authorization: `Bearer ${member.token}` }, payload: { name: 'x', rate_limit_per_minute: 1 } }),
       403,

@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 
 interface Operation {
   security?: Array<Record<string, unknown>>;
-  'x-required-role'?: string;
+  'x-required-roles'?: string[];
   parameters?: Array<{ name: string; in: string }>;
 }
 
@@ -22,6 +22,7 @@ interface Tenant {
   companyId: string;
   admin: Record<string, string>;
   member: Record<string, string>;
+  auditor: Record<string, string>;
   apiKey: Record<string, string>;
   ids: Record<string, string>;
   marker: string;
@@ -38,8 +39,11 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     const acct = await t.newAccount();
     const admin = { authorization: `Bearer ${acct.token}` };
     const memberEmail = `member-${randomUUID()}@example.com`;
-    await createUser(t.store, { company: acct.companyName, email: memberEmail, password: 'member password 1', role: 'member' });
+    const { user: reviewer } = await createUser(t.store, { company: acct.companyName, email: memberEmail, password: 'member password 1', role: 'reviewer' });
     const memberToken = (await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: memberEmail, password: 'member password 1' } })).json().access_token;
+    const auditorEmail = `auditor-${randomUUID()}@example.com`;
+    await createUser(t.store, { company: acct.companyName, email: auditorEmail, password: 'auditor password 1', role: 'auditor' });
+    const auditorToken = (await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: auditorEmail, password: 'auditor password 1' } })).json().access_token;
     const created = await t.createKey(acct.token, 100_000);
     const apiKey = { 'x-api-key': created.key };
     const marker = `marker-${randomUUID()}`;
@@ -63,9 +67,10 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       companyId: acct.companyId,
       admin,
       member: { authorization: `Bearer ${memberToken}` },
+      auditor: { authorization: `Bearer ${auditorToken}` },
       apiKey,
       marker,
-      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id },
+      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id },
     };
   }
 
@@ -91,6 +96,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (param === 'job_id') return owner.ids.job as string;
     if (param === 'replay_session_id') return owner.ids.replay as string;
     if (path.startsWith('/api/v1/auth/api_keys')) return owner.ids.key as string;
+    if (param === 'user_id') return owner.ids.user as string;
     if (path.startsWith('/api/v1/webhooks/endpoints')) return owner.ids.endpoint as string;
     throw new Error(`the security runner does not know what ${param} of ${path} names: teach pathId`);
   }
@@ -109,6 +115,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (o.method === 'GET' || o.method === 'DELETE') return undefined;
     if (o.path === '/api/v1/forensics/replays') return { trace_id: owner.ids.trace, metadata: {} };
     if (o.path.startsWith('/api/v1/webhooks/endpoints/')) return { description: 'changed' };
+    if (o.path.startsWith('/api/v1/users/') && o.method === 'PATCH') return { disabled: false };
     return {};
   }
 
@@ -140,8 +147,35 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       const url = urlFor(o, a);
       if (!kinds.has('apiKeyAuth')) expect([401, 403], `${o.method} ${o.path} with an API key`).toContain((await t.inject({ method: o.method as 'GET', url, headers: a.apiKey, payload: bodyFor(o, a) })).statusCode);
       if (!kinds.has('bearerAuth')) expect([401, 403], `${o.method} ${o.path} with a bearer token`).toContain((await t.inject({ method: o.method as 'GET', url, headers: a.admin, payload: bodyFor(o, a) })).statusCode);
-      if (o.op['x-required-role'] === 'admin') expect((await t.inject({ method: o.method as 'GET', url, headers: a.member, payload: bodyFor(o, a) })).statusCode, `${o.method} ${o.path} as a member`).toBe(403);
     }
+  });
+
+  it('the role × route matrix, from the document: each role reaches exactly the routes its x-required-roles allow', async () => {
+    const roles = { admin: a.admin, reviewer: a.member, auditor: a.auditor } as const;
+    let checked = 0;
+    for (const o of secured()) {
+      const kinds = new Set((o.op.security ?? []).flatMap((s) => Object.keys(s)));
+      if (!kinds.has('bearerAuth') || o.path === '/api/v1/auth/logout') continue;
+      for (const [role, headers] of Object.entries(roles)) {
+        const allowed = o.op['x-required-roles'] === undefined || o.op['x-required-roles'].includes(role);
+        const where = `${o.method} ${o.path} as ${role}`;
+        if (o.method === 'GET') {
+          const res = await t.inject({ method: 'GET', url: urlFor(o, a), headers });
+          // Allowed: past the credential check (a 400 for the runner's query, or a 404 for a size never signed, is an answer, not a refusal).
+          if (allowed) expect([200, 400, 404], `${where}: ${res.body.slice(0, 200)}`).toContain(res.statusCode);
+          else expect(res.json(), where).toMatchObject({ status: 403, code: 'forbidden' });
+        } else {
+          // A mutation is sent with ids that name nothing and a body the route refuses: an allowed
+          // role gets past the credential check to a 400 or 404 and changes nothing; a refused one gets 403.
+          const url = o.path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
+          const res = await t.inject({ method: o.method as 'POST', url, headers, payload: { not_a_field_of_any_route: true } });
+          if (allowed) expect([400, 404, 409], `${where}: ${res.body.slice(0, 200)}`).toContain(res.statusCode);
+          else expect(res.json(), where).toMatchObject({ status: 403, code: 'forbidden' });
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(60);
   });
 
   it("company A's credentials with company B's ids: 404 for B's objects, and never a B identifier in any answer", async () => {

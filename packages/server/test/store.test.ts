@@ -32,7 +32,7 @@ describe.each(STORE_KINDS)('store on %s', (kind) => {
   beforeAll(async () => {
     ({ store, dispose } = await createTestStore(kind));
     const a = await store.accounts.createUser({ companyName: 'A', newCompanyId: randomUUID(), userId: randomUUID(), email: 'A@Example.com', passwordHash: 'h', role: 'admin', now: NOW });
-    const b = await store.accounts.createUser({ companyName: 'B', newCompanyId: randomUUID(), userId: randomUUID(), email: 'b@example.com', passwordHash: 'h', role: 'member', now: NOW });
+    const b = await store.accounts.createUser({ companyName: 'B', newCompanyId: randomUUID(), userId: randomUUID(), email: 'b@example.com', passwordHash: 'h', role: 'reviewer', now: NOW });
     companyA = a.company.company_id;
     companyB = b.company.company_id;
   });
@@ -51,7 +51,7 @@ describe.each(STORE_KINDS)('store on %s', (kind) => {
   });
 
   it('adds a user to an existing company by name, and refuses a taken email', async () => {
-    const { company } = await store.accounts.createUser({ companyName: 'A', newCompanyId: randomUUID(), userId: randomUUID(), email: 'a2@example.com', passwordHash: 'h', role: 'member', now: NOW });
+    const { company } = await store.accounts.createUser({ companyName: 'A', newCompanyId: randomUUID(), userId: randomUUID(), email: 'a2@example.com', passwordHash: 'h', role: 'reviewer', now: NOW });
     expect(company.company_id).toBe(companyA);
     await expect(
       store.accounts.createUser({ companyName: 'C', newCompanyId: randomUUID(), userId: randomUUID(), email: 'B@example.com', passwordHash: 'h', role: 'admin', now: NOW }),

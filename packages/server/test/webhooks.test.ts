@@ -267,7 +267,7 @@ describe.each(STORE_KINDS)('webhooks on %s', (kind) => {
     problem(await t.inject({ method: 'PATCH', url: `/api/v1/webhooks/endpoints/${created.id}`, headers: admin, payload: {} }), 400, 'validation_failed');
     problem(await t.inject({ method: 'PATCH', url: `/api/v1/webhooks/endpoints/${created.id}`, headers: admin, payload: { rotate_secret: false } }), 400, 'validation_failed');
     problem(await t.inject({ method: 'POST', url: '/api/v1/webhooks/endpoints', headers: { 'x-api-key': key }, payload: { url: rx.url, event_types: ['hitl.rejected'] } }), 403, 'forbidden');
-    const member = await t.newAccount({ role: 'member', company: acct.companyName });
+    const member = await t.newAccount({ role: 'reviewer', company: acct.companyName });
     problem(await t.inject({ method: 'GET', url: '/api/v1/webhooks/endpoints', headers: { authorization: `Bearer ${member.token}` } }), 403, 'forbidden');
     problem(await t.inject({ method: 'GET', url: '/api/v1/webhooks/events?type=nope', headers: admin }), 400, 'validation_failed');
     problem(await t.inject({ method: 'GET', url: '/api/v1/webhooks/events?after=zzz', headers: admin }), 400, 'invalid_cursor');

@@ -13,12 +13,14 @@ export type CredentialKind = 'user' | 'api_key';
 
 export interface AuthRule {
   accept: CredentialKind[];
-  /** For user credentials: the role required (admin implies every role). */
-  role?: UserRole;
+  /** For user credentials: the roles allowed (every role when absent). */
+  roles?: readonly UserRole[];
+  /** Reachable by a user who still has to replace a one-time password. */
+  allowedBeforePasswordChange?: boolean;
 }
 
 export type Principal =
-  | { kind: 'user'; companyId: string; userId: string; role: UserRole; email: string; tokenHash: string }
+  | { kind: 'user'; companyId: string; userId: string; role: UserRole; email: string; tokenHash: string; passwordChangeRequired: boolean }
   | { kind: 'api_key'; companyId: string; keyId: string; keyPrefix: string; rateLimitPerMinute: number };
 
 declare module 'fastify' {
@@ -50,8 +52,8 @@ export function registerAuthentication(
     if (!rule) return;
     route.schema ??= {};
     (route.schema as { security?: unknown }).security = rule.accept.flatMap((k): Array<Record<string, string[]>> => (k === 'user' ? [{ bearerAuth: [] }] : [{ apiKeyAuth: [] }, { apiKeyBearer: [] }]));
-    // The role a user credential needs, for clients and for the shared security tests.
-    if (rule.role) (route.schema as Record<string, unknown>)['x-required-role'] = rule.role;
+    // The roles a user credential needs, for clients and for the role matrix test.
+    if (rule.roles) (route.schema as Record<string, unknown>)['x-required-roles'] = rule.roles;
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -77,8 +79,12 @@ export function registerAuthentication(
     if (!rule.accept.includes(principal.kind)) {
       throw new ApiError(403, 'forbidden', rule.accept.includes('user') ? "This endpoint accepts only a user's bearer token, not an API key" : 'This endpoint accepts only an API key');
     }
-    if (principal.kind === 'user' && rule.role === 'admin' && principal.role !== 'admin') {
-      throw new ApiError(403, 'forbidden', 'This endpoint requires the admin role');
+    if (principal.kind === 'user' && rule.roles && !rule.roles.includes(principal.role)) {
+      throw new ApiError(403, 'forbidden', `This endpoint requires the ${rule.roles.join(' or ')} role; yours is ${principal.role}`);
+    }
+    // A one-time password was used: nothing but setting one's own password (and who am I, logout) until then.
+    if (principal.kind === 'user' && principal.passwordChangeRequired && !rule.allowedBeforePasswordChange) {
+      throw new ApiError(403, 'password_change_required', 'Set your own password first: POST /api/v1/auth/password');
     }
   });
 }
@@ -110,8 +116,8 @@ async function resolveAccessToken(accounts: AccountStore, secret: string, now: n
   if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return undefined;
   const hash = hashSecret(secret);
   const grant = await accounts.findAccessToken(hash);
-  if (!grant || grant.revoked_at !== null || Date.parse(grant.expires_at) <= now) return undefined;
-  return { kind: 'user', companyId: grant.company_id, userId: grant.user_id, role: grant.role, email: grant.email, tokenHash: hash };
+  if (!grant || grant.revoked_at !== null || grant.disabled_at !== null || Date.parse(grant.expires_at) <= now) return undefined;
+  return { kind: 'user', companyId: grant.company_id, userId: grant.user_id, role: grant.role, email: grant.email, tokenHash: hash, passwordChangeRequired: grant.password_change_required === 1 };
 }
 
 /** Counts the request against the key's per-minute budget; 429 past it. Headers go on every answer. */

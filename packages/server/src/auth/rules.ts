@@ -11,6 +11,10 @@ export const INGEST = rule({ accept: ['api_key'] });
 /** Any signed-in user of the company, not an API key. */
 export const USER = rule({ accept: ['user'] });
 /** Administration: a user with the admin role. */
-export const ADMIN = rule({ accept: ['user'], role: 'admin' });
-/** Who am I: a user's token first, or an API key (the order the OpenAPI document lists them). */
-export const ANY_CREDENTIAL = rule({ accept: ['user', 'api_key'] });
+export const ADMIN = rule({ accept: ['user'], roles: ['admin'] });
+/** Human review writes (HITL rejections): the company's API key, an admin or a reviewer; never an auditor. */
+export const REVIEW = rule({ accept: ['api_key', 'user'], roles: ['admin', 'reviewer'] });
+/** Who am I: a user's token first, or an API key (the order the OpenAPI document lists them). Reachable before a one-time password is replaced. */
+export const ANY_CREDENTIAL = rule({ accept: ['user', 'api_key'], allowedBeforePasswordChange: true });
+/** The signed-in user's own session and password: reachable before a one-time password is replaced. */
+export const OWN_ACCOUNT = rule({ accept: ['user'], allowedBeforePasswordChange: true });

@@ -37,6 +37,15 @@ export function domainProblem(err: DomainError, pointer: (i: number) => string =
     // accounts and API keys
     case 'active_key_exists':
       return new ApiError(409, 'active_key_exists', 'The company already has an active API key; revoke it (DELETE /api/v1/auth/api_keys/{id}) before creating another');
+    // users
+    case 'user_not_found':
+      return new ApiError(404, 'not_found', err.message);
+    case 'last_admin':
+      return new ApiError(409, 'last_admin', `${err.message}; nothing was changed`);
+    case 'user_input': {
+      const { field, status } = err.data as { field: string; status: 400 | 409 };
+      return new ApiError(status, status === 409 ? 'email_taken' : 'validation_failed', `${field} ${err.message}`, { errors: [{ field, message: err.message }] });
+    }
     // forensics
     case 'trace_not_found':
       return new ApiError(404, 'not_found', err.message);

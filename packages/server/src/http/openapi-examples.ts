@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "seq": 0,
-      "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
+      "seq": 4,
+      "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-705a-944e-653f194b0aee"
+        "019ca945-0a00-7015-ac6c-a21920896889"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-b733847c-96fb-441a-95e2-4e7c6bc412f1"
+          "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,9 +68,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-705b-91c6-34cc28c604cd",
-        "019ca945-0a00-705c-bbf9-c2c133c6bb61"
+        "019ca945-0a00-7016-b1cf-889e086838d4",
+        "019ca945-0a00-7017-838a-62bbcade3894"
       ]
+    }
+  },
+  "changePassword": {
+    "status": 204,
+    "request": {
+      "current_password": "TLv36lY9aCvi78dAHWPBGxJ1",
+      "new_password": "a passphrase Ana chose herself"
     }
   },
   "createApiKey": {
@@ -80,35 +87,54 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
+      "id": "966b9582-1ef7-455e-92bd-d29736022a82",
       "name": "trading-agents-prod",
-      "key_prefix": "alk_tkPRc-ac",
+      "key_prefix": "alk_nKGVux2p",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk_tkPRc-acZyXgGASFNwsVM0SmiP5_VyPq_e2WdVXfFGk"
+      "key": "alk_nKGVux2pfUbFvYI6egGpx4_ZciXTP2C1uktikIt7f80"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "event_count": 4,
-      "tree_size": 6
+      "tree_size": 10
+    }
+  },
+  "createUser": {
+    "status": 201,
+    "request": {
+      "email": "ana.lima@acme.example",
+      "role": "auditor"
+    },
+    "response": {
+      "user": {
+        "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+        "email": "ana.lima@acme.example",
+        "role": "auditor",
+        "created_at": "2026-03-01T12:00:00.000Z",
+        "disabled": false,
+        "disabled_at": null,
+        "password_change_required": true
+      },
+      "one_time_password": "vI-Rir2LzzAlcqgH_yiqYurq"
     }
   },
   "createWebhookEndpoint": {
@@ -122,7 +148,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+      "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -133,7 +159,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_7wAnlJl/zDiH7vlyVMuCqXgtaruKx4eHdyveu9KJVI4="
+      "secret": "whsec_R+6TATgTHDBZiBzg78i3tDAS8zcviwcTyM6xAVwFyEM="
     }
   },
   "deleteWebhookEndpoint": {
@@ -141,7 +167,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"8ad56f78-5923-4ad2-bb15-24dc7b0a636b\",\"seq\":0,\"log_id\":\"019ca945-0a00-705a-944e-653f194b0aee\",\"format_version\":1,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"hash\":\"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45\",\"signature\":\"qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==\",\"key_id\":\"7aadf86bad5c1631\",\"idempotency_conflict_of\":null,\"content_hash\":\"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45\"}\n{\"company_id\":\"8ad56f78-5923-4ad2-bb15-24dc7b0a636b\",\"seq\":1,\"log_id\":\"019ca945-0a00-705b-91c6-34cc28c604cd\",\"format_version\":1,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"b733847c-96fb-441a-95e2-4e7c6bc412f1\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-b733847c-96fb-441a-95e2-4e7c6bc412f1\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45\",\"hash\":\"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e\",\"signature\":\"5eFuoP7pT0ZfR/e4QYVpPd0IWb/gQq9p5t9/9B74/kWMh46SpFFh85/xqh4DKrfNZBsMmW8DxxHq9XNnYW+3AQ==\",\"key_id\":\"7aadf86bad5c1631\",\"idempotency_conflict_of\":null,\"content_hash\":\"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e\"}\n{\"company_id\":\"8ad56f78-5923-4ad2-bb15-24dc7b0a636b\",\"seq\":2,\"log_id\":\"019ca945-0a00-705c-bbf9-c2c133c6bb61\",\"format_version\":1,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e\",\"hash\":\"83cb65dd851f6d7f63a1773a4bc8f6b44a6e303b4a6016aea2431b327f4a5e64\",\"signature\":\"cUxBO2uTanAoJR1k3sfgq0yaQIItHgThPr876MJ/Y6BvwP1c8ynkHqVhsWO8M9FlaN3IYkKLxStbSnnaM8Q8Cg==\",\"key_id\":\"7aadf86bad5c1631\",\"idempotency_conflict_of\":null,\"content_hash\":\"83cb65dd851f6d7f63a1773a4bc8f6b44a6e303b4a6016aea2431b327f4a5e64\"}\n{\"company_id\":\"8ad56f78-5923-4ad2-bb15-24dc7b0a636b\",\"seq\":5,\"log_id\":\"019ca945-0a00-7061-b063-204e058d7e96\",\"format_version\":1,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"3f4a4992-73ff-4fd6-a9a3-3600b9a432dc\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"e30eee3d41bd7483fb9c1eb5f9e8920332ac661e820df5cf11861d1f5e215d31\",\"hash\":\"17cd33186711e1d6140f88ec1ceab8e3c099b6f2026e2e12b43d8b2c31521cc4\",\"signature\":\"FzWKxmWg0zFFjdkwWlk4jjwCM2m5gR0NtS4pe8fV39Ucm6pY/C60RqHBBfSpgOnfrfU2R9RjGStrM05D4vLvAA==\",\"key_id\":\"7aadf86bad5c1631\",\"idempotency_conflict_of\":null,\"content_hash\":\"17cd33186711e1d6140f88ec1ceab8e3c099b6f2026e2e12b43d8b2c31521cc4\"}\n"
+    "response": "{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":4,\"log_id\":\"019ca945-0a00-7015-ac6c-a21920896889\",\"format_version\":1,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc\",\"hash\":\"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284\",\"signature\":\"ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284\"}\n{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":5,\"log_id\":\"019ca945-0a00-7016-b1cf-889e086838d4\",\"format_version\":1,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"3ccd6285-07c2-44c4-8cbf-eeaa5929ef05\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284\",\"hash\":\"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03\",\"signature\":\"/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03\"}\n{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":6,\"log_id\":\"019ca945-0a00-7017-838a-62bbcade3894\",\"format_version\":1,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03\",\"hash\":\"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c\",\"signature\":\"9M9L9Dzf3gaw/ZQHTIy9jv7kqyLCYO+3kYuBlXt2Y+zvddZHiZJnURbkqI+GJkhCKLYcRNp2hDS/Td0sEYOEBA==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c\"}\n{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":9,\"log_id\":\"019ca945-0a00-701c-9310-9a9f3e16709e\",\"format_version\":1,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466\",\"hash\":\"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271\",\"signature\":\"kHmLlLvJNWlhGsxqvrFdvGc+racwFKY6sFB9z88yTijzjGJpEZfTEgnP+0s/FPjUGG8AyVvgD4WwIQONIKN8AQ==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -256,12 +282,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-      "tree_size": 5,
-      "root_hash": "5deede3db897a1269817aabf66ad15b4e8cf57d2552958ead0ec1563df8f7fa5",
+      "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+      "tree_size": 9,
+      "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "7aadf86bad5c1631",
-      "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n5\nXe7ePbiXoSaYF6q/Zq0VtOjPV9JVKVjq0OwVY9+Pf6U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2ELl8WHSTPR53XkYoSGyGuLc09Amko3OhtlBb/VmzevOtRccSZ/rOhADVRCV7HdSHkyXh9XHSIts218Z8yzmcgY=\n"
+      "key_id": "1e9ef886ba18ae08",
+      "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
     }
   },
   "getConsistencyProof": {
@@ -269,54 +295,47 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
-      "second_root": "a8f1a5f0afe96b135e9d101b96b18da258f617e5bfd893c61b9f1ab42ff82e8f",
+      "first_root": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
+      "second_root": "87ae92d8c2243556ac0dc87b94d74fb42b0e2614129f9a63f562e7c1248c769b",
       "proof": [
-        "d392f24a873c24a7c6c03e7fe9046169dbbfb742d9b7bd3657e23af70c273353",
-        "e3814384b0d6e68dadf9564be9589a7d4ef4c132cd4ef661a2b49266b8a8aed6"
+        "e530f0bf5e10a93a9c8bd92d0974976a42e471afd792356ee73b35df7aaedccd",
+        "8a3ad37591db66525628aa630f85bbf7cfa55c677b76e277f62fdd4eab8f984d"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
         "tree_size": 3,
-        "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+        "root_hash": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "7aadf86bad5c1631",
-        "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n3\naI8PNlZLit5T2nACowvvhz2inbNZNQUm7fmHJO6tvCo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2DRWcb/3FsO4qsTtN+g8EZbtU1+gZ4NqJx9JAP5a6tFsDSAGnGGlqjmskMjwyQ/nZtCKbjogm9n/VJQJwd749QM=\n"
+        "key_id": "1e9ef886ba18ae08",
+        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n3\n25lXtBSL9POOrxAHy1AwQe5E7KjtyP94vo7n5lYOXZc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRsKS/8dcMObAdN2ZLLIm7RTDHgKJx3bVsXNRyZL1ULsBhQeakkzYP8ugCH8HglbLeSQwuvNvq3jQMtJf5PgifwQ=\n"
       },
-      "second_checkpoint": {
-        "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-        "tree_size": 6,
-        "root_hash": "a8f1a5f0afe96b135e9d101b96b18da258f617e5bfd893c61b9f1ab42ff82e8f",
-        "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "7aadf86bad5c1631",
-        "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n6\nqPGl8K/paxNenRAblrGNolj2F+W/2JPGG58atC/4Lo8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2P69TscmN+5CKC5hmTYuR7EH5NwTbYbNAhyjCY7TZYxe4toxm6sDYn/VQ3/xAcjD3oFSExMo+gAnFAuzJdEC6wM=\n"
-      }
+      "second_checkpoint": null
     }
   },
   "getEvidenceBundle": {
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc"
+        "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-        "tree_size": 6,
-        "root_hash": "a8f1a5f0afe96b135e9d101b96b18da258f617e5bfd893c61b9f1ab42ff82e8f",
+        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "tree_size": 10,
+        "root_hash": "734b36be960272acc4d1ce66578fdfb8d662aa0239250015c2e749693f56bea7",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "7aadf86bad5c1631",
-        "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n6\nqPGl8K/paxNenRAblrGNolj2F+W/2JPGG58atC/4Lo8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2P69TscmN+5CKC5hmTYuR7EH5NwTbYbNAhyjCY7TZYxe4toxm6sDYn/VQ3/xAcjD3oFSExMo+gAnFAuzJdEC6wM=\n"
+        "key_id": "1e9ef886ba18ae08",
+        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n10\nc0s2vpYCcqzE0c5mV4/fuNZiqgI5JQAVwudJaT9Wvqc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRr8ZTumNpIirVXqaHs6yTxFAKZcvJoVptkACwqTh31D29+bjzM9D/HudlGSu/Ph4QOEq4t+vvwChc7VaFCYg8wE=\n"
       },
       "public_keys": [
         {
-          "key_id": "7aadf86bad5c1631",
+          "key_id": "1e9ef886ba18ae08",
           "algorithm": "Ed25519",
-          "public_key": "oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAoEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=\n-----END PUBLIC KEY-----\n",
-          "note_verifier_key": "audit-ledger.local+5b238ad8+AaBJD8ghGXgE+tzT19kcnvAB8vlogBZ6Gd4QxdE5z6UU",
+          "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
+          "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -326,11 +345,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-            "seq": 0,
-            "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-            "format_version": 1,
+            "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+            "seq": 4,
             "event_type": "context.retrieved",
+            "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+            "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
+            "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
+            "key_id": "1e9ef886ba18ae08",
+            "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+            "format_version": 1,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
               "max_age_seconds": 30,
@@ -338,7 +361,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -354,31 +377,31 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "event_id": "read-1"
             },
             "created_at": "2026-03-01T12:00:00.000Z",
-            "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-            "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-            "signature": "qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==",
-            "key_id": "7aadf86bad5c1631",
             "idempotency_conflict_of": null
           },
           "inclusion_proof": {
-            "leaf_index": 0,
-            "tree_size": 6,
+            "leaf_index": 4,
+            "tree_size": 10,
             "proof": [
-              "b79ed00de1317e10c570586497e39df135655f392c46ccce90e634821e47ed88",
-              "af0ee6d12d4924386b10e6223e90df2fed01f917aba1ce39a3ff8418d12cfee6"
+              "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
+              "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
             ]
           }
         },
         {
           "entry": {
-            "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-            "seq": 1,
-            "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-            "format_version": 1,
+            "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+            "seq": 5,
             "event_type": "decision.made",
+            "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
+            "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+            "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
+            "key_id": "1e9ef886ba18ae08",
+            "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+            "format_version": 1,
             "data": {
               "decision": "buy",
-              "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+              "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
               "inputs": [
                 "read-1"
               ],
@@ -386,7 +409,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -396,22 +419,18 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-b733847c-96fb-441a-95e2-4e7c6bc412f1",
+            "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
-            "prev_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-            "hash": "875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e",
-            "signature": "5eFuoP7pT0ZfR/e4QYVpPd0IWb/gQq9p5t9/9B74/kWMh46SpFFh85/xqh4DKrfNZBsMmW8DxxHq9XNnYW+3AQ==",
-            "key_id": "7aadf86bad5c1631",
             "idempotency_conflict_of": null
           },
           "inclusion_proof": {
-            "leaf_index": 1,
-            "tree_size": 6,
+            "leaf_index": 5,
+            "tree_size": 10,
             "proof": [
-              "7b581e50e70d70cded44631e446e14986e7bfd0cc450143f695464aa2e053290",
-              "af0ee6d12d4924386b10e6223e90df2fed01f917aba1ce39a3ff8418d12cfee6"
+              "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
+              "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
             ]
           }
         }
@@ -427,14 +446,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.29
+          "latency_ms": 0.27
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0007_idempotency_conflicts"
+          "version": "0008_roles_and_users"
         }
       }
     }
@@ -442,32 +461,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-      "seq": 0,
-      "entry_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-      "leaf_hash": "7b581e50e70d70cded44631e446e14986e7bfd0cc450143f695464aa2e053290",
-      "leaf_index": 0,
-      "tree_size": 3,
-      "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+      "seq": 4,
+      "entry_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+      "leaf_hash": "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
+      "leaf_index": 4,
+      "tree_size": 7,
+      "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
       "proof": [
-        "b79ed00de1317e10c570586497e39df135655f392c46ccce90e634821e47ed88",
-        "d392f24a873c24a7c6c03e7fe9046169dbbfb742d9b7bd3657e23af70c273353"
+        "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
+        "34a34a4283110bb7fa317420a2aa127306542a3f69935da2674ea11426f39240"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-        "tree_size": 3,
-        "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "tree_size": 7,
+        "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "7aadf86bad5c1631",
-        "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n3\naI8PNlZLit5T2nACowvvhz2inbNZNQUm7fmHJO6tvCo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2DRWcb/3FsO4qsTtN+g8EZbtU1+gZ4NqJx9JAP5a6tFsDSAGnGGlqjmskMjwyQ/nZtCKbjogm9n/VJQJwd749QM=\n"
+        "key_id": "1e9ef886ba18ae08",
+        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+      "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -477,14 +496,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "finished_at": "2026-03-01T12:00:00.000Z",
       "chain_status": "valid",
       "duration_ms": 0,
-      "tree_size": 5,
+      "tree_size": 9,
       "range": {
         "from_seq": 0,
-        "to_seq": 4
+        "to_seq": 8
       },
-      "entries_checked": 5,
-      "tree_hashes_checked": 8,
-      "checkpoints_checked": 4,
+      "entries_checked": 9,
+      "tree_hashes_checked": 16,
+      "checkpoints_checked": 8,
       "signatures_checked": 0,
       "violation_count": 0,
       "violations_truncated": false,
@@ -496,16 +515,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "chain_status": "unverified",
       "head": {
-        "seq": 4,
-        "hash": "e30eee3d41bd7483fb9c1eb5f9e8920332ac661e820df5cf11861d1f5e215d31"
+        "seq": 8,
+        "hash": "f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-        "tree_size": 5,
-        "root_hash": "5deede3db897a1269817aabf66ad15b4e8cf57d2552958ead0ec1563df8f7fa5",
+        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "tree_size": 9,
+        "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "7aadf86bad5c1631",
-        "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n5\nXe7ePbiXoSaYF6q/Zq0VtOjPV9JVKVjq0OwVY9+Pf6U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2ELl8WHSTPR53XkYoSGyGuLc09Amko3OhtlBb/VmzevOtRccSZ/rOhADVRCV7HdSHkyXh9XHSIts218Z8yzmcgY=\n"
+        "key_id": "1e9ef886ba18ae08",
+        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -522,9 +541,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-      "seq": 0,
+      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "seq": 4,
       "format_version": 1,
       "event_type": "context.retrieved",
       "data": {
@@ -534,7 +553,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -550,11 +569,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "event_id": "read-1"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-      "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-      "content_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-      "signature": "qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==",
-      "key_id": "7aadf86bad5c1631",
+      "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
+      "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+      "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+      "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
+      "key_id": "1e9ef886ba18ae08",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -564,25 +583,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+        "id": "59693318-175d-42a8-b0a1-38b974eaf69a",
         "name": "Acme Capital",
-        "created_at": "2026-11-23T22:15:35.706Z"
+        "created_at": "2026-11-23T22:36:39.953Z"
       },
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-      "user_id": "a9472a18-36d5-4128-94a1-a9023120cfb2",
-      "email": "user-8e6bd05c@example.com",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
+      "email": "user-16ca864e@example.com",
       "is_admin": true,
       "user": {
-        "id": "a9472a18-36d5-4128-94a1-a9023120cfb2",
-        "email": "user-8e6bd05c@example.com",
+        "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
+        "email": "user-16ca864e@example.com",
         "role": "admin",
-        "created_at": "2026-11-23T22:15:35.706Z"
+        "created_at": "2026-11-23T22:36:39.953Z"
       }
     }
   },
   "getMetrics": {
     "status": 200,
-    "response": "# HELP audit_ledger_events_appended_total Ledger entries committed\n# TYPE audit_ledger_events_appended_total counter\naudit_ledger_events_appended_total 7"
+    "response": "# HELP audit_ledger_events_appended_total Ledger entries committed\n# TYPE audit_ledger_events_appended_total counter\naudit_ledger_events_appended_total 11"
   },
   "getReadiness": {
     "status": 200,
@@ -593,14 +612,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.11
+          "latency_ms": 0.1
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0007_idempotency_conflicts"
+          "version": "0008_roles_and_users"
         }
       }
     }
@@ -608,30 +627,30 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "event_count": 4,
-      "tree_size": 6
+      "tree_size": 10
     }
   },
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "nodes": [
         {
-          "id": "019ca945-0a00-705a-944e-653f194b0aee",
+          "id": "019ca945-0a00-7015-ac6c-a21920896889",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
-            "seq": 0,
+            "seq": 4,
             "event_type": "context.retrieved",
             "time": "2026-03-01T09:20:31.000Z",
             "source": "trading-runtime",
@@ -651,14 +670,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-705a-944e-653f194b0aee",
+          "source": "019ca945-0a00-7015-ac6c-a21920896889",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-705b-91c6-34cc28c604cd",
-          "target": "019ca945-0a00-705a-944e-653f194b0aee",
+          "source": "019ca945-0a00-7016-b1cf-889e086838d4",
+          "target": "019ca945-0a00-7015-ac6c-a21920896889",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -670,27 +689,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision b733847c-96fb-441a-95e2-4e7c6bc412f1 (seq 1) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-705a-944e-653f194b0aee",
-        "019ca945-0a00-705b-91c6-34cc28c604cd"
+        "019ca945-0a00-7015-ac6c-a21920896889",
+        "019ca945-0a00-7016-b1cf-889e086838d4"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-          "seq": 0,
+          "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+          "seq": 4,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-          "seq": 1,
+          "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+          "seq": 5,
           "event_type": "decision.made",
           "role": "outcome"
         }
@@ -698,8 +717,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-        "description": "decision b733847c-96fb-441a-95e2-4e7c6bc412f1 (seq 1) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+        "description": "decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -708,8 +727,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -718,8 +737,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-          "context_log_id": "019ca945-0a00-705a-944e-653f194b0aee",
+          "used_by_log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+          "context_log_id": "019ca945-0a00-7015-ac6c-a21920896889",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -729,12 +748,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "items": [
         {
-          "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-          "seq": 0,
+          "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+          "seq": 4,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
           "timestamp_source": "client",
@@ -749,8 +768,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-          "seq": 1,
+          "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+          "seq": 5,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "timestamp_source": "client",
@@ -758,7 +777,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
             "inputs": [
               "read-1"
             ],
@@ -773,18 +792,18 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
-        "api_requests": 31,
+        "api_requests": 36,
         "events_ingested": 6,
         "rate_limited_requests": 0
       },
       "by_day": [
         {
           "day": "2026-03-01",
-          "api_requests": 31,
+          "api_requests": 36,
           "events_ingested": 6,
           "rate_limited_requests": 0
         }
@@ -794,26 +813,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "key_id": null,
           "name": null,
           "key_prefix": null,
-          "api_requests": 10,
+          "api_requests": 15,
           "events_ingested": 0,
           "rate_limited_requests": 0
         },
         {
-          "key_id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
+          "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_tkPRc-ac",
+          "key_prefix": "alk_nKGVux2p",
           "api_requests": 21,
           "events_ingested": 6,
           "rate_limited_requests": 0
         }
       ],
       "storage": {
-        "entries": 7,
+        "entries": 11,
         "data_bytes": 1352
       },
       "rate_limit": {
-        "key_id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
-        "key_prefix": "alk_tkPRc-ac",
+        "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
+        "key_prefix": "alk_nKGVux2p",
         "rate_limit_per_minute": 6000
       }
     }
@@ -821,7 +840,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
+      "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -830,8 +849,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
-        "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
+        "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+        "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -841,14 +860,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "finished_at": "2026-03-01T12:00:00.000Z",
         "chain_status": "valid",
         "duration_ms": 0,
-        "tree_size": 5,
+        "tree_size": 9,
         "range": {
           "from_seq": 0,
-          "to_seq": 4
+          "to_seq": 8
         },
-        "entries_checked": 5,
-        "tree_hashes_checked": 8,
-        "checkpoints_checked": 4,
+        "entries_checked": 9,
+        "tree_hashes_checked": 16,
+        "checkpoints_checked": 8,
         "signatures_checked": 0,
         "violation_count": 0,
         "violations_truncated": false,
@@ -859,7 +878,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+      "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -877,9 +896,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "be6e6330-e263-4d3b-9989-6ef7d6708f1f",
+          "id": "966b9582-1ef7-455e-92bd-d29736022a82",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_tkPRc-ac",
+          "key_prefix": "alk_nKGVux2p",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -893,9 +912,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-          "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-          "seq": 0,
+          "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+          "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+          "seq": 4,
           "format_version": 1,
           "event_type": "context.retrieved",
           "data": {
@@ -905,7 +924,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -921,23 +940,23 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "event_id": "read-1"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-          "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-          "content_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-          "signature": "qxatN1npu0rbrmjeDVwOZ61N/j5/LSst5XCeNj2u/p/fi5JE2lNO7T5tWPqrKh8AIxFR3yV0dWGklz7YfC+cAw==",
-          "key_id": "7aadf86bad5c1631",
+          "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
+          "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+          "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+          "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
+          "key_id": "1e9ef886ba18ae08",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-705b-91c6-34cc28c604cd",
-          "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-          "seq": 1,
+          "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+          "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+          "seq": 5,
           "format_version": 1,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
+            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
             "inputs": [
               "read-1"
             ],
@@ -945,7 +964,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -955,20 +974,20 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-b733847c-96fb-441a-95e2-4e7c6bc412f1",
+          "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
           "schema_version": null,
           "extra": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
-          "hash": "875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e",
-          "content_hash": "875e5849e3f4878a3360353e34c67b50d00cffd4512bde3e6f605a8490ebdb7e",
-          "signature": "5eFuoP7pT0ZfR/e4QYVpPd0IWb/gQq9p5t9/9B74/kWMh46SpFFh85/xqh4DKrfNZBsMmW8DxxHq9XNnYW+3AQ==",
-          "key_id": "7aadf86bad5c1631",
+          "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+          "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
+          "content_hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
+          "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
+          "key_id": "1e9ef886ba18ae08",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
       ],
-      "next_cursor": "eyJzZXEiOjF9"
+      "next_cursor": "eyJzZXEiOjV9"
     }
   },
   "listOverrides": {
@@ -976,16 +995,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7064-989e-6517a317628e",
-          "log_id": "019ca945-0a00-7065-a115-a04fb4d04a2f",
+          "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
+          "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
-          "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+          "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "a9472a18-36d5-4128-94a1-a9023120cfb2"
+            "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
           }
         }
       ],
@@ -997,16 +1016,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-          "company_id": "8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-          "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+          "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+          "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
-          "tree_size": 6
+          "tree_size": 10
         }
       ],
       "next_cursor": null
@@ -1017,17 +1036,42 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "key_id": "7aadf86bad5c1631",
+          "key_id": "1e9ef886ba18ae08",
           "algorithm": "Ed25519",
-          "public_key": "oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAoEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=\n-----END PUBLIC KEY-----\n",
+          "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+5b238ad8+AaBJD8ghGXgE+tzT19kcnvAB8vlogBZ6Gd4QxdE5z6UU"
+          "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk"
         }
       ],
       "transitions": []
+    }
+  },
+  "listUsers": {
+    "status": 200,
+    "response": {
+      "items": [
+        {
+          "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+          "email": "ana.lima@acme.example",
+          "role": "auditor",
+          "created_at": "2026-03-01T12:00:00.000Z",
+          "disabled": false,
+          "disabled_at": null,
+          "password_change_required": true
+        },
+        {
+          "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
+          "email": "user-16ca864e@example.com",
+          "role": "admin",
+          "created_at": "2026-11-23T22:36:39.953Z",
+          "disabled": false,
+          "disabled_at": null,
+          "password_change_required": false
+        }
+      ]
     }
   },
   "listWebhookDeliveries": {
@@ -1042,7 +1086,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+          "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1062,54 +1106,55 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7066-acd4-ae2e26e19062",
+          "id": "019ca945-0a00-7021-aeb2-db0158f25e2f",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-7064-989e-6517a317628e",
-            "log_id": "019ca945-0a00-7065-a115-a04fb4d04a2f",
+            "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
+            "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
-            "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "a9472a18-36d5-4128-94a1-a9023120cfb2"
+              "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
             }
           }
         },
         {
-          "id": "019ca945-0a00-7063-8848-b3eb3441aed6",
+          "id": "019ca945-0a00-701e-b76e-c4dc35732360",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-7062-9cac-fb6422d6cf9a",
-            "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+            "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
+            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision b733847c-96fb-441a-95e2-4e7c6bc412f1 (seq 1) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-705a-944e-653f194b0aee",
-              "019ca945-0a00-705b-91c6-34cc28c604cd"
+              "019ca945-0a00-7015-ac6c-a21920896889",
+              "019ca945-0a00-7016-b1cf-889e086838d4"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA2My04ODQ4LWIzZWIzNDQxYWVkNiJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAxZS1iNzZlLWM0ZGMzNTczMjM2MCJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-8e6bd05c@example.com",
-      "password": "pw-74c56bc12eb964f1"
+      "email": "user-16ca864e@example.com",
+      "password": "pw-05f24a05eb388c86"
     },
     "response": {
-      "access_token": "alt_L1tiu3S6qqnCeO1kMmIX4yK11GQJe9rJR8d2A9zqlQg",
+      "access_token": "alt_4NLW_Mh2sbkFXBlNKhh1lLfewj4opZzGGUwybJoK568",
       "token_type": "Bearer",
       "expires_in": 3600,
-      "expires_at": "2026-03-01T13:00:00.000Z"
+      "expires_at": "2026-03-01T13:00:00.000Z",
+      "password_change_required": false
     }
   },
   "logout": {
@@ -1120,20 +1165,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1"
+      "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
     },
     "response": {
-      "id": "019ca945-0a00-7064-989e-6517a317628e",
-      "log_id": "019ca945-0a00-7065-a115-a04fb4d04a2f",
+      "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
+      "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "b733847c-96fb-441a-95e2-4e7c6bc412f1",
-      "trace_id": "3f4a4992-73ff-4fd6-a9a3-3600b9a432dc",
+      "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "a9472a18-36d5-4128-94a1-a9023120cfb2"
+        "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
       }
+    }
+  },
+  "resetUserPassword": {
+    "status": 200,
+    "response": {
+      "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+      "one_time_password": "TLv36lY9aCvi78dAHWPBGxJ1"
     }
   },
   "revokeApiKey": {
@@ -1142,20 +1194,20 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "7aadf86bad5c1631",
-      "old_public_key": "oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=",
-      "new_key_id": "a66908059a2073d7",
-      "new_public_key": "UbkRe3dmUZlVM9DZqweASqsfkp2fpzYJzPTiq13U0SU=",
+      "old_key_id": "1e9ef886ba18ae08",
+      "old_public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
+      "new_key_id": "0ab359e4fd040f79",
+      "new_public_key": "STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "statement": "audit-ledger/v1/key-transition\nold 7aadf86bad5c1631 oEkPyCEZeAT63NPX2Rye8AHy+WiAFnoZ3hDF0TnPpRQ=\nnew a66908059a2073d7 UbkRe3dmUZlVM9DZqweASqsfkp2fpzYJzPTiq13U0SU=\ntime 2026-03-01T12:00:00.000Z\n",
-      "old_signature": "turn06a2yucH6OZnW65Be1vtzUeopRo2r4TMjOkLtYgySWjnAQECLiqvbfqXDNkX8e6vCJEzCtFdTzQsO3AJBQ==",
-      "new_signature": "OYdjC1yO2Y1lcvVcd+eO+6GsO6qqUqgU8WNCm2VReVUjugIN9nFB09PkZUBg5n/mUF7fUXBR3q0SDtGw1/ctCw=="
+      "statement": "audit-ledger/v1/key-transition\nold 1e9ef886ba18ae08 2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\nnew 0ab359e4fd040f79 STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=\ntime 2026-03-01T12:00:00.000Z\n",
+      "old_signature": "BeXmcoEvatTXOCLJZ8AXEhq6pKnyrjSIIJMtiuZVQAde8Ur28T7u2zGvouwNnCGiQ1eL1g2WEZf+mU5dZZWTAw==",
+      "new_signature": "dPdmimVLzaZkjcNuVKKYxkX9yqQU74RFLJNNyjBSYv3XTLYIBem2YNzZoMX5R/3RpSxm5ziB96dCAErEFQi/AA=="
     }
   },
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-705f-ab3a-21b5f8d92d2c",
+      "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1164,6 +1216,21 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": null,
       "finished_at": null,
       "report": null
+    }
+  },
+  "updateUser": {
+    "status": 200,
+    "request": {
+      "role": "reviewer"
+    },
+    "response": {
+      "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+      "email": "ana.lima@acme.example",
+      "role": "reviewer",
+      "created_at": "2026-03-01T12:00:00.000Z",
+      "disabled": false,
+      "disabled_at": null,
+      "password_change_required": true
     }
   },
   "updateWebhookEndpoint": {
@@ -1176,7 +1243,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-7067-a5a2-9f7686ae2b54",
+      "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1192,22 +1259,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-705a-944e-653f194b0aee",
-      "hash": "a7ea1c9ca1f330563c6640998d0afb9c4fb31004bfeeb7cee9b0ed29de1bcb45",
+      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+      "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
       "chain_valid": true,
       "signature_valid": true,
       "verified_at": "2026-03-01T12:00:00.000Z",
-      "seq": 0,
-      "key_id": "7aadf86bad5c1631",
+      "seq": 4,
+      "key_id": "1e9ef886ba18ae08",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b",
-        "tree_size": 3,
-        "root_hash": "688f0f36564b8ade53da7002a30bef873da29db359350526edf98724eeadbc2a",
+        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "tree_size": 7,
+        "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "7aadf86bad5c1631",
-        "note": "audit-ledger.local/8ad56f78-5923-4ad2-bb15-24dc7b0a636b\n3\naI8PNlZLit5T2nACowvvhz2inbNZNQUm7fmHJO6tvCo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local WyOK2DRWcb/3FsO4qsTtN+g8EZbtU1+gZ4NqJx9JAP5a6tFsDSAGnGGlqjmskMjwyQ/nZtCKbjogm9n/VJQJwd749QM=\n"
+        "key_id": "1e9ef886ba18ae08",
+        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
       }
     }
   }

@@ -17,6 +17,7 @@ interface Operation {
 
 export const TAGS = [
   { name: 'auth', description: 'Users sign in for an access token; the company API key is created, listed and revoked here.' },
+  { name: 'users', description: 'Users and roles (admin, reviewer, auditor), managed by admins; every change is a ledger entry under audit-ledger/admin.' },
   { name: 'api-keys', description: 'The company integration API key (alk_…), sent as X-API-Key or Authorization: Bearer.' },
   { name: 'logs', description: 'Append audit events (a 200 means committed), read them back with their hash, link and signature, verify one, prove its inclusion.' },
   { name: 'otlp', description: 'OpenTelemetry OTLP/HTTP ingestion: spans and log records become ledger entries (docs/integrations.md).' },

@@ -7,7 +7,7 @@ import { ACCESS_TOKEN_PREFIX, hashSecret, newSecret } from '../auth/secrets.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import type { Services } from '../services.js';
 import { iso } from '../time.js';
-import { ANY_CREDENTIAL, USER } from '../auth/rules.js';
+import { ANY_CREDENTIAL, OWN_ACCOUNT } from '../auth/rules.js';
 
 const MAX_FAILED_LOGINS_PER_MINUTE = 10;
 
@@ -24,6 +24,7 @@ const LoginResponse = Type.Object({
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
   expires_at: Type.String({ format: 'date-time' }),
+  password_change_required: Type.Boolean({ description: 'True after an invitation or a reset: POST /auth/password before anything else (other routes answer 403 password_change_required)' }),
 });
 
 const Company = Type.Object({ id: Type.String(), name: Type.String(), created_at: Type.String({ format: 'date-time' }) });
@@ -75,7 +76,8 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         // Verify against a dummy hash for unknown emails: same work, same answer.
         const passwordOk = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), request.body.password);
         // A failed attempt keeps its reservation; a successful one gives it back.
-        if (!user || !passwordOk) throw new ApiError(401, 'invalid_login', 'The email or password is incorrect');
+        // A disabled user gets the same answer as a wrong password: nothing tells an attacker the account exists.
+        if (!user || !passwordOk || user.disabled_at !== null) throw new ApiError(401, 'invalid_login', 'The email or password is incorrect');
         await ctx.counters.release(lockKey);
         const token = newSecret(ACCESS_TOKEN_PREFIX);
         const now = ctx.clock();
@@ -88,14 +90,14 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
           created_at: iso(now),
           expires_at: expiresAt,
         });
-        return { access_token: token, token_type: 'Bearer' as const, expires_in: ttl, expires_at: expiresAt };
+        return { access_token: token, token_type: 'Bearer' as const, expires_in: ttl, expires_at: expiresAt, password_change_required: user.password_change_required === 1 };
       },
     );
 
     app.post(
       '/auth/logout',
       {
-        config: USER,
+        config: OWN_ACCOUNT,
         schema: {
           tags: ['auth'],
           operationId: 'logout',

@@ -7,7 +7,7 @@ import { problemResponses } from '../http/problems.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
-import { READ } from '../auth/rules.js';
+import { READ, REVIEW } from '../auth/rules.js';
 
 const NonBlank = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, pattern: '\\S', description });
 const NullableUuid = Type.Union([Uuid, Type.Null()]);
@@ -30,7 +30,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
     app.post(
       '/hitl/reject',
       {
-        config: READ,
+        config: REVIEW,
         schema: {
           tags: ['hitl'],
           operationId: 'rejectDecision',

@@ -13,12 +13,14 @@ import { logRoutes } from './logs.js';
 import { metricsRoutes } from './metrics.js';
 import { otlpRoutes } from './otlp.js';
 import { usageRoutes } from './usage.js';
+import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** In the order they appear in the OpenAPI document. */
 export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTypebox> = [
   authRoutes,
   apiKeyRoutes,
+  userRoutes,
   logRoutes,
   otlpRoutes,
   integrityRoutes,

@@ -16,6 +16,8 @@ export interface AccessTokenGrant {
   email: string;
   expires_at: string;
   revoked_at: string | null;
+  disabled_at: string | null;
+  password_change_required: number;
 }
 
 /** A key as created: every column but the ones the store sets (status active, not revoked). */
@@ -78,11 +80,16 @@ export class AccountStore {
     passwordHash: string;
     role: UserRole;
     now: string;
+    /** A one-time password: the user must set their own at first login. */
+    passwordChangeRequired?: boolean;
+    /** Only into this existing company (an admin inviting a user), never a new one. */
+    existingCompanyOnly?: boolean;
   }): Promise<{ company: Company; user: User }> {
     try {
       return await this.h.db.transaction().execute(async (trx) => {
         let company = await trx.selectFrom('companies').selectAll().where('name', '=', input.companyName).executeTakeFirst();
         if (!company) {
+          if (input.existingCompanyOnly) throw new Error(`no company named ${input.companyName}`);
           company = { company_id: input.newCompanyId, name: input.companyName, created_at: input.now };
           await trx.insertInto('companies').values(company).execute();
         }
@@ -93,6 +100,8 @@ export class AccountStore {
           password_hash: input.passwordHash,
           role: input.role,
           created_at: input.now,
+          disabled_at: null,
+          password_change_required: input.passwordChangeRequired ? 1 : 0,
         };
         await trx.insertInto('users').values(user).execute();
         return { company, user };
@@ -116,6 +125,51 @@ export class AccountStore {
       .executeTakeFirst();
   }
 
+  /** The company's users, oldest first. */
+  async listUsers(companyId: string): Promise<User[]> {
+    return this.h.db.selectFrom('users').selectAll().where('company_id', '=', companyId).orderBy('created_at').orderBy('user_id').execute();
+  }
+
+  /** Changes a user's role or disabled state; returns the user as it was before, or undefined when not found. */
+  async updateUser(companyId: string, userId: string, patch: { role?: UserRole; disabled_at?: string | null }): Promise<User | undefined> {
+    return this.h.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('users').selectAll().where('company_id', '=', companyId).where('user_id', '=', userId).executeTakeFirst();
+      if (!before) return undefined;
+      await trx.updateTable('users').set(patch).where('company_id', '=', companyId).where('user_id', '=', userId).execute();
+      return before;
+    });
+  }
+
+  /** Sets a user's password hash, and whether it must be changed at next use. */
+  async setPassword(companyId: string, userId: string, passwordHash: string, changeRequired: boolean): Promise<void> {
+    await this.h.db
+      .updateTable('users')
+      .set({ password_hash: passwordHash, password_change_required: changeRequired ? 1 : 0 })
+      .where('company_id', '=', companyId)
+      .where('user_id', '=', userId)
+      .execute();
+  }
+
+  /** Active admins of the company (so the last one cannot be demoted or disabled). */
+  async countActiveAdmins(companyId: string): Promise<number> {
+    const row = await this.h.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('company_id', '=', companyId)
+      .where('role', '=', 'admin')
+      .where('disabled_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Revokes every live token of a user (disabled, or password reset); returns how many. */
+  async revokeUserTokens(companyId: string, userId: string, now: string, except?: string): Promise<number> {
+    let q = this.h.db.updateTable('access_tokens').set({ revoked_at: now }).where('company_id', '=', companyId).where('user_id', '=', userId).where('revoked_at', 'is', null);
+    if (except !== undefined) q = q.where('token_hash', '!=', except);
+    const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
   // ---- access tokens ----
 
   async insertAccessToken(row: { company_id: string; token_hash: string; user_id: string; created_at: string; expires_at: string }): Promise<void> {
@@ -126,7 +180,7 @@ export class AccountStore {
     return this.h.db
       .selectFrom('access_tokens as t')
       .innerJoin('users as u', (j) => j.onRef('u.company_id', '=', 't.company_id').onRef('u.user_id', '=', 't.user_id'))
-      .select(['t.company_id', 't.user_id', 'u.role', 'u.email', 't.expires_at', 't.revoked_at'])
+      .select(['t.company_id', 't.user_id', 'u.role', 'u.email', 't.expires_at', 't.revoked_at', 'u.disabled_at', 'u.password_change_required'])
       .where('t.token_hash', '=', tokenHash)
       .executeTakeFirst();
   }

@@ -323,6 +323,15 @@ const migrations: Record<string, Migration> = {
       await sql`CREATE UNIQUE INDEX log_entries_idempotency_uq ON log_entries (company_id, idempotency_key, (CASE WHEN idempotency_conflict_of IS NULL THEN 0 ELSE seq END)) WHERE idempotency_key IS NOT NULL`.execute(db);
     },
   },
+  '0008_roles_and_users': {
+    async up(db: Kysely<unknown>) {
+      // Roles admin, reviewer (what member was) and auditor; users an admin can disable, and
+      // one-time passwords that must be changed at first use.
+      await db.schema.alterTable('users').addColumn('disabled_at', 'text').execute();
+      await db.schema.alterTable('users').addColumn('password_change_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await sql`UPDATE users SET role = 'reviewer' WHERE role = 'member'`.execute(db);
+    },
+  },
 };
 
 

@@ -10,7 +10,12 @@ export interface CompaniesTable {
   created_at: string;
 }
 
-export type UserRole = 'admin' | 'member';
+/**
+ * admin: everything. reviewer: reads, replays, HITL rejections (was `member`). auditor:
+ * read-only (logs, verification, proofs, exports, replays and their analyses, integrity).
+ */
+export type UserRole = 'admin' | 'reviewer' | 'auditor';
+export const USER_ROLES: readonly UserRole[] = ['admin', 'reviewer', 'auditor'];
 
 export interface UsersTable {
   company_id: string;
@@ -20,6 +25,10 @@ export interface UsersTable {
   password_hash: string;
   role: UserRole;
   created_at: string;
+  /** Set when an admin disabled the user: no login, and every token stops working. */
+  disabled_at: string | null;
+  /** 1 after an invitation or reset with a one-time password: the user must set their own before anything else. */
+  password_change_required: number;
 }
 
 export interface AccessTokensTable {

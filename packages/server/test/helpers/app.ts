@@ -35,7 +35,7 @@ export interface TestApp {
   config: Config;
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** A new company with an admin user, logged in over HTTP. */
-  newAccount(opts?: { role?: 'admin' | 'member'; company?: string }): Promise<Account>;
+  newAccount(opts?: { role?: 'admin' | 'reviewer' | 'auditor'; company?: string }): Promise<Account>;
   /** Creates an API key over HTTP; returns its id and secret. */
   createKey(token: string, rate?: number): Promise<{ id: string; key: string }>;
   close(): Promise<void>;

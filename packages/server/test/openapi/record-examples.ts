@@ -36,6 +36,13 @@ async function main() {
     const key = await call('createApiKey', 'POST', '/api/v1/auth/api_keys', { headers: user, payload: { name: 'trading-agents-prod', rate_limit_per_minute: 6000 } });
     const api = { 'x-api-key': key.json().key as string };
     await call('listApiKeys', 'GET', '/api/v1/auth/api_keys', { headers: user });
+    const invited = await call('createUser', 'POST', '/api/v1/users', { headers: user, payload: { email: 'ana.lima@acme.example', role: 'auditor' } });
+    const uid = invited.json().user.user_id as string;
+    await call('listUsers', 'GET', '/api/v1/users', { headers: user });
+    await call('updateUser', 'PATCH', `/api/v1/users/${uid}`, { headers: user, payload: { role: 'reviewer' } });
+    const reset = await call('resetUserPassword', 'POST', `/api/v1/users/${uid}/password-reset`, { headers: user });
+    const ana = (await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'ana.lima@acme.example', password: reset.json().one_time_password } })).json().access_token as string;
+    await call('changePassword', 'POST', '/api/v1/auth/password', { headers: { authorization: `Bearer ${ana}` }, payload: { current_password: reset.json().one_time_password, new_password: 'a passphrase Ana chose herself' } });
 
     const trace = randomUUID();
     const decisionId = randomUUID();
