@@ -24,6 +24,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console session's CSRF token and limits, again (after a page reload)
+         * @description Only with the session cookie (403 for a bearer token). A page on another site cannot read the answer (same-origin policy), so handing the token out here is safe.
+         */
+        get: operations["getSession"];
+        put?: never;
+        /**
+         * Sign in to the console: a session cookie and its CSRF token
+         * @description Sets the session cookie (HttpOnly, SameSite=Strict, Secure when the service serves TLS, Path=/) and answers its CSRF token. The cookie works on every route a user token works on; requests that change something must also send X-CSRF-Token. It ends after SESSION_IDLE_TIMEOUT_SECONDS without a request, SESSION_MAX_AGE_SECONDS after login, or at DELETE /auth/session. The same lockout as /auth/login.
+         */
+        post: operations["createSession"];
+        /**
+         * Sign out of the console
+         * @description Revokes the session and clears its cookie. Needs X-CSRF-Token, like every request that changes something.
+         */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/logout": {
         parameters: {
             query?: never;
@@ -1056,8 +1084,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-16ca864e@example.com",
-                 *       "password": "pw-05f24a05eb388c86"
+                 *       "email": "user-20f817c5@example.com",
+                 *       "password": "pw-24a2fdf8ffcaefc3"
                  *     }
                  */
                 "application/json": {
@@ -1075,7 +1103,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "access_token": "alt_4NLW_Mh2sbkFXBlNKhh1lLfewj4opZzGGUwybJoK568",
+                     *       "access_token": "alt_1EGKSC0mp6lLoRvicALvZ064Wt2e8zrfipXoU0ieW80",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
                      *       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1112,7 +1140,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1139,7 +1167,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1166,7 +1194,325 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "csrf_token": "-oMZBb4JcTC0TXptXIvr9ZVbcc2iP66otWcFFQ-Nusc",
+                     *       "expires_at": "2026-03-02T00:00:00.000Z",
+                     *       "idle_timeout_seconds": 1800,
+                     *       "password_change_required": false,
+                     *       "user": {
+                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d",
+                     *         "email": "user-20f817c5@example.com",
+                     *         "role": "admin"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Send as X-CSRF-Token on every request that changes something; GET /auth/session gives it again after a reload */
+                        csrf_token: string;
+                        /**
+                         * Format: date-time
+                         * @description The absolute end of the session (SESSION_MAX_AGE_SECONDS after login)
+                         */
+                        expires_at: string;
+                        /** @description The session ends after this long without a request */
+                        idle_timeout_seconds: number;
+                        password_change_required: boolean;
+                        user: {
+                            id: string;
+                            email: string;
+                            role: string;
+                        };
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "user-20f817c5@example.com",
+                 *       "password": "pw-24a2fdf8ffcaefc3"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "csrf_token": "-oMZBb4JcTC0TXptXIvr9ZVbcc2iP66otWcFFQ-Nusc",
+                     *       "expires_at": "2026-03-02T00:00:00.000Z",
+                     *       "idle_timeout_seconds": 1800,
+                     *       "password_change_required": false,
+                     *       "user": {
+                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d",
+                     *         "email": "user-20f817c5@example.com",
+                     *         "role": "admin"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Send as X-CSRF-Token on every request that changes something; GET /auth/session gives it again after a reload */
+                        csrf_token: string;
+                        /**
+                         * Format: date-time
+                         * @description The absolute end of the session (SESSION_MAX_AGE_SECONDS after login)
+                         */
+                        expires_at: string;
+                        /** @description The session ends after this long without a request */
+                        idle_timeout_seconds: number;
+                        password_change_required: boolean;
+                        user: {
+                            id: string;
+                            email: string;
+                            role: string;
+                        };
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1211,7 +1557,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1238,7 +1584,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1270,19 +1616,19 @@ export interface operations {
                      * @example {
                      *       "credential": "user",
                      *       "company": {
-                     *         "id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *         "name": "Acme Capital",
-                     *         "created_at": "2026-11-23T22:36:39.953Z"
+                     *         "created_at": "2026-11-23T22:41:02.646Z"
                      *       },
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-                     *       "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
-                     *       "email": "user-16ca864e@example.com",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "user_id": "1013430a-ec98-44b3-9679-3322180fd41d",
+                     *       "email": "user-20f817c5@example.com",
                      *       "is_admin": true,
                      *       "user": {
-                     *         "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
-                     *         "email": "user-16ca864e@example.com",
+                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d",
+                     *         "email": "user-20f817c5@example.com",
                      *         "role": "admin",
-                     *         "created_at": "2026-11-23T22:36:39.953Z"
+                     *         "created_at": "2026-11-23T22:41:02.646Z"
                      *       }
                      *     }
                      */
@@ -1332,7 +1678,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1359,7 +1705,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1391,9 +1737,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "966b9582-1ef7-455e-92bd-d29736022a82",
+                     *           "id": "9185b5af-f8f6-4b52-a678-226c92a89498",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_nKGVux2p",
+                     *           "key_prefix": "alk_ocKel3SU",
                      *           "rate_limit_per_minute": 6000,
                      *           "status": "active",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1437,7 +1783,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1464,7 +1810,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1509,14 +1855,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "966b9582-1ef7-455e-92bd-d29736022a82",
+                     *       "id": "9185b5af-f8f6-4b52-a678-226c92a89498",
                      *       "name": "trading-agents-prod",
-                     *       "key_prefix": "alk_nKGVux2p",
+                     *       "key_prefix": "alk_ocKel3SU",
                      *       "rate_limit_per_minute": 6000,
                      *       "status": "active",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "revoked_at": null,
-                     *       "key": "alk_nKGVux2pfUbFvYI6egGpx4_ZciXTP2C1uktikIt7f80"
+                     *       "key": "alk_ocKel3SUa_dRMqdWqj0J9qN7ZRrR--MNOrXqpe-2-_c"
                      *     }
                      */
                     "application/json": {
@@ -1554,7 +1900,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1581,7 +1927,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1608,7 +1954,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1635,7 +1981,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1683,7 +2029,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1710,7 +2056,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1737,7 +2083,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1764,7 +2110,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1796,7 +2142,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+                     *           "user_id": "c545060c-5726-492d-b424-26ec812267c0",
                      *           "email": "ana.lima@acme.example",
                      *           "role": "auditor",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1805,10 +2151,10 @@ export interface operations {
                      *           "password_change_required": true
                      *         },
                      *         {
-                     *           "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
-                     *           "email": "user-16ca864e@example.com",
+                     *           "user_id": "1013430a-ec98-44b3-9679-3322180fd41d",
+                     *           "email": "user-20f817c5@example.com",
                      *           "role": "admin",
-                     *           "created_at": "2026-11-23T22:36:39.953Z",
+                     *           "created_at": "2026-11-23T22:41:02.646Z",
                      *           "disabled": false,
                      *           "disabled_at": null,
                      *           "password_change_required": false
@@ -1852,7 +2198,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1879,7 +2225,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1906,7 +2252,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1953,7 +2299,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "user": {
-                     *         "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+                     *         "user_id": "c545060c-5726-492d-b424-26ec812267c0",
                      *         "email": "ana.lima@acme.example",
                      *         "role": "auditor",
                      *         "created_at": "2026-03-01T12:00:00.000Z",
@@ -1961,7 +2307,7 @@ export interface operations {
                      *         "disabled_at": null,
                      *         "password_change_required": true
                      *       },
-                     *       "one_time_password": "vI-Rir2LzzAlcqgH_yiqYurq"
+                     *       "one_time_password": "OkMkDRu3h7RX8O-VtWw-yn9h"
                      *     }
                      */
                     "application/json": {
@@ -2001,7 +2347,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2028,7 +2374,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2055,7 +2401,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2082,7 +2428,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2109,7 +2455,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2136,7 +2482,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2182,7 +2528,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+                     *       "user_id": "c545060c-5726-492d-b424-26ec812267c0",
                      *       "email": "ana.lima@acme.example",
                      *       "role": "reviewer",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
@@ -2225,7 +2571,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2252,7 +2598,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2279,7 +2625,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2306,7 +2652,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2333,7 +2679,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2360,7 +2706,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2387,7 +2733,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2420,8 +2766,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
-                     *       "one_time_password": "TLv36lY9aCvi78dAHWPBGxJ1"
+                     *       "user_id": "c545060c-5726-492d-b424-26ec812267c0",
+                     *       "one_time_password": "is8yE4ZURgMVmSY8xsvXsIia"
                      *     }
                      */
                     "application/json": {
@@ -2451,7 +2797,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2478,7 +2824,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2505,7 +2851,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2532,7 +2878,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2559,7 +2905,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2586,7 +2932,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2610,7 +2956,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "current_password": "TLv36lY9aCvi78dAHWPBGxJ1",
+                 *       "current_password": "is8yE4ZURgMVmSY8xsvXsIia",
                  *       "new_password": "a passphrase Ana chose herself"
                  *     }
                  */
@@ -2645,7 +2991,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2672,7 +3018,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2699,7 +3045,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2726,7 +3072,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2774,8 +3120,8 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-                     *           "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *           "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *           "seq": 4,
                      *           "format_version": 1,
                      *           "event_type": "context.retrieved",
@@ -2786,7 +3132,7 @@ export interface operations {
                      *             "source_type": "market_feed"
                      *           },
                      *           "source": "trading-runtime",
-                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "span_id": null,
@@ -2802,23 +3148,23 @@ export interface operations {
                      *             "event_id": "read-1"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
-                     *           "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *           "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *           "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
-                     *           "key_id": "1e9ef886ba18ae08",
+                     *           "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
+                     *           "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *           "content_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *           "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
+                     *           "key_id": "41e0e78c81b0b9c9",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
-                     *           "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *           "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *           "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *           "seq": 5,
                      *           "format_version": 1,
                      *           "event_type": "decision.made",
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -2826,7 +3172,7 @@ export interface operations {
                      *             "symbol": "ACME"
                      *           },
                      *           "source": null,
-                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "span_id": null,
@@ -2836,15 +3182,15 @@ export interface operations {
                      *           "agent_id": "equities-trader",
                      *           "workflow_id": null,
                      *           "causality_type": null,
-                     *           "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *           "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9",
                      *           "schema_version": null,
                      *           "extra": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *           "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
-                     *           "content_hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
-                     *           "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
-                     *           "key_id": "1e9ef886ba18ae08",
+                     *           "prev_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *           "hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
+                     *           "content_hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
+                     *           "signature": "g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==",
+                     *           "key_id": "41e0e78c81b0b9c9",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         }
@@ -2916,7 +3262,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2943,7 +3289,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2970,7 +3316,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2997,7 +3343,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_type": "context.retrieved",
-                 *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                 *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                  *       "agent_id": "equities-trader",
                  *       "source": "trading-runtime",
                  *       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -3049,15 +3395,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *       "event_type": "context.retrieved",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 4,
-                     *       "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *       "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
                      *       "ingested": 1,
                      *       "log_ids": [
-                     *         "019ca945-0a00-7015-ac6c-a21920896889"
+                     *         "019ca945-0a00-7066-a750-ba49b106ecde"
                      *       ]
                      *     }
                      */
@@ -3105,7 +3451,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3132,7 +3478,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3159,7 +3505,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3186,7 +3532,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3213,7 +3559,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3240,7 +3586,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3267,7 +3613,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3294,7 +3640,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3321,12 +3667,12 @@ export interface operations {
                  *       "logs": [
                  *         {
                  *           "event_type": "decision.made",
-                 *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                 *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:15.000Z",
                  *           "parent_event_id": "read-1",
                  *           "data": {
-                 *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                 *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
                  *             "decision": "buy",
                  *             "symbol": "ACME",
                  *             "quantity": 100,
@@ -3334,11 +3680,11 @@ export interface operations {
                  *               "read-1"
                  *             ]
                  *           },
-                 *           "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
+                 *           "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9"
                  *         },
                  *         {
                  *           "event_type": "action.executed",
-                 *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                 *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:16.000Z",
                  *           "data": {
@@ -3395,8 +3741,8 @@ export interface operations {
                      *       "ingested": 2,
                      *       "appended": 2,
                      *       "log_ids": [
-                     *         "019ca945-0a00-7016-b1cf-889e086838d4",
-                     *         "019ca945-0a00-7017-838a-62bbcade3894"
+                     *         "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *         "019ca945-0a00-7068-b3d8-6ca3cf297ba2"
                      *       ]
                      *     }
                      */
@@ -3440,7 +3786,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3467,7 +3813,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3494,7 +3840,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3521,7 +3867,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3548,7 +3894,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3575,7 +3921,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3602,7 +3948,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3629,7 +3975,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3662,8 +4008,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *       "seq": 4,
                      *       "format_version": 1,
                      *       "event_type": "context.retrieved",
@@ -3674,7 +4020,7 @@ export interface operations {
                      *         "source_type": "market_feed"
                      *       },
                      *       "source": "trading-runtime",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "session_id": null,
                      *       "timestamp": "2026-03-01T09:20:31.000Z",
                      *       "span_id": null,
@@ -3690,11 +4036,11 @@ export interface operations {
                      *         "event_id": "read-1"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
-                     *       "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *       "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *       "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
-                     *       "key_id": "1e9ef886ba18ae08",
+                     *       "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
+                     *       "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *       "content_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *       "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
+                     *       "key_id": "41e0e78c81b0b9c9",
                      *       "idempotency_conflict": false,
                      *       "idempotency_conflict_of": null
                      *     }
@@ -3760,7 +4106,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3787,7 +4133,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3814,7 +4160,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3841,7 +4187,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3874,22 +4220,22 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-                     *       "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *       "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
                      *       "chain_valid": true,
                      *       "signature_valid": true,
                      *       "verified_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 4,
-                     *       "key_id": "1e9ef886ba18ae08",
+                     *       "key_id": "41e0e78c81b0b9c9",
                      *       "problems": [],
                      *       "merkle_included": true,
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *         "tree_size": 7,
-                     *         "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
+                     *         "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "1e9ef886ba18ae08",
-                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
+                     *         "key_id": "41e0e78c81b0b9c9",
+                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n7\nlarn0zxZhMiCa7xh1V11+xjVFtLxi/4SAb38y3tV5Q4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkn1F9PC5Z9o1qARJjhzgBAGKZ8DqVd30GMNdy98YecnUHS07ffwYs4zCqGCFh1Eq/axT2Muh0UuPqYpx493nMgk=\n"
                      *       }
                      *     }
                      */
@@ -3947,7 +4293,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3974,7 +4320,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4001,7 +4347,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4028,7 +4374,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4063,24 +4409,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *       "seq": 4,
-                     *       "entry_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *       "leaf_hash": "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
+                     *       "entry_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *       "leaf_hash": "0b20ea4f5810f0dc940cd4875c6afa00bf4ce610475df055cbb1c3c7e806c227",
                      *       "leaf_index": 4,
                      *       "tree_size": 7,
-                     *       "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
+                     *       "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
                      *       "proof": [
-                     *         "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
-                     *         "34a34a4283110bb7fa317420a2aa127306542a3f69935da2674ea11426f39240"
+                     *         "a4658afab5e98eb04c4efd8551858731d47c7a85dd441330d84b3d72c6648d82",
+                     *         "1ba0cfd6fa49531ce72f4c208c94bf0b93dd089ac234e3294378b5dadaa8fbce"
                      *       ],
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *         "tree_size": 7,
-                     *         "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
+                     *         "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "1e9ef886ba18ae08",
-                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
+                     *         "key_id": "41e0e78c81b0b9c9",
+                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n7\nlarn0zxZhMiCa7xh1V11+xjVFtLxi/4SAb38y3tV5Q4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkn1F9PC5Z9o1qARJjhzgBAGKZ8DqVd30GMNdy98YecnUHS07ffwYs4zCqGCFh1Eq/axT2Muh0UuPqYpx493nMgk=\n"
                      *       }
                      *     }
                      */
@@ -4134,7 +4480,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4161,7 +4507,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4188,7 +4534,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4215,7 +4561,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4242,7 +4588,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4413,7 +4759,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4440,7 +4786,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4467,7 +4813,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4494,7 +4840,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4521,7 +4867,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4548,7 +4894,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4575,7 +4921,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4738,7 +5084,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4765,7 +5111,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4792,7 +5138,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4819,7 +5165,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4846,7 +5192,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4873,7 +5219,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4900,7 +5246,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4933,15 +5279,15 @@ export interface operations {
                      *       "chain_status": "unverified",
                      *       "head": {
                      *         "seq": 8,
-                     *         "hash": "f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466"
+                     *         "hash": "b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *         "tree_size": 9,
-                     *         "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
+                     *         "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "1e9ef886ba18ae08",
-                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
+                     *         "key_id": "41e0e78c81b0b9c9",
+                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
                      *       },
                      *       "last_verified_seq": null,
                      *       "last_verified_at": null,
@@ -4994,7 +5340,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5021,7 +5367,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5058,7 +5404,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+                     *       "job_id": "019ca945-0a00-706b-beff-43700c02f089",
                      *       "status": "queued",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5145,7 +5491,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5172,7 +5518,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5199,7 +5545,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5226,7 +5572,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5259,7 +5605,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+                     *       "job_id": "019ca945-0a00-706b-beff-43700c02f089",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5268,8 +5614,8 @@ export interface operations {
                      *       "started_at": "2026-03-01T12:00:00.000Z",
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "report": {
-                     *         "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
-                     *         "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "job_id": "019ca945-0a00-706b-beff-43700c02f089",
+                     *         "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *         "status": "completed",
                      *         "options": {
                      *           "entry_signatures": false
@@ -5370,7 +5716,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5397,7 +5743,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5424,7 +5770,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5451,7 +5797,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5481,8 +5827,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "job_id": "019ca945-0a00-706b-beff-43700c02f089",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5567,7 +5913,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5594,7 +5940,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5621,7 +5967,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5653,12 +5999,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *       "tree_size": 9,
-                     *       "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
+                     *       "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "1e9ef886ba18ae08",
-                     *       "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
+                     *       "key_id": "41e0e78c81b0b9c9",
+                     *       "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
                      *     }
                      */
                     "application/json": {
@@ -5677,12 +6023,12 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *       "tree_size": 9,
-                     *       "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
+                     *       "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "1e9ef886ba18ae08",
-                     *       "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
+                     *       "key_id": "41e0e78c81b0b9c9",
+                     *       "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
                      *     }
                      */
                     "text/plain": {
@@ -5717,7 +6063,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5736,7 +6082,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5763,7 +6109,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5782,7 +6128,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5809,7 +6155,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5828,7 +6174,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5855,7 +6201,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5874,7 +6220,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5909,19 +6255,19 @@ export interface operations {
                      * @example {
                      *       "first": 3,
                      *       "second": 6,
-                     *       "first_root": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
-                     *       "second_root": "87ae92d8c2243556ac0dc87b94d74fb42b0e2614129f9a63f562e7c1248c769b",
+                     *       "first_root": "573fcb005e03d9fe859f6f0f971663a206352555209576dfc33cdb7830ee7a46",
+                     *       "second_root": "5cff0966a842491ff291fcef73a1ec723bffee1f62df72615fe0ca74962d8464",
                      *       "proof": [
-                     *         "e530f0bf5e10a93a9c8bd92d0974976a42e471afd792356ee73b35df7aaedccd",
-                     *         "8a3ad37591db66525628aa630f85bbf7cfa55c677b76e277f62fdd4eab8f984d"
+                     *         "72b0faca766461bf76ce613fae2b7195f6055818edb3c85066c470d246b589b4",
+                     *         "e7ff692dcf765d0f3c6fb7f8e1bac6473f9395a61241ebc232a6ca2550976992"
                      *       ],
                      *       "first_checkpoint": {
-                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *         "tree_size": 3,
-                     *         "root_hash": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
+                     *         "root_hash": "573fcb005e03d9fe859f6f0f971663a206352555209576dfc33cdb7830ee7a46",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "1e9ef886ba18ae08",
-                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n3\n25lXtBSL9POOrxAHy1AwQe5E7KjtyP94vo7n5lYOXZc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRsKS/8dcMObAdN2ZLLIm7RTDHgKJx3bVsXNRyZL1ULsBhQeakkzYP8ugCH8HglbLeSQwuvNvq3jQMtJf5PgifwQ=\n"
+                     *         "key_id": "41e0e78c81b0b9c9",
+                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n3\nVz/LAF4D2f6Fn28PlxZjogY1JVUglXbfwzzbeDDuekY=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkpRBTZ1VEHikHDxgPxpOynCj6s22TiEjDNEQ8V0mELkT80/GeJrXdm/e7qlwmvD6pNT+jiRMO1ANt+mR+OoniAM=\n"
                      *       },
                      *       "second_checkpoint": null
                      *     }
@@ -5981,7 +6327,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6008,7 +6354,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6035,7 +6381,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6067,14 +6413,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "key_id": "1e9ef886ba18ae08",
+                     *           "key_id": "41e0e78c81b0b9c9",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAl7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null,
                      *           "active": true,
-                     *           "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk"
+                     *           "note_verifier_key": "audit-ledger.local+fc024792+AZezkRNNPORTfE2gpFr90hmcV5akGkr9J+Fv2E2R0Plw"
                      *         }
                      *       ],
                      *       "transitions": []
@@ -6134,7 +6480,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6164,14 +6510,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "old_key_id": "1e9ef886ba18ae08",
-                     *       "old_public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
-                     *       "new_key_id": "0ab359e4fd040f79",
-                     *       "new_public_key": "STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=",
+                     *       "old_key_id": "41e0e78c81b0b9c9",
+                     *       "old_public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
+                     *       "new_key_id": "11b11bb09e49d338",
+                     *       "new_public_key": "mi76ohLQ2G4NtKXTYY92cSiCi2Yjg7fBE0Dudn3+2Kw=",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "statement": "audit-ledger/v1/key-transition\nold 1e9ef886ba18ae08 2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\nnew 0ab359e4fd040f79 STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=\ntime 2026-03-01T12:00:00.000Z\n",
-                     *       "old_signature": "BeXmcoEvatTXOCLJZ8AXEhq6pKnyrjSIIJMtiuZVQAde8Ur28T7u2zGvouwNnCGiQ1eL1g2WEZf+mU5dZZWTAw==",
-                     *       "new_signature": "dPdmimVLzaZkjcNuVKKYxkX9yqQU74RFLJNNyjBSYv3XTLYIBem2YNzZoMX5R/3RpSxm5ziB96dCAErEFQi/AA=="
+                     *       "statement": "audit-ledger/v1/key-transition\nold 41e0e78c81b0b9c9 l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\nnew 11b11bb09e49d338 mi76ohLQ2G4NtKXTYY92cSiCi2Yjg7fBE0Dudn3+2Kw=\ntime 2026-03-01T12:00:00.000Z\n",
+                     *       "old_signature": "ApcPlwKp0E4u3Sn9Q/grd/Cqgc3I0yP2claakeWhfe1cSfYDuX0AlyNpDcpVTF1gJuVTlMw0nYhsPLgY7rTmCw==",
+                     *       "new_signature": "BYW2q3KPGR0rF425N0dvhl2Lp4z0OLekUKnfYr2GAHnpiPbuzoqd8dtPK5snCRCkQC5nGmP1LyZCw4UkMksDAA=="
                      *     }
                      */
                     "application/json": {
@@ -6211,7 +6557,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6238,7 +6584,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6265,7 +6611,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6303,17 +6649,17 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":4,"log_id":"019ca945-0a00-7015-ac6c-a21920896889","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc","hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","signature":"ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284"}
-                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":5,"log_id":"019ca945-0a00-7016-b1cf-889e086838d4","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","signature":"/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03"}
-                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":6,"log_id":"019ca945-0a00-7017-838a-62bbcade3894","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c","signature":"9M9L9Dzf3gaw/ZQHTIy9jv7kqyLCYO+3kYuBlXt2Y+zvddZHiZJnURbkqI+GJkhCKLYcRNp2hDS/Td0sEYOEBA==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c"}
-                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":9,"log_id":"019ca945-0a00-701c-9310-9a9f3e16709e","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466","hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271","signature":"kHmLlLvJNWlhGsxqvrFdvGc+racwFKY6sFB9z88yTijzjGJpEZfTEgnP+0s/FPjUGG8AyVvgD4WwIQONIKN8AQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271"}
+                     * @example {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":4,"log_id":"019ca945-0a00-7066-a750-ba49b106ecde","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144","hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","signature":"qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa"}
+                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":5,"log_id":"019ca945-0a00-7067-80e8-430136d33bc3","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"ce4550d0-3160-4fc3-a937-da31afcd33c9","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-ce4550d0-3160-4fc3-a937-da31afcd33c9","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","signature":"g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b"}
+                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":6,"log_id":"019ca945-0a00-7068-b3d8-6ca3cf297ba2","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033","signature":"Iod9WIBJbU8ZTG75F+7AqsWwAU035XCW5Yv1xFKCaz4qTStBwmzPusBrqPdg7pKjMJkjFOA+m7VR8AwXZkswDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033"}
+                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":9,"log_id":"019ca945-0a00-706d-874c-7ba85922b245","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39","hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee","signature":"mK1AcT4fdcXEDBlpgFaft4mvum+jYPy628yh2o+9ih5Dd9L8sELxxCvft0mWftVifZXu6q6suytyrMSt7i9vDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee"}
                      */
                     "application/x-ndjson": string;
                     /**
-                     * @example {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":4,"log_id":"019ca945-0a00-7015-ac6c-a21920896889","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc","hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","signature":"ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284"}
-                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":5,"log_id":"019ca945-0a00-7016-b1cf-889e086838d4","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284","hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","signature":"/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03"}
-                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":6,"log_id":"019ca945-0a00-7017-838a-62bbcade3894","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03","hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c","signature":"9M9L9Dzf3gaw/ZQHTIy9jv7kqyLCYO+3kYuBlXt2Y+zvddZHiZJnURbkqI+GJkhCKLYcRNp2hDS/Td0sEYOEBA==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c"}
-                     *     {"company_id":"59693318-175d-42a8-b0a1-38b974eaf69a","seq":9,"log_id":"019ca945-0a00-701c-9310-9a9f3e16709e","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466","hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271","signature":"kHmLlLvJNWlhGsxqvrFdvGc+racwFKY6sFB9z88yTijzjGJpEZfTEgnP+0s/FPjUGG8AyVvgD4WwIQONIKN8AQ==","key_id":"1e9ef886ba18ae08","idempotency_conflict_of":null,"content_hash":"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271"}
+                     * @example {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":4,"log_id":"019ca945-0a00-7066-a750-ba49b106ecde","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144","hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","signature":"qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa"}
+                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":5,"log_id":"019ca945-0a00-7067-80e8-430136d33bc3","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"ce4550d0-3160-4fc3-a937-da31afcd33c9","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-ce4550d0-3160-4fc3-a937-da31afcd33c9","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","signature":"g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b"}
+                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":6,"log_id":"019ca945-0a00-7068-b3d8-6ca3cf297ba2","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033","signature":"Iod9WIBJbU8ZTG75F+7AqsWwAU035XCW5Yv1xFKCaz4qTStBwmzPusBrqPdg7pKjMJkjFOA+m7VR8AwXZkswDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033"}
+                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":9,"log_id":"019ca945-0a00-706d-874c-7ba85922b245","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39","hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee","signature":"mK1AcT4fdcXEDBlpgFaft4mvum+jYPy628yh2o+9ih5Dd9L8sELxxCvft0mWftVifZXu6q6suytyrMSt7i9vDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee"}
                      */
                     "text/csv": string;
                 };
@@ -6334,7 +6680,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6353,7 +6699,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6380,7 +6726,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6399,7 +6745,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6426,7 +6772,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6445,7 +6791,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6482,26 +6828,26 @@ export interface operations {
                     /**
                      * @example {
                      *       "format": "audit-ledger/evidence-bundle/v1",
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *       "generated_at": "2026-03-01T12:00:00.000Z",
                      *       "selection": {
-                     *         "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e"
+                     *         "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *         "tree_size": 10,
-                     *         "root_hash": "734b36be960272acc4d1ce66578fdfb8d662aa0239250015c2e749693f56bea7",
+                     *         "root_hash": "83c1df505ccde593843b70639b8c034fa5fc43f4bd44ba2c792a19e96262bc81",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "1e9ef886ba18ae08",
-                     *         "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n10\nc0s2vpYCcqzE0c5mV4/fuNZiqgI5JQAVwudJaT9Wvqc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRr8ZTumNpIirVXqaHs6yTxFAKZcvJoVptkACwqTh31D29+bjzM9D/HudlGSu/Ph4QOEq4t+vvwChc7VaFCYg8wE=\n"
+                     *         "key_id": "41e0e78c81b0b9c9",
+                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n10\ng8HfUFzN5ZOEO3Bjm4wDT6X8Q/S9RLoseSoZ6WJivIE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkodCCw0UkOFkyIDUFnvYOqxwPT01yoAcOOTDrDaAdTdlk1BQxikub5Mptsmb45xGXlCkstHuVRDTt2gbpTopAwc=\n"
                      *       },
                      *       "public_keys": [
                      *         {
-                     *           "key_id": "1e9ef886ba18ae08",
+                     *           "key_id": "41e0e78c81b0b9c9",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
-                     *           "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
+                     *           "note_verifier_key": "audit-ledger.local+fc024792+AZezkRNNPORTfE2gpFr90hmcV5akGkr9J+Fv2E2R0Plw",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAl7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null
                      *         }
@@ -6511,14 +6857,14 @@ export interface operations {
                      *       "entries": [
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *             "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *             "seq": 4,
                      *             "event_type": "context.retrieved",
-                     *             "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *             "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
-                     *             "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
-                     *             "key_id": "1e9ef886ba18ae08",
-                     *             "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *             "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *             "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
+                     *             "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
+                     *             "key_id": "41e0e78c81b0b9c9",
+                     *             "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *             "format_version": 1,
                      *             "data": {
                      *               "as_of": "2026-03-01T09:20:01.000Z",
@@ -6527,7 +6873,7 @@ export interface operations {
                      *               "source_type": "market_feed"
                      *             },
                      *             "source": "trading-runtime",
-                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:20:31.000Z",
                      *             "span_id": null,
@@ -6549,25 +6895,25 @@ export interface operations {
                      *             "leaf_index": 4,
                      *             "tree_size": 10,
                      *             "proof": [
-                     *               "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
-                     *               "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
+                     *               "a4658afab5e98eb04c4efd8551858731d47c7a85dd441330d84b3d72c6648d82",
+                     *               "0e1bc5c3eaa9ee54c5b1e4f5fce8f86ae50dd0db58013f789485fbd7c30bbc26"
                      *             ]
                      *           }
                      *         },
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *             "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
                      *             "seq": 5,
                      *             "event_type": "decision.made",
-                     *             "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
-                     *             "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-                     *             "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
-                     *             "key_id": "1e9ef886ba18ae08",
-                     *             "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *             "hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
+                     *             "prev_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *             "signature": "g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==",
+                     *             "key_id": "41e0e78c81b0b9c9",
+                     *             "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *             "format_version": 1,
                      *             "data": {
                      *               "decision": "buy",
-                     *               "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *               "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
                      *               "inputs": [
                      *                 "read-1"
                      *               ],
@@ -6575,7 +6921,7 @@ export interface operations {
                      *               "symbol": "ACME"
                      *             },
                      *             "source": null,
-                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:21:15.000Z",
                      *             "span_id": null,
@@ -6585,7 +6931,7 @@ export interface operations {
                      *             "agent_id": "equities-trader",
                      *             "workflow_id": null,
                      *             "causality_type": null,
-                     *             "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *             "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9",
                      *             "schema_version": null,
                      *             "extra": null,
                      *             "created_at": "2026-03-01T12:00:00.000Z",
@@ -6595,8 +6941,8 @@ export interface operations {
                      *             "leaf_index": 5,
                      *             "tree_size": 10,
                      *             "proof": [
-                     *               "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
-                     *               "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
+                     *               "0b20ea4f5810f0dc940cd4875c6afa00bf4ce610475df055cbb1c3c7e806c227",
+                     *               "0e1bc5c3eaa9ee54c5b1e4f5fce8f86ae50dd0db58013f789485fbd7c30bbc26"
                      *             ]
                      *           }
                      *         }
@@ -6697,7 +7043,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6724,7 +7070,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6751,7 +7097,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6778,7 +7124,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6805,7 +7151,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6842,9 +7188,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *           "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *           "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *           "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *           "token_id": null,
                      *           "metadata": {
                      *             "ticket": "INC-2291"
@@ -6901,7 +7247,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6928,7 +7274,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6955,7 +7301,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6979,7 +7325,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                 *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                  *       "metadata": {
                  *         "ticket": "INC-2291"
                  *       }
@@ -7009,9 +7355,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -7062,7 +7408,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7089,7 +7435,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7116,7 +7462,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7143,7 +7489,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7176,9 +7522,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -7229,7 +7575,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7256,7 +7602,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7283,7 +7629,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7310,7 +7656,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7343,11 +7689,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "seq": 4,
                      *           "event_type": "context.retrieved",
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -7363,7 +7709,7 @@ export interface operations {
                      *           "integrity": "valid"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
                      *           "seq": 5,
                      *           "event_type": "decision.made",
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -7372,7 +7718,7 @@ export interface operations {
                      *           "source": null,
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+                     *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -7433,7 +7779,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7460,7 +7806,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7487,7 +7833,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7514,7 +7860,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7549,11 +7895,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "id": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -7577,14 +7923,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "source": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-7016-b1cf-889e086838d4",
-                     *           "target": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "source": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *           "target": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -7633,11 +7979,11 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "id": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -7661,14 +8007,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "source": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-7016-b1cf-889e086838d4",
-                     *           "target": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "source": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *           "target": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -7733,7 +8079,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7752,7 +8098,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7779,7 +8125,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7798,7 +8144,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7825,7 +8171,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7844,7 +8190,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7871,7 +8217,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7890,7 +8236,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7923,8 +8269,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "overall_staleness_rating": "stale",
                      *       "findings": [
                      *         {
@@ -7933,8 +8279,8 @@ export interface operations {
                      *           "staleness": "stale",
                      *           "age_seconds": 74,
                      *           "max_age_seconds": 30,
-                     *           "used_by_log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
-                     *           "context_log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "used_by_log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *           "context_log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "via_log_ids": [],
                      *           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
                      *         }
@@ -7992,7 +8338,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8019,7 +8365,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8046,7 +8392,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8073,7 +8419,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8106,26 +8452,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "detected": true,
                      *       "root_cause_type": "STALE_CONTEXT",
-                     *       "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *       "description": "Decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *       "confidence": 0.75,
                      *       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
                      *       "evidence": [
-                     *         "019ca945-0a00-7015-ac6c-a21920896889",
-                     *         "019ca945-0a00-7016-b1cf-889e086838d4"
+                     *         "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *         "019ca945-0a00-7067-80e8-430136d33bc3"
                      *       ],
                      *       "evidence_path": [
                      *         {
-                     *           "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+                     *           "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
                      *           "seq": 4,
                      *           "event_type": "context.retrieved",
                      *           "role": "cause"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+                     *           "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
                      *           "seq": 5,
                      *           "event_type": "decision.made",
                      *           "role": "outcome"
@@ -8134,8 +8480,8 @@ export interface operations {
                      *       "outcome": {
                      *         "kind": "acted_on_stale_context",
                      *         "bad": true,
-                     *         "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
-                     *         "description": "decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
+                     *         "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *         "description": "decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
                      *       },
                      *       "candidates": [],
                      *       "findings": []
@@ -8213,7 +8559,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8240,7 +8586,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8267,7 +8613,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8294,7 +8640,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8320,7 +8666,7 @@ export interface operations {
                  * @example {
                  *       "reviewer": "maria.gonzalez@acme.example",
                  *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                 *       "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
+                 *       "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9"
                  *     }
                  */
                 "application/json": {
@@ -8350,16 +8696,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
-                     *       "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
+                     *       "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
+                     *       "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
                      *       "reviewer": "maria.gonzalez@acme.example",
                      *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *       "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
-                     *       "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *       "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "submitted_by": {
                      *         "kind": "user",
-                     *         "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
+                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d"
                      *       }
                      *     }
                      */
@@ -8404,7 +8750,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8431,7 +8777,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8458,7 +8804,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8485,7 +8831,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8524,16 +8870,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
-                     *           "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
+                     *           "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
+                     *           "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
                      *           "reviewer": "maria.gonzalez@acme.example",
                      *           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *           "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
-                     *           "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *           "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "submitted_by": {
                      *             "kind": "user",
-                     *             "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
+                     *             "id": "1013430a-ec98-44b3-9679-3322180fd41d"
                      *           }
                      *         }
                      *       ],
@@ -8584,7 +8930,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8611,7 +8957,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8638,7 +8984,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8674,7 +9020,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.27
+                     *           "latency_ms": 0.26
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -8795,7 +9141,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.1
+                     *           "latency_ms": 0.09
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -8904,7 +9250,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8931,7 +9277,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8964,7 +9310,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
                      *       "from": "2026-01-31",
                      *       "to": "2026-03-01",
                      *       "totals": {
@@ -8990,9 +9336,9 @@ export interface operations {
                      *           "rate_limited_requests": 0
                      *         },
                      *         {
-                     *           "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
+                     *           "key_id": "9185b5af-f8f6-4b52-a678-226c92a89498",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_nKGVux2p",
+                     *           "key_prefix": "alk_ocKel3SU",
                      *           "api_requests": 21,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
@@ -9003,8 +9349,8 @@ export interface operations {
                      *         "data_bytes": 1352
                      *       },
                      *       "rate_limit": {
-                     *         "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
-                     *         "key_prefix": "alk_nKGVux2p",
+                     *         "key_id": "9185b5af-f8f6-4b52-a678-226c92a89498",
+                     *         "key_prefix": "alk_ocKel3SU",
                      *         "rate_limit_per_minute": 6000
                      *       }
                      *     }
@@ -9067,7 +9413,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9094,7 +9440,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9121,7 +9467,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9158,41 +9504,41 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7021-aeb2-db0158f25e2f",
+                     *           "id": "019ca945-0a00-7072-955d-1b5c32c66da8",
                      *           "type": "hitl.rejected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
-                     *             "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
+                     *             "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
+                     *             "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
                      *             "reviewer": "maria.gonzalez@acme.example",
                      *             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *             "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
-                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "submitted_by": {
                      *               "kind": "user",
-                     *               "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
+                     *               "id": "1013430a-ec98-44b3-9679-3322180fd41d"
                      *             }
                      *           }
                      *         },
                      *         {
-                     *           "id": "019ca945-0a00-701e-b76e-c4dc35732360",
+                     *           "id": "019ca945-0a00-706f-a520-7dccd2e6e601",
                      *           "type": "forensics.anomaly_detected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-                     *             "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+                     *             "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
                      *             "root_cause_type": "STALE_CONTEXT",
                      *             "confidence": 0.75,
-                     *             "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *             "description": "Decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *             "evidence": [
-                     *               "019ca945-0a00-7015-ac6c-a21920896889",
-                     *               "019ca945-0a00-7016-b1cf-889e086838d4"
+                     *               "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *               "019ca945-0a00-7067-80e8-430136d33bc3"
                      *             ]
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAxZS1iNzZlLWM0ZGMzNTczMjM2MCJ9"
+                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA2Zi1hNTIwLTdkY2NkMmU2ZTYwMSJ9"
                      *     }
                      */
                     "application/json": {
@@ -9229,7 +9575,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9256,7 +9602,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9283,7 +9629,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9315,7 +9661,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+                     *           "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
                      *           "url": "https://hooks.acme.example/audit-ledger",
                      *           "description": "SOC on-call",
                      *           "event_types": [
@@ -9366,7 +9712,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9393,7 +9739,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9420,7 +9766,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9469,7 +9815,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+                     *       "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -9480,7 +9826,7 @@ export interface operations {
                      *       "disabled_reason": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
-                     *       "secret": "whsec_R+6TATgTHDBZiBzg78i3tDAS8zcviwcTyM6xAVwFyEM="
+                     *       "secret": "whsec_ykQHlONLHcPVmKW4nyvKh2Kh6UzyVKOGJhp32XVbMBA="
                      *     }
                      */
                     "application/json": {
@@ -9519,7 +9865,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9546,7 +9892,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9573,7 +9919,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9600,7 +9946,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9633,7 +9979,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+                     *       "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -9680,7 +10026,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9707,7 +10053,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9734,7 +10080,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9761,7 +10107,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9788,7 +10134,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9836,7 +10182,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9863,7 +10209,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9890,7 +10236,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9917,7 +10263,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9944,7 +10290,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9998,7 +10344,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+                     *       "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -10046,7 +10392,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10073,7 +10419,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10100,7 +10446,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10127,7 +10473,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10154,7 +10500,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10240,7 +10586,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10267,7 +10613,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10294,7 +10640,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10321,7 +10667,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */

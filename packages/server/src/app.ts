@@ -3,6 +3,7 @@
 // and drive it with inject() or a real socket.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { completeDocument, EXTRA_SECURITY_SCHEMES } from './http/openapi.js';
 import swaggerUi from '@fastify/swagger-ui';
@@ -104,7 +105,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (closing) reply.header('Connection', 'close');
     done(null, payload);
   });
-  registerAuthentication(app, services);
+  await app.register(cookie);
+  registerAuthentication(app, {
+    ...services,
+    csrfToken: (tokenHash) => services.secretBox.mac('csrf', tokenHash),
+    sessionIdleTimeoutSeconds: config.sessionIdleTimeoutSeconds,
+  });
 
   await app.register(swagger, {
     openapi: {

@@ -14,6 +14,10 @@ export interface Config {
   logLevel: LogLevel;
   tls: { certFile: string; keyFile: string } | undefined;
   accessTokenTtlSeconds: number;
+  /** Console sessions (cookie): ended after this long without a request. */
+  sessionIdleTimeoutSeconds: number;
+  /** Console sessions: ended this long after login, whatever happens. */
+  sessionMaxAgeSeconds: number;
   maxBodyBytes: number;
   maxBatchSize: number;
   /** Worker threads that sign entries; 0 signs on the request thread. */
@@ -76,6 +80,16 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     name: 'ACCESS_TOKEN_TTL_SECONDS',
     default: '3600',
     description: 'Lifetime of a login access token, 60–2592000.',
+  },
+  {
+    name: 'SESSION_IDLE_TIMEOUT_SECONDS',
+    default: '1800',
+    description: 'A console session (cookie, from `POST /api/v1/auth/session`) ends after this many seconds without a request, 60–86400.',
+  },
+  {
+    name: 'SESSION_MAX_AGE_SECONDS',
+    default: '43200',
+    description: 'A console session ends this many seconds after login whatever its activity, 300–604800.',
   },
   {
     name: 'MAX_BODY_BYTES',
@@ -282,6 +296,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     tls: certFile && keyFile ? { certFile, keyFile } : undefined,
     accessTokenTtlSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
+    sessionIdleTimeoutSeconds: int('SESSION_IDLE_TIMEOUT_SECONDS', 1800, 60, 24 * 3600),
+    sessionMaxAgeSeconds: int('SESSION_MAX_AGE_SECONDS', 43_200, 300, 7 * 24 * 3600),
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     maxBatchSize: int('MAX_BATCH_SIZE', 1000, 1, 100_000),
     signingWorkers: int('LEDGER_SIGNING_WORKERS', Math.max(1, os.availableParallelism() - 1), 0, 64),

@@ -1,4 +1,10 @@
 // Resolves the caller's credential and enforces what each route accepts.
+// Credentials: X-API-Key, Authorization: Bearer (an access token or an API key), or the console's
+// session cookie (an access token flagged as a session, never accepted as a bearer token): a
+// session has an idle deadline, moved forward as it is used, and every state-changing request
+// sent with it must carry X-CSRF-Token (an HMAC of the session under the secrets key, so every
+// process can check it and no CSRF secret is stored). The cookie is HttpOnly, SameSite=Strict, and
+// Secure when the service serves TLS.
 // A route declares `config: { auth: { accept: [...], role? } }`; routes without it are
 // public. The hook runs at onRequest, before the body is read, so an unauthenticated
 // or over-limit caller costs no parsing.
@@ -7,6 +13,7 @@ import { ApiError } from '../http/problems.js';
 import type { CounterStore } from '../ratelimit/counter.js';
 import type { UserRole } from '../store/schema.js';
 import type { AccountStore } from '../store/accounts.js';
+import { iso } from '../time.js';
 import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, digestsEqual, hashSecret } from './secrets.js';
 
 export type CredentialKind = 'user' | 'api_key';
@@ -20,7 +27,7 @@ export interface AuthRule {
 }
 
 export type Principal =
-  | { kind: 'user'; companyId: string; userId: string; role: UserRole; email: string; tokenHash: string; passwordChangeRequired: boolean }
+  | { kind: 'user'; companyId: string; userId: string; role: UserRole; email: string; tokenHash: string; passwordChangeRequired: boolean; session: boolean }
   | { kind: 'api_key'; companyId: string; keyId: string; keyPrefix: string; rateLimitPerMinute: number };
 
 declare module 'fastify' {
@@ -40,10 +47,23 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-export function registerAuthentication(
-  app: FastifyInstance,
-  deps: { accounts: AccountStore; counters: CounterStore; clock: () => number },
-): void {
+/** The console's session cookie. */
+export const SESSION_COOKIE = 'al_session';
+/** Methods that change nothing: no CSRF token needed. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** An idle deadline is written again only when it would move by more than this (one write a minute per session, not one per request). */
+const TOUCH_GRANULARITY_MS = 60_000;
+
+export interface AuthenticationDeps {
+  accounts: AccountStore;
+  counters: CounterStore;
+  clock: () => number;
+  /** The CSRF token of a session (by its token hash). */
+  csrfToken: (tokenHash: string) => string;
+  sessionIdleTimeoutSeconds: number;
+}
+
+export function registerAuthentication(app: FastifyInstance, deps: AuthenticationDeps): void {
   app.decorateRequest('principal', undefined);
 
   // Document each route's accepted credentials in OpenAPI from the same declaration.
@@ -65,7 +85,7 @@ export function registerAuthentication(
       throw new ApiError(401, 'missing_credential', describeAccepted(rule));
     }
     const principal =
-      presented.kind === 'api_key' ? await resolveApiKey(deps.accounts, presented.secret) : await resolveAccessToken(deps.accounts, presented.secret, deps.clock());
+      presented.kind === 'api_key' ? await resolveApiKey(deps.accounts, presented.secret) : await resolveAccessToken(deps, presented.secret, presented.viaCookie === true);
     if (!principal) {
       reply.header('WWW-Authenticate', 'Bearer realm="audit-ledger", error="invalid_token"');
       throw new ApiError(
@@ -75,6 +95,13 @@ export function registerAuthentication(
       );
     }
     request.principal = principal;
+    if (principal.kind === 'user' && principal.session && !SAFE_METHODS.has(request.method)) {
+      const sent = request.headers['x-csrf-token'];
+      const expected = deps.csrfToken(principal.tokenHash);
+      if (typeof sent !== 'string' || !digestsEqual(hashSecret(sent), hashSecret(expected))) {
+        throw new ApiError(403, 'csrf_failed', 'A request that changes something, sent with the session cookie, needs the X-CSRF-Token header (from POST or GET /api/v1/auth/session)');
+      }
+    }
     if (principal.kind === 'api_key') await enforceKeyLimit(deps.counters, principal, reply);
     if (!rule.accept.includes(principal.kind)) {
       throw new ApiError(403, 'forbidden', rule.accept.includes('user') ? "This endpoint accepts only a user's bearer token, not an API key" : 'This endpoint accepts only an API key');
@@ -89,12 +116,16 @@ export function registerAuthentication(
   });
 }
 
-function readCredential(request: FastifyRequest): { kind: CredentialKind; secret: string } | undefined {
+function readCredential(request: FastifyRequest): { kind: CredentialKind; secret: string; viaCookie?: boolean } | undefined {
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey !== '') return { kind: 'api_key', secret: apiKey.trim() };
   const authz = request.headers.authorization;
   const m = authz ? /^Bearer\s+(\S+)\s*$/i.exec(authz) : null;
-  if (!m?.[1]) return undefined;
+  if (!m?.[1]) {
+    // No header credential: the console's session cookie, if any.
+    const cookie = request.cookies?.[SESSION_COOKIE];
+    return typeof cookie === 'string' && cookie !== '' ? { kind: 'user', secret: cookie, viaCookie: true } : undefined;
+  }
   // Many agent SDKs send every credential as a bearer token: recognize API keys by prefix.
   return { kind: m[1].startsWith(API_KEY_PREFIX) ? 'api_key' : 'user', secret: m[1] };
 }
@@ -112,12 +143,31 @@ async function resolveApiKey(accounts: AccountStore, secret: string): Promise<Pr
   return { kind: 'api_key', companyId: key.company_id, keyId: key.key_id, keyPrefix: key.key_prefix, rateLimitPerMinute: key.rate_limit_per_minute };
 }
 
-async function resolveAccessToken(accounts: AccountStore, secret: string, now: number): Promise<Principal | undefined> {
+async function resolveAccessToken(deps: AuthenticationDeps, secret: string, viaCookie: boolean): Promise<Principal | undefined> {
   if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return undefined;
+  const now = deps.clock();
   const hash = hashSecret(secret);
-  const grant = await accounts.findAccessToken(hash);
+  const grant = await deps.accounts.findAccessToken(hash);
   if (!grant || grant.revoked_at !== null || grant.disabled_at !== null || Date.parse(grant.expires_at) <= now) return undefined;
-  return { kind: 'user', companyId: grant.company_id, userId: grant.user_id, role: grant.role, email: grant.email, tokenHash: hash, passwordChangeRequired: grant.password_change_required === 1 };
+  // A session token only as the cookie (where scripts cannot read it); a bearer token never as one.
+  const session = grant.session === 1;
+  if (session !== viaCookie) return undefined;
+  if (session) {
+    const idle = Date.parse(grant.idle_expires_at ?? '');
+    if (!(idle > now)) return undefined;
+    const next = now + deps.sessionIdleTimeoutSeconds * 1000;
+    if (next - idle > TOUCH_GRANULARITY_MS) await deps.accounts.touchSession(grant.company_id, hash, iso(Math.min(next, Date.parse(grant.expires_at))));
+  }
+  return {
+    kind: 'user',
+    companyId: grant.company_id,
+    userId: grant.user_id,
+    role: grant.role,
+    email: grant.email,
+    tokenHash: hash,
+    passwordChangeRequired: grant.password_change_required === 1,
+    session,
+  };
 }
 
 /** Counts the request against the key's per-minute budget; 429 past it. Headers go on every answer. */

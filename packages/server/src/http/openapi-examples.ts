@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
       "seq": 4,
-      "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+      "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-7015-ac6c-a21920896889"
+        "019ca945-0a00-7066-a750-ba49b106ecde"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+          "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+            "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
+          "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+          "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,15 +68,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-7016-b1cf-889e086838d4",
-        "019ca945-0a00-7017-838a-62bbcade3894"
+        "019ca945-0a00-7067-80e8-430136d33bc3",
+        "019ca945-0a00-7068-b3d8-6ca3cf297ba2"
       ]
     }
   },
   "changePassword": {
     "status": 204,
     "request": {
-      "current_password": "TLv36lY9aCvi78dAHWPBGxJ1",
+      "current_password": "is8yE4ZURgMVmSY8xsvXsIia",
       "new_password": "a passphrase Ana chose herself"
     }
   },
@@ -87,28 +87,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "966b9582-1ef7-455e-92bd-d29736022a82",
+      "id": "9185b5af-f8f6-4b52-a678-226c92a89498",
       "name": "trading-agents-prod",
-      "key_prefix": "alk_nKGVux2p",
+      "key_prefix": "alk_ocKel3SU",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk_nKGVux2pfUbFvYI6egGpx4_ZciXTP2C1uktikIt7f80"
+      "key": "alk_ocKel3SUa_dRMqdWqj0J9qN7ZRrR--MNOrXqpe-2-_c"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -116,6 +116,24 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "event_count": 4,
       "tree_size": 10
+    }
+  },
+  "createSession": {
+    "status": 201,
+    "request": {
+      "email": "user-20f817c5@example.com",
+      "password": "pw-24a2fdf8ffcaefc3"
+    },
+    "response": {
+      "csrf_token": "-oMZBb4JcTC0TXptXIvr9ZVbcc2iP66otWcFFQ-Nusc",
+      "expires_at": "2026-03-02T00:00:00.000Z",
+      "idle_timeout_seconds": 1800,
+      "password_change_required": false,
+      "user": {
+        "id": "1013430a-ec98-44b3-9679-3322180fd41d",
+        "email": "user-20f817c5@example.com",
+        "role": "admin"
+      }
     }
   },
   "createUser": {
@@ -126,7 +144,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     },
     "response": {
       "user": {
-        "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+        "user_id": "c545060c-5726-492d-b424-26ec812267c0",
         "email": "ana.lima@acme.example",
         "role": "auditor",
         "created_at": "2026-03-01T12:00:00.000Z",
@@ -134,7 +152,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "disabled_at": null,
         "password_change_required": true
       },
-      "one_time_password": "vI-Rir2LzzAlcqgH_yiqYurq"
+      "one_time_password": "OkMkDRu3h7RX8O-VtWw-yn9h"
     }
   },
   "createWebhookEndpoint": {
@@ -148,7 +166,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+      "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -159,15 +177,18 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_R+6TATgTHDBZiBzg78i3tDAS8zcviwcTyM6xAVwFyEM="
+      "secret": "whsec_ykQHlONLHcPVmKW4nyvKh2Kh6UzyVKOGJhp32XVbMBA="
     }
+  },
+  "deleteSession": {
+    "status": 204
   },
   "deleteWebhookEndpoint": {
     "status": 204
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":4,\"log_id\":\"019ca945-0a00-7015-ac6c-a21920896889\",\"format_version\":1,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc\",\"hash\":\"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284\",\"signature\":\"ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284\"}\n{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":5,\"log_id\":\"019ca945-0a00-7016-b1cf-889e086838d4\",\"format_version\":1,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"3ccd6285-07c2-44c4-8cbf-eeaa5929ef05\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284\",\"hash\":\"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03\",\"signature\":\"/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03\"}\n{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":6,\"log_id\":\"019ca945-0a00-7017-838a-62bbcade3894\",\"format_version\":1,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03\",\"hash\":\"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c\",\"signature\":\"9M9L9Dzf3gaw/ZQHTIy9jv7kqyLCYO+3kYuBlXt2Y+zvddZHiZJnURbkqI+GJkhCKLYcRNp2hDS/Td0sEYOEBA==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"403d1f13e36c891078436065377bd2269d0b9a45b7dec8e647f032610a7c6c7c\"}\n{\"company_id\":\"59693318-175d-42a8-b0a1-38b974eaf69a\",\"seq\":9,\"log_id\":\"019ca945-0a00-701c-9310-9a9f3e16709e\",\"format_version\":1,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"0cfdd918-eb4a-4d6e-811b-025ce1d0d76e\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466\",\"hash\":\"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271\",\"signature\":\"kHmLlLvJNWlhGsxqvrFdvGc+racwFKY6sFB9z88yTijzjGJpEZfTEgnP+0s/FPjUGG8AyVvgD4WwIQONIKN8AQ==\",\"key_id\":\"1e9ef886ba18ae08\",\"idempotency_conflict_of\":null,\"content_hash\":\"79b0ef05bd416283e447e3960b4cf096d137361beecb3113a1aa13d39d462271\"}\n"
+    "response": "{\"company_id\":\"2e1b72f5-ef41-4e16-9037-147576c80bd1\",\"seq\":4,\"log_id\":\"019ca945-0a00-7066-a750-ba49b106ecde\",\"format_version\":1,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"55163f2c-7197-406f-97e4-9b426ffaadf2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144\",\"hash\":\"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa\",\"signature\":\"qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==\",\"key_id\":\"41e0e78c81b0b9c9\",\"idempotency_conflict_of\":null,\"content_hash\":\"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa\"}\n{\"company_id\":\"2e1b72f5-ef41-4e16-9037-147576c80bd1\",\"seq\":5,\"log_id\":\"019ca945-0a00-7067-80e8-430136d33bc3\",\"format_version\":1,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"ce4550d0-3160-4fc3-a937-da31afcd33c9\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"55163f2c-7197-406f-97e4-9b426ffaadf2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-ce4550d0-3160-4fc3-a937-da31afcd33c9\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa\",\"hash\":\"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b\",\"signature\":\"g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==\",\"key_id\":\"41e0e78c81b0b9c9\",\"idempotency_conflict_of\":null,\"content_hash\":\"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b\"}\n{\"company_id\":\"2e1b72f5-ef41-4e16-9037-147576c80bd1\",\"seq\":6,\"log_id\":\"019ca945-0a00-7068-b3d8-6ca3cf297ba2\",\"format_version\":1,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"55163f2c-7197-406f-97e4-9b426ffaadf2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b\",\"hash\":\"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033\",\"signature\":\"Iod9WIBJbU8ZTG75F+7AqsWwAU035XCW5Yv1xFKCaz4qTStBwmzPusBrqPdg7pKjMJkjFOA+m7VR8AwXZkswDA==\",\"key_id\":\"41e0e78c81b0b9c9\",\"idempotency_conflict_of\":null,\"content_hash\":\"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033\"}\n{\"company_id\":\"2e1b72f5-ef41-4e16-9037-147576c80bd1\",\"seq\":9,\"log_id\":\"019ca945-0a00-706d-874c-7ba85922b245\",\"format_version\":1,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"55163f2c-7197-406f-97e4-9b426ffaadf2\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39\",\"hash\":\"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee\",\"signature\":\"mK1AcT4fdcXEDBlpgFaft4mvum+jYPy628yh2o+9ih5Dd9L8sELxxCvft0mWftVifZXu6q6suytyrMSt7i9vDA==\",\"key_id\":\"41e0e78c81b0b9c9\",\"idempotency_conflict_of\":null,\"content_hash\":\"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -282,12 +303,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+      "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
       "tree_size": 9,
-      "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
+      "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "1e9ef886ba18ae08",
-      "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
+      "key_id": "41e0e78c81b0b9c9",
+      "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
     }
   },
   "getConsistencyProof": {
@@ -295,19 +316,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
-      "second_root": "87ae92d8c2243556ac0dc87b94d74fb42b0e2614129f9a63f562e7c1248c769b",
+      "first_root": "573fcb005e03d9fe859f6f0f971663a206352555209576dfc33cdb7830ee7a46",
+      "second_root": "5cff0966a842491ff291fcef73a1ec723bffee1f62df72615fe0ca74962d8464",
       "proof": [
-        "e530f0bf5e10a93a9c8bd92d0974976a42e471afd792356ee73b35df7aaedccd",
-        "8a3ad37591db66525628aa630f85bbf7cfa55c677b76e277f62fdd4eab8f984d"
+        "72b0faca766461bf76ce613fae2b7195f6055818edb3c85066c470d246b589b4",
+        "e7ff692dcf765d0f3c6fb7f8e1bac6473f9395a61241ebc232a6ca2550976992"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
         "tree_size": 3,
-        "root_hash": "db9957b4148bf4f38eaf1007cb503041ee44eca8edc8ff78be8ee7e6560e5d97",
+        "root_hash": "573fcb005e03d9fe859f6f0f971663a206352555209576dfc33cdb7830ee7a46",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "1e9ef886ba18ae08",
-        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n3\n25lXtBSL9POOrxAHy1AwQe5E7KjtyP94vo7n5lYOXZc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRsKS/8dcMObAdN2ZLLIm7RTDHgKJx3bVsXNRyZL1ULsBhQeakkzYP8ugCH8HglbLeSQwuvNvq3jQMtJf5PgifwQ=\n"
+        "key_id": "41e0e78c81b0b9c9",
+        "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n3\nVz/LAF4D2f6Fn28PlxZjogY1JVUglXbfwzzbeDDuekY=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkpRBTZ1VEHikHDxgPxpOynCj6s22TiEjDNEQ8V0mELkT80/GeJrXdm/e7qlwmvD6pNT+jiRMO1ANt+mR+OoniAM=\n"
       },
       "second_checkpoint": null
     }
@@ -316,26 +337,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e"
+        "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
         "tree_size": 10,
-        "root_hash": "734b36be960272acc4d1ce66578fdfb8d662aa0239250015c2e749693f56bea7",
+        "root_hash": "83c1df505ccde593843b70639b8c034fa5fc43f4bd44ba2c792a19e96262bc81",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "1e9ef886ba18ae08",
-        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n10\nc0s2vpYCcqzE0c5mV4/fuNZiqgI5JQAVwudJaT9Wvqc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRr8ZTumNpIirVXqaHs6yTxFAKZcvJoVptkACwqTh31D29+bjzM9D/HudlGSu/Ph4QOEq4t+vvwChc7VaFCYg8wE=\n"
+        "key_id": "41e0e78c81b0b9c9",
+        "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n10\ng8HfUFzN5ZOEO3Bjm4wDT6X8Q/S9RLoseSoZ6WJivIE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkodCCw0UkOFkyIDUFnvYOqxwPT01yoAcOOTDrDaAdTdlk1BQxikub5Mptsmb45xGXlCkstHuVRDTt2gbpTopAwc=\n"
       },
       "public_keys": [
         {
-          "key_id": "1e9ef886ba18ae08",
+          "key_id": "41e0e78c81b0b9c9",
           "algorithm": "Ed25519",
-          "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
-          "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
+          "public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
+          "note_verifier_key": "audit-ledger.local+fc024792+AZezkRNNPORTfE2gpFr90hmcV5akGkr9J+Fv2E2R0Plw",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAl7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -345,14 +366,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+            "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
             "seq": 4,
             "event_type": "context.retrieved",
-            "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-            "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
-            "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
-            "key_id": "1e9ef886ba18ae08",
-            "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+            "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+            "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
+            "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
+            "key_id": "41e0e78c81b0b9c9",
+            "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
             "format_version": 1,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
@@ -361,7 +382,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+            "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -383,25 +404,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 4,
             "tree_size": 10,
             "proof": [
-              "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
-              "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
+              "a4658afab5e98eb04c4efd8551858731d47c7a85dd441330d84b3d72c6648d82",
+              "0e1bc5c3eaa9ee54c5b1e4f5fce8f86ae50dd0db58013f789485fbd7c30bbc26"
             ]
           }
         },
         {
           "entry": {
-            "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+            "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
             "seq": 5,
             "event_type": "decision.made",
-            "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
-            "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-            "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
-            "key_id": "1e9ef886ba18ae08",
-            "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+            "hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
+            "prev_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+            "signature": "g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==",
+            "key_id": "41e0e78c81b0b9c9",
+            "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
             "format_version": 1,
             "data": {
               "decision": "buy",
-              "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+              "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
               "inputs": [
                 "read-1"
               ],
@@ -409,7 +430,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+            "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -419,7 +440,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+            "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
@@ -429,8 +450,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 5,
             "tree_size": 10,
             "proof": [
-              "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
-              "bf356fab23c51b9b6639cb55405ce3befdafa756be372c4e6c2f7ddd1f2cb926"
+              "0b20ea4f5810f0dc940cd4875c6afa00bf4ce610475df055cbb1c3c7e806c227",
+              "0e1bc5c3eaa9ee54c5b1e4f5fce8f86ae50dd0db58013f789485fbd7c30bbc26"
             ]
           }
         }
@@ -446,7 +467,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.27
+          "latency_ms": 0.26
         },
         "signing_key": {
           "status": "ok"
@@ -461,32 +482,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+      "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
       "seq": 4,
-      "entry_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-      "leaf_hash": "f8788917ef77033950ec3b5a95ee759c130b89a0a51c11a86d759a5d9c951e26",
+      "entry_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+      "leaf_hash": "0b20ea4f5810f0dc940cd4875c6afa00bf4ce610475df055cbb1c3c7e806c227",
       "leaf_index": 4,
       "tree_size": 7,
-      "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
+      "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
       "proof": [
-        "5708aa85658fc615072b02383f4cb273b70218d9b21395251319b98c8fac8dd0",
-        "34a34a4283110bb7fa317420a2aa127306542a3f69935da2674ea11426f39240"
+        "a4658afab5e98eb04c4efd8551858731d47c7a85dd441330d84b3d72c6648d82",
+        "1ba0cfd6fa49531ce72f4c208c94bf0b93dd089ac234e3294378b5dadaa8fbce"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
         "tree_size": 7,
-        "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
+        "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "1e9ef886ba18ae08",
-        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
+        "key_id": "41e0e78c81b0b9c9",
+        "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n7\nlarn0zxZhMiCa7xh1V11+xjVFtLxi/4SAb38y3tV5Q4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkn1F9PC5Z9o1qARJjhzgBAGKZ8DqVd30GMNdy98YecnUHS07ffwYs4zCqGCFh1Eq/axT2Muh0UuPqYpx493nMgk=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "job_id": "019ca945-0a00-706b-beff-43700c02f089",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -516,15 +537,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "chain_status": "unverified",
       "head": {
         "seq": 8,
-        "hash": "f7b360d42800e093d68520d4612457384241facf1275cb7ba34d392a51441466"
+        "hash": "b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
         "tree_size": 9,
-        "root_hash": "fd100c325059ab5ceb70416ac0456e2bd4ae3b8c342334686f14694313398ea0",
+        "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "1e9ef886ba18ae08",
-        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n9\n/RAMMlBZq1zrcEFqwEVuK9SuO4w0IzRobxRpQxM5jqA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRjxxJiYZOSdkEC9fJw9BdMVL+/6IJKE/23hfxzcvIyF3ElAgVMSA08FLjnaTBlJJ1g6zUw9s8rEnN24nzYYsPQY=\n"
+        "key_id": "41e0e78c81b0b9c9",
+        "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -541,8 +562,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
       "seq": 4,
       "format_version": 1,
       "event_type": "context.retrieved",
@@ -553,7 +574,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -569,11 +590,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "event_id": "read-1"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
-      "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-      "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-      "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
-      "key_id": "1e9ef886ba18ae08",
+      "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
+      "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+      "content_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+      "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
+      "key_id": "41e0e78c81b0b9c9",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -583,19 +604,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+        "id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
         "name": "Acme Capital",
-        "created_at": "2026-11-23T22:36:39.953Z"
+        "created_at": "2026-11-23T22:41:02.646Z"
       },
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-      "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
-      "email": "user-16ca864e@example.com",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+      "user_id": "1013430a-ec98-44b3-9679-3322180fd41d",
+      "email": "user-20f817c5@example.com",
       "is_admin": true,
       "user": {
-        "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
-        "email": "user-16ca864e@example.com",
+        "id": "1013430a-ec98-44b3-9679-3322180fd41d",
+        "email": "user-20f817c5@example.com",
         "role": "admin",
-        "created_at": "2026-11-23T22:36:39.953Z"
+        "created_at": "2026-11-23T22:41:02.646Z"
       }
     }
   },
@@ -612,7 +633,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.1
+          "latency_ms": 0.09
         },
         "signing_key": {
           "status": "ok"
@@ -627,9 +648,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -642,11 +663,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "nodes": [
         {
-          "id": "019ca945-0a00-7015-ac6c-a21920896889",
+          "id": "019ca945-0a00-7066-a750-ba49b106ecde",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
@@ -670,14 +691,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-7015-ac6c-a21920896889",
+          "source": "019ca945-0a00-7066-a750-ba49b106ecde",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-7016-b1cf-889e086838d4",
-          "target": "019ca945-0a00-7015-ac6c-a21920896889",
+          "source": "019ca945-0a00-7067-80e8-430136d33bc3",
+          "target": "019ca945-0a00-7066-a750-ba49b106ecde",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -689,26 +710,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-7015-ac6c-a21920896889",
-        "019ca945-0a00-7016-b1cf-889e086838d4"
+        "019ca945-0a00-7066-a750-ba49b106ecde",
+        "019ca945-0a00-7067-80e8-430136d33bc3"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+          "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
           "seq": 4,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+          "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
           "seq": 5,
           "event_type": "decision.made",
           "role": "outcome"
@@ -717,8 +738,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
-        "description": "decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+        "description": "decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -727,8 +748,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -737,8 +758,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
-          "context_log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+          "used_by_log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+          "context_log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -748,11 +769,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "items": [
         {
-          "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
+          "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
           "seq": 4,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -768,7 +789,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
+          "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
           "seq": 5,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -777,7 +798,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+            "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
             "inputs": [
               "read-1"
             ],
@@ -789,10 +810,24 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     }
   },
+  "getSession": {
+    "status": 200,
+    "response": {
+      "csrf_token": "-oMZBb4JcTC0TXptXIvr9ZVbcc2iP66otWcFFQ-Nusc",
+      "expires_at": "2026-03-02T00:00:00.000Z",
+      "idle_timeout_seconds": 1800,
+      "password_change_required": false,
+      "user": {
+        "id": "1013430a-ec98-44b3-9679-3322180fd41d",
+        "email": "user-20f817c5@example.com",
+        "role": "admin"
+      }
+    }
+  },
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+      "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
@@ -818,9 +853,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "rate_limited_requests": 0
         },
         {
-          "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
+          "key_id": "9185b5af-f8f6-4b52-a678-226c92a89498",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_nKGVux2p",
+          "key_prefix": "alk_ocKel3SU",
           "api_requests": 21,
           "events_ingested": 6,
           "rate_limited_requests": 0
@@ -831,8 +866,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "data_bytes": 1352
       },
       "rate_limit": {
-        "key_id": "966b9582-1ef7-455e-92bd-d29736022a82",
-        "key_prefix": "alk_nKGVux2p",
+        "key_id": "9185b5af-f8f6-4b52-a678-226c92a89498",
+        "key_prefix": "alk_ocKel3SU",
         "rate_limit_per_minute": 6000
       }
     }
@@ -840,7 +875,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+      "job_id": "019ca945-0a00-706b-beff-43700c02f089",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -849,8 +884,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
-        "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+        "job_id": "019ca945-0a00-706b-beff-43700c02f089",
+        "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -878,7 +913,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+      "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -896,9 +931,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "966b9582-1ef7-455e-92bd-d29736022a82",
+          "id": "9185b5af-f8f6-4b52-a678-226c92a89498",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_nKGVux2p",
+          "key_prefix": "alk_ocKel3SU",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -912,8 +947,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-          "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+          "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+          "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
           "seq": 4,
           "format_version": 1,
           "event_type": "context.retrieved",
@@ -924,7 +959,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+          "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -940,23 +975,23 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "event_id": "read-1"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "4520e151ec87b095f1d0180e8b2a8ef657bf0f83fe107942cc0b5c4b44b142bc",
-          "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-          "content_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-          "signature": "ReVVnFs5VLNsfG9JYIJOb5oCi3nFqgi2SVPI/7dNAtplnPe528FkrsenP7E9sp7MSI1kn2cLpUrDpXZquFXtAg==",
-          "key_id": "1e9ef886ba18ae08",
+          "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
+          "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+          "content_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+          "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
+          "key_id": "41e0e78c81b0b9c9",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-7016-b1cf-889e086838d4",
-          "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
+          "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+          "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
           "seq": 5,
           "format_version": 1,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+            "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
             "inputs": [
               "read-1"
             ],
@@ -964,7 +999,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+          "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -974,15 +1009,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
+          "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9",
           "schema_version": null,
           "extra": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
-          "hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
-          "content_hash": "ff327287fe11d098f3be41bf7b9234f2a8617ed5347430deb624402a1cbefe03",
-          "signature": "/eA81z828UZXuKeIUFzR1ig5FKpqUdYx6r1HYP2tkH4Bxj2DXmiKoOOpm6FYNNHLcC/6eIyr4Yr9IIJXRSwzCQ==",
-          "key_id": "1e9ef886ba18ae08",
+          "prev_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+          "hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
+          "content_hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
+          "signature": "g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==",
+          "key_id": "41e0e78c81b0b9c9",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
@@ -995,16 +1030,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
-          "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
+          "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
+          "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
-          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+          "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+          "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
+            "id": "1013430a-ec98-44b3-9679-3322180fd41d"
           }
         }
       ],
@@ -1016,9 +1051,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-          "company_id": "59693318-175d-42a8-b0a1-38b974eaf69a",
-          "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+          "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+          "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+          "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
@@ -1036,14 +1071,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "key_id": "1e9ef886ba18ae08",
+          "key_id": "41e0e78c81b0b9c9",
           "algorithm": "Ed25519",
-          "public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\n-----END PUBLIC KEY-----\n",
+          "public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAl7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+e9e5d846+Adsd+yYN2rZY6HrzkP5ON3dNCA+wRaImTZ6qUd/svbTk"
+          "note_verifier_key": "audit-ledger.local+fc024792+AZezkRNNPORTfE2gpFr90hmcV5akGkr9J+Fv2E2R0Plw"
         }
       ],
       "transitions": []
@@ -1054,7 +1089,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+          "user_id": "c545060c-5726-492d-b424-26ec812267c0",
           "email": "ana.lima@acme.example",
           "role": "auditor",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1063,10 +1098,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "password_change_required": true
         },
         {
-          "user_id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd",
-          "email": "user-16ca864e@example.com",
+          "user_id": "1013430a-ec98-44b3-9679-3322180fd41d",
+          "email": "user-20f817c5@example.com",
           "role": "admin",
-          "created_at": "2026-11-23T22:36:39.953Z",
+          "created_at": "2026-11-23T22:41:02.646Z",
           "disabled": false,
           "disabled_at": null,
           "password_change_required": false
@@ -1086,7 +1121,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+          "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1106,51 +1141,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7021-aeb2-db0158f25e2f",
+          "id": "019ca945-0a00-7072-955d-1b5c32c66da8",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
-            "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
+            "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
+            "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
-            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+            "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+            "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
+              "id": "1013430a-ec98-44b3-9679-3322180fd41d"
             }
           }
         },
         {
-          "id": "019ca945-0a00-701e-b76e-c4dc35732360",
+          "id": "019ca945-0a00-706f-a520-7dccd2e6e601",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-701d-9a3a-13fd7cddf48a",
-            "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+            "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
+            "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision 3ccd6285-07c2-44c4-8cbf-eeaa5929ef05 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-7015-ac6c-a21920896889",
-              "019ca945-0a00-7016-b1cf-889e086838d4"
+              "019ca945-0a00-7066-a750-ba49b106ecde",
+              "019ca945-0a00-7067-80e8-430136d33bc3"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAxZS1iNzZlLWM0ZGMzNTczMjM2MCJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA2Zi1hNTIwLTdkY2NkMmU2ZTYwMSJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-16ca864e@example.com",
-      "password": "pw-05f24a05eb388c86"
+      "email": "user-20f817c5@example.com",
+      "password": "pw-24a2fdf8ffcaefc3"
     },
     "response": {
-      "access_token": "alt_4NLW_Mh2sbkFXBlNKhh1lLfewj4opZzGGUwybJoK568",
+      "access_token": "alt_1EGKSC0mp6lLoRvicALvZ064Wt2e8zrfipXoU0ieW80",
       "token_type": "Bearer",
       "expires_in": 3600,
       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1165,27 +1200,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05"
+      "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9"
     },
     "response": {
-      "id": "019ca945-0a00-701f-9d78-a6d60a625f12",
-      "log_id": "019ca945-0a00-7020-bcc3-f10d154c0d62",
+      "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
+      "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "3ccd6285-07c2-44c4-8cbf-eeaa5929ef05",
-      "trace_id": "0cfdd918-eb4a-4d6e-811b-025ce1d0d76e",
+      "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+      "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "61c8096f-6ec2-48d5-a18e-1b7bfb15adfd"
+        "id": "1013430a-ec98-44b3-9679-3322180fd41d"
       }
     }
   },
   "resetUserPassword": {
     "status": 200,
     "response": {
-      "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
-      "one_time_password": "TLv36lY9aCvi78dAHWPBGxJ1"
+      "user_id": "c545060c-5726-492d-b424-26ec812267c0",
+      "one_time_password": "is8yE4ZURgMVmSY8xsvXsIia"
     }
   },
   "revokeApiKey": {
@@ -1194,20 +1229,20 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "1e9ef886ba18ae08",
-      "old_public_key": "2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=",
-      "new_key_id": "0ab359e4fd040f79",
-      "new_public_key": "STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=",
+      "old_key_id": "41e0e78c81b0b9c9",
+      "old_public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
+      "new_key_id": "11b11bb09e49d338",
+      "new_public_key": "mi76ohLQ2G4NtKXTYY92cSiCi2Yjg7fBE0Dudn3+2Kw=",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "statement": "audit-ledger/v1/key-transition\nold 1e9ef886ba18ae08 2x37Jg3atljoevOQ/k43d00ID7BFoiZNnqpR3+y9tOQ=\nnew 0ab359e4fd040f79 STiduRsusT0/9PPKydK7ywrU9lJKy22LkQRFxL3/0N4=\ntime 2026-03-01T12:00:00.000Z\n",
-      "old_signature": "BeXmcoEvatTXOCLJZ8AXEhq6pKnyrjSIIJMtiuZVQAde8Ur28T7u2zGvouwNnCGiQ1eL1g2WEZf+mU5dZZWTAw==",
-      "new_signature": "dPdmimVLzaZkjcNuVKKYxkX9yqQU74RFLJNNyjBSYv3XTLYIBem2YNzZoMX5R/3RpSxm5ziB96dCAErEFQi/AA=="
+      "statement": "audit-ledger/v1/key-transition\nold 41e0e78c81b0b9c9 l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\nnew 11b11bb09e49d338 mi76ohLQ2G4NtKXTYY92cSiCi2Yjg7fBE0Dudn3+2Kw=\ntime 2026-03-01T12:00:00.000Z\n",
+      "old_signature": "ApcPlwKp0E4u3Sn9Q/grd/Cqgc3I0yP2claakeWhfe1cSfYDuX0AlyNpDcpVTF1gJuVTlMw0nYhsPLgY7rTmCw==",
+      "new_signature": "BYW2q3KPGR0rF425N0dvhl2Lp4z0OLekUKnfYr2GAHnpiPbuzoqd8dtPK5snCRCkQC5nGmP1LyZCw4UkMksDAA=="
     }
   },
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-701a-9073-5a1e12f094c9",
+      "job_id": "019ca945-0a00-706b-beff-43700c02f089",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1224,7 +1259,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "role": "reviewer"
     },
     "response": {
-      "user_id": "acd5a7ed-fe45-4ab3-a562-fb1d95a8c6a1",
+      "user_id": "c545060c-5726-492d-b424-26ec812267c0",
       "email": "ana.lima@acme.example",
       "role": "reviewer",
       "created_at": "2026-03-01T12:00:00.000Z",
@@ -1243,7 +1278,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-7022-9a96-526362d3cfd5",
+      "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1259,22 +1294,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-7015-ac6c-a21920896889",
-      "hash": "ccddd9def01c4f041610df8aaf3a49ecfc7e09fe48807b587f8b26622324d284",
+      "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+      "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
       "chain_valid": true,
       "signature_valid": true,
       "verified_at": "2026-03-01T12:00:00.000Z",
       "seq": 4,
-      "key_id": "1e9ef886ba18ae08",
+      "key_id": "41e0e78c81b0b9c9",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a",
+        "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
         "tree_size": 7,
-        "root_hash": "cd5e8cf6706141a2f56a53168650080f95c2443c89203bc266956b9a63d24ebc",
+        "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "1e9ef886ba18ae08",
-        "note": "audit-ledger.local/59693318-175d-42a8-b0a1-38b974eaf69a\n7\nzV6M9nBhQaL1alMWhlAID5XCRDyJIDvCZpVrmmPSTrw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local 6eXYRqlw9lXkT8Qy7FqDE5Q+1K9vDubEnAq4TdKGm59ijLhbQJlLz5xhmXdNPCqJGLVxkv3jYw5AfyMVl2x8pR42AAc=\n"
+        "key_id": "41e0e78c81b0b9c9",
+        "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n7\nlarn0zxZhMiCa7xh1V11+xjVFtLxi/4SAb38y3tV5Q4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkn1F9PC5Z9o1qARJjhzgBAGKZ8DqVd30GMNdy98YecnUHS07ffwYs4zCqGCFh1Eq/axT2Muh0UuPqYpx493nMgk=\n"
       }
     }
   }

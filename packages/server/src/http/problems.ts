@@ -23,6 +23,7 @@ export const PROBLEM_TITLES = {
   invalid_login: 'Invalid email or password',
   forbidden: 'Forbidden',
   password_change_required: 'Set your own password first',
+  csrf_failed: 'Missing or wrong CSRF token',
   last_admin: 'The company would have no active admin',
   email_taken: 'A user with this email already exists',
   active_key_exists: 'An active API key already exists',

@@ -18,6 +18,8 @@ export interface AccessTokenGrant {
   revoked_at: string | null;
   disabled_at: string | null;
   password_change_required: number;
+  session: number;
+  idle_expires_at: string | null;
 }
 
 /** A key as created: every column but the ones the store sets (status active, not revoked). */
@@ -172,15 +174,23 @@ export class AccountStore {
 
   // ---- access tokens ----
 
-  async insertAccessToken(row: { company_id: string; token_hash: string; user_id: string; created_at: string; expires_at: string }): Promise<void> {
-    await this.h.db.insertInto('access_tokens').values({ ...row, revoked_at: null }).execute();
+  async insertAccessToken(row: { company_id: string; token_hash: string; user_id: string; created_at: string; expires_at: string; idle_expires_at?: string }): Promise<void> {
+    await this.h.db
+      .insertInto('access_tokens')
+      .values({ ...row, revoked_at: null, session: row.idle_expires_at === undefined ? 0 : 1, idle_expires_at: row.idle_expires_at ?? null })
+      .execute();
+  }
+
+  /** Moves a session's idle deadline forward. */
+  async touchSession(companyId: string, tokenHash: string, idleExpiresAt: string): Promise<void> {
+    await this.h.db.updateTable('access_tokens').set({ idle_expires_at: idleExpiresAt }).where('company_id', '=', companyId).where('token_hash', '=', tokenHash).execute();
   }
 
   async findAccessToken(tokenHash: string): Promise<AccessTokenGrant | undefined> {
     return this.h.db
       .selectFrom('access_tokens as t')
       .innerJoin('users as u', (j) => j.onRef('u.company_id', '=', 't.company_id').onRef('u.user_id', '=', 't.user_id'))
-      .select(['t.company_id', 't.user_id', 'u.role', 'u.email', 't.expires_at', 't.revoked_at', 'u.disabled_at', 'u.password_change_required'])
+      .select(['t.company_id', 't.user_id', 'u.role', 'u.email', 't.expires_at', 't.revoked_at', 'u.disabled_at', 'u.password_change_required', 't.session', 't.idle_expires_at'])
       .where('t.token_hash', '=', tokenHash)
       .executeTakeFirst();
   }

@@ -330,6 +330,9 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('users').addColumn('disabled_at', 'text').execute();
       await db.schema.alterTable('users').addColumn('password_change_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       await sql`UPDATE users SET role = 'reviewer' WHERE role = 'member'`.execute(db);
+      // Console sessions: the same tokens, sent only as an HttpOnly cookie, with an idle deadline.
+      await db.schema.alterTable('access_tokens').addColumn('session', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('access_tokens').addColumn('idle_expires_at', 'text').execute();
     },
   },
 };

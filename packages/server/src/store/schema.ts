@@ -39,6 +39,10 @@ export interface AccessTokensTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** 1 for a console session (sent only as the HttpOnly cookie, CSRF-checked); 0 for a bearer token. */
+  session: number;
+  /** A session's idle deadline, moved forward as it is used; null for a bearer token. */
+  idle_expires_at: string | null;
 }
 
 export type ApiKeyStatus = 'active' | 'revoked';

@@ -2,7 +2,7 @@
 // are stored encrypted (AES-256-GCM) under a key kept outside the database: the file
 // LEDGER_SECRETS_KEY_FILE, or secrets.key in the data dir, created with mode 0600. Every
 // process on one PostgreSQL needs the same file.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensurePrivateDir } from '../files.js';
@@ -35,6 +35,15 @@ export class SecretBox {
     const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
     if (key.length !== 32) throw new Error(`secrets key file ${file} must hold 32 bytes in base64`);
     return new SecretBox(key);
+  }
+
+  /**
+   * A keyed MAC of `data` for one purpose (HMAC-SHA256 under a key derived from the secrets key
+   * with HKDF, info = purpose), base64url: the same on every process that shares the key file.
+   */
+  mac(purpose: string, data: string): string {
+    const k = Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `audit-ledger/${purpose}`, 32));
+    return createHmac('sha256', k).update(data).digest('base64url');
   }
 
   /** "v1." + base64(iv ‖ tag ‖ ciphertext). */

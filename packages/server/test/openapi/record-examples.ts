@@ -138,6 +138,10 @@ async function main() {
     const key2 = key.json().id as string;
     await call('revokeApiKey', 'DELETE', `/api/v1/auth/api_keys/${key2}`, { headers: user });
     await call('logout', 'POST', '/api/v1/auth/logout', { headers: user });
+    const session = await call('createSession', 'POST', '/api/v1/auth/session', { payload: { email: acct.email, password: acct.password } });
+    const cookie = `al_session=${/al_session=([^;]+)/.exec(String(session.headers['set-cookie']))?.[1]}`;
+    await call('getSession', 'GET', '/api/v1/auth/session', { headers: { cookie } });
+    await call('deleteSession', 'DELETE', '/api/v1/auth/session', { headers: { cookie, 'x-csrf-token': session.json().csrf_token } });
   } finally {
     await t.close();
   }
