@@ -18,10 +18,12 @@ COPY packages/verify/bin packages/verify/bin
 COPY packages/sdk/package.json packages/sdk/
 COPY packages/server/package.json packages/server/
 COPY packages/server/bin packages/server/bin
+COPY packages/console/package.json packages/console/
 RUN npm ci --no-audit --no-fund
 COPY packages packages
-# The server and what it depends on (core, verify); no tests.
+# The server and what it depends on (core, verify), and the console it serves; no tests.
 RUN npx tsc --build packages/server \
+ && npm run build -w @audit-ledger/console \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
@@ -40,6 +42,7 @@ COPY --from=build /app/packages/verify/dist packages/verify/dist
 COPY --from=build /app/packages/server/package.json packages/server/
 COPY --from=build /app/packages/server/bin packages/server/bin
 COPY --from=build /app/packages/server/dist/src packages/server/dist/src
+COPY --from=build /app/packages/console/dist packages/console/dist
 # The SQLite file, the signing key and the secrets key live here unless configured elsewhere.
 RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]

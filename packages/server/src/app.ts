@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
+import { registerConsole, wantsPage } from './console.js';
 import { completeDocument, EXTRA_SECURITY_SCHEMES } from './http/openapi.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -137,7 +138,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Where to start, for a person (or a client) that opens the bare address.
   const index = async () => ({ name: 'audit-ledger', version: VERSION, docs: `${API_PREFIX}/docs`, openapi: `${API_PREFIX}/openapi.json`, health: `${API_PREFIX}/health` });
-  app.get('/', { schema: { hide: true } }, index);
+  // A browser opening the bare address gets the console; an API client, the index.
+  app.get('/', { schema: { hide: true } }, async (request, reply) => (wantsPage(request.headers.accept) ? reply.redirect('/console/', 302) : index()));
+  await registerConsole(app);
   await app.register(
     async (api) => {
       api.get('/', { schema: { hide: true } }, index);

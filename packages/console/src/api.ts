@@ -1,0 +1,61 @@
+// The console's only way to the service: same-origin fetch with the session cookie (HttpOnly: no
+// script here ever sees it) and, on every request that changes something, the CSRF token the
+// service answered at sign-in (kept in memory only, fetched again after a reload).
+export interface Problem {
+  status: number;
+  code: string;
+  title: string;
+  detail: string;
+}
+
+export class ApiProblem extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail || problem.title);
+  }
+}
+
+export interface Session {
+  csrf_token: string;
+  expires_at: string;
+  idle_timeout_seconds: number;
+  password_change_required: boolean;
+  user: { id: string; email: string; role: string };
+}
+
+let csrf: string | null = null;
+
+export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const method = init.method ?? 'GET';
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrf !== null) headers['x-csrf-token'] = csrf;
+  const res = await fetch(`/api/v1${path}`, { method, headers, credentials: 'same-origin', ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({ status: res.status, code: 'unknown', title: res.statusText, detail: '' }))) as Problem;
+    throw new ApiProblem(body);
+  }
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+/** The current session, or null when signed out (after a reload, this fetches the CSRF token again). */
+export async function currentSession(): Promise<Session | null> {
+  try {
+    const s = await api<Session>('/auth/session');
+    csrf = s.csrf_token;
+    return s;
+  } catch (err) {
+    if (err instanceof ApiProblem && (err.problem.status === 401 || err.problem.status === 403)) return null;
+    throw err;
+  }
+}
+
+export async function signIn(email: string, password: string): Promise<Session> {
+  const s = await api<Session>('/auth/session', { method: 'POST', body: { email, password } });
+  csrf = s.csrf_token;
+  return s;
+}
+
+export async function signOut(): Promise<void> {
+  await api('/auth/session', { method: 'DELETE' });
+  csrf = null;
+}

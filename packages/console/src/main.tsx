@@ -1,0 +1,457 @@
+// The console: sign-in, the logs table with an entry drawer that verifies the entry in this
+// browser, integrity, and key pinning. Routing is in the URL hash (#/logs?event_type=…,
+// #/logs/<log_id>, #/integrity, #/keys), so every view can be shared as a link.
+import type { EntryBody, JsonObject } from '@audit-ledger/core';
+import { render } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, ApiProblem, currentSession, type Session, signIn, signOut } from './api';
+import { pinKey, pinnedKeys, type ServiceKey, unpinAll, type Verdict, verifyEntry } from './verify';
+
+interface Route {
+  page: 'logs' | 'entry' | 'integrity' | 'keys';
+  id?: string;
+  query: URLSearchParams;
+}
+
+function parseHash(): Route {
+  const [path = '', q = ''] = location.hash.replace(/^#/, '').split('?');
+  const parts = path.split('/').filter(Boolean);
+  const query = new URLSearchParams(q);
+  if (parts[0] === 'logs' && parts[1]) return { page: 'entry', id: parts[1], query };
+  if (parts[0] === 'integrity') return { page: 'integrity', query };
+  if (parts[0] === 'keys') return { page: 'keys', query };
+  return { page: 'logs', query };
+}
+
+function useRoute(): Route {
+  const [route, setRoute] = useState(parseHash);
+  useEffect(() => {
+    const on = () => setRoute(parseHash());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+const message = (err: unknown) => (err instanceof ApiProblem ? `${err.problem.title}: ${err.problem.detail}` : String(err));
+
+function SignIn({ onSession }: { onSession: (s: Session) => void }) {
+  const [error, setError] = useState('');
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    try {
+      onSession(await signIn(String(form.get('email')), String(form.get('password'))));
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main>
+      <form class="login" onSubmit={submit} aria-labelledby="signin-title">
+        <h1 id="signin-title">audit-ledger</h1>
+        <label>
+          Email
+          <input name="email" type="email" autocomplete="username" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autocomplete="current-password" required />
+        </label>
+        <button type="submit">Sign in</button>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+    </main>
+  );
+}
+
+function ChangePassword({ onDone }: { onDone: () => void }) {
+  const [error, setError] = useState('');
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    try {
+      await api('/auth/password', { method: 'POST', body: { current_password: String(form.get('current')), new_password: String(form.get('next')) } });
+      onDone();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main>
+      <form class="login" onSubmit={submit} aria-labelledby="pw-title">
+        <h1 id="pw-title">Set your own password</h1>
+        <p>You signed in with a one-time password. Choose your own (at least 12 characters) to go on.</p>
+        <label>
+          One-time password
+          <input name="current" type="password" autocomplete="current-password" required />
+        </label>
+        <label>
+          New password
+          <input name="next" type="password" autocomplete="new-password" minLength={12} required />
+        </label>
+        <button type="submit">Save</button>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+    </main>
+  );
+}
+
+/** A stored entry as GET /logs/{id} answers it. */
+interface Entry extends EntryBody {
+  log_id: string;
+  seq: number;
+  format_version: number;
+  company_id: string;
+  extra: JsonObject | null;
+  event_type: string;
+  created_at: string;
+  timestamp: string | null;
+  source: string | null;
+  agent_id: string | null;
+  trace_id: string | null;
+  session_id: string | null;
+  data: JsonObject;
+  hash: string;
+  prev_hash: string;
+  signature: string;
+  key_id: string;
+  [field: string]: unknown;
+}
+
+const FILTERS = [
+  ['event_type', 'Event type'],
+  ['source', 'Source'],
+  ['trace_id', 'Trace id'],
+  ['session_id', 'Session id'],
+  ['from', 'From (created at, ISO)'],
+  ['to', 'To (created at, ISO)'],
+] as const;
+
+function Logs({ query }: { query: URLSearchParams }) {
+  const [items, setItems] = useState<Entry[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const load = useCallback(
+    async (after: string | null) => {
+      const q = new URLSearchParams(query);
+      q.set('limit', '100');
+      q.set('order', 'desc');
+      if (after) q.set('cursor', after);
+      try {
+        const page = await api<{ items: Entry[]; next_cursor: string | null }>(`/logs?${q}`);
+        setItems((prev) => (after ? [...prev, ...page.items] : page.items));
+        setCursor(page.next_cursor);
+        setError('');
+      } catch (err) {
+        setError(message(err));
+      }
+    },
+    [query.toString()],
+  );
+  useEffect(() => void load(null), [load]);
+  const filter = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    const q = new URLSearchParams();
+    for (const [k] of FILTERS) {
+      const v = String(form.get(k) ?? '').trim();
+      if (v) q.set(k, v);
+    }
+    location.hash = `#/logs${q.size ? `?${q}` : ''}`;
+  };
+  return (
+    <main>
+      <h1>Logs</h1>
+      <form class="filters" onSubmit={filter} aria-label="Filter entries">
+        {FILTERS.map(([k, label]) => (
+          <label key={k}>
+            {label}
+            <input name={k} defaultValue={query.get(k) ?? ''} />
+          </label>
+        ))}
+        <button type="submit">Filter</button>
+      </form>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table aria-label="Ledger entries">
+        <thead>
+          <tr>
+            <th scope="col">Seq</th>
+            <th scope="col">Created</th>
+            <th scope="col">Event type</th>
+            <th scope="col">Source</th>
+            <th scope="col">Agent</th>
+            <th scope="col">Trace</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((e) => (
+            <tr key={e.log_id} class="row" onClick={() => (location.hash = `#/logs/${e.log_id}`)}>
+              <td>
+                <a href={`#/logs/${e.log_id}`}>{e.seq}</a>
+              </td>
+              <td>{e.created_at}</td>
+              <td>{e.event_type}</td>
+              <td>{e.source ?? ''}</td>
+              <td>{e.agent_id ?? ''}</td>
+              <td class="mono">{e.trace_id ?? ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p>
+        {items.length} shown.{' '}
+        {cursor && (
+          <button type="button" class="secondary" onClick={() => void load(cursor)}>
+            Load more
+          </button>
+        )}
+      </p>
+    </main>
+  );
+}
+
+function Badge({ verdict }: { verdict: Verdict }) {
+  return (
+    <div class={`badge ${verdict.ok ? 'ok' : 'bad'}`} role="status" data-testid="verify-badge">
+      <div>{verdict.ok ? 'Verified in this browser' : 'Verification FAILED'} ({verdict.ms.toFixed(0)} ms)</div>
+      <ul>
+        {verdict.checks.map((c) => (
+          <li key={c.what}>
+            {c.ok ? '✓' : '✗'} {c.what}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function EntryPage({ id }: { id: string }) {
+  const [entry, setEntry] = useState<Entry | null>(null);
+  const [verdict, setVerdict] = useState<Verdict | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    setVerdict(null);
+    api<Entry>(`/logs/${id}`).then(setEntry, (err) => setError(message(err)));
+  }, [id]);
+  if (error)
+    return (
+      <main>
+        <p class="error" role="alert">
+          {error}
+        </p>
+      </main>
+    );
+  if (!entry) return <main aria-busy="true">Loading…</main>;
+  const verify = async () => {
+    if (pinnedKeys().length === 0) {
+      location.hash = `#/keys?return=${encodeURIComponent(`#/logs/${id}`)}`;
+      return;
+    }
+    try {
+      setVerdict(await verifyEntry(entry));
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const { data, extra, ...fields } = entry;
+  return (
+    <main>
+      <p>
+        <a href="#/logs">← Logs</a>
+      </p>
+      <h1>
+        Entry {entry.seq}: {entry.event_type}
+      </h1>
+      <button type="button" onClick={() => void verify()}>
+        Verify in this browser
+      </button>
+      {verdict && <Badge verdict={verdict} />}
+      <section class="drawer" aria-label="Entry fields">
+        <dl class="fields">
+          {Object.entries(fields).map(([k, v]) => (
+            <>
+              <dt key={`${k}-t`}>{k}</dt>
+              <dd key={`${k}-d`} class="mono">
+                {v === null ? '—' : String(v)}
+              </dd>
+            </>
+          ))}
+        </dl>
+        <h2>data</h2>
+        <pre class="mono">{JSON.stringify(data, null, 2)}</pre>
+        {extra !== null && extra !== undefined && (
+          <>
+            <h2>extra</h2>
+            <pre class="mono">{JSON.stringify(extra, null, 2)}</pre>
+          </>
+        )}
+      </section>
+    </main>
+  );
+}
+
+function Keys({ query }: { query: URLSearchParams }) {
+  const [keys, setKeys] = useState<ServiceKey[]>([]);
+  const [pinned, setPinned] = useState(pinnedKeys);
+  useEffect(() => void api<{ items: ServiceKey[] }>('/integrity/keys').then((r) => setKeys(r.items)), []);
+  const back = query.get('return');
+  return (
+    <main>
+      <h1>Pinned keys</h1>
+      <p>
+        The console trusts only the keys you pin here, in this browser. Compare a key's id and verifier key with the ones your operator published
+        (out of band) before you pin it. A key the service shows that you did not pin is never used.
+      </p>
+      <table aria-label="Signing keys">
+        <thead>
+          <tr>
+            <th scope="col">Key id</th>
+            <th scope="col">Verifier key</th>
+            <th scope="col">Active</th>
+            <th scope="col">Pinned</th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((k) => {
+            const isPinned = pinned.some((p) => p.key_id === k.key_id && p.public_key === k.public_key);
+            const conflict = pinned.some((p) => p.key_id === k.key_id && p.public_key !== k.public_key);
+            return (
+              <tr key={k.key_id}>
+                <td class="mono">{k.key_id}</td>
+                <td class="mono">{k.note_verifier_key}</td>
+                <td>
+                  {k.active_from} – {k.active_to ?? 'now'}
+                </td>
+                <td>
+                  {conflict ? (
+                    <span class="badge bad">Changed: not the key you pinned</span>
+                  ) : isPinned ? (
+                    <span class="badge ok">Pinned</span>
+                  ) : (
+                    <button
+                      type="button"
+                      onClick={() => {
+                        pinKey(k);
+                        setPinned(pinnedKeys());
+                        if (back) location.hash = back;
+                      }}
+                    >
+                      Pin key {k.key_id}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <p>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            unpinAll();
+            setPinned([]);
+          }}
+        >
+          Forget all pinned keys
+        </button>
+      </p>
+    </main>
+  );
+}
+
+interface Status {
+  chain_status: string;
+  head: { seq: number; hash: string } | null;
+  checkpoint: { tree_size: number; root_hash: string; timestamp: string; note?: string } | null;
+  violation_count: number;
+  coverage_percent: number | null;
+  last_verified_at: string | null;
+}
+
+function Integrity() {
+  const [status, setStatus] = useState<Status | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => void api<Status>('/integrity/status').then(setStatus, (err) => setError(message(err))), []);
+  if (error)
+    return (
+      <main>
+        <p class="error" role="alert">
+          {error}
+        </p>
+      </main>
+    );
+  if (!status) return <main aria-busy="true">Loading…</main>;
+  return (
+    <main>
+      <h1>Integrity</h1>
+      <div class={`badge ${status.chain_status === 'valid' ? 'ok' : status.violation_count > 0 ? 'bad' : 'warn'}`} role="status">
+        Chain status (as the service reports it): {status.chain_status}; {status.violation_count} violation(s)
+      </div>
+      <div class="card">
+        <h2>Head</h2>
+        <p class="mono">{status.head ? `seq ${status.head.seq}, hash ${status.head.hash}` : 'empty'}</p>
+      </div>
+      <div class="card">
+        <h2>Latest checkpoint</h2>
+        <p class="mono">{status.checkpoint ? `size ${status.checkpoint.tree_size}, root ${status.checkpoint.root_hash}, ${status.checkpoint.timestamp}` : 'none yet'}</p>
+      </div>
+      <div class="card">
+        <h2>Verification</h2>
+        <p>
+          Coverage {status.coverage_percent ?? 0}%; last verified {status.last_verified_at ?? 'never'}.
+        </p>
+      </div>
+    </main>
+  );
+}
+
+function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const route = useRoute();
+  useEffect(() => void currentSession().then(setSession), []);
+  if (session === undefined) return <main aria-busy="true">Loading…</main>;
+  if (session === null) return <SignIn onSession={setSession} />;
+  if (session.password_change_required) return <ChangePassword onDone={() => void currentSession().then(setSession)} />;
+  const nav = (page: Route['page'], href: string, label: string) => (
+    <a href={href} aria-current={route.page === page || (page === 'logs' && route.page === 'entry') ? 'page' : undefined}>
+      {label}
+    </a>
+  );
+  return (
+    <>
+      <header>
+        <strong>audit-ledger</strong>
+        <nav aria-label="Main" class="main-nav">
+          {nav('logs', '#/logs', 'Logs')}
+          {nav('integrity', '#/integrity', 'Integrity')}
+          {nav('keys', '#/keys', 'Pinned keys')}
+        </nav>
+        <span class="spacer" />
+        <span>
+          {session.user.email} ({session.user.role})
+        </span>
+        <button type="button" class="secondary" onClick={() => void signOut().then(() => setSession(null))}>
+          Sign out
+        </button>
+      </header>
+      {route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);

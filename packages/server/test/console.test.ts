@@ -1,0 +1,158 @@
+// The web console in a real browser (Debian's Chromium, driven by playwright-core) against the
+// real service process, on both stores: sign in, find an entry, pin the signing key, verify the
+// entry in the page (hash, signature, inclusion proof, checkpoint signature), then tamper with the
+// stored row and see the badge turn red naming the hash mismatch. Every page is scanned with
+// axe-core (no serious or critical violation) and screenshotted into test-results/console/ for a
+// reviewer. The page runs under the console's CSP: any script or style it refuses fails the test.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openStore } from '../src/store/open.js';
+import { BOOTSTRAP, bootstrapKey, killLeftovers, type Service, startService } from './fault/harness.js';
+import { call } from './helpers/http.js';
+import { STORE_KINDS } from './helpers/env.js';
+import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CONSOLE_DIST = path.join(import.meta.dirname, '..', '..', 'console', 'dist', 'index.html');
+const SHOTS = path.join(import.meta.dirname, '..', '..', '..', 'test-results', 'console');
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** Runs axe-core in the page; returns the serious and critical violations. */
+async function axe(page: Page): Promise<string[]> {
+  const result = (await page.evaluate(`${axeSource}; axe.run(document, { resultTypes: ['violations'] })`)) as { violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> };
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help}, ${v.nodes.length} node(s)`);
+}
+
+describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
+  let db: TestDatabase;
+  let svc: Service;
+  let browser: Browser;
+  let key: string;
+  const cspErrors: string[] = [];
+
+  beforeAll(async () => {
+    // Never skipped silently: the browser and the built console are part of CI (.ci/run installs Chromium).
+    if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set CHROMIUM_PATH`);
+    if (!fs.existsSync(CONSOLE_DIST)) throw new Error('the console is not built: run npm run build');
+    fs.mkdirSync(SHOTS, { recursive: true });
+    db = await createTestDatabase(kind);
+    svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, PORT: '0', CHECKPOINT_INTERVAL_MS: '100' });
+    key = await bootstrapKey(svc.url);
+    const batch = await call(`${svc.url}/api/v1/logs/batch`, 'POST', {
+      logs: [
+        { event_type: 'context.retrieved', source: 'trading-runtime', agent_id: 'equities-trader', data: { source_id: 'feed:NASDAQ:ACME', as_of: '2026-03-01T09:20:01.000Z' } },
+        { event_type: 'decision.made', source: 'trading-runtime', agent_id: 'equities-trader', data: { decision: 'buy', symbol: 'ACME', quantity: 100 } },
+        { event_type: 'action.executed', source: 'trading-runtime', agent_id: 'equities-trader', data: { action: 'place_order', order_id: 'ord-55120' } },
+      ],
+    }, { 'x-api-key': key });
+    expect(batch.status, batch.body).toBe(200);
+    // The entries are covered by a signed checkpoint before the browser verifies them.
+    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, { 'x-api-key': key })).json().tree_size).toBeGreaterThanOrEqual(3), { timeout: 10_000, interval: 50 });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    killLeftovers();
+    await db?.drop();
+  });
+
+  const newPage = async () => {
+    const page = await browser.newPage({ viewport: { width: 1366, height: 800 } });
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) cspErrors.push(m.text());
+    });
+    return page;
+  };
+  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${kind}-${name}.png`), fullPage: true });
+
+  it('signs in, lists entries, pins the key and verifies an entry in the page; a tampered row turns the badge red', async () => {
+    const page = await newPage();
+    await page.goto(`${svc.url}/`);
+    expect(page.url()).toBe(`${svc.url}/console/`); // the bare address sends a browser to the console
+    await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
+    await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'sign-in');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+
+    // Logs: the three entries, newest first; the session cookie is HttpOnly (no script sees it).
+    const rows = page.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await page.evaluate('document.cookie')).toBe('');
+    const [cookie] = await page.context().cookies();
+    expect(cookie).toMatchObject({ name: 'al_session', httpOnly: true, sameSite: 'Strict' });
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'logs');
+
+    // Filtering is in the URL (shareable).
+    await page.getByLabel('Event type').fill('decision.made');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.url()).toContain('#/logs?event_type=decision.made');
+    await expect.poll(() => rows.count()).toBe(1);
+
+    // The entry: every field; Verify asks to pin a key first.
+    await rows.first().getByRole('link').click();
+    await page.getByRole('heading', { name: /Entry 1: decision.made/ }).waitFor();
+    const entryUrl = page.url();
+    const logId = entryUrl.split('/').at(-1) as string;
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await page.getByRole('heading', { name: 'Pinned keys' }).waitFor();
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'keys');
+    await page.getByRole('button', { name: /^Pin key / }).click();
+    await page.waitForURL(entryUrl);
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    const badge = page.getByTestId('verify-badge');
+    await expect.poll(() => badge.textContent()).toContain('Verified in this browser');
+    const text = (await badge.textContent()) as string;
+    expect(text).toContain("recomputed from the entry's fields");
+    expect(text).toMatch(/signature checked with pinned key [0-9a-f]+/);
+    expect(text).toMatch(/included in the tree of checkpoint \d+/);
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'entry-verified');
+
+    // Someone with database access changes the stored entry: the page says so.
+    const store = openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl });
+    try {
+      await store.db.updateTable('log_entries').set({ data: JSON.stringify({ decision: 'sell', symbol: 'ACME', quantity: 100 }) }).where('log_id', '=', logId).execute();
+    } finally {
+      await store.close();
+    }
+    await page.reload();
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await expect.poll(() => badge.textContent()).toContain('Verification FAILED');
+    expect(await badge.textContent()).toContain('hash mismatch');
+    await shot(page, 'entry-tampered');
+
+    // Integrity, then sign out: the cookie stops working.
+    await page.getByRole('link', { name: 'Integrity' }).click();
+    await page.getByRole('heading', { name: 'Integrity' }).waitFor();
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'integrity');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    const me = await page.evaluate(async () => (await fetch('/api/v1/auth/me')).status);
+    expect(me).toBe(401);
+    expect(cspErrors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('a console page cannot be framed and loads nothing from elsewhere (security headers)', async () => {
+    const res = await call(`${svc.url}/console/`, 'GET');
+    expect(res.status).toBe(200);
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['referrer-policy']).toBe('no-referrer');
+    // An API client asking for JSON at / still gets the index.
+    expect((await call(`${svc.url}/`, 'GET')).json()).toMatchObject({ name: 'audit-ledger', docs: '/api/v1/docs' });
+  });
+});
