@@ -588,6 +588,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/traces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's traces, most recently active first
+         * @description One row per trace_id: first and last created_at, event count, the agents seen, and whether a replay of it found an anomaly (null when it was never replayed). Cursor pagination: pass next_cursor back as cursor.
+         */
+        get: operations["listTraces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/forensics/replays/{replay_session_id}": {
         parameters: {
             query?: never;
@@ -1084,8 +1104,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-20f817c5@example.com",
-                 *       "password": "pw-24a2fdf8ffcaefc3"
+                 *       "email": "user-7124c141@example.com",
+                 *       "password": "pw-ef82f6692e39c2c5"
                  *     }
                  */
                 "application/json": {
@@ -1103,7 +1123,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "access_token": "alt_1EGKSC0mp6lLoRvicALvZ064Wt2e8zrfipXoU0ieW80",
+                     *       "access_token": "alt_g8TssrkAEBgvKSBWFA4LbBPrYBrIVGKpd4m91bW4N3k",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
                      *       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1224,13 +1244,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "-oMZBb4JcTC0TXptXIvr9ZVbcc2iP66otWcFFQ-Nusc",
+                     *       "csrf_token": "O65KtW5ASRiADhgbaHq1ZKujf0OHe0MqmJmxOVPKF1Y",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d",
-                     *         "email": "user-20f817c5@example.com",
+                     *         "id": "2b3c841f-2280-4686-90de-84a22458115e",
+                     *         "email": "user-7124c141@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1321,8 +1341,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-20f817c5@example.com",
-                 *       "password": "pw-24a2fdf8ffcaefc3"
+                 *       "email": "user-7124c141@example.com",
+                 *       "password": "pw-ef82f6692e39c2c5"
                  *     }
                  */
                 "application/json": {
@@ -1340,13 +1360,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "-oMZBb4JcTC0TXptXIvr9ZVbcc2iP66otWcFFQ-Nusc",
+                     *       "csrf_token": "O65KtW5ASRiADhgbaHq1ZKujf0OHe0MqmJmxOVPKF1Y",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d",
-                     *         "email": "user-20f817c5@example.com",
+                     *         "id": "2b3c841f-2280-4686-90de-84a22458115e",
+                     *         "email": "user-7124c141@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1616,19 +1636,19 @@ export interface operations {
                      * @example {
                      *       "credential": "user",
                      *       "company": {
-                     *         "id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *         "id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *         "name": "Acme Capital",
-                     *         "created_at": "2026-11-23T22:41:02.646Z"
+                     *         "created_at": "2026-11-23T22:48:32.105Z"
                      *       },
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
-                     *       "user_id": "1013430a-ec98-44b3-9679-3322180fd41d",
-                     *       "email": "user-20f817c5@example.com",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+                     *       "user_id": "2b3c841f-2280-4686-90de-84a22458115e",
+                     *       "email": "user-7124c141@example.com",
                      *       "is_admin": true,
                      *       "user": {
-                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d",
-                     *         "email": "user-20f817c5@example.com",
+                     *         "id": "2b3c841f-2280-4686-90de-84a22458115e",
+                     *         "email": "user-7124c141@example.com",
                      *         "role": "admin",
-                     *         "created_at": "2026-11-23T22:41:02.646Z"
+                     *         "created_at": "2026-11-23T22:48:32.105Z"
                      *       }
                      *     }
                      */
@@ -1737,9 +1757,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "9185b5af-f8f6-4b52-a678-226c92a89498",
+                     *           "id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_ocKel3SU",
+                     *           "key_prefix": "alk_ZgdG95gK",
                      *           "rate_limit_per_minute": 6000,
                      *           "status": "active",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1855,14 +1875,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "9185b5af-f8f6-4b52-a678-226c92a89498",
+                     *       "id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
                      *       "name": "trading-agents-prod",
-                     *       "key_prefix": "alk_ocKel3SU",
+                     *       "key_prefix": "alk_ZgdG95gK",
                      *       "rate_limit_per_minute": 6000,
                      *       "status": "active",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "revoked_at": null,
-                     *       "key": "alk_ocKel3SUa_dRMqdWqj0J9qN7ZRrR--MNOrXqpe-2-_c"
+                     *       "key": "alk_ZgdG95gKNXIuIGMDmBiPhdxhG49dOvs98HCz_SzEwuA"
                      *     }
                      */
                     "application/json": {
@@ -2142,7 +2162,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "user_id": "c545060c-5726-492d-b424-26ec812267c0",
+                     *           "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
                      *           "email": "ana.lima@acme.example",
                      *           "role": "auditor",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2151,10 +2171,10 @@ export interface operations {
                      *           "password_change_required": true
                      *         },
                      *         {
-                     *           "user_id": "1013430a-ec98-44b3-9679-3322180fd41d",
-                     *           "email": "user-20f817c5@example.com",
+                     *           "user_id": "2b3c841f-2280-4686-90de-84a22458115e",
+                     *           "email": "user-7124c141@example.com",
                      *           "role": "admin",
-                     *           "created_at": "2026-11-23T22:41:02.646Z",
+                     *           "created_at": "2026-11-23T22:48:32.105Z",
                      *           "disabled": false,
                      *           "disabled_at": null,
                      *           "password_change_required": false
@@ -2299,7 +2319,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "user": {
-                     *         "user_id": "c545060c-5726-492d-b424-26ec812267c0",
+                     *         "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
                      *         "email": "ana.lima@acme.example",
                      *         "role": "auditor",
                      *         "created_at": "2026-03-01T12:00:00.000Z",
@@ -2307,7 +2327,7 @@ export interface operations {
                      *         "disabled_at": null,
                      *         "password_change_required": true
                      *       },
-                     *       "one_time_password": "OkMkDRu3h7RX8O-VtWw-yn9h"
+                     *       "one_time_password": "26aoShV56aEqOJtIYP7K36Si"
                      *     }
                      */
                     "application/json": {
@@ -2528,7 +2548,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "c545060c-5726-492d-b424-26ec812267c0",
+                     *       "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
                      *       "email": "ana.lima@acme.example",
                      *       "role": "reviewer",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
@@ -2766,8 +2786,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "c545060c-5726-492d-b424-26ec812267c0",
-                     *       "one_time_password": "is8yE4ZURgMVmSY8xsvXsIia"
+                     *       "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
+                     *       "one_time_password": "zcvFnq4SUXgGZ7beuCGKdb5B"
                      *     }
                      */
                     "application/json": {
@@ -2956,7 +2976,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "current_password": "is8yE4ZURgMVmSY8xsvXsIia",
+                 *       "current_password": "zcvFnq4SUXgGZ7beuCGKdb5B",
                  *       "new_password": "a passphrase Ana chose herself"
                  *     }
                  */
@@ -3120,8 +3140,8 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
-                     *           "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *           "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+                     *           "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *           "seq": 4,
                      *           "format_version": 1,
                      *           "event_type": "context.retrieved",
@@ -3132,7 +3152,7 @@ export interface operations {
                      *             "source_type": "market_feed"
                      *           },
                      *           "source": "trading-runtime",
-                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *           "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "span_id": null,
@@ -3148,23 +3168,23 @@ export interface operations {
                      *             "event_id": "read-1"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
-                     *           "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *           "content_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *           "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
-                     *           "key_id": "41e0e78c81b0b9c9",
+                     *           "prev_hash": "fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f",
+                     *           "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *           "content_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *           "signature": "xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==",
+                     *           "key_id": "fa4c54ccf3a4f9d8",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
-                     *           "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *           "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+                     *           "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *           "seq": 5,
                      *           "format_version": 1,
                      *           "event_type": "decision.made",
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *             "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -3172,7 +3192,7 @@ export interface operations {
                      *             "symbol": "ACME"
                      *           },
                      *           "source": null,
-                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *           "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "span_id": null,
@@ -3182,15 +3202,15 @@ export interface operations {
                      *           "agent_id": "equities-trader",
                      *           "workflow_id": null,
                      *           "causality_type": null,
-                     *           "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *           "idempotency_key": "decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
                      *           "schema_version": null,
                      *           "extra": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *           "hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
-                     *           "content_hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
-                     *           "signature": "g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==",
-                     *           "key_id": "41e0e78c81b0b9c9",
+                     *           "prev_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *           "hash": "aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb",
+                     *           "content_hash": "aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb",
+                     *           "signature": "PKWjGo0m4I7ZfQo28PTxc03s2yy08BY2fXXrnOIV3ZF/Hm7ETQ2N5zpeIkC0w5xdYQatohqgaKYZPn1flji/CA==",
+                     *           "key_id": "fa4c54ccf3a4f9d8",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         }
@@ -3343,7 +3363,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_type": "context.retrieved",
-                 *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                 *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                  *       "agent_id": "equities-trader",
                  *       "source": "trading-runtime",
                  *       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -3395,15 +3415,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *       "event_type": "context.retrieved",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 4,
-                     *       "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *       "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
                      *       "ingested": 1,
                      *       "log_ids": [
-                     *         "019ca945-0a00-7066-a750-ba49b106ecde"
+                     *         "019ca945-0a00-702d-b15e-5bbc11060453"
                      *       ]
                      *     }
                      */
@@ -3667,12 +3687,12 @@ export interface operations {
                  *       "logs": [
                  *         {
                  *           "event_type": "decision.made",
-                 *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                 *           "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:15.000Z",
                  *           "parent_event_id": "read-1",
                  *           "data": {
-                 *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                 *             "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
                  *             "decision": "buy",
                  *             "symbol": "ACME",
                  *             "quantity": 100,
@@ -3680,11 +3700,11 @@ export interface operations {
                  *               "read-1"
                  *             ]
                  *           },
-                 *           "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9"
+                 *           "idempotency_key": "decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a"
                  *         },
                  *         {
                  *           "event_type": "action.executed",
-                 *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                 *           "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:16.000Z",
                  *           "data": {
@@ -3741,8 +3761,8 @@ export interface operations {
                      *       "ingested": 2,
                      *       "appended": 2,
                      *       "log_ids": [
-                     *         "019ca945-0a00-7067-80e8-430136d33bc3",
-                     *         "019ca945-0a00-7068-b3d8-6ca3cf297ba2"
+                     *         "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+                     *         "019ca945-0a00-702f-a6b4-411aba07c25c"
                      *       ]
                      *     }
                      */
@@ -4008,8 +4028,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *       "seq": 4,
                      *       "format_version": 1,
                      *       "event_type": "context.retrieved",
@@ -4020,7 +4040,7 @@ export interface operations {
                      *         "source_type": "market_feed"
                      *       },
                      *       "source": "trading-runtime",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "session_id": null,
                      *       "timestamp": "2026-03-01T09:20:31.000Z",
                      *       "span_id": null,
@@ -4036,11 +4056,11 @@ export interface operations {
                      *         "event_id": "read-1"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
-                     *       "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *       "content_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *       "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
-                     *       "key_id": "41e0e78c81b0b9c9",
+                     *       "prev_hash": "fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f",
+                     *       "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *       "content_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *       "signature": "xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==",
+                     *       "key_id": "fa4c54ccf3a4f9d8",
                      *       "idempotency_conflict": false,
                      *       "idempotency_conflict_of": null
                      *     }
@@ -4220,22 +4240,22 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
-                     *       "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
+                     *       "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+                     *       "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
                      *       "chain_valid": true,
                      *       "signature_valid": true,
                      *       "verified_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 4,
-                     *       "key_id": "41e0e78c81b0b9c9",
+                     *       "key_id": "fa4c54ccf3a4f9d8",
                      *       "problems": [],
                      *       "merkle_included": true,
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *         "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *         "tree_size": 7,
-                     *         "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
+                     *         "root_hash": "b88c9882fbd9753da6d45c8b897d4e44d0fbeeb512614bc91dbaa4d3c7d3ed18",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "41e0e78c81b0b9c9",
-                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n7\nlarn0zxZhMiCa7xh1V11+xjVFtLxi/4SAb38y3tV5Q4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkn1F9PC5Z9o1qARJjhzgBAGKZ8DqVd30GMNdy98YecnUHS07ffwYs4zCqGCFh1Eq/axT2Muh0UuPqYpx493nMgk=\n"
+                     *         "key_id": "fa4c54ccf3a4f9d8",
+                     *         "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n7\nuIyYgvvZdT2m1FyLiX1ORND77rUSYUvJHbqk08fT7Rg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH2STAyERwvQ+ccZbpwduwNaKmEr1Ilr6l8eV7sUFTGptiXFJFCM/oGb5K2VTRe9LOVj7C6u/vgTi/9nsXEZStgA=\n"
                      *       }
                      *     }
                      */
@@ -4409,24 +4429,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *       "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *       "seq": 4,
-                     *       "entry_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *       "leaf_hash": "0b20ea4f5810f0dc940cd4875c6afa00bf4ce610475df055cbb1c3c7e806c227",
+                     *       "entry_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *       "leaf_hash": "408f9ed7c807c5d96207141e41f263a28831bcc6de92f172140a2c75d0ce512a",
                      *       "leaf_index": 4,
                      *       "tree_size": 7,
-                     *       "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
+                     *       "root_hash": "b88c9882fbd9753da6d45c8b897d4e44d0fbeeb512614bc91dbaa4d3c7d3ed18",
                      *       "proof": [
-                     *         "a4658afab5e98eb04c4efd8551858731d47c7a85dd441330d84b3d72c6648d82",
-                     *         "1ba0cfd6fa49531ce72f4c208c94bf0b93dd089ac234e3294378b5dadaa8fbce"
+                     *         "80990c155d89f1fd00dab17b886477f57e76c105fafed98e70b037316bed8937",
+                     *         "4d128377ea1162eaf45cab2d1b7989c5f50047072f80ea6321fd013214d4b398"
                      *       ],
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *         "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *         "tree_size": 7,
-                     *         "root_hash": "95aae7d33c5984c8826bbc61d55d75fb18d516d2f18bfe1201bdfccb7b55e50e",
+                     *         "root_hash": "b88c9882fbd9753da6d45c8b897d4e44d0fbeeb512614bc91dbaa4d3c7d3ed18",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "41e0e78c81b0b9c9",
-                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n7\nlarn0zxZhMiCa7xh1V11+xjVFtLxi/4SAb38y3tV5Q4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkn1F9PC5Z9o1qARJjhzgBAGKZ8DqVd30GMNdy98YecnUHS07ffwYs4zCqGCFh1Eq/axT2Muh0UuPqYpx493nMgk=\n"
+                     *         "key_id": "fa4c54ccf3a4f9d8",
+                     *         "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n7\nuIyYgvvZdT2m1FyLiX1ORND77rUSYUvJHbqk08fT7Rg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH2STAyERwvQ+ccZbpwduwNaKmEr1Ilr6l8eV7sUFTGptiXFJFCM/oGb5K2VTRe9LOVj7C6u/vgTi/9nsXEZStgA=\n"
                      *       }
                      *     }
                      */
@@ -5279,15 +5299,15 @@ export interface operations {
                      *       "chain_status": "unverified",
                      *       "head": {
                      *         "seq": 8,
-                     *         "hash": "b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39"
+                     *         "hash": "bbf3e190a8c077305e86b40ec881c42292caadbaff13d3f1c94eac7b7689df50"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *         "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *         "tree_size": 9,
-                     *         "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
+                     *         "root_hash": "58da9692125d2e7bbdbe776fc66c43178f69c14af8296305115867c6d1b346f0",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "41e0e78c81b0b9c9",
-                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
+                     *         "key_id": "fa4c54ccf3a4f9d8",
+                     *         "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n9\nWNqWkhJdLnu9vndvxmxDF49pwUr4KWMFEVhnxtGzRvA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH7f6kORlXNhsbtz0NRmwUA8csNm1VIifuDBsZ9DB6swuogmPTswbzryW4Qy6KdCFp8688B+E+HnEF8RK4xy7tQc=\n"
                      *       },
                      *       "last_verified_seq": null,
                      *       "last_verified_at": null,
@@ -5404,7 +5424,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-706b-beff-43700c02f089",
+                     *       "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
                      *       "status": "queued",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5605,7 +5625,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-706b-beff-43700c02f089",
+                     *       "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5614,8 +5634,8 @@ export interface operations {
                      *       "started_at": "2026-03-01T12:00:00.000Z",
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "report": {
-                     *         "job_id": "019ca945-0a00-706b-beff-43700c02f089",
-                     *         "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *         "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
+                     *         "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *         "status": "completed",
                      *         "options": {
                      *           "entry_signatures": false
@@ -5827,8 +5847,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-706b-beff-43700c02f089",
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5999,12 +6019,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *       "tree_size": 9,
-                     *       "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
+                     *       "root_hash": "58da9692125d2e7bbdbe776fc66c43178f69c14af8296305115867c6d1b346f0",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "41e0e78c81b0b9c9",
-                     *       "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
+                     *       "key_id": "fa4c54ccf3a4f9d8",
+                     *       "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n9\nWNqWkhJdLnu9vndvxmxDF49pwUr4KWMFEVhnxtGzRvA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH7f6kORlXNhsbtz0NRmwUA8csNm1VIifuDBsZ9DB6swuogmPTswbzryW4Qy6KdCFp8688B+E+HnEF8RK4xy7tQc=\n"
                      *     }
                      */
                     "application/json": {
@@ -6023,12 +6043,12 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *       "tree_size": 9,
-                     *       "root_hash": "c2f314bb99fe670c03b74751ffd3c13c4932e2827f662e5b27a5c654fc4052e1",
+                     *       "root_hash": "58da9692125d2e7bbdbe776fc66c43178f69c14af8296305115867c6d1b346f0",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "41e0e78c81b0b9c9",
-                     *       "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n9\nwvMUu5n+ZwwDt0dR/9PBPEky4oJ/Zi5bJ6XGVPxAUuE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHknsFIVDRsJaocbxbt2eB4g+OhLLlmpURUPjnPSbfrAfyLWldayuK46dQOa6w17hj0PPdQfJPggtUGljv4/sXiA0=\n"
+                     *       "key_id": "fa4c54ccf3a4f9d8",
+                     *       "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n9\nWNqWkhJdLnu9vndvxmxDF49pwUr4KWMFEVhnxtGzRvA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH7f6kORlXNhsbtz0NRmwUA8csNm1VIifuDBsZ9DB6swuogmPTswbzryW4Qy6KdCFp8688B+E+HnEF8RK4xy7tQc=\n"
                      *     }
                      */
                     "text/plain": {
@@ -6255,19 +6275,19 @@ export interface operations {
                      * @example {
                      *       "first": 3,
                      *       "second": 6,
-                     *       "first_root": "573fcb005e03d9fe859f6f0f971663a206352555209576dfc33cdb7830ee7a46",
-                     *       "second_root": "5cff0966a842491ff291fcef73a1ec723bffee1f62df72615fe0ca74962d8464",
+                     *       "first_root": "e8ff63debc23d6307c09fc6282b8a5e1236f3364da144023c78569855f072dd6",
+                     *       "second_root": "b46875d6f0f1b458ede646c8d57d227ae9f794b6a4f2e4f18d127546b46302c8",
                      *       "proof": [
-                     *         "72b0faca766461bf76ce613fae2b7195f6055818edb3c85066c470d246b589b4",
-                     *         "e7ff692dcf765d0f3c6fb7f8e1bac6473f9395a61241ebc232a6ca2550976992"
+                     *         "b1a6814c9b017e08e6e77baf4085957ca865d3669c7c03b3574a59bbda9e361d",
+                     *         "0e560613ff5268e066bd0a829913c12ccc7a58503383569ff9920716c2e8897b"
                      *       ],
                      *       "first_checkpoint": {
-                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *         "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *         "tree_size": 3,
-                     *         "root_hash": "573fcb005e03d9fe859f6f0f971663a206352555209576dfc33cdb7830ee7a46",
+                     *         "root_hash": "e8ff63debc23d6307c09fc6282b8a5e1236f3364da144023c78569855f072dd6",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "41e0e78c81b0b9c9",
-                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n3\nVz/LAF4D2f6Fn28PlxZjogY1JVUglXbfwzzbeDDuekY=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkpRBTZ1VEHikHDxgPxpOynCj6s22TiEjDNEQ8V0mELkT80/GeJrXdm/e7qlwmvD6pNT+jiRMO1ANt+mR+OoniAM=\n"
+                     *         "key_id": "fa4c54ccf3a4f9d8",
+                     *         "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n3\n6P9j3rwj1jB8Cfxigril4SNvM2TaFEAjx4VphV8HLdY=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH9PEjqbUPuoj7ePFe4lkjyYjCJ+hVL25hXz3+dW8zmhWZluigqhfEnbP2G4VrQtSin2+RFRs4HPhNMDcszmFWQ8=\n"
                      *       },
                      *       "second_checkpoint": null
                      *     }
@@ -6413,14 +6433,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "key_id": "41e0e78c81b0b9c9",
+                     *           "key_id": "fa4c54ccf3a4f9d8",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAl7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAvQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null,
                      *           "active": true,
-                     *           "note_verifier_key": "audit-ledger.local+fc024792+AZezkRNNPORTfE2gpFr90hmcV5akGkr9J+Fv2E2R0Plw"
+                     *           "note_verifier_key": "audit-ledger.local+a1a2311f+Ab0PKeJ1iRkAwRV0n8l9R2+42MiJ94eoxOGMrS3Uc3LR"
                      *         }
                      *       ],
                      *       "transitions": []
@@ -6510,14 +6530,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "old_key_id": "41e0e78c81b0b9c9",
-                     *       "old_public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
-                     *       "new_key_id": "11b11bb09e49d338",
-                     *       "new_public_key": "mi76ohLQ2G4NtKXTYY92cSiCi2Yjg7fBE0Dudn3+2Kw=",
+                     *       "old_key_id": "fa4c54ccf3a4f9d8",
+                     *       "old_public_key": "vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=",
+                     *       "new_key_id": "9e7d511b98ca3c4d",
+                     *       "new_public_key": "N0VbAuipTlF591B0mJnkIyHZCH4AnhIP1DJ2zvyCwt0=",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "statement": "audit-ledger/v1/key-transition\nold 41e0e78c81b0b9c9 l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\nnew 11b11bb09e49d338 mi76ohLQ2G4NtKXTYY92cSiCi2Yjg7fBE0Dudn3+2Kw=\ntime 2026-03-01T12:00:00.000Z\n",
-                     *       "old_signature": "ApcPlwKp0E4u3Sn9Q/grd/Cqgc3I0yP2claakeWhfe1cSfYDuX0AlyNpDcpVTF1gJuVTlMw0nYhsPLgY7rTmCw==",
-                     *       "new_signature": "BYW2q3KPGR0rF425N0dvhl2Lp4z0OLekUKnfYr2GAHnpiPbuzoqd8dtPK5snCRCkQC5nGmP1LyZCw4UkMksDAA=="
+                     *       "statement": "audit-ledger/v1/key-transition\nold fa4c54ccf3a4f9d8 vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=\nnew 9e7d511b98ca3c4d N0VbAuipTlF591B0mJnkIyHZCH4AnhIP1DJ2zvyCwt0=\ntime 2026-03-01T12:00:00.000Z\n",
+                     *       "old_signature": "JApdvNpmaLUdtmpdFVRjpx5qp1i+LudVgY6RgSZmHX9738iykJjWQCRq3t0B0meZx0hS1pk3TQJFFdjdTnttAw==",
+                     *       "new_signature": "kCUU8nRaMS0sheMOs1b/ir0EQ14QHFnOOKHAsnB4fAveeI78nKvVowIjvc2q/PPmeKPYJ/Gk+GWvOd04U4JQBw=="
                      *     }
                      */
                     "application/json": {
@@ -6649,17 +6669,17 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":4,"log_id":"019ca945-0a00-7066-a750-ba49b106ecde","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144","hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","signature":"qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa"}
-                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":5,"log_id":"019ca945-0a00-7067-80e8-430136d33bc3","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"ce4550d0-3160-4fc3-a937-da31afcd33c9","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-ce4550d0-3160-4fc3-a937-da31afcd33c9","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","signature":"g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b"}
-                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":6,"log_id":"019ca945-0a00-7068-b3d8-6ca3cf297ba2","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033","signature":"Iod9WIBJbU8ZTG75F+7AqsWwAU035XCW5Yv1xFKCaz4qTStBwmzPusBrqPdg7pKjMJkjFOA+m7VR8AwXZkswDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033"}
-                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":9,"log_id":"019ca945-0a00-706d-874c-7ba85922b245","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39","hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee","signature":"mK1AcT4fdcXEDBlpgFaft4mvum+jYPy628yh2o+9ih5Dd9L8sELxxCvft0mWftVifZXu6q6suytyrMSt7i9vDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee"}
+                     * @example {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":4,"log_id":"019ca945-0a00-702d-b15e-5bbc11060453","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f","hash":"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492","signature":"xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492"}
+                     *     {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":5,"log_id":"019ca945-0a00-702e-8f5b-d11d9afe1dbd","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"f06244d6-bdfc-442b-a8b4-f1e018c8e64a","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492","hash":"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb","signature":"PKWjGo0m4I7ZfQo28PTxc03s2yy08BY2fXXrnOIV3ZF/Hm7ETQ2N5zpeIkC0w5xdYQatohqgaKYZPn1flji/CA==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb"}
+                     *     {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":6,"log_id":"019ca945-0a00-702f-a6b4-411aba07c25c","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb","hash":"9d247c12c201545c2dbfd2c340b3ec49b78184d8066074afaa93827a10d0f8b1","signature":"kINOvPr40Ymyo9OJEpO9R9sBi2z6nLS/rX3a6LPS0sE2qPAmtG6XkNmzgS5xYhK6sw3UXGNvs90QK9mxw0AzBA==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"9d247c12c201545c2dbfd2c340b3ec49b78184d8066074afaa93827a10d0f8b1"}
+                     *     {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":9,"log_id":"019ca945-0a00-7034-95ec-04813697737a","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"bbf3e190a8c077305e86b40ec881c42292caadbaff13d3f1c94eac7b7689df50","hash":"8e5ccef1788cc2c6b4c4c8980351e0d335944d2c676cb731c4697c2ab8f46c84","signature":"N+uUwgXCLfEPttbv951zF+OULRf2CkhQl7SGhqYvLpb563kzSVyjSYcdEETBaBx+FPrryT2tbJzQzL342pXOAw==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"8e5ccef1788cc2c6b4c4c8980351e0d335944d2c676cb731c4697c2ab8f46c84"}
                      */
                     "application/x-ndjson": string;
                     /**
-                     * @example {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":4,"log_id":"019ca945-0a00-7066-a750-ba49b106ecde","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144","hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","signature":"qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa"}
-                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":5,"log_id":"019ca945-0a00-7067-80e8-430136d33bc3","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"ce4550d0-3160-4fc3-a937-da31afcd33c9","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-ce4550d0-3160-4fc3-a937-da31afcd33c9","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa","hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","signature":"g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b"}
-                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":6,"log_id":"019ca945-0a00-7068-b3d8-6ca3cf297ba2","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b","hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033","signature":"Iod9WIBJbU8ZTG75F+7AqsWwAU035XCW5Yv1xFKCaz4qTStBwmzPusBrqPdg7pKjMJkjFOA+m7VR8AwXZkswDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"df389327ff81408c82844ab615a2fc0d05307efe3434ae60b5c46160a1fe8033"}
-                     *     {"company_id":"2e1b72f5-ef41-4e16-9037-147576c80bd1","seq":9,"log_id":"019ca945-0a00-706d-874c-7ba85922b245","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"55163f2c-7197-406f-97e4-9b426ffaadf2","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"b50c0166f9f8e92a0034e6db0d8b5a856ebb85d6c93a025b924713721f331e39","hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee","signature":"mK1AcT4fdcXEDBlpgFaft4mvum+jYPy628yh2o+9ih5Dd9L8sELxxCvft0mWftVifZXu6q6suytyrMSt7i9vDA==","key_id":"41e0e78c81b0b9c9","idempotency_conflict_of":null,"content_hash":"125b01d23b76a794c78c2056a6c8be2d62ce49c495f134da6ac93f11e15e5eee"}
+                     * @example {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":4,"log_id":"019ca945-0a00-702d-b15e-5bbc11060453","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f","hash":"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492","signature":"xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492"}
+                     *     {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":5,"log_id":"019ca945-0a00-702e-8f5b-d11d9afe1dbd","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"f06244d6-bdfc-442b-a8b4-f1e018c8e64a","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492","hash":"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb","signature":"PKWjGo0m4I7ZfQo28PTxc03s2yy08BY2fXXrnOIV3ZF/Hm7ETQ2N5zpeIkC0w5xdYQatohqgaKYZPn1flji/CA==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb"}
+                     *     {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":6,"log_id":"019ca945-0a00-702f-a6b4-411aba07c25c","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb","hash":"9d247c12c201545c2dbfd2c340b3ec49b78184d8066074afaa93827a10d0f8b1","signature":"kINOvPr40Ymyo9OJEpO9R9sBi2z6nLS/rX3a6LPS0sE2qPAmtG6XkNmzgS5xYhK6sw3UXGNvs90QK9mxw0AzBA==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"9d247c12c201545c2dbfd2c340b3ec49b78184d8066074afaa93827a10d0f8b1"}
+                     *     {"company_id":"3e6ee374-a095-4244-9579-57ef9db88cf9","seq":9,"log_id":"019ca945-0a00-7034-95ec-04813697737a","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"0e79f58e-7dcc-454c-a897-d453e612da5b","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"bbf3e190a8c077305e86b40ec881c42292caadbaff13d3f1c94eac7b7689df50","hash":"8e5ccef1788cc2c6b4c4c8980351e0d335944d2c676cb731c4697c2ab8f46c84","signature":"N+uUwgXCLfEPttbv951zF+OULRf2CkhQl7SGhqYvLpb563kzSVyjSYcdEETBaBx+FPrryT2tbJzQzL342pXOAw==","key_id":"fa4c54ccf3a4f9d8","idempotency_conflict_of":null,"content_hash":"8e5ccef1788cc2c6b4c4c8980351e0d335944d2c676cb731c4697c2ab8f46c84"}
                      */
                     "text/csv": string;
                 };
@@ -6828,26 +6848,26 @@ export interface operations {
                     /**
                      * @example {
                      *       "format": "audit-ledger/evidence-bundle/v1",
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *       "generated_at": "2026-03-01T12:00:00.000Z",
                      *       "selection": {
-                     *         "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2"
+                     *         "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *         "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *         "tree_size": 10,
-                     *         "root_hash": "83c1df505ccde593843b70639b8c034fa5fc43f4bd44ba2c792a19e96262bc81",
+                     *         "root_hash": "bc3439693f1e1d1367e65382aa96aef0c19434fb031b20ca471dc7203da81298",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "41e0e78c81b0b9c9",
-                     *         "note": "audit-ledger.local/2e1b72f5-ef41-4e16-9037-147576c80bd1\n10\ng8HfUFzN5ZOEO3Bjm4wDT6X8Q/S9RLoseSoZ6WJivIE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local /AJHkodCCw0UkOFkyIDUFnvYOqxwPT01yoAcOOTDrDaAdTdlk1BQxikub5Mptsmb45xGXlCkstHuVRDTt2gbpTopAwc=\n"
+                     *         "key_id": "fa4c54ccf3a4f9d8",
+                     *         "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n10\nvDQ5aT8eHRNn5lOCqpau8MGUNPsDGyDKRx3HID2oEpg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH2m6SNz2SxhUXC+VX/P/eGGxaLGpu+ODpAgGAzQut+e9tz/PV4kd+mlbfJ2BTn+MX6Ysp5SQqA75WBekOvfyHg8=\n"
                      *       },
                      *       "public_keys": [
                      *         {
-                     *           "key_id": "41e0e78c81b0b9c9",
+                     *           "key_id": "fa4c54ccf3a4f9d8",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "l7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=",
-                     *           "note_verifier_key": "audit-ledger.local+fc024792+AZezkRNNPORTfE2gpFr90hmcV5akGkr9J+Fv2E2R0Plw",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAl7ORE0085FN8TaCkWv3SGZxXlqQaSv0n4W/YTZHQ+XA=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=",
+                     *           "note_verifier_key": "audit-ledger.local+a1a2311f+Ab0PKeJ1iRkAwRV0n8l9R2+42MiJ94eoxOGMrS3Uc3LR",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAvQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null
                      *         }
@@ -6857,14 +6877,14 @@ export interface operations {
                      *       "entries": [
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *             "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *             "seq": 4,
                      *             "event_type": "context.retrieved",
-                     *             "hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *             "prev_hash": "8855f21b1821cbf5d6291ab02a9e3b7534e133923826fd4858ccd74234694144",
-                     *             "signature": "qCqDVWkt28VHoZ/v/TpOcTO8zc3J/DIQ30k5tnOx20iKTkCM/AoLq/dLRP7JdiuPEb1aZ80alPQUZjohvnUqBw==",
-                     *             "key_id": "41e0e78c81b0b9c9",
-                     *             "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *             "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *             "prev_hash": "fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f",
+                     *             "signature": "xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==",
+                     *             "key_id": "fa4c54ccf3a4f9d8",
+                     *             "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *             "format_version": 1,
                      *             "data": {
                      *               "as_of": "2026-03-01T09:20:01.000Z",
@@ -6873,7 +6893,7 @@ export interface operations {
                      *               "source_type": "market_feed"
                      *             },
                      *             "source": "trading-runtime",
-                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *             "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:20:31.000Z",
                      *             "span_id": null,
@@ -6895,25 +6915,25 @@ export interface operations {
                      *             "leaf_index": 4,
                      *             "tree_size": 10,
                      *             "proof": [
-                     *               "a4658afab5e98eb04c4efd8551858731d47c7a85dd441330d84b3d72c6648d82",
-                     *               "0e1bc5c3eaa9ee54c5b1e4f5fce8f86ae50dd0db58013f789485fbd7c30bbc26"
+                     *               "80990c155d89f1fd00dab17b886477f57e76c105fafed98e70b037316bed8937",
+                     *               "14aaa69b6857b75b91d8f5956d98201831637a3a03e9a42eafd70f3c008eb91f"
                      *             ]
                      *           }
                      *         },
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *             "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
                      *             "seq": 5,
                      *             "event_type": "decision.made",
-                     *             "hash": "ea71aadb88b6ec9adeaeaa3422f393e8e22ee43e46c40d6bca9e07d1893a289b",
-                     *             "prev_hash": "9141ee0ff462bc3f6c64176acb31b77df019794b970f973fcb55a6248427dbfa",
-                     *             "signature": "g99lgLDJaeh5HrTFeqveXFBPk3CP+dOhD/F2TYPjGS8c/oAE/6JquHnvwdPLh5lgA9l4tyc+KQ2K52HcNkiRCA==",
-                     *             "key_id": "41e0e78c81b0b9c9",
-                     *             "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *             "hash": "aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb",
+                     *             "prev_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+                     *             "signature": "PKWjGo0m4I7ZfQo28PTxc03s2yy08BY2fXXrnOIV3ZF/Hm7ETQ2N5zpeIkC0w5xdYQatohqgaKYZPn1flji/CA==",
+                     *             "key_id": "fa4c54ccf3a4f9d8",
+                     *             "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *             "format_version": 1,
                      *             "data": {
                      *               "decision": "buy",
-                     *               "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *               "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
                      *               "inputs": [
                      *                 "read-1"
                      *               ],
@@ -6921,7 +6941,7 @@ export interface operations {
                      *               "symbol": "ACME"
                      *             },
                      *             "source": null,
-                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *             "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:21:15.000Z",
                      *             "span_id": null,
@@ -6931,7 +6951,7 @@ export interface operations {
                      *             "agent_id": "equities-trader",
                      *             "workflow_id": null,
                      *             "causality_type": null,
-                     *             "idempotency_key": "decision-ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *             "idempotency_key": "decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
                      *             "schema_version": null,
                      *             "extra": null,
                      *             "created_at": "2026-03-01T12:00:00.000Z",
@@ -6941,8 +6961,8 @@ export interface operations {
                      *             "leaf_index": 5,
                      *             "tree_size": 10,
                      *             "proof": [
-                     *               "0b20ea4f5810f0dc940cd4875c6afa00bf4ce610475df055cbb1c3c7e806c227",
-                     *               "0e1bc5c3eaa9ee54c5b1e4f5fce8f86ae50dd0db58013f789485fbd7c30bbc26"
+                     *               "408f9ed7c807c5d96207141e41f263a28831bcc6de92f172140a2c75d0ce512a",
+                     *               "14aaa69b6857b75b91d8f5956d98201831637a3a03e9a42eafd70f3c008eb91f"
                      *             ]
                      *           }
                      *         }
@@ -7188,9 +7208,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *           "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
-                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *           "id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *           "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+                     *           "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *           "token_id": null,
                      *           "metadata": {
                      *             "ticket": "INC-2291"
@@ -7325,7 +7345,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                 *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                  *       "metadata": {
                  *         "ticket": "INC-2291"
                  *       }
@@ -7355,9 +7375,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -7502,6 +7522,152 @@ export interface operations {
             };
         };
     };
+    listTraces: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+                     *           "first_at": "2026-03-01T12:00:00.000Z",
+                     *           "last_at": "2026-03-01T12:00:00.000Z",
+                     *           "event_count": 4,
+                     *           "agents": [
+                     *             "equities-trader"
+                     *           ],
+                     *           "anomaly_detected": false
+                     *         },
+                     *         {
+                     *           "trace_id": "4bf92f35-77b3-4da6-a3ce-929d0e0e4736",
+                     *           "first_at": "2026-03-01T12:00:00.000Z",
+                     *           "last_at": "2026-03-01T12:00:00.000Z",
+                     *           "event_count": 2,
+                     *           "agents": [],
+                     *           "anomaly_detected": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJzZXEiOjh9"
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            trace_id: string;
+                            /** Format: date-time */
+                            first_at: string;
+                            /** Format: date-time */
+                            last_at: string;
+                            event_count: number;
+                            agents: string[];
+                            /** @description Whether a replay found an anomaly (a bad outcome with its root cause); null when never replayed */
+                            anomaly_detected: boolean | null;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     getReplay: {
         parameters: {
             query?: never;
@@ -7522,9 +7688,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -7689,11 +7855,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "seq": 4,
                      *           "event_type": "context.retrieved",
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -7709,7 +7875,7 @@ export interface operations {
                      *           "integrity": "valid"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *           "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
                      *           "seq": 5,
                      *           "event_type": "decision.made",
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -7718,7 +7884,7 @@ export interface operations {
                      *           "source": null,
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
+                     *             "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -7895,11 +8061,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "id": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -7923,14 +8089,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "source": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-7067-80e8-430136d33bc3",
-                     *           "target": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "source": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+                     *           "target": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -7979,11 +8145,11 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "id": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -8007,14 +8173,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "source": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-7067-80e8-430136d33bc3",
-                     *           "target": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "source": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+                     *           "target": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -8269,8 +8435,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "overall_staleness_rating": "stale",
                      *       "findings": [
                      *         {
@@ -8279,8 +8445,8 @@ export interface operations {
                      *           "staleness": "stale",
                      *           "age_seconds": 74,
                      *           "max_age_seconds": 30,
-                     *           "used_by_log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
-                     *           "context_log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "used_by_log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+                     *           "context_log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "via_log_ids": [],
                      *           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
                      *         }
@@ -8452,26 +8618,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "detected": true,
                      *       "root_cause_type": "STALE_CONTEXT",
-                     *       "description": "Decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *       "description": "Decision f06244d6-bdfc-442b-a8b4-f1e018c8e64a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *       "confidence": 0.75,
                      *       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
                      *       "evidence": [
-                     *         "019ca945-0a00-7066-a750-ba49b106ecde",
-                     *         "019ca945-0a00-7067-80e8-430136d33bc3"
+                     *         "019ca945-0a00-702d-b15e-5bbc11060453",
+                     *         "019ca945-0a00-702e-8f5b-d11d9afe1dbd"
                      *       ],
                      *       "evidence_path": [
                      *         {
-                     *           "log_id": "019ca945-0a00-7066-a750-ba49b106ecde",
+                     *           "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
                      *           "seq": 4,
                      *           "event_type": "context.retrieved",
                      *           "role": "cause"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
+                     *           "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
                      *           "seq": 5,
                      *           "event_type": "decision.made",
                      *           "role": "outcome"
@@ -8480,8 +8646,8 @@ export interface operations {
                      *       "outcome": {
                      *         "kind": "acted_on_stale_context",
                      *         "bad": true,
-                     *         "log_id": "019ca945-0a00-7067-80e8-430136d33bc3",
-                     *         "description": "decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
+                     *         "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+                     *         "description": "decision f06244d6-bdfc-442b-a8b4-f1e018c8e64a (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
                      *       },
                      *       "candidates": [],
                      *       "findings": []
@@ -8666,7 +8832,7 @@ export interface operations {
                  * @example {
                  *       "reviewer": "maria.gonzalez@acme.example",
                  *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                 *       "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9"
+                 *       "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a"
                  *     }
                  */
                 "application/json": {
@@ -8696,16 +8862,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
-                     *       "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
+                     *       "id": "019ca945-0a00-7037-a2d4-0e291e9101d2",
+                     *       "log_id": "019ca945-0a00-7038-8efd-0a0e61d8a3bf",
                      *       "reviewer": "maria.gonzalez@acme.example",
                      *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *       "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
-                     *       "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *       "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+                     *       "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "submitted_by": {
                      *         "kind": "user",
-                     *         "id": "1013430a-ec98-44b3-9679-3322180fd41d"
+                     *         "id": "2b3c841f-2280-4686-90de-84a22458115e"
                      *       }
                      *     }
                      */
@@ -8870,16 +9036,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
-                     *           "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
+                     *           "id": "019ca945-0a00-7037-a2d4-0e291e9101d2",
+                     *           "log_id": "019ca945-0a00-7038-8efd-0a0e61d8a3bf",
                      *           "reviewer": "maria.gonzalez@acme.example",
                      *           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *           "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
-                     *           "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *           "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+                     *           "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "submitted_by": {
                      *             "kind": "user",
-                     *             "id": "1013430a-ec98-44b3-9679-3322180fd41d"
+                     *             "id": "2b3c841f-2280-4686-90de-84a22458115e"
                      *           }
                      *         }
                      *       ],
@@ -9020,7 +9186,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.26
+                     *           "latency_ms": 0.38
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -9141,7 +9307,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.09
+                     *           "latency_ms": 0.12
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -9310,18 +9476,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "company_id": "2e1b72f5-ef41-4e16-9037-147576c80bd1",
+                     *       "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
                      *       "from": "2026-01-31",
                      *       "to": "2026-03-01",
                      *       "totals": {
-                     *         "api_requests": 36,
+                     *         "api_requests": 37,
                      *         "events_ingested": 6,
                      *         "rate_limited_requests": 0
                      *       },
                      *       "by_day": [
                      *         {
                      *           "day": "2026-03-01",
-                     *           "api_requests": 36,
+                     *           "api_requests": 37,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
                      *         }
@@ -9336,10 +9502,10 @@ export interface operations {
                      *           "rate_limited_requests": 0
                      *         },
                      *         {
-                     *           "key_id": "9185b5af-f8f6-4b52-a678-226c92a89498",
+                     *           "key_id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_ocKel3SU",
-                     *           "api_requests": 21,
+                     *           "key_prefix": "alk_ZgdG95gK",
+                     *           "api_requests": 22,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
                      *         }
@@ -9349,8 +9515,8 @@ export interface operations {
                      *         "data_bytes": 1352
                      *       },
                      *       "rate_limit": {
-                     *         "key_id": "9185b5af-f8f6-4b52-a678-226c92a89498",
-                     *         "key_prefix": "alk_ocKel3SU",
+                     *         "key_id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
+                     *         "key_prefix": "alk_ZgdG95gK",
                      *         "rate_limit_per_minute": 6000
                      *       }
                      *     }
@@ -9504,41 +9670,41 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7072-955d-1b5c32c66da8",
+                     *           "id": "019ca945-0a00-7039-801c-8f10427e9553",
                      *           "type": "hitl.rejected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "id": "019ca945-0a00-7070-aadd-8b4336cb3a32",
-                     *             "log_id": "019ca945-0a00-7071-b8ae-0f70c8667e85",
+                     *             "id": "019ca945-0a00-7037-a2d4-0e291e9101d2",
+                     *             "log_id": "019ca945-0a00-7038-8efd-0a0e61d8a3bf",
                      *             "reviewer": "maria.gonzalez@acme.example",
                      *             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *             "decision_id": "ce4550d0-3160-4fc3-a937-da31afcd33c9",
-                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *             "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+                     *             "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "submitted_by": {
                      *               "kind": "user",
-                     *               "id": "1013430a-ec98-44b3-9679-3322180fd41d"
+                     *               "id": "2b3c841f-2280-4686-90de-84a22458115e"
                      *             }
                      *           }
                      *         },
                      *         {
-                     *           "id": "019ca945-0a00-706f-a520-7dccd2e6e601",
+                     *           "id": "019ca945-0a00-7036-b600-9cc0481e5144",
                      *           "type": "forensics.anomaly_detected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "session_id": "019ca945-0a00-706e-8cee-d856ffc0d7f4",
-                     *             "trace_id": "55163f2c-7197-406f-97e4-9b426ffaadf2",
+                     *             "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
+                     *             "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
                      *             "root_cause_type": "STALE_CONTEXT",
                      *             "confidence": 0.75,
-                     *             "description": "Decision ce4550d0-3160-4fc3-a937-da31afcd33c9 (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *             "description": "Decision f06244d6-bdfc-442b-a8b4-f1e018c8e64a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *             "evidence": [
-                     *               "019ca945-0a00-7066-a750-ba49b106ecde",
-                     *               "019ca945-0a00-7067-80e8-430136d33bc3"
+                     *               "019ca945-0a00-702d-b15e-5bbc11060453",
+                     *               "019ca945-0a00-702e-8f5b-d11d9afe1dbd"
                      *             ]
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA2Zi1hNTIwLTdkY2NkMmU2ZTYwMSJ9"
+                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAzNi1iNjAwLTljYzA0ODFlNTE0NCJ9"
                      *     }
                      */
                     "application/json": {
@@ -9661,7 +9827,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
+                     *           "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
                      *           "url": "https://hooks.acme.example/audit-ledger",
                      *           "description": "SOC on-call",
                      *           "event_types": [
@@ -9815,7 +9981,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
+                     *       "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -9826,7 +9992,7 @@ export interface operations {
                      *       "disabled_reason": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
-                     *       "secret": "whsec_ykQHlONLHcPVmKW4nyvKh2Kh6UzyVKOGJhp32XVbMBA="
+                     *       "secret": "whsec_iBykCC0ahk9Fpe37j7z8yVCb90LMLhLEfgzGwUw68aE="
                      *     }
                      */
                     "application/json": {
@@ -9979,7 +10145,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
+                     *       "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -10344,7 +10510,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7073-a8d4-f4943b0f351f",
+                     *       "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [

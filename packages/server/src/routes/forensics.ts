@@ -106,6 +106,49 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
     );
 
     app.get(
+      '/traces',
+      {
+        config: READ,
+        schema: {
+          tags: ['forensics'],
+          operationId: 'listTraces',
+          summary: "The company's traces, most recently active first",
+          description:
+            'One row per trace_id: first and last created_at, event count, the agents seen, and whether a replay of it found an anomaly (null when it was never replayed). Cursor pagination: pass next_cursor back as cursor.',
+          querystring: Type.Object(
+            { limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }), cursor: Type.Optional(Type.String({ maxLength: 200 })) },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({
+              items: Type.Array(
+                Type.Object({
+                  trace_id: Uuid,
+                  first_at: Type.String({ format: 'date-time' }),
+                  last_at: Type.String({ format: 'date-time' }),
+                  event_count: Type.Integer(),
+                  agents: Type.Array(Type.String()),
+                  anomaly_detected: Type.Union([Type.Boolean(), Type.Null()], { description: 'Whether a replay found an anomaly (a bad outcome with its root cause); null when never replayed' }),
+                }),
+              ),
+              next_cursor: NullableString,
+            }),
+            ...problemResponses(400, 401, 429),
+          },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const rows = await ctx.forensicsStore.traceSummaries(principalOf(request).companyId, {
+          beforeSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),
+          limit: q.limit,
+        });
+        const last = rows.at(-1);
+        return { items: rows.map(({ last_seq: _seq, ...r }) => r), next_cursor: rows.length === q.limit && last ? encodeCursor({ seq: last.last_seq }) : null };
+      },
+    );
+
+    app.get(
       '/forensics/replays',
       {
         config: READ,

@@ -6,6 +6,16 @@ import type { DbHandle } from './handle.js';
 
 export type ReplaySession = Selectable<ReplaySessionsTable>;
 
+export interface TraceSummary {
+  trace_id: string;
+  first_at: string;
+  last_at: string;
+  event_count: number;
+  last_seq: number;
+  agents: string[];
+  anomaly_detected: boolean | null;
+}
+
 export class ForensicsStore {
   constructor(private readonly store: DbHandle) {}
 
@@ -38,6 +48,52 @@ export class ForensicsStore {
     if (f.traceId !== undefined) q = q.where('trace_id', '=', f.traceId);
     if (f.before !== undefined) q = q.where('session_id', '<', f.before);
     return q.orderBy('session_id', 'desc').limit(f.limit).execute();
+  }
+
+  /**
+   * The company's traces, most recently active first: first and last created_at, event count,
+   * the agents seen, and whether a replay of it has found an anomaly (null: never replayed).
+   * `beforeSeq` is the previous page's last `last_seq`. One GROUP BY over the trace_id index.
+   */
+  async traceSummaries(companyId: string, f: { beforeSeq?: number | undefined; limit: number }): Promise<TraceSummary[]> {
+    let q = this.db
+      .selectFrom('log_entries')
+      .select((eb) => [
+        eb.ref('trace_id').$notNull().as('trace_id'),
+        eb.fn.min('created_at').as('first_at'),
+        eb.fn.max('created_at').as('last_at'),
+        eb.fn.countAll<number | string>().as('event_count'),
+        eb.fn.max('seq').as('last_seq'),
+      ])
+      .where('company_id', '=', companyId)
+      .where('trace_id', 'is not', null)
+      .groupBy('trace_id');
+    if (f.beforeSeq !== undefined) q = q.having((eb) => eb.fn.max('seq'), '<', f.beforeSeq);
+    const rows = await q.orderBy('last_seq', 'desc').limit(f.limit).execute();
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.trace_id);
+    const [agents, replays] = await Promise.all([
+      this.db.selectFrom('log_entries').select(['trace_id', 'agent_id']).distinct().where('company_id', '=', companyId).where('trace_id', 'in', ids).where('agent_id', 'is not', null).execute(),
+      this.db
+        .selectFrom('replay_sessions')
+        .select((eb) => ['trace_id', eb.fn.max('anomaly_reported_at').as('anomaly_at'), eb.fn.countAll<number | string>().as('n')])
+        .where('company_id', '=', companyId)
+        .where('trace_id', 'in', ids)
+        .groupBy('trace_id')
+        .execute(),
+    ]);
+    return rows.map((r) => {
+      const replay = replays.find((x) => x.trace_id === r.trace_id);
+      return {
+        trace_id: r.trace_id,
+        first_at: String(r.first_at),
+        last_at: String(r.last_at),
+        event_count: Number(r.event_count),
+        last_seq: Number(r.last_seq),
+        agents: agents.filter((a) => a.trace_id === r.trace_id).map((a) => a.agent_id as string).sort(),
+        anomaly_detected: replay ? replay.anomaly_at !== null : null,
+      };
+    });
   }
 
   /** Marks the session's anomaly as reported; true only for the call that marked it. */

@@ -107,6 +107,7 @@ async function main() {
     const replay = await call('createReplay', 'POST', '/api/v1/forensics/replays', { headers: api, payload: { trace_id: trace, metadata: { ticket: 'INC-2291' } } });
     const rid = replay.json().id as string;
     await call('listReplays', 'GET', '/api/v1/forensics/replays?limit=2', { headers: api });
+    await call('listTraces', 'GET', '/api/v1/traces?limit=2', { headers: api });
     await call('getReplay', 'GET', `/api/v1/forensics/replays/${rid}`, { headers: api });
     for (const [op, p] of [['getReplayTimeline', 'timeline'], ['getReplayCausalGraph', 'causal-graph'], ['getReplayStaleness', 'staleness'], ['getReplayRootCause', 'root-cause']] as const) {
       await call(op, 'GET', `/api/v1/forensics/replays/${rid}/${p}`, { headers: api });
