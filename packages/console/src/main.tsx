@@ -8,7 +8,7 @@ import { api, ApiProblem, currentSession, type Session, signIn, signOut } from '
 import { pinKey, pinnedKeys, type ServiceKey, unpinAll, type Verdict, verifyEntry } from './verify';
 
 interface Route {
-  page: 'logs' | 'entry' | 'integrity' | 'keys';
+  page: 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay';
   id?: string;
   query: URLSearchParams;
 }
@@ -19,6 +19,8 @@ function parseHash(): Route {
   const query = new URLSearchParams(q);
   if (parts[0] === 'logs' && parts[1]) return { page: 'entry', id: parts[1], query };
   if (parts[0] === 'integrity') return { page: 'integrity', query };
+  if (parts[0] === 'traces') return { page: 'traces', query };
+  if (parts[0] === 'replays' && parts[1]) return { page: 'replay', id: parts[1], query };
   if (parts[0] === 'keys') return { page: 'keys', query };
   return { page: 'logs', query };
 }
@@ -420,6 +422,210 @@ function Integrity() {
   );
 }
 
+interface TraceRow {
+  trace_id: string;
+  first_at: string;
+  last_at: string;
+  event_count: number;
+  agents: string[];
+  anomaly_detected: boolean | null;
+}
+
+function Traces() {
+  const [items, setItems] = useState<TraceRow[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const load = async (after: string | null) => {
+    try {
+      const page = await api<{ items: TraceRow[]; next_cursor: string | null }>(`/traces?limit=50${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+      setItems((prev) => (after ? [...prev, ...page.items] : page.items));
+      setCursor(page.next_cursor);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  useEffect(() => void load(null), []);
+  const replay = async (traceId: string) => {
+    try {
+      const s = await api<{ id: string }>('/forensics/replays', { method: 'POST', body: { trace_id: traceId, metadata: { opened_from: 'console' } } });
+      location.hash = `#/replays/${s.id}`;
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main>
+      <h1>Traces</h1>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table aria-label="Traces">
+        <thead>
+          <tr>
+            <th scope="col">Trace</th>
+            <th scope="col">First</th>
+            <th scope="col">Last</th>
+            <th scope="col">Events</th>
+            <th scope="col">Agents</th>
+            <th scope="col">Anomaly</th>
+            <th scope="col">Replay</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((r) => (
+            <tr key={r.trace_id}>
+              <td class="mono">
+                <a href={`#/logs?trace_id=${r.trace_id}`}>{r.trace_id}</a>
+              </td>
+              <td>{r.first_at}</td>
+              <td>{r.last_at}</td>
+              <td>{r.event_count}</td>
+              <td>{r.agents.join(', ')}</td>
+              <td>{r.anomaly_detected === null ? 'not replayed' : r.anomaly_detected ? <span class="badge bad">found</span> : 'none'}</td>
+              <td>
+                <button type="button" onClick={() => void replay(r.trace_id)} aria-label={`Replay trace ${r.trace_id}`}>
+                  Replay
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {cursor && (
+        <button type="button" class="secondary" onClick={() => void load(cursor)}>
+          Load more
+        </button>
+      )}
+    </main>
+  );
+}
+
+interface TimelineItem {
+  log_id: string;
+  seq: number;
+  event_type: string;
+  timestamp: string;
+  integrity: string;
+  agent_id?: string | null;
+}
+interface RootCause {
+  detected: boolean;
+  root_cause_type: string;
+  description: string;
+  confidence: number;
+  remediation: string;
+  evidence: string[];
+  outcome: { kind: string; bad: boolean; description: string };
+}
+interface Staleness {
+  overall_staleness_rating: string;
+  findings: Array<{ source_id: string; staleness: string; age_seconds: number; max_age_seconds: number; used_by_log_id: string; details: string }>;
+}
+
+function Replay({ id }: { id: string }) {
+  const [data, setData] = useState<{ timeline: TimelineItem[]; graph: import('./graph').Graph; staleness: Staleness; rootCause: RootCause } | null>(null);
+  const [GraphView, setGraphView] = useState<null | (typeof import('./graph'))['default']>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    const base = `/forensics/replays/${id}`;
+    Promise.all([
+      api<{ items: TimelineItem[] }>(`${base}/timeline`),
+      api<import('./graph').Graph>(`${base}/causal-graph`),
+      api<Staleness>(`${base}/staleness`),
+      api<RootCause>(`${base}/root-cause`),
+    ]).then(([tl, graph, staleness, rootCause]) => setData({ timeline: tl.items, graph, staleness, rootCause }), (err) => setError(message(err)));
+    // The graph's layout code is loaded only here.
+    void import('./graph').then((m) => setGraphView(() => m.default));
+  }, [id]);
+  if (error)
+    return (
+      <main>
+        <p class="error" role="alert">
+          {error}
+        </p>
+      </main>
+    );
+  if (!data) return <main aria-busy="true">Loading…</main>;
+  const t0 = Math.min(...data.timeline.map((i) => Date.parse(i.timestamp)));
+  const span = Math.max(1, Math.max(...data.timeline.map((i) => Date.parse(i.timestamp))) - t0);
+  const rc = data.rootCause;
+  const open = (logId: string) => (location.hash = `#/logs/${logId}`);
+  return (
+    <main>
+      <p>
+        <a href="#/traces">← Traces</a>
+      </p>
+      <h1>Replay {id}</h1>
+      <section class={`card badge ${rc.detected ? 'bad' : 'ok'}`} aria-label="Root cause" data-testid="root-cause">
+        <h2>{rc.detected ? `Root cause: ${rc.root_cause_type}` : 'No anomaly behind the outcome'}</h2>
+        <p>
+          Outcome: {rc.outcome.kind} ({rc.outcome.description}). Confidence {rc.confidence}.
+        </p>
+        <p>{rc.description}</p>
+        <p>Remediation: {rc.remediation}</p>
+        {rc.evidence.length > 0 && (
+          <p>
+            Evidence:{' '}
+            {rc.evidence.map((e, i) => (
+              <>
+                {i > 0 && ' → '}
+                <a key={e} href={`#/logs/${e}`}>
+                  {data.timeline.find((x) => x.log_id === e)?.event_type ?? e}
+                </a>
+              </>
+            ))}
+          </p>
+        )}
+      </section>
+      <h2>Timeline</h2>
+      <table aria-label="Timeline">
+        <thead>
+          <tr>
+            <th scope="col">Seq</th>
+            <th scope="col">Time</th>
+            <th scope="col">Event</th>
+            <th scope="col">Integrity</th>
+            <th scope="col">When</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.timeline.map((i) => (
+            <tr key={i.log_id}>
+              <td>
+                <a href={`#/logs/${i.log_id}`}>{i.seq}</a>
+              </td>
+              <td>{i.timestamp}</td>
+              <td>{i.event_type}</td>
+              <td>{i.integrity}</td>
+              <td>
+                <svg width="220" height="12" aria-hidden="true">
+                  <rect x={((Date.parse(i.timestamp) - t0) / span) * 210} y="1" width="8" height="10" fill={i.integrity === 'invalid' ? '#a50e0e' : '#0b57d0'} />
+                </svg>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Causal graph</h2>
+      {GraphView ? <GraphView graph={data.graph} onOpen={open} /> : <p aria-busy="true">Loading the graph…</p>}
+      <h2>Stale context: {data.staleness.overall_staleness_rating}</h2>
+      {data.staleness.findings.length === 0 ? (
+        <p>No decision used context past its max age.</p>
+      ) : (
+        <ul>
+          {data.staleness.findings.map((f) => (
+            <li key={`${f.source_id}-${f.used_by_log_id}`}>
+              <a href={`#/logs/${f.used_by_log_id}`}>{f.source_id}</a>: {f.staleness}, {f.age_seconds} s old (max {f.max_age_seconds} s). {f.details}
+            </li>
+          ))}
+        </ul>
+      )}
+    </main>
+  );
+}
+
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const route = useRoute();
@@ -428,7 +634,7 @@ function App() {
   if (session === null) return <SignIn onSession={setSession} />;
   if (session.password_change_required) return <ChangePassword onDone={() => void currentSession().then(setSession)} />;
   const nav = (page: Route['page'], href: string, label: string) => (
-    <a href={href} aria-current={route.page === page || (page === 'logs' && route.page === 'entry') ? 'page' : undefined}>
+    <a href={href} aria-current={route.page === page || (page === 'logs' && route.page === 'entry') || (page === 'traces' && route.page === 'replay') ? 'page' : undefined}>
       {label}
     </a>
   );
@@ -438,6 +644,7 @@ function App() {
         <strong>audit-ledger</strong>
         <nav aria-label="Main" class="main-nav">
           {nav('logs', '#/logs', 'Logs')}
+          {nav('traces', '#/traces', 'Traces')}
           {nav('integrity', '#/integrity', 'Integrity')}
           {nav('keys', '#/keys', 'Pinned keys')}
         </nav>
@@ -449,7 +656,7 @@ function App() {
           Sign out
         </button>
       </header>
-      {route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
+      {route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
     </>
   );
 }

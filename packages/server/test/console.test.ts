@@ -143,6 +143,35 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.close();
   }, 120_000);
 
+  it('lists traces, opens a replay of a fixture trace, and shows its root cause, timeline and causal graph', async () => {
+    const fixture = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'traces', 'stale-market-feed.json'), 'utf8')) as { events: Array<Record<string, unknown>> };
+    const traceId = crypto.randomUUID();
+    const ingest = await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs: fixture.events.map((e) => ({ ...e, trace_id: traceId })) }, { 'x-api-key': key });
+    expect(ingest.status, ingest.body).toBe(200);
+    const page = await newPage();
+    await page.goto(`${svc.url}/console/`);
+    await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
+    await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Traces' }).click();
+    await page.getByRole('button', { name: `Replay trace ${traceId}` }).click();
+    const card = page.getByTestId('root-cause');
+    await expect.poll(() => card.textContent()).toContain('Root cause: STALE_CONTEXT');
+    const graph = page.getByTestId('causal-graph');
+    await graph.waitFor();
+    const sources = new Set(fixture.events.filter((e) => e.event_type === 'context.retrieved').map((e) => (e.data as { source_id: string }).source_id));
+    expect(await graph.locator('g.node').count()).toBe(fixture.events.length + sources.size); // the events and the sources they read
+    expect(await graph.locator('line.edge').count()).toBeGreaterThanOrEqual(fixture.events.length - 1);
+    expect(await page.getByRole('table', { name: 'Timeline' }).locator('tbody tr').count()).toBe(fixture.events.length);
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'replay');
+    // The evidence links to the entries.
+    await card.getByRole('link').first().click();
+    await page.getByRole('heading', { name: /^Entry \d+: / }).waitFor();
+    expect(cspErrors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   it('a console page cannot be framed and loads nothing from elsewhere (security headers)', async () => {
     const res = await call(`${svc.url}/console/`, 'GET');
     expect(res.status).toBe(200);
