@@ -4,6 +4,7 @@
 // stored row and see the badge turn red naming the hash mismatch. Every page is scanned with
 // axe-core (no serious or critical violation) and screenshotted into test-results/console/ for a
 // reviewer. The page runs under the console's CSP: any script or style it refuses fails the test.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -168,6 +169,28 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     // The evidence links to the entries.
     await card.getByRole('link').first().click();
     await page.getByRole('heading', { name: /^Entry \d+: / }).waitFor();
+
+    // Evidence: pin the key, download the trace's bundle and the pinned keys, verify offline with the verify package.
+    await page.getByRole('link', { name: 'Pinned keys' }).click();
+    await page.getByRole('button', { name: /^Pin key / }).click();
+    await page.goto(`${svc.url}/console/#/evidence?trace_id=${traceId}`);
+    await page.getByRole('heading', { name: 'Evidence' }).waitFor();
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'evidence');
+    const dir = fs.mkdtempSync(path.join(SHOTS, `${kind}-download-`));
+    const save = async (click: () => Promise<void>, name: string) => {
+      const [download] = await Promise.all([page.waitForEvent('download'), click()]);
+      const file = path.join(dir, name);
+      await download.saveAs(file);
+      return file;
+    };
+    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/exports/evidence?trace_id=${traceId}`, 'GET', undefined, { 'x-api-key': key })).json().entries_after_checkpoint).toBe(0), { timeout: 10_000, interval: 50 });
+    const bundle = await save(() => page.getByRole('link', { name: 'Evidence bundle' }).click(), 'evidence.json');
+    const keys = await save(() => page.getByRole('button', { name: 'Download the keys you pinned' }).click(), 'pinned-keys.json');
+    expect(JSON.parse(fs.readFileSync(bundle, 'utf8')).entries).toHaveLength(fixture.events.length);
+    const verify = spawnSync(process.execPath, [path.join(import.meta.dirname, '..', '..', 'verify', 'bin', 'audit-ledger-verify.js'), bundle, '--public-key', keys], { encoding: 'utf8' });
+    expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+    expect(verify.stdout).toContain('VERIFIED');
     expect(cspErrors).toEqual([]);
     await page.close();
   }, 120_000);
