@@ -8,7 +8,7 @@ import { api, ApiProblem, currentSession, type Session, signIn, signOut } from '
 import { pinKey, pinnedKeys, type ServiceKey, unpinAll, type Verdict, verifyEntry } from './verify';
 
 interface Route {
-  page: 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay' | 'evidence';
+  page: 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay' | 'evidence' | 'reviews' | 'admin';
   id?: string;
   query: URLSearchParams;
 }
@@ -21,6 +21,8 @@ function parseHash(): Route {
   if (parts[0] === 'integrity') return { page: 'integrity', query };
   if (parts[0] === 'traces') return { page: 'traces', query };
   if (parts[0] === 'evidence') return { page: 'evidence', query };
+  if (parts[0] === 'reviews') return { page: 'reviews', query };
+  if (parts[0] === 'admin') return { page: 'admin', query };
   if (parts[0] === 'replays' && parts[1]) return { page: 'replay', id: parts[1], query };
   if (parts[0] === 'keys') return { page: 'keys', query };
   return { page: 'logs', query };
@@ -280,7 +282,10 @@ function EntryPage({ id }: { id: string }) {
       </h1>
       <button type="button" onClick={() => void verify()}>
         Verify in this browser
-      </button>
+      </button>{' '}
+      {entry.event_type === 'decision.made' && typeof entry.data.decision_id === 'string' && (
+        <a href={`#/reviews?decision_id=${encodeURIComponent(entry.data.decision_id)}`}>Review this decision</a>
+      )}
       {verdict && <Badge verdict={verdict} />}
       <section class="drawer" aria-label="Entry fields">
         <dl class="fields">
@@ -697,6 +702,272 @@ function Evidence({ query }: { query: URLSearchParams }) {
   );
 }
 
+interface Override {
+  id: string;
+  log_id: string;
+  reviewer: string;
+  rejection_reason: string;
+  decision_id: string | null;
+  trace_id: string | null;
+  created_at: string;
+}
+
+/** Human review: recorded rejections; reviewers and admins record one (auditors read only). */
+function Reviews({ query, role, email }: { query: URLSearchParams; role: string; email: string }) {
+  const [items, setItems] = useState<Override[]>([]);
+  const [error, setError] = useState('');
+  const [done, setDone] = useState('');
+  const load = () => api<{ items: Override[] }>('/hitl/overrides?limit=100').then((r) => setItems(r.items), (err) => setError(message(err)));
+  useEffect(() => void load(), []);
+  const canReview = role === 'admin' || role === 'reviewer';
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    const decision = String(form.get('decision_id') ?? '').trim();
+    try {
+      const r = await api<Override>('/hitl/reject', {
+        method: 'POST',
+        body: { reviewer: String(form.get('reviewer')), rejection_reason: String(form.get('reason')), ...(decision ? { decision_id: decision } : {}) },
+      });
+      setDone(`Rejection recorded as ledger entry ${r.log_id}`);
+      setError('');
+      await load();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main>
+      <h1>Human review</h1>
+      {canReview && (
+        <form class="card" onSubmit={submit} aria-label="Reject a decision">
+          <h2>Reject a decision</h2>
+          <label>
+            Decision id (data.decision_id)
+            <input name="decision_id" defaultValue={query.get('decision_id') ?? ''} />
+          </label>
+          <label>
+            Reviewer
+            <input name="reviewer" defaultValue={email} required />
+          </label>
+          <label>
+            Reason
+            <input name="reason" required />
+          </label>
+          <button type="submit">Record the rejection</button>
+        </form>
+      )}
+      {done && <p role="status">{done}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table aria-label="Rejections">
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Reviewer</th>
+            <th scope="col">Reason</th>
+            <th scope="col">Decision</th>
+            <th scope="col">Entry</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((o) => (
+            <tr key={o.id}>
+              <td>{o.created_at}</td>
+              <td>{o.reviewer}</td>
+              <td>{o.rejection_reason}</td>
+              <td class="mono">{o.decision_id ?? ''}</td>
+              <td>
+                <a href={`#/logs/${o.log_id}`}>entry</a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </main>
+  );
+}
+
+interface UserRow {
+  user_id: string;
+  email: string;
+  role: string;
+  disabled: boolean;
+  password_change_required: boolean;
+}
+interface KeyRow {
+  id: string;
+  name: string;
+  key_prefix: string;
+  status: string;
+  rate_limit_per_minute: number;
+  created_at: string;
+}
+
+/** Admins: the API key, users and roles, usage and health. The API enforces the role too. */
+function Admin({ role }: { role: string }) {
+  const [users, setUsers] = useState<UserRow[]>([]);
+  const [keys, setKeys] = useState<KeyRow[]>([]);
+  const [usage, setUsage] = useState<{ totals: { api_requests: number; events_ingested: number } } | null>(null);
+  const [health, setHealth] = useState<{ status: string } | null>(null);
+  const [shown, setShown] = useState('');
+  const [error, setError] = useState('');
+  const load = async () => {
+    try {
+      const [u, k, us, h] = await Promise.all([
+        api<{ items: UserRow[] }>('/users'),
+        api<{ items: KeyRow[] }>('/auth/api_keys'),
+        api<{ totals: { api_requests: number; events_ingested: number } }>('/usage'),
+        api<{ status: string }>('/health').catch(() => ({ status: 'down' })),
+      ]);
+      setUsers(u.items);
+      setKeys(k.items);
+      setUsage(us);
+      setHealth(h);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  useEffect(() => void (role === 'admin' && load()), []);
+  if (role !== 'admin')
+    return (
+      <main>
+        <h1>Administration</h1>
+        <p role="alert">Administration is for admins; your role is {role}.</p>
+      </main>
+    );
+  const act = async (f: () => Promise<unknown>) => {
+    try {
+      await f();
+      setError('');
+      await load();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const invite = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    void act(async () => {
+      const r = await api<{ one_time_password: string | null; user: UserRow }>('/users', { method: 'POST', body: { email: String(form.get('email')), role: String(form.get('role')) } });
+      setShown(`One-time password for ${r.user.email} (shown once): ${r.one_time_password}`);
+    });
+  };
+  const createKey = () =>
+    void act(async () => {
+      const r = await api<{ key: string }>('/auth/api_keys', { method: 'POST', body: { name: 'agents', rate_limit_per_minute: 6000 } });
+      setShown(`New API key (shown once): ${r.key}`);
+    });
+  return (
+    <main>
+      <h1>Administration</h1>
+      {shown && (
+        <p class="badge warn mono" role="status">
+          {shown}
+        </p>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <section class="card" aria-label="Health and usage">
+        <h2>Health and usage</h2>
+        <p>
+          Service: {health?.status ?? '…'}. Requests {usage?.totals.api_requests ?? "…"}, events {usage?.totals.events_ingested ?? "…"} (this period).
+        </p>
+      </section>
+      <section class="card" aria-label="API key">
+        <h2>API key</h2>
+        <table aria-label="API keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Status</th>
+              <th scope="col">Rate limit</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td class="mono">{k.key_prefix}</td>
+                <td>{k.status}</td>
+                <td>{k.rate_limit_per_minute}/min</td>
+                <td>
+                  {k.status === 'active' && (
+                    <button type="button" class="secondary" onClick={() => void act(() => api(`/auth/api_keys/${k.id}`, { method: 'DELETE' }))}>
+                      Revoke {k.key_prefix}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {!keys.some((k) => k.status === 'active') && (
+          <button type="button" onClick={createKey}>
+            Create the API key
+          </button>
+        )}
+      </section>
+      <section class="card" aria-label="Users">
+        <h2>Users</h2>
+        <table aria-label="Users and roles">
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">State</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr key={u.user_id}>
+                <td>{u.email}</td>
+                <td>
+                  <select aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => void act(() => api(`/users/${u.user_id}`, { method: 'PATCH', body: { role: (e.currentTarget as HTMLSelectElement).value } }))}>
+                    <option value="admin">admin</option>
+                    <option value="reviewer">reviewer</option>
+                    <option value="auditor">auditor</option>
+                  </select>
+                </td>
+                <td>{u.disabled ? 'disabled' : u.password_change_required ? 'invited' : 'active'}</td>
+                <td>
+                  <button type="button" class="secondary" onClick={() => void act(() => api(`/users/${u.user_id}`, { method: 'PATCH', body: { disabled: !u.disabled } }))}>
+                    {u.disabled ? 'Enable' : 'Disable'} {u.email}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <form class="filters" onSubmit={invite} aria-label="Invite a user">
+          <label>
+            Email
+            <input name="email" type="email" required />
+          </label>
+          <label>
+            Role
+            <select name="role">
+              <option value="auditor">auditor</option>
+              <option value="reviewer">reviewer</option>
+              <option value="admin">admin</option>
+            </select>
+          </label>
+          <button type="submit">Invite</button>
+        </form>
+      </section>
+    </main>
+  );
+}
+
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const route = useRoute();
@@ -718,6 +989,8 @@ function App() {
           {nav('traces', '#/traces', 'Traces')}
           {nav('integrity', '#/integrity', 'Integrity')}
           {nav('evidence', '#/evidence', 'Evidence')}
+          {nav('reviews', '#/reviews', 'Human review')}
+          {session.user.role === 'admin' && nav('admin', '#/admin', 'Admin')}
           {nav('keys', '#/keys', 'Pinned keys')}
         </nav>
         <span class="spacer" />
@@ -728,7 +1001,7 @@ function App() {
           Sign out
         </button>
       </header>
-      {route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
+      {route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
     </>
   );
 }

@@ -195,6 +195,63 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.close();
   }, 120_000);
 
+  it('an admin invites an auditor and records a review; the auditor sets a password and reaches no admin or review action (UI and API)', async () => {
+    const admin = await newPage();
+    await admin.goto(`${svc.url}/console/`);
+    await admin.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
+    await admin.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await admin.getByRole('button', { name: 'Sign in' }).click();
+    await admin.getByRole('link', { name: 'Admin' }).click();
+    await admin.getByRole('heading', { name: 'Administration' }).waitFor();
+    const invite = admin.getByRole('form', { name: 'Invite a user' });
+    const email = `auditor-${kind}@example.com`;
+    await invite.getByLabel('Email').fill(email);
+    await invite.getByLabel('Role').selectOption('auditor');
+    await invite.getByRole('button', { name: 'Invite' }).click();
+    const shown = admin.getByRole('status');
+    await expect.poll(() => shown.textContent()).toContain(`One-time password for ${email}`);
+    const otp = ((await shown.textContent()) as string).split(': ').at(-1)?.trim() as string;
+    await admin.getByRole('table', { name: 'Users and roles' }).getByRole('cell', { name: email, exact: true }).waitFor();
+    await admin.getByText(/Service: ok\. Requests \d+, events \d+/).waitFor();
+    expect(await axe(admin)).toEqual([]);
+    await shot(admin, 'admin');
+
+    await admin.getByRole('link', { name: 'Human review' }).click();
+    const form = admin.getByRole('form', { name: 'Reject a decision' });
+    await form.getByLabel('Reason').fill('Placed on a feed ten minutes old');
+    await form.getByRole('button', { name: 'Record the rejection' }).click();
+    await admin.getByRole('table', { name: 'Rejections' }).getByText('Placed on a feed ten minutes old').waitFor();
+    expect(await axe(admin)).toEqual([]);
+    await shot(admin, 'reviews');
+    await admin.close();
+
+    const auditor = await newPage();
+    await auditor.goto(`${svc.url}/console/`);
+    await auditor.getByLabel('Email').fill(email);
+    await auditor.getByLabel('Password').fill(otp);
+    await auditor.getByRole('button', { name: 'Sign in' }).click();
+    await auditor.getByRole('heading', { name: 'Set your own password' }).waitFor();
+    await auditor.getByLabel('One-time password').fill(otp);
+    await auditor.getByLabel('New password').fill('the auditor chose this');
+    await auditor.getByRole('button', { name: 'Save' }).click();
+    await auditor.getByRole('heading', { name: 'Logs' }).waitFor();
+    expect(await auditor.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    await auditor.goto(`${svc.url}/console/#/admin`);
+    await auditor.getByText('Administration is for admins; your role is auditor.').waitFor();
+    await auditor.goto(`${svc.url}/console/#/reviews`);
+    await auditor.getByRole('table', { name: 'Rejections' }).waitFor();
+    expect(await auditor.getByRole('form', { name: 'Reject a decision' }).count()).toBe(0);
+    // The API refuses them too, whatever the page shows.
+    const statuses = await auditor.evaluate(`(async () => {
+      const s = await (await fetch('/api/v1/auth/session')).json();
+      const post = (url, body) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrf_token }, body: JSON.stringify(body) }).then((r) => r.status);
+      return [await post('/api/v1/users', { email: 'x@example.com', role: 'admin' }), await post('/api/v1/hitl/reject', { reviewer: 'a', rejection_reason: 'b' }), await post('/api/v1/auth/api_keys', { name: 'k', rate_limit_per_minute: 1 })];
+    })()`);
+    expect(statuses).toEqual([403, 403, 403]);
+    expect(cspErrors).toEqual([]);
+    await auditor.close();
+  }, 120_000);
+
   it('a console page cannot be framed and loads nothing from elsewhere (security headers)', async () => {
     const res = await call(`${svc.url}/console/`, 'GET');
     expect(res.status).toBe(200);
