@@ -131,9 +131,15 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(await badge.textContent()).toContain('hash mismatch');
     await shot(page, 'entry-tampered');
 
-    // Integrity, then sign out: the cookie stops working.
+    // Integrity: a full verification run from the page finds the changed entry and names it.
     await page.getByRole('link', { name: 'Integrity' }).click();
     await page.getByRole('heading', { name: 'Integrity' }).waitFor();
+    await page.getByTestId('tree-chart').waitFor();
+    await page.getByRole('button', { name: 'Run a full verification' }).click();
+    await expect.poll(() => page.getByTestId('job-status').textContent(), { timeout: 30_000 }).toMatch(/: completed$/);
+    const violations = page.getByRole('region', { name: 'Violations' });
+    await expect.poll(() => violations.getByRole('link', { name: 'entry 1' }).getAttribute('href')).toBe(`#/logs/${logId}`);
+    expect(await page.getByTestId('integrity-badge').getAttribute('class')).toContain('bad');
     expect(await axe(page)).toEqual([]);
     await shot(page, 'integrity');
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
       "seq": 4,
-      "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+      "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-702d-b15e-5bbc11060453"
+        "019ca945-0a00-703e-a301-d4f20a572e1f"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a"
+          "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,15 +68,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
-        "019ca945-0a00-702f-a6b4-411aba07c25c"
+        "019ca945-0a00-703f-a187-3f55147e3f03",
+        "019ca945-0a00-7040-98fb-c289277e224d"
       ]
     }
   },
   "changePassword": {
     "status": 204,
     "request": {
-      "current_password": "zcvFnq4SUXgGZ7beuCGKdb5B",
+      "current_password": "xx-L20sknpKDpmE8UgOh4vQ7",
       "new_password": "a passphrase Ana chose herself"
     }
   },
@@ -87,28 +87,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
+      "id": "9acb051e-d816-46e2-8057-e20ac14dac28",
       "name": "trading-agents-prod",
-      "key_prefix": "alk_ZgdG95gK",
+      "key_prefix": "alk_Pl0iuesG",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk_ZgdG95gKNXIuIGMDmBiPhdxhG49dOvs98HCz_SzEwuA"
+      "key": "alk_Pl0iuesGgG6YkHvNRO6EUK8X4BTUY0rvWYpfROs-wK4"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "id": "019ca945-0a00-7046-b266-0715de72a035",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -121,17 +121,17 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "createSession": {
     "status": 201,
     "request": {
-      "email": "user-7124c141@example.com",
-      "password": "pw-ef82f6692e39c2c5"
+      "email": "user-5e477b2c@example.com",
+      "password": "pw-eb1137e5e262f444"
     },
     "response": {
-      "csrf_token": "O65KtW5ASRiADhgbaHq1ZKujf0OHe0MqmJmxOVPKF1Y",
+      "csrf_token": "8mgoTvmtR6GPSjf6RwJyvcMP5AZcy9m8PQPs8_-J1Yw",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "2b3c841f-2280-4686-90de-84a22458115e",
-        "email": "user-7124c141@example.com",
+        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
+        "email": "user-5e477b2c@example.com",
         "role": "admin"
       }
     }
@@ -144,7 +144,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     },
     "response": {
       "user": {
-        "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
+        "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
         "email": "ana.lima@acme.example",
         "role": "auditor",
         "created_at": "2026-03-01T12:00:00.000Z",
@@ -152,7 +152,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "disabled_at": null,
         "password_change_required": true
       },
-      "one_time_password": "26aoShV56aEqOJtIYP7K36Si"
+      "one_time_password": "v90KkzF0MBBb8lqa_mv5JGlg"
     }
   },
   "createWebhookEndpoint": {
@@ -166,7 +166,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
+      "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -177,7 +177,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_iBykCC0ahk9Fpe37j7z8yVCb90LMLhLEfgzGwUw68aE="
+      "secret": "whsec_Et+hXOs410edZciI94R0kqVqaEnAksnVRNqWP5eejzo="
     }
   },
   "deleteSession": {
@@ -188,7 +188,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"3e6ee374-a095-4244-9579-57ef9db88cf9\",\"seq\":4,\"log_id\":\"019ca945-0a00-702d-b15e-5bbc11060453\",\"format_version\":1,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"0e79f58e-7dcc-454c-a897-d453e612da5b\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f\",\"hash\":\"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492\",\"signature\":\"xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==\",\"key_id\":\"fa4c54ccf3a4f9d8\",\"idempotency_conflict_of\":null,\"content_hash\":\"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492\"}\n{\"company_id\":\"3e6ee374-a095-4244-9579-57ef9db88cf9\",\"seq\":5,\"log_id\":\"019ca945-0a00-702e-8f5b-d11d9afe1dbd\",\"format_version\":1,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"f06244d6-bdfc-442b-a8b4-f1e018c8e64a\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"0e79f58e-7dcc-454c-a897-d453e612da5b\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492\",\"hash\":\"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb\",\"signature\":\"PKWjGo0m4I7ZfQo28PTxc03s2yy08BY2fXXrnOIV3ZF/Hm7ETQ2N5zpeIkC0w5xdYQatohqgaKYZPn1flji/CA==\",\"key_id\":\"fa4c54ccf3a4f9d8\",\"idempotency_conflict_of\":null,\"content_hash\":\"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb\"}\n{\"company_id\":\"3e6ee374-a095-4244-9579-57ef9db88cf9\",\"seq\":6,\"log_id\":\"019ca945-0a00-702f-a6b4-411aba07c25c\",\"format_version\":1,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"0e79f58e-7dcc-454c-a897-d453e612da5b\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb\",\"hash\":\"9d247c12c201545c2dbfd2c340b3ec49b78184d8066074afaa93827a10d0f8b1\",\"signature\":\"kINOvPr40Ymyo9OJEpO9R9sBi2z6nLS/rX3a6LPS0sE2qPAmtG6XkNmzgS5xYhK6sw3UXGNvs90QK9mxw0AzBA==\",\"key_id\":\"fa4c54ccf3a4f9d8\",\"idempotency_conflict_of\":null,\"content_hash\":\"9d247c12c201545c2dbfd2c340b3ec49b78184d8066074afaa93827a10d0f8b1\"}\n{\"company_id\":\"3e6ee374-a095-4244-9579-57ef9db88cf9\",\"seq\":9,\"log_id\":\"019ca945-0a00-7034-95ec-04813697737a\",\"format_version\":1,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"0e79f58e-7dcc-454c-a897-d453e612da5b\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"bbf3e190a8c077305e86b40ec881c42292caadbaff13d3f1c94eac7b7689df50\",\"hash\":\"8e5ccef1788cc2c6b4c4c8980351e0d335944d2c676cb731c4697c2ab8f46c84\",\"signature\":\"N+uUwgXCLfEPttbv951zF+OULRf2CkhQl7SGhqYvLpb563kzSVyjSYcdEETBaBx+FPrryT2tbJzQzL342pXOAw==\",\"key_id\":\"fa4c54ccf3a4f9d8\",\"idempotency_conflict_of\":null,\"content_hash\":\"8e5ccef1788cc2c6b4c4c8980351e0d335944d2c676cb731c4697c2ab8f46c84\"}\n"
+    "response": "{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":4,\"log_id\":\"019ca945-0a00-703e-a301-d4f20a572e1f\",\"format_version\":1,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1\",\"hash\":\"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569\",\"signature\":\"n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569\"}\n{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":5,\"log_id\":\"019ca945-0a00-703f-a187-3f55147e3f03\",\"format_version\":1,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"bcf2b88f-364f-411a-893a-bc2aff1fd72a\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569\",\"hash\":\"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796\",\"signature\":\"OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796\"}\n{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":6,\"log_id\":\"019ca945-0a00-7040-98fb-c289277e224d\",\"format_version\":1,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796\",\"hash\":\"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2\",\"signature\":\"8FjUCR5JGNLqg4mcA14VBcRur/ONnzBb8eFG9SqdU2ee0Teb9HJTUQmdu9ySKHkY5TNbBEeWewPiKVS6SCc+Cg==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2\"}\n{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":9,\"log_id\":\"019ca945-0a00-7045-a127-af3100eb6e38\",\"format_version\":1,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"cd972867dc6ce8cf30b611acfc60a5c5479690d70fb54506924eaff53f02925c\",\"hash\":\"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549\",\"signature\":\"3C6FuuQymcwu/mVgqF1kuB3xAwBHUAnvVaJW3TD8V1eo5+1rxMnrCQTwtaORlyuODi/xE3tuWrusYSIqIOLaAw==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -303,12 +303,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
+      "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
       "tree_size": 9,
-      "root_hash": "58da9692125d2e7bbdbe776fc66c43178f69c14af8296305115867c6d1b346f0",
+      "root_hash": "fde5e240d82717845f2583902f3a51e6780aa4b747fcf9279501523ee198f27f",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "fa4c54ccf3a4f9d8",
-      "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n9\nWNqWkhJdLnu9vndvxmxDF49pwUr4KWMFEVhnxtGzRvA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH7f6kORlXNhsbtz0NRmwUA8csNm1VIifuDBsZ9DB6swuogmPTswbzryW4Qy6KdCFp8688B+E+HnEF8RK4xy7tQc=\n"
+      "key_id": "e0d61897ab0010c5",
+      "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n9\n/eXiQNgnF4RfJYOQLzpR5ngKpLdH/PknlQFSPuGY8n8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGOfacCSpPczgwL5NEwO17s9zzyRwyJlDvsZVg5Qt9fllIOAssfGO7Hzwg+HI5j3JErR/UoU3clLJCjlIuDUhlgY=\n"
     }
   },
   "getConsistencyProof": {
@@ -316,19 +316,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "e8ff63debc23d6307c09fc6282b8a5e1236f3364da144023c78569855f072dd6",
-      "second_root": "b46875d6f0f1b458ede646c8d57d227ae9f794b6a4f2e4f18d127546b46302c8",
+      "first_root": "fc732ab97da40d74193b9fc59edee9ee477d444bd3a264371bdb0f80bdf5e6c2",
+      "second_root": "a4b708a4740e94b57394262c8a89aaf74ea3b493022657fed36fe9014070e285",
       "proof": [
-        "b1a6814c9b017e08e6e77baf4085957ca865d3669c7c03b3574a59bbda9e361d",
-        "0e560613ff5268e066bd0a829913c12ccc7a58503383569ff9920716c2e8897b"
+        "6ac4436575b9b7624095152dbfa93333758708cbf822d1ba8c13de9807b25f1e",
+        "8e49b65bce79cbf7bc09e6e238f07a1617c1b3aed1832fbe3b96a15ed3ee8217"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
+        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
         "tree_size": 3,
-        "root_hash": "e8ff63debc23d6307c09fc6282b8a5e1236f3364da144023c78569855f072dd6",
+        "root_hash": "fc732ab97da40d74193b9fc59edee9ee477d444bd3a264371bdb0f80bdf5e6c2",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fa4c54ccf3a4f9d8",
-        "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n3\n6P9j3rwj1jB8Cfxigril4SNvM2TaFEAjx4VphV8HLdY=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH9PEjqbUPuoj7ePFe4lkjyYjCJ+hVL25hXz3+dW8zmhWZluigqhfEnbP2G4VrQtSin2+RFRs4HPhNMDcszmFWQ8=\n"
+        "key_id": "e0d61897ab0010c5",
+        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n3\n/HMquX2kDXQZO5/Fnt7p7kd9REvTomQ3G9sPgL315sI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGHCTEFtOJ3BzIYHfMR45dQLJceCWaA4k6RsBcYM00YSjWgoJ8mPOmxTvfyeCNZv1QiMYPh21K07TfliSYo5lGAw=\n"
       },
       "second_checkpoint": null
     }
@@ -337,26 +337,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b"
+        "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
+        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
         "tree_size": 10,
-        "root_hash": "bc3439693f1e1d1367e65382aa96aef0c19434fb031b20ca471dc7203da81298",
+        "root_hash": "2610ea3b2f11e3ca8c7d848b3a0eb6d765d92f9d8ff9d8a92ed041a2ea45a6ca",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fa4c54ccf3a4f9d8",
-        "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n10\nvDQ5aT8eHRNn5lOCqpau8MGUNPsDGyDKRx3HID2oEpg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH2m6SNz2SxhUXC+VX/P/eGGxaLGpu+ODpAgGAzQut+e9tz/PV4kd+mlbfJ2BTn+MX6Ysp5SQqA75WBekOvfyHg8=\n"
+        "key_id": "e0d61897ab0010c5",
+        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n10\nJhDqOy8R48qMfYSLOg6212XZL52P+dipLtBBoupFpso=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNxZSXW2cexDRygOjNhuPICuGIOIok5KZxLEwuGLCu9sEUzTMAcP+F19haQ6rSubs+8jnYsxWFkGWsYmOX38QQQ=\n"
       },
       "public_keys": [
         {
-          "key_id": "fa4c54ccf3a4f9d8",
+          "key_id": "e0d61897ab0010c5",
           "algorithm": "Ed25519",
-          "public_key": "vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=",
-          "note_verifier_key": "audit-ledger.local+a1a2311f+Ab0PKeJ1iRkAwRV0n8l9R2+42MiJ94eoxOGMrS3Uc3LR",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAvQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=\n-----END PUBLIC KEY-----\n",
+          "public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
+          "note_verifier_key": "audit-ledger.local+86cff018+AcgxsVIGNpzHLlKiMwq50nVeBBo8g6SVLvaf5W3E1DGu",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -366,14 +366,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+            "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
             "seq": 4,
             "event_type": "context.retrieved",
-            "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-            "prev_hash": "fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f",
-            "signature": "xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==",
-            "key_id": "fa4c54ccf3a4f9d8",
-            "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+            "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+            "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
+            "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
+            "key_id": "e0d61897ab0010c5",
+            "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
             "format_version": 1,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
@@ -382,7 +382,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -404,25 +404,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 4,
             "tree_size": 10,
             "proof": [
-              "80990c155d89f1fd00dab17b886477f57e76c105fafed98e70b037316bed8937",
-              "14aaa69b6857b75b91d8f5956d98201831637a3a03e9a42eafd70f3c008eb91f"
+              "ecd51477128ed912765b7ee2a864f64ace3228282bdd1b02b58fe43c033c1b2a",
+              "7351ec782bd02daf863cf6b4e3a806236b37ac9647bb73e4fccfeff9d617e131"
             ]
           }
         },
         {
           "entry": {
-            "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+            "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
             "seq": 5,
             "event_type": "decision.made",
-            "hash": "aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb",
-            "prev_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-            "signature": "PKWjGo0m4I7ZfQo28PTxc03s2yy08BY2fXXrnOIV3ZF/Hm7ETQ2N5zpeIkC0w5xdYQatohqgaKYZPn1flji/CA==",
-            "key_id": "fa4c54ccf3a4f9d8",
-            "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+            "hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
+            "prev_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+            "signature": "OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==",
+            "key_id": "e0d61897ab0010c5",
+            "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
             "format_version": 1,
             "data": {
               "decision": "buy",
-              "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+              "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
               "inputs": [
                 "read-1"
               ],
@@ -430,7 +430,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -440,7 +440,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+            "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
@@ -450,8 +450,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 5,
             "tree_size": 10,
             "proof": [
-              "408f9ed7c807c5d96207141e41f263a28831bcc6de92f172140a2c75d0ce512a",
-              "14aaa69b6857b75b91d8f5956d98201831637a3a03e9a42eafd70f3c008eb91f"
+              "25383402c209eb700527f581a2117e181387f37f1eb1f3ad709990599156046b",
+              "7351ec782bd02daf863cf6b4e3a806236b37ac9647bb73e4fccfeff9d617e131"
             ]
           }
         }
@@ -467,7 +467,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.38
+          "latency_ms": 0.41
         },
         "signing_key": {
           "status": "ok"
@@ -482,32 +482,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
       "seq": 4,
-      "entry_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-      "leaf_hash": "408f9ed7c807c5d96207141e41f263a28831bcc6de92f172140a2c75d0ce512a",
+      "entry_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+      "leaf_hash": "25383402c209eb700527f581a2117e181387f37f1eb1f3ad709990599156046b",
       "leaf_index": 4,
       "tree_size": 7,
-      "root_hash": "b88c9882fbd9753da6d45c8b897d4e44d0fbeeb512614bc91dbaa4d3c7d3ed18",
+      "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
       "proof": [
-        "80990c155d89f1fd00dab17b886477f57e76c105fafed98e70b037316bed8937",
-        "4d128377ea1162eaf45cab2d1b7989c5f50047072f80ea6321fd013214d4b398"
+        "ecd51477128ed912765b7ee2a864f64ace3228282bdd1b02b58fe43c033c1b2a",
+        "6b06f0fce4c6d7e6c5ed575b4375ed216ec089e607dc9fd4bdfa8479ddc185e3"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
+        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
         "tree_size": 7,
-        "root_hash": "b88c9882fbd9753da6d45c8b897d4e44d0fbeeb512614bc91dbaa4d3c7d3ed18",
+        "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fa4c54ccf3a4f9d8",
-        "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n7\nuIyYgvvZdT2m1FyLiX1ORND77rUSYUvJHbqk08fT7Rg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH2STAyERwvQ+ccZbpwduwNaKmEr1Ilr6l8eV7sUFTGptiXFJFCM/oGb5K2VTRe9LOVj7C6u/vgTi/9nsXEZStgA=\n"
+        "key_id": "e0d61897ab0010c5",
+        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n7\n7K1jBGoewQti7hDUmjgN9Q4SOMEs4G3WtsIxq5yMNzw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNt3McicHP4CpF3M+W8nUYqF7UiF10sH5tF06lMvuOud04o48eJO2NoujNY2TLm1fP0KzV3AvHitpXlldNk+Mw8=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+      "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -537,15 +537,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "chain_status": "unverified",
       "head": {
         "seq": 8,
-        "hash": "bbf3e190a8c077305e86b40ec881c42292caadbaff13d3f1c94eac7b7689df50"
+        "hash": "cd972867dc6ce8cf30b611acfc60a5c5479690d70fb54506924eaff53f02925c"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
+        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
         "tree_size": 9,
-        "root_hash": "58da9692125d2e7bbdbe776fc66c43178f69c14af8296305115867c6d1b346f0",
+        "root_hash": "fde5e240d82717845f2583902f3a51e6780aa4b747fcf9279501523ee198f27f",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fa4c54ccf3a4f9d8",
-        "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n9\nWNqWkhJdLnu9vndvxmxDF49pwUr4KWMFEVhnxtGzRvA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH7f6kORlXNhsbtz0NRmwUA8csNm1VIifuDBsZ9DB6swuogmPTswbzryW4Qy6KdCFp8688B+E+HnEF8RK4xy7tQc=\n"
+        "key_id": "e0d61897ab0010c5",
+        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n9\n/eXiQNgnF4RfJYOQLzpR5ngKpLdH/PknlQFSPuGY8n8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGOfacCSpPczgwL5NEwO17s9zzyRwyJlDvsZVg5Qt9fllIOAssfGO7Hzwg+HI5j3JErR/UoU3clLJCjlIuDUhlgY=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -562,8 +562,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
       "seq": 4,
       "format_version": 1,
       "event_type": "context.retrieved",
@@ -574,7 +574,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -590,11 +590,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "event_id": "read-1"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f",
-      "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-      "content_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-      "signature": "xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==",
-      "key_id": "fa4c54ccf3a4f9d8",
+      "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
+      "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+      "content_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+      "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
+      "key_id": "e0d61897ab0010c5",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -604,19 +604,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+        "id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
         "name": "Acme Capital",
-        "created_at": "2026-11-23T22:48:32.105Z"
+        "created_at": "2026-11-23T22:58:11.989Z"
       },
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
-      "user_id": "2b3c841f-2280-4686-90de-84a22458115e",
-      "email": "user-7124c141@example.com",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+      "user_id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
+      "email": "user-5e477b2c@example.com",
       "is_admin": true,
       "user": {
-        "id": "2b3c841f-2280-4686-90de-84a22458115e",
-        "email": "user-7124c141@example.com",
+        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
+        "email": "user-5e477b2c@example.com",
         "role": "admin",
-        "created_at": "2026-11-23T22:48:32.105Z"
+        "created_at": "2026-11-23T22:58:11.989Z"
       }
     }
   },
@@ -633,7 +633,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.12
+          "latency_ms": 0.1
         },
         "signing_key": {
           "status": "ok"
@@ -648,9 +648,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "id": "019ca945-0a00-7046-b266-0715de72a035",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -663,11 +663,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "nodes": [
         {
-          "id": "019ca945-0a00-702d-b15e-5bbc11060453",
+          "id": "019ca945-0a00-703e-a301-d4f20a572e1f",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
@@ -691,14 +691,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-702d-b15e-5bbc11060453",
+          "source": "019ca945-0a00-703e-a301-d4f20a572e1f",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
-          "target": "019ca945-0a00-702d-b15e-5bbc11060453",
+          "source": "019ca945-0a00-703f-a187-3f55147e3f03",
+          "target": "019ca945-0a00-703e-a301-d4f20a572e1f",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -710,26 +710,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision f06244d6-bdfc-442b-a8b4-f1e018c8e64a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-702d-b15e-5bbc11060453",
-        "019ca945-0a00-702e-8f5b-d11d9afe1dbd"
+        "019ca945-0a00-703e-a301-d4f20a572e1f",
+        "019ca945-0a00-703f-a187-3f55147e3f03"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+          "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
           "seq": 4,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+          "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
           "seq": 5,
           "event_type": "decision.made",
           "role": "outcome"
@@ -738,8 +738,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
-        "description": "decision f06244d6-bdfc-442b-a8b4-f1e018c8e64a (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
+        "description": "decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -748,8 +748,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -758,8 +758,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
-          "context_log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+          "used_by_log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
+          "context_log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -769,11 +769,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "items": [
         {
-          "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
+          "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
           "seq": 4,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -789,7 +789,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
+          "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
           "seq": 5,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -798,7 +798,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
             "inputs": [
               "read-1"
             ],
@@ -813,13 +813,13 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getSession": {
     "status": 200,
     "response": {
-      "csrf_token": "O65KtW5ASRiADhgbaHq1ZKujf0OHe0MqmJmxOVPKF1Y",
+      "csrf_token": "8mgoTvmtR6GPSjf6RwJyvcMP5AZcy9m8PQPs8_-J1Yw",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "2b3c841f-2280-4686-90de-84a22458115e",
-        "email": "user-7124c141@example.com",
+        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
+        "email": "user-5e477b2c@example.com",
         "role": "admin"
       }
     }
@@ -827,18 +827,18 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
-        "api_requests": 37,
+        "api_requests": 38,
         "events_ingested": 6,
         "rate_limited_requests": 0
       },
       "by_day": [
         {
           "day": "2026-03-01",
-          "api_requests": 37,
+          "api_requests": 38,
           "events_ingested": 6,
           "rate_limited_requests": 0
         }
@@ -853,10 +853,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "rate_limited_requests": 0
         },
         {
-          "key_id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
+          "key_id": "9acb051e-d816-46e2-8057-e20ac14dac28",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_ZgdG95gK",
-          "api_requests": 22,
+          "key_prefix": "alk_Pl0iuesG",
+          "api_requests": 23,
           "events_ingested": 6,
           "rate_limited_requests": 0
         }
@@ -866,8 +866,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "data_bytes": 1352
       },
       "rate_limit": {
-        "key_id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
-        "key_prefix": "alk_ZgdG95gK",
+        "key_id": "9acb051e-d816-46e2-8057-e20ac14dac28",
+        "key_prefix": "alk_Pl0iuesG",
         "rate_limit_per_minute": 6000
       }
     }
@@ -875,7 +875,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
+      "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -884,8 +884,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
-        "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+        "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
+        "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -913,7 +913,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
+      "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -931,9 +931,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "d0a067d4-bcdf-4705-898d-258bfe1307a8",
+          "id": "9acb051e-d816-46e2-8057-e20ac14dac28",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_ZgdG95gK",
+          "key_prefix": "alk_Pl0iuesG",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -942,13 +942,33 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     }
   },
+  "listCheckpoints": {
+    "status": 200,
+    "response": {
+      "items": [
+        {
+          "tree_size": 1,
+          "root_hash": "7a1fa36a1d9e8d674b32bc94b9a413d0a2cc084cd50d92308f954940ec6d8433",
+          "timestamp": "2026-03-01T12:00:00.000Z",
+          "key_id": "e0d61897ab0010c5"
+        },
+        {
+          "tree_size": 2,
+          "root_hash": "c1e539be0f0258473c3fd16f0a32353ded2aa3f03ce8c53beb3aff67afc4f093",
+          "timestamp": "2026-03-01T12:00:00.000Z",
+          "key_id": "e0d61897ab0010c5"
+        }
+      ],
+      "next_after": 2
+    }
+  },
   "listLogs": {
     "status": 200,
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
-          "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+          "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+          "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
           "seq": 4,
           "format_version": 1,
           "event_type": "context.retrieved",
@@ -959,7 +979,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -975,23 +995,23 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "event_id": "read-1"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "fe3c4f9f5e787c0df494e51d6083cd121355c339f44d7c08929f4ddf7a7c0e1f",
-          "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-          "content_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-          "signature": "xxJHWYslVBFgVcCnp/i0+rVd6oLKfbwh6iiZTAe0i5tmcHOLPOcuPfRAYN5AX4nqXWAB+bVNvHa8jzkiqwn8AA==",
-          "key_id": "fa4c54ccf3a4f9d8",
+          "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
+          "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+          "content_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+          "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
+          "key_id": "e0d61897ab0010c5",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-702e-8f5b-d11d9afe1dbd",
-          "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
+          "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
+          "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
           "seq": 5,
           "format_version": 1,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
             "inputs": [
               "read-1"
             ],
@@ -999,7 +1019,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -1009,15 +1029,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
+          "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a",
           "schema_version": null,
           "extra": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
-          "hash": "aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb",
-          "content_hash": "aae0fc9725a91ced161660ba9d6c7b5981640a131182356945fada717b2939cb",
-          "signature": "PKWjGo0m4I7ZfQo28PTxc03s2yy08BY2fXXrnOIV3ZF/Hm7ETQ2N5zpeIkC0w5xdYQatohqgaKYZPn1flji/CA==",
-          "key_id": "fa4c54ccf3a4f9d8",
+          "prev_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+          "hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
+          "content_hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
+          "signature": "OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==",
+          "key_id": "e0d61897ab0010c5",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
@@ -1030,16 +1050,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7037-a2d4-0e291e9101d2",
-          "log_id": "019ca945-0a00-7038-8efd-0a0e61d8a3bf",
+          "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
+          "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
-          "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+          "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "2b3c841f-2280-4686-90de-84a22458115e"
+            "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
           }
         }
       ],
@@ -1051,9 +1071,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-          "company_id": "3e6ee374-a095-4244-9579-57ef9db88cf9",
-          "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+          "id": "019ca945-0a00-7046-b266-0715de72a035",
+          "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
@@ -1071,14 +1091,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "key_id": "fa4c54ccf3a4f9d8",
+          "key_id": "e0d61897ab0010c5",
           "algorithm": "Ed25519",
-          "public_key": "vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAvQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=\n-----END PUBLIC KEY-----\n",
+          "public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+a1a2311f+Ab0PKeJ1iRkAwRV0n8l9R2+42MiJ94eoxOGMrS3Uc3LR"
+          "note_verifier_key": "audit-ledger.local+86cff018+AcgxsVIGNpzHLlKiMwq50nVeBBo8g6SVLvaf5W3E1DGu"
         }
       ],
       "transitions": []
@@ -1089,7 +1109,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
           "first_at": "2026-03-01T12:00:00.000Z",
           "last_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
@@ -1115,7 +1135,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
+          "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
           "email": "ana.lima@acme.example",
           "role": "auditor",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1124,10 +1144,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "password_change_required": true
         },
         {
-          "user_id": "2b3c841f-2280-4686-90de-84a22458115e",
-          "email": "user-7124c141@example.com",
+          "user_id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
+          "email": "user-5e477b2c@example.com",
           "role": "admin",
-          "created_at": "2026-11-23T22:48:32.105Z",
+          "created_at": "2026-11-23T22:58:11.989Z",
           "disabled": false,
           "disabled_at": null,
           "password_change_required": false
@@ -1147,7 +1167,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
+          "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1167,51 +1187,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7039-801c-8f10427e9553",
+          "id": "019ca945-0a00-704a-bbb9-37a7f1bb9050",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-7037-a2d4-0e291e9101d2",
-            "log_id": "019ca945-0a00-7038-8efd-0a0e61d8a3bf",
+            "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
+            "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
-            "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "2b3c841f-2280-4686-90de-84a22458115e"
+              "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
             }
           }
         },
         {
-          "id": "019ca945-0a00-7036-b600-9cc0481e5144",
+          "id": "019ca945-0a00-7047-8010-8a1e6abebc43",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-7035-b8fd-274e71f92db1",
-            "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+            "session_id": "019ca945-0a00-7046-b266-0715de72a035",
+            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision f06244d6-bdfc-442b-a8b4-f1e018c8e64a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-702d-b15e-5bbc11060453",
-              "019ca945-0a00-702e-8f5b-d11d9afe1dbd"
+              "019ca945-0a00-703e-a301-d4f20a572e1f",
+              "019ca945-0a00-703f-a187-3f55147e3f03"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAzNi1iNjAwLTljYzA0ODFlNTE0NCJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA0Ny04MDEwLThhMWU2YWJlYmM0MyJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-7124c141@example.com",
-      "password": "pw-ef82f6692e39c2c5"
+      "email": "user-5e477b2c@example.com",
+      "password": "pw-eb1137e5e262f444"
     },
     "response": {
-      "access_token": "alt_g8TssrkAEBgvKSBWFA4LbBPrYBrIVGKpd4m91bW4N3k",
+      "access_token": "alt_rZkS67efpD7xZriTjwyN0yZZFjss-D-dkilpoR-j9Qo",
       "token_type": "Bearer",
       "expires_in": 3600,
       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1226,27 +1246,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a"
+      "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a"
     },
     "response": {
-      "id": "019ca945-0a00-7037-a2d4-0e291e9101d2",
-      "log_id": "019ca945-0a00-7038-8efd-0a0e61d8a3bf",
+      "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
+      "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "f06244d6-bdfc-442b-a8b4-f1e018c8e64a",
-      "trace_id": "0e79f58e-7dcc-454c-a897-d453e612da5b",
+      "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "2b3c841f-2280-4686-90de-84a22458115e"
+        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
       }
     }
   },
   "resetUserPassword": {
     "status": 200,
     "response": {
-      "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
-      "one_time_password": "zcvFnq4SUXgGZ7beuCGKdb5B"
+      "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
+      "one_time_password": "xx-L20sknpKDpmE8UgOh4vQ7"
     }
   },
   "revokeApiKey": {
@@ -1255,20 +1275,20 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "fa4c54ccf3a4f9d8",
-      "old_public_key": "vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=",
-      "new_key_id": "9e7d511b98ca3c4d",
-      "new_public_key": "N0VbAuipTlF591B0mJnkIyHZCH4AnhIP1DJ2zvyCwt0=",
+      "old_key_id": "e0d61897ab0010c5",
+      "old_public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
+      "new_key_id": "ac5c83dd864efe0f",
+      "new_public_key": "06NzqUleEEyXWfk40Pm4sbK0CeeSK4H7yaI3Wxffa0E=",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "statement": "audit-ledger/v1/key-transition\nold fa4c54ccf3a4f9d8 vQ8p4nWJGQDBFXSfyX1Hb7jYyIn3h6jE4YytLdRzctE=\nnew 9e7d511b98ca3c4d N0VbAuipTlF591B0mJnkIyHZCH4AnhIP1DJ2zvyCwt0=\ntime 2026-03-01T12:00:00.000Z\n",
-      "old_signature": "JApdvNpmaLUdtmpdFVRjpx5qp1i+LudVgY6RgSZmHX9738iykJjWQCRq3t0B0meZx0hS1pk3TQJFFdjdTnttAw==",
-      "new_signature": "kCUU8nRaMS0sheMOs1b/ir0EQ14QHFnOOKHAsnB4fAveeI78nKvVowIjvc2q/PPmeKPYJ/Gk+GWvOd04U4JQBw=="
+      "statement": "audit-ledger/v1/key-transition\nold e0d61897ab0010c5 yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\nnew ac5c83dd864efe0f 06NzqUleEEyXWfk40Pm4sbK0CeeSK4H7yaI3Wxffa0E=\ntime 2026-03-01T12:00:00.000Z\n",
+      "old_signature": "GkMTRUk5Y9AVpDDIPqwkHgRmtDqhvuiNCqfuA26WjAMI3nCZWKTbdJ5roB52zedumOfJx8e1Mj23Zv0kMoZXCg==",
+      "new_signature": "bKJEoj7B7u80d/m4qSzchlw5So+14k+kWKt+w9IWKjsv//KRBcQ1mYTJvJIeJjosXN67UtfIupz4L/DJx22dBg=="
     }
   },
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-7032-919a-4fbe28af2afd",
+      "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1285,7 +1305,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "role": "reviewer"
     },
     "response": {
-      "user_id": "a44f49ae-c193-4e9d-890f-be7e8c70312c",
+      "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
       "email": "ana.lima@acme.example",
       "role": "reviewer",
       "created_at": "2026-03-01T12:00:00.000Z",
@@ -1304,7 +1324,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-703a-b00f-ad5dc492b17c",
+      "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1320,22 +1340,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-702d-b15e-5bbc11060453",
-      "hash": "7b979e045b712957d8d106394c75d3f0d1a3149884dff8182544f827946c1492",
+      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+      "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
       "chain_valid": true,
       "signature_valid": true,
       "verified_at": "2026-03-01T12:00:00.000Z",
       "seq": 4,
-      "key_id": "fa4c54ccf3a4f9d8",
+      "key_id": "e0d61897ab0010c5",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9",
+        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
         "tree_size": 7,
-        "root_hash": "b88c9882fbd9753da6d45c8b897d4e44d0fbeeb512614bc91dbaa4d3c7d3ed18",
+        "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fa4c54ccf3a4f9d8",
-        "note": "audit-ledger.local/3e6ee374-a095-4244-9579-57ef9db88cf9\n7\nuIyYgvvZdT2m1FyLiX1ORND77rUSYUvJHbqk08fT7Rg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local oaIxH2STAyERwvQ+ccZbpwduwNaKmEr1Ilr6l8eV7sUFTGptiXFJFCM/oGb5K2VTRe9LOVj7C6u/vgTi/9nsXEZStgA=\n"
+        "key_id": "e0d61897ab0010c5",
+        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n7\n7K1jBGoewQti7hDUmjgN9Q4SOMEs4G3WtsIxq5yMNzw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNt3McicHP4CpF3M+W8nUYqF7UiF10sH5tF06lMvuOud04o48eJO2NoujNY2TLm1fP0KzV3AvHitpXlldNk+Mw8=\n"
       }
     }
   }

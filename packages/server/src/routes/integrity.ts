@@ -177,6 +177,39 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
     const signedSize = async (companyId: string) => (await ctx.ledger.latestCheckpoint(companyId))?.tree_size ?? 0;
 
     app.get(
+      '/integrity/checkpoints',
+      {
+        config: READ,
+        schema: {
+          tags: ['integrity'],
+          operationId: 'listCheckpoints',
+          summary: 'The kept signed checkpoints, oldest first (the tree size over time)',
+          description: 'Each checkpoint the service signed and kept, ascending by tree size, without the note (GET /integrity/checkpoint?tree_size=N gives one with it). Page with `after` = the last tree_size of the previous page.',
+          querystring: Type.Object(
+            { after: Type.Integer({ minimum: 0, default: 0 }), limit: Type.Integer({ minimum: 1, maximum: 1000, default: 500 }) },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({
+              items: Type.Array(Type.Object({ tree_size: Type.Integer(), root_hash: Type.String(), timestamp: Type.String({ format: 'date-time' }), key_id: Type.String() })),
+              next_after: Type.Union([Type.Integer(), Type.Null()], { description: 'Pass as after for the next page; null on the last' }),
+            }),
+            ...problemResponses(400, 401, 429),
+          },
+        },
+      },
+      async (request) => {
+        const { after, limit } = request.query;
+        const rows = await ctx.ledger.checkpointsPage(principalOf(request).companyId, after, limit);
+        const last = rows.at(-1);
+        return {
+          items: rows.map((r) => ({ tree_size: r.tree_size, root_hash: r.root_hash, timestamp: r.timestamp, key_id: r.key_id })),
+          next_after: rows.length === limit && last ? last.tree_size : null,
+        };
+      },
+    );
+
+    app.get(
       '/integrity/checkpoint',
       {
         config: READ,

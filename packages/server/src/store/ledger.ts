@@ -103,6 +103,11 @@ export class LedgerStore {
     return this.h.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).where('tree_size', '=', treeSize).executeTakeFirst();
   }
 
+  /** A page of the kept checkpoints: tree_size above `afterSize`, ascending, at most `limit`. */
+  async checkpointsPage(companyId: string, afterSize: number, limit: number): Promise<CheckpointRow[]> {
+    return this.h.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).where('tree_size', '>', afterSize).orderBy('tree_size').limit(limit).execute();
+  }
+
   /** Checkpoints with tree_size in (after, upTo], ascending (a verifier page: at most upTo − after of them). */
   async listCheckpoints(companyId: string, after: number, upTo: number): Promise<CheckpointRow[]> {
     return this.h.db

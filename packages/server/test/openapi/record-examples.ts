@@ -98,6 +98,7 @@ async function main() {
     await call('getVerificationJob', 'GET', `/api/v1/integrity/jobs/${job.json().job_id}`, { headers: user });
     await call('getIntegrityReport', 'GET', '/api/v1/integrity/report', { headers: user });
     await call('getCheckpoint', 'GET', '/api/v1/integrity/checkpoint', { headers: api });
+    await call('listCheckpoints', 'GET', '/api/v1/integrity/checkpoints?limit=2', { headers: api });
     await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: { event_type: 'agent.completed', trace_id: trace, data: { status: 'succeeded' } } });
     await call('getConsistencyProof', 'GET', '/api/v1/integrity/consistency?first=3&second=6', { headers: api });
     await call('listSigningKeys', 'GET', '/api/v1/integrity/keys', { headers: api });
