@@ -5,7 +5,7 @@ import type { EntryBody, JsonObject } from '@audit-ledger/core';
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiProblem, currentSession, type Session, signIn, signOut } from './api';
-import { pinKey, pinnedKeys, type ServiceKey, unpinAll, type Verdict, verifyEntry } from './verify';
+import { pinKey, pinnedKeys, type ServiceKey, serviceKeys, trustedKeys, unpinAll, type Verdict, verifyEntry, verifyTrace } from './verify';
 
 interface Route {
   page: 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay' | 'evidence' | 'reviews' | 'admin';
@@ -314,7 +314,9 @@ function EntryPage({ id }: { id: string }) {
 function Keys({ query }: { query: URLSearchParams }) {
   const [keys, setKeys] = useState<ServiceKey[]>([]);
   const [pinned, setPinned] = useState(pinnedKeys);
-  useEffect(() => void api<{ items: ServiceKey[] }>('/integrity/keys').then((r) => setKeys(r.items)), []);
+  const [endorsed, setEndorsed] = useState<Map<string, string>>(new Map());
+  useEffect(() => void serviceKeys().then((r) => setKeys(r.items)), []);
+  useEffect(() => void trustedKeys().then((t) => setEndorsed(t.endorsed)), [pinned]);
   const back = query.get('return');
   return (
     <main>
@@ -348,6 +350,24 @@ function Keys({ query }: { query: URLSearchParams }) {
                     <span class="badge bad">Changed: not the key you pinned</span>
                   ) : isPinned ? (
                     <span class="badge ok">Pinned</span>
+                  ) : endorsed.has(k.key_id) ? (
+                    <span class="badge ok">Trusted: {endorsed.get(k.key_id)}</span>
+                  ) : pinned.length > 0 ? (
+                    <>
+                      <span class="badge bad" role="alert">
+                        Not trusted: no signed transition from a key you pinned
+                      </span>{' '}
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() => {
+                          pinKey(k);
+                          setPinned(pinnedKeys());
+                        }}
+                      >
+                        Pin key {k.key_id} anyway
+                      </button>
+                    </>
                   ) : (
                     <button
                       type="button"
@@ -609,8 +629,40 @@ interface Staleness {
   findings: Array<{ source_id: string; staleness: string; age_seconds: number; max_age_seconds: number; used_by_log_id: string; details: string }>;
 }
 
+/** Verifies a whole trace in the page (its evidence bundle, with the trusted keys). */
+function TraceCheck({ traceId }: { traceId: string | undefined }) {
+  const [verdict, setVerdict] = useState<Verdict | null>(null);
+  const [error, setError] = useState('');
+  if (!traceId) return null;
+  const run = async () => {
+    if (pinnedKeys().length === 0) {
+      location.hash = `#/keys?return=${encodeURIComponent(location.hash)}`;
+      return;
+    }
+    try {
+      setVerdict(await verifyTrace(traceId));
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <section aria-label="Trace verification">
+      <button type="button" onClick={() => void run()}>
+        Verify this trace in the browser
+      </button>
+      {verdict && <Badge verdict={verdict} />}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}
+
 function Replay({ id }: { id: string }) {
   const [data, setData] = useState<{ timeline: TimelineItem[]; graph: import('./graph').Graph; staleness: Staleness; rootCause: RootCause } | null>(null);
+  const [session, setSession] = useState<{ trace_id: string } | null>(null);
   const [GraphView, setGraphView] = useState<null | (typeof import('./graph'))['default']>(null);
   const [error, setError] = useState('');
   useEffect(() => {
@@ -621,6 +673,7 @@ function Replay({ id }: { id: string }) {
       api<Staleness>(`${base}/staleness`),
       api<RootCause>(`${base}/root-cause`),
     ]).then(([tl, graph, staleness, rootCause]) => setData({ timeline: tl.items, graph, staleness, rootCause }), (err) => setError(message(err)));
+    api<{ trace_id: string }>(base).then(setSession, () => undefined);
     // The graph's layout code is loaded only here.
     void import('./graph').then((m) => setGraphView(() => m.default));
   }, [id]);
@@ -664,6 +717,7 @@ function Replay({ id }: { id: string }) {
           </p>
         )}
       </section>
+      <TraceCheck traceId={session?.trace_id} />
       <h2>Timeline</h2>
       <table aria-label="Timeline">
         <thead>

@@ -2,6 +2,7 @@
 // an entry's hash recomputed from its fields, its signature and the checkpoint's signature checked
 // with keys the user pinned (kept in this browser's storage), and its inclusion proof checked up
 // to the signed root. The code is the SDK's (and so the core's), the same an auditor runs.
+import { followTransitions, type KeyTransition, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
 import { type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
 import { api, ApiProblem } from './api';
 
@@ -40,7 +41,27 @@ export function unpinAll(): void {
   localStorage.removeItem(STORE);
 }
 
-const trusted = () => JSON.stringify({ items: pinnedKeys() });
+/** The service's keys and its signed key transitions (GET /integrity/keys; public). */
+export async function serviceKeys(): Promise<{ items: ServiceKey[]; transitions: KeyTransition[] }> {
+  return api('/integrity/keys');
+}
+
+/**
+ * The keys this browser trusts: the pinned ones, plus every key a trusted key endorsed in a signed
+ * transition (followed in order, checked with the core). A key that arrived any other way is not trusted.
+ */
+export async function trustedKeys(): Promise<{ keys: TrustedKey[]; endorsed: Map<string, string> }> {
+  const pinned = pinnedKeys();
+  const base = pinned.length ? parseTrustedKeys(JSON.stringify({ items: pinned })) : [];
+  const { transitions } = await serviceKeys();
+  const { keys, checks } = followTransitions(base, transitions);
+  const endorsed = new Map<string, string>();
+  for (const c of checks) if (c.status === 'ok') {
+    const m = /→ (\S+) at (\S+), endorsed by the trusted key (\S+)/.exec(c.message);
+    if (m) endorsed.set(m[1] as string, `endorsed by ${m[3]} in a signed transition at ${m[2]}`);
+  }
+  return { keys, endorsed };
+}
 
 export interface Verdict {
   ok: boolean;
@@ -55,16 +76,18 @@ type Entry = Parameters<typeof verifyReceipt>[0] & { seq: number; log_id: string
 export async function verifyEntry(entry: Entry): Promise<Verdict> {
   const t0 = performance.now();
   const checks: Verdict['checks'] = [];
-  const receipt = verifyReceipt(entry, { publicKeys: trusted() });
+  const { keys, endorsed } = await trustedKeys();
+  const receipt = verifyReceipt(entry, { publicKeys: keys });
   checks.push({ ok: !receipt.problems.some((p) => p.startsWith('hash') || p.startsWith('the entry')), what: `hash ${entry.hash.slice(0, 16)}… recomputed from the entry's fields` });
-  checks.push({ ok: receipt.ok, what: `signature checked with pinned key ${entry.key_id}${receipt.ok ? '' : `: ${receipt.problems.join('; ')}`}` });
+  const via = endorsed.get(entry.key_id);
+  checks.push({ ok: receipt.ok, what: `signature checked with ${via ? `key ${entry.key_id} (${via})` : `pinned key ${entry.key_id}`}${receipt.ok ? '' : `: ${receipt.problems.join('; ')}`}` });
   let checkpoint: SignedCheckpoint | null = null;
   try {
     const proof = await api<Parameters<typeof verifyInclusion>[1] & { checkpoint: SignedCheckpoint | null }>(`/logs/${entry.log_id}/proof`);
     checkpoint = proof.checkpoint;
     if (!checkpoint) checks.push({ ok: false, what: 'no signed checkpoint at the proof size' });
     else {
-      const inc = verifyInclusion(entry, proof, checkpoint, { publicKeys: trusted() });
+      const inc = verifyInclusion(entry, proof, checkpoint, { publicKeys: keys });
       checks.push({ ok: inc.ok, what: `included in the tree of checkpoint ${checkpoint.tree_size} (root ${checkpoint.root_hash.slice(0, 16)}…, signed ${checkpoint.timestamp}) by a pinned key${inc.ok ? '' : `: ${inc.problems.join('; ')}`}` });
     }
   } catch (err) {
@@ -72,4 +95,24 @@ export async function verifyEntry(entry: Entry): Promise<Verdict> {
     else throw err;
   }
   return { ok: checks.every((c) => c.ok), checks, checkpoint, ms: performance.now() - t0 };
+}
+
+/**
+ * A whole trace, in the page: its evidence bundle (every entry, its inclusion proof, the signed
+ * checkpoint, the key transitions) checked by the core's bundle verification with the keys this
+ * browser trusts: every hash, signature, proof and link, and the checkpoint's signature.
+ */
+export async function verifyTrace(traceId: string): Promise<Verdict & { entries: number; left_out: number }> {
+  const t0 = performance.now();
+  const bundle = await api<{ entries: unknown[]; entries_after_checkpoint: number; checkpoint: SignedCheckpoint }>(`/exports/evidence?trace_id=${encodeURIComponent(traceId)}`);
+  const pinned = pinnedKeys();
+  const report = verifyBundle(bundle, pinned.length ? parseTrustedKeys(JSON.stringify({ items: pinned })) : []);
+  const failed = report.checks.filter((c) => c.status === 'fail');
+  const passed = report.checks.filter((c) => c.status === 'ok').length;
+  const checks: Verdict['checks'] = [
+    { ok: report.ok && report.pinned, what: `${bundle.entries.length} entries: ${passed} checks passed (hashes, signatures, inclusion proofs, links, checkpoint ${bundle.checkpoint.tree_size} signed by a trusted key)` },
+    ...failed.map((c) => ({ ok: false, what: `${c.seq !== undefined ? `entry ${c.seq}: ` : ''}${c.message}` })),
+  ];
+  if (bundle.entries_after_checkpoint > 0) checks.push({ ok: true, what: `${bundle.entries_after_checkpoint} newer entries are not covered by a checkpoint yet and were left out` });
+  return { ok: report.ok && report.pinned, checks, checkpoint: bundle.checkpoint, ms: performance.now() - t0, entries: bundle.entries.length, left_out: bundle.entries_after_checkpoint };
 }

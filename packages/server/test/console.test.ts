@@ -17,6 +17,7 @@ import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OPERATOR_TOKEN = 'operator-token-for-the-console-test-0123456789';
 const CONSOLE_DIST = path.join(import.meta.dirname, '..', '..', 'console', 'dist', 'index.html');
 const SHOTS = path.join(import.meta.dirname, '..', '..', '..', 'test-results', 'console');
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -40,7 +41,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     if (!fs.existsSync(CONSOLE_DIST)) throw new Error('the console is not built: run npm run build');
     fs.mkdirSync(SHOTS, { recursive: true });
     db = await createTestDatabase(kind);
-    svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, PORT: '0', CHECKPOINT_INTERVAL_MS: '100' });
+    svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, PORT: '0', CHECKPOINT_INTERVAL_MS: '100', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN });
     key = await bootstrapKey(svc.url);
     const batch = await call(`${svc.url}/api/v1/logs/batch`, 'POST', {
       logs: [
@@ -155,15 +156,23 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     const traceId = crypto.randomUUID();
     const ingest = await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs: fixture.events.map((e) => ({ ...e, trace_id: traceId })) }, { 'x-api-key': key });
     expect(ingest.status, ingest.body).toBe(200);
+    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/exports/evidence?trace_id=${traceId}`, 'GET', undefined, { 'x-api-key': key })).json().entries_after_checkpoint).toBe(0), { timeout: 10_000, interval: 50 });
     const page = await newPage();
     await page.goto(`${svc.url}/console/`);
     await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
     await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Pinned keys' }).click();
+    await page.getByRole('button', { name: /^Pin key / }).click();
     await page.getByRole('link', { name: 'Traces' }).click();
     await page.getByRole('button', { name: `Replay trace ${traceId}` }).click();
     const card = page.getByTestId('root-cause');
     await expect.poll(() => card.textContent()).toContain('Root cause: STALE_CONTEXT');
+    // The whole trace, verified in the page from its evidence bundle.
+    await page.getByRole('button', { name: 'Verify this trace in the browser' }).click();
+    const traceBadge = page.getByRole('region', { name: 'Trace verification' }).getByTestId('verify-badge');
+    await expect.poll(() => traceBadge.textContent()).toContain('Verified in this browser');
+    expect(await traceBadge.textContent()).toContain(`${fixture.events.length} entries`);
     const graph = page.getByTestId('causal-graph');
     await graph.waitFor();
     const sources = new Set(fixture.events.filter((e) => e.event_type === 'context.retrieved').map((e) => (e.data as { source_id: string }).source_id));
@@ -176,9 +185,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await card.getByRole('link').first().click();
     await page.getByRole('heading', { name: /^Entry \d+: / }).waitFor();
 
-    // Evidence: pin the key, download the trace's bundle and the pinned keys, verify offline with the verify package.
-    await page.getByRole('link', { name: 'Pinned keys' }).click();
-    await page.getByRole('button', { name: /^Pin key / }).click();
+    // Evidence: download the trace's bundle and the pinned keys, verify offline with the verify package.
     await page.goto(`${svc.url}/console/#/evidence?trace_id=${traceId}`);
     await page.getByRole('heading', { name: 'Evidence' }).waitFor();
     expect(await axe(page)).toEqual([]);
@@ -190,7 +197,6 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
       await download.saveAs(file);
       return file;
     };
-    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/exports/evidence?trace_id=${traceId}`, 'GET', undefined, { 'x-api-key': key })).json().entries_after_checkpoint).toBe(0), { timeout: 10_000, interval: 50 });
     const bundle = await save(() => page.getByRole('link', { name: 'Evidence bundle' }).click(), 'evidence.json');
     const keys = await save(() => page.getByRole('button', { name: 'Download the keys you pinned' }).click(), 'pinned-keys.json');
     expect(JSON.parse(fs.readFileSync(bundle, 'utf8')).entries).toHaveLength(fixture.events.length);
@@ -256,6 +262,34 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(statuses).toEqual([403, 403, 403]);
     expect(cspErrors).toEqual([]);
     await auditor.close();
+  }, 120_000);
+
+  it('a key rotated with a signed transition is trusted through the pinned key (green); entries signed with it verify', async () => {
+    const page = await newPage();
+    await page.goto(`${svc.url}/console/`);
+    await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
+    await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Pinned keys' }).click();
+    await page.getByRole('button', { name: /^Pin key / }).click();
+    const rotated = await call(`${svc.url}/api/v1/integrity/keys/rotate`, 'POST', {}, { authorization: `Bearer ${OPERATOR_TOKEN}` });
+    expect(rotated.status, rotated.body).toBe(200);
+    const newKey = rotated.json().new_key_id as string;
+    const after = await call(`${svc.url}/api/v1/logs`, 'POST', { event_type: 'tool.called', data: { tool: 'after-rotation' } }, { 'x-api-key': key });
+    expect(after.status, after.body).toBe(200);
+    const seq = after.json().seq as number;
+    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, { 'x-api-key': key })).json().tree_size).toBeGreaterThan(seq), { timeout: 10_000, interval: 50 });
+    await page.reload();
+    const row = page.getByRole('row', { name: new RegExp(newKey) });
+    await expect.poll(() => row.textContent()).toContain('Trusted: endorsed by');
+    await shot(page, 'keys-rotated');
+    await page.goto(`${svc.url}/console/#/logs/${after.json().log_id}`);
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    const badge = page.getByTestId('verify-badge');
+    await expect.poll(() => badge.textContent()).toContain('Verified in this browser');
+    expect(await badge.textContent()).toContain(`key ${newKey} (endorsed by`);
+    expect(cspErrors).toEqual([]);
+    await page.close();
   }, 120_000);
 
   it('a console page cannot be framed and loads nothing from elsewhere (security headers)', async () => {
