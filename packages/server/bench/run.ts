@@ -13,6 +13,7 @@ import { openSqliteStore } from '../src/store/sqlite.js';
 import { LOG_ENTRY_COLUMNS } from '../src/store/columns.js';
 import { uuidv7 } from '../src/ledger/uuidv7.js';
 import { type ExportResult, exportMemory, fullVerification } from './integrity.js';
+import { consoleBudgets, consoleLine } from './console.js';
 import { forensicsOnLongTrace, type ForensicsTimings } from './forensics.js';
 import { atEnd, cleanUp, scratchDir } from './scratch.js';
 import { parserCost, parserLine } from './parser.js';
@@ -24,7 +25,7 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const BATCH = 1000;
 const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
 /**
- * BENCH_ONLY=parser runs only the body parser's cost. BENCH_ONLY=integrity runs only the verification and export parts; BENCH_ONLY=sqlite or postgres
+ * BENCH_ONLY=parser runs only the body parser's cost. BENCH_ONLY=console runs only the console's budgets (needs the built console and Chromium). BENCH_ONLY=integrity runs only the verification and export parts; BENCH_ONLY=sqlite or postgres
  * only that store's ingestion. Neither rewrites docs/performance.md.
  */
 const ONLY = process.env.BENCH_ONLY;
@@ -256,6 +257,10 @@ async function main(): Promise<void> {
     console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
     return;
   }
+  if (ONLY === 'console') {
+    console.log(`console: ${consoleLine(await consoleBudgets())}`);
+    return;
+  }
   if (ONLY === 'sqlite' || ONLY === 'postgres') {
     const pgdb = ONLY === 'postgres' ? await freshPgDatabase() : undefined;
     const r = await measureService(ONLY, pgdb ? { DATABASE_URL: pgdb.url } : {});
@@ -270,6 +275,8 @@ async function main(): Promise<void> {
   );
   const forensics = await forensicsOnLongTrace(10_000);
   console.log(`forensics on one trace of ${forensicsLine(forensics)}`);
+  const consoleB = await consoleBudgets();
+  console.log(`console: ${consoleLine(consoleB)}`);
   if (ONLY === 'integrity') {
     const sqliteOnly = await measureService('sqlite', {});
     console.log(`export: ${exportLine(sqliteOnly.exported)}`);
@@ -306,6 +313,7 @@ async function main(): Promise<void> {
     ['Streamed JSONL export, SQLite (everything the loads above ingested)', exportLine(sqlite.exported), '', '', '', 'constant memory'],
     ['Streamed JSONL export, PostgreSQL (same)', exportLine(postgres.exported), '', '', '', 'constant memory'],
     ['Forensics on one trace, SQLite (each endpoint through the app; first call, then again)', forensicsLine(forensics), '', '', '', '< 1 s on 10,000 events'],
+    ['Web console in Chromium, SQLite (JS shipped; logs first paint; in-browser verification)', consoleLine(consoleB), '', '', '', '≤ 250 KB JS; < 1 s paint; < 50 ms per entry; < 2 s per 1,000-event trace'],
     ['Strict body parser (UTF-8, surrogates, NUL, duplicate keys, exact numbers), one core', parserLine(parser), 'JSON.parse of the same bytes', '', '', ''],
   ];
   const table = [
