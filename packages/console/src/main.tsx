@@ -1,7 +1,7 @@
 // The console: sign-in, the logs table with an entry drawer that verifies the entry in this
 // browser, integrity, and key pinning. Routing is in the URL hash (#/logs?event_type=…,
 // #/logs/<log_id>, #/integrity, #/keys), so every view can be shared as a link.
-import type { EntryBody, JsonObject } from '@audit-ledger/core';
+import { canonicalJson, type EntryBody, entryBody, type JsonObject } from '@audit-ledger/core';
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiProblem, currentSession, type Session, signIn, signOut } from './api';
@@ -132,6 +132,18 @@ interface Entry extends EntryBody {
   [field: string]: unknown;
 }
 
+const COLUMNS = [
+  ['seq', 'Seq'],
+  ['created_at', 'Created'],
+  ['timestamp', 'Client time'],
+  ['event_type', 'Event type'],
+  ['source', 'Source'],
+  ['agent_id', 'Agent'],
+  ['trace_id', 'Trace'],
+  ['session_id', 'Session'],
+] as const;
+const DEFAULT_COLUMNS = ['seq', 'created_at', 'event_type', 'source', 'agent_id', 'trace_id'];
+
 const FILTERS = [
   ['event_type', 'Event type'],
   ['source', 'Source'],
@@ -147,7 +159,12 @@ function Logs({ query }: { query: URLSearchParams }) {
   const [error, setError] = useState('');
   const load = useCallback(
     async (after: string | null) => {
-      const q = new URLSearchParams(query);
+      // Only the filters go to the API (the URL also holds view state such as the columns).
+      const q = new URLSearchParams();
+      for (const [k] of FILTERS) {
+        const v = query.get(k);
+        if (v) q.set(k, v);
+      }
       q.set('limit', '100');
       q.set('order', 'desc');
       if (after) q.set('cursor', after);
@@ -163,10 +180,18 @@ function Logs({ query }: { query: URLSearchParams }) {
     [query.toString()],
   );
   useEffect(() => void load(null), [load]);
+  const cols = (query.get('cols') ?? DEFAULT_COLUMNS.join(',')).split(',').filter((c) => COLUMNS.some(([k]) => k === c));
+  const toggle = (col: string) => {
+    const next = cols.includes(col) ? cols.filter((c) => c !== col) : COLUMNS.map(([k]) => k).filter((k) => k === col || cols.includes(k));
+    const q = new URLSearchParams(query);
+    q.set('cols', next.join(','));
+    location.hash = `#/logs?${q}`;
+  };
   const filter = (e: Event) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget as HTMLFormElement);
     const q = new URLSearchParams();
+    if (query.get('cols')) q.set('cols', query.get('cols') as string);
     for (const [k] of FILTERS) {
       const v = String(form.get(k) ?? '').trim();
       if (v) q.set(k, v);
@@ -185,6 +210,17 @@ function Logs({ query }: { query: URLSearchParams }) {
         ))}
         <button type="submit">Filter</button>
       </form>
+      <details class="card">
+        <summary>Columns</summary>
+        <fieldset>
+          <legend>Columns shown</legend>
+          {COLUMNS.map(([k, label]) => (
+            <label key={k} class="inline">
+              <input type="checkbox" checked={cols.includes(k)} onChange={() => toggle(k)} /> {label}
+            </label>
+          ))}
+        </fieldset>
+      </details>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -193,25 +229,27 @@ function Logs({ query }: { query: URLSearchParams }) {
       <table aria-label="Ledger entries">
         <thead>
           <tr>
-            <th scope="col">Seq</th>
-            <th scope="col">Created</th>
-            <th scope="col">Event type</th>
-            <th scope="col">Source</th>
-            <th scope="col">Agent</th>
-            <th scope="col">Trace</th>
+            {COLUMNS.filter(([k]) => cols.includes(k)).map(([k, label]) => (
+              <th key={k} scope="col">
+                {label}
+              </th>
+            ))}
+            <th scope="col">Open</th>
           </tr>
         </thead>
         <tbody>
           {items.map((e) => (
             <tr key={e.log_id} class="row" onClick={() => (location.hash = `#/logs/${e.log_id}`)}>
+              {COLUMNS.filter(([k]) => cols.includes(k)).map(([k]) => (
+                <td key={k} class={k.endsWith('_id') ? 'mono' : undefined}>
+                  {e[k] === null || e[k] === undefined ? '' : String(e[k])}
+                </td>
+              ))}
               <td>
-                <a href={`#/logs/${e.log_id}`}>{e.seq}</a>
+                <a href={`#/logs/${e.log_id}`} aria-label={`Open entry ${e.seq}`}>
+                  open
+                </a>
               </td>
-              <td>{e.created_at}</td>
-              <td>{e.event_type}</td>
-              <td>{e.source ?? ''}</td>
-              <td>{e.agent_id ?? ''}</td>
-              <td class="mono">{e.trace_id ?? ''}</td>
             </tr>
           ))}
         </tbody>
@@ -300,6 +338,8 @@ function EntryPage({ id }: { id: string }) {
         </dl>
         <h2>data</h2>
         <pre class="mono">{JSON.stringify(data, null, 2)}</pre>
+        <h2>The exact text hashed (RFC 8785 canonical JSON of the entry body)</h2>
+        <pre class="mono" data-testid="canonical-json">{canonicalJson(entryBody(entry))}</pre>
         {extra !== null && extra !== undefined && (
           <>
             <h2>extra</h2>

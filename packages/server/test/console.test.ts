@@ -92,16 +92,23 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(await axe(page)).toEqual([]);
     await shot(page, 'logs');
 
+    // The column chooser: a column added, in the URL too.
+    await page.getByText('Columns', { exact: true }).click();
+    await page.getByRole('checkbox', { name: 'Session' }).check();
+    await expect.poll(() => page.url()).toContain('cols=');
+    await page.getByRole('columnheader', { name: 'Session' }).waitFor();
+
     // Filtering is in the URL (shareable).
-    await page.getByLabel('Event type').fill('decision.made');
+    await page.getByRole('textbox', { name: 'Event type' }).fill('decision.made');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.url()).toContain('#/logs?event_type=decision.made');
+    await expect.poll(() => page.url()).toMatch(/#\/logs\?.*event_type=decision\.made/);
     await expect.poll(() => rows.count()).toBe(1);
 
     // The entry: every field; Verify asks to pin a key first.
     await rows.first().getByRole('link').click();
     await page.getByRole('heading', { name: /Entry 1: decision.made/ }).waitFor();
     const entryUrl = page.url();
+    expect(await page.getByTestId('canonical-json').textContent()).toContain('"event_type":"decision.made"');
     const logId = entryUrl.split('/').at(-1) as string;
     await page.getByRole('button', { name: 'Verify in this browser' }).click();
     await page.getByRole('heading', { name: 'Pinned keys' }).waitFor();
@@ -207,7 +214,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.close();
   }, 120_000);
 
-  it('an admin invites an auditor and records a review; the auditor sets a password and reaches no admin or review action (UI and API)', async () => {
+  it('an admin invites an auditor and records a review; the auditor sets a password and reaches no admin or review action (UI and API); a reviewer reaches the review form but not admin', async () => {
     const admin = await newPage();
     await admin.goto(`${svc.url}/console/`);
     await admin.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
@@ -260,8 +267,24 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
       return [await post('/api/v1/users', { email: 'x@example.com', role: 'admin' }), await post('/api/v1/hitl/reject', { reviewer: 'a', rejection_reason: 'b' }), await post('/api/v1/auth/api_keys', { name: 'k', rate_limit_per_minute: 1 })];
     })()`);
     expect(statuses).toEqual([403, 403, 403]);
-    expect(cspErrors).toEqual([]);
     await auditor.close();
+
+    // A reviewer: the review form, no admin page.
+    const adminLogin = await call(`${svc.url}/api/v1/auth/login`, 'POST', { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD });
+    const reviewerEmail = `reviewer-${kind}@example.com`;
+    const created = await call(`${svc.url}/api/v1/users`, 'POST', { email: reviewerEmail, role: 'reviewer', password: 'the reviewer password' }, { authorization: `Bearer ${adminLogin.json().access_token}` });
+    expect(created.status, created.body).toBe(201);
+    const reviewer = await newPage();
+    await reviewer.goto(`${svc.url}/console/`);
+    await reviewer.getByLabel('Email').fill(reviewerEmail);
+    await reviewer.getByLabel('Password').fill('the reviewer password');
+    await reviewer.getByRole('button', { name: 'Sign in' }).click();
+    await reviewer.getByRole('heading', { name: 'Logs' }).waitFor();
+    expect(await reviewer.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    await reviewer.getByRole('link', { name: 'Human review' }).click();
+    await reviewer.getByRole('form', { name: 'Reject a decision' }).waitFor();
+    expect(cspErrors).toEqual([]);
+    await reviewer.close();
   }, 120_000);
 
   it('a key rotated with a signed transition is trusted through the pinned key (green); entries signed with it verify', async () => {
