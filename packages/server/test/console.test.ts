@@ -6,6 +6,8 @@
 // reviewer. The page runs under the console's CSP: any script or style it refuses fails the test.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -33,6 +35,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
   let svc: Service;
   let browser: Browser;
   let key: string;
+  let receiver: http.Server;
   const cspErrors: string[] = [];
 
   beforeAll(async () => {
@@ -41,7 +44,9 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     if (!fs.existsSync(CONSOLE_DIST)) throw new Error('the console is not built: run npm run build');
     fs.mkdirSync(SHOTS, { recursive: true });
     db = await createTestDatabase(kind);
-    svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, PORT: '0', CHECKPOINT_INTERVAL_MS: '100', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN });
+    svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, PORT: '0', CHECKPOINT_INTERVAL_MS: '100', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN, WEBHOOK_ALLOW_PRIVATE: 'true' });
+    receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
     key = await bootstrapKey(svc.url);
     const batch = await call(`${svc.url}/api/v1/logs/batch`, 'POST', {
       logs: [
@@ -60,6 +65,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
+    await new Promise((r) => receiver?.close(r));
     killLeftovers();
     await db?.drop();
   });
@@ -232,6 +238,14 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     const otp = ((await shown.textContent()) as string).split(': ').at(-1)?.trim() as string;
     await admin.getByRole('table', { name: 'Users and roles' }).getByRole('cell', { name: email, exact: true }).waitFor();
     await admin.getByText(/Service: ok\. Requests \d+, events \d+/).waitFor();
+    await admin.getByTestId('usage-chart').waitFor();
+    // A webhook endpoint for review events; its signing secret is shown once.
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const addHook = admin.getByRole('form', { name: 'Add a webhook endpoint' });
+    await addHook.getByLabel('URL').fill(hook);
+    await addHook.getByRole('checkbox', { name: 'hitl.rejected' }).check();
+    await addHook.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect.poll(() => admin.getByRole('status').textContent()).toContain(`Signing secret for ${hook} (shown once): whsec_`);
     expect(await axe(admin)).toEqual([]);
     await shot(admin, 'admin');
 
@@ -242,6 +256,17 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await admin.getByRole('table', { name: 'Rejections' }).getByText('Placed on a feed ten minutes old').waitFor();
     expect(await axe(admin)).toEqual([]);
     await shot(admin, 'reviews');
+    // The review was delivered to the endpoint: its delivery is listed on the admin page.
+    await admin.getByRole('link', { name: 'Admin' }).click();
+    await expect
+      .poll(
+        async () => {
+          await admin.getByRole('button', { name: `Deliveries of ${hook}` }).click();
+          return admin.getByRole('table', { name: 'Deliveries' }).getByText('hitl.rejected').count();
+        },
+        { timeout: 15_000 },
+      )
+      .toBeGreaterThan(0);
     await admin.close();
 
     const auditor = await newPage();
