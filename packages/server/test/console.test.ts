@@ -5,9 +5,10 @@
 // axe-core (no serious or critical violation) and screenshotted into test-results/console/ for a
 // reviewer. The page runs under the console's CSP: any script or style it refuses fails the test.
 import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -352,4 +353,51 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     // An API client asking for JSON at / still gets the index.
     expect((await call(`${svc.url}/`, 'GET')).json()).toMatchObject({ name: 'audit-ledger', docs: '/api/v1/docs' });
   });
+});
+
+describe('the console in Chromium: a signing key replaced without a signed transition', () => {
+  it('is a red alert on the pinning page, and entries signed with it fail verification in the page (SQLite)', async () => {
+    const db = await createTestDatabase('sqlite');
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const env = { LEDGER_DATA_DIR: db.dataDir, ...BOOTSTRAP, PORT: String(port), CHECKPOINT_INTERVAL_MS: '100' };
+    let svc = await startService(env);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    try {
+      const key = await bootstrapKey(svc.url);
+      const page = await browser.newPage();
+      await page.goto(`${svc.url}/console/`);
+      await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
+      await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('link', { name: 'Pinned keys' }).click();
+      await page.getByRole('button', { name: /^Pin key / }).click();
+      // The operator swaps the key file and restarts: the new key becomes active with no transition.
+      expect(await svc.stop()).toBe(0);
+      const { privateKey } = generateKeyPairSync('ed25519');
+      fs.writeFileSync(path.join(db.dataDir, 'signing-key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+      svc = await startService(env);
+      const after = await call(`${svc.url}/api/v1/logs`, 'POST', { event_type: 'tool.called', data: { tool: 'after-swap' } }, { 'x-api-key': key });
+      expect(after.status, after.body).toBe(200);
+      await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, { 'x-api-key': key })).json().tree_size).toBeGreaterThan(after.json().seq), { timeout: 10_000, interval: 50 });
+      // Same origin (same port): the pins are still in this browser, and the session in the database.
+      await page.goto('about:blank'); // a full load, not a hash change of the page already open
+      await page.goto(`${svc.url}/console/#/keys`);
+      await page.getByText('Not trusted: no signed transition from a key you pinned').waitFor();
+      await page.screenshot({ path: path.join(SHOTS, 'sqlite-keys-replaced.png'), fullPage: true });
+      await page.goto(`${svc.url}/console/#/logs/${after.json().log_id}`);
+      await page.getByRole('button', { name: 'Verify in this browser' }).click();
+      const badge = page.getByTestId('verify-badge');
+      await expect.poll(() => badge.textContent()).toContain('Verification FAILED');
+      expect(await badge.textContent()).toContain('is not one of the pinned keys');
+    } finally {
+      await browser.close();
+      killLeftovers();
+      await db.drop();
+    }
+  }, 120_000);
 });
