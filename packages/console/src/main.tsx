@@ -38,6 +38,15 @@ function useRoute(): Route {
   return route;
 }
 
+/** A failure the page could not recover from, announced to assistive technology. */
+function ErrorLine({ error }: { error: string }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 const message = (err: unknown) => (err instanceof ApiProblem ? `${err.problem.title}: ${err.problem.detail}` : String(err));
 
 function SignIn({ onSession }: { onSession: (s: Session) => void }) {
@@ -64,11 +73,7 @@ function SignIn({ onSession }: { onSession: (s: Session) => void }) {
           <input name="password" type="password" autocomplete="current-password" required />
         </label>
         <button type="submit">Sign in</button>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorLine error={error} />
       </form>
     </main>
   );
@@ -100,11 +105,7 @@ function ChangePassword({ onDone }: { onDone: () => void }) {
           <input name="next" type="password" autocomplete="new-password" minLength={12} required />
         </label>
         <button type="submit">Save</button>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorLine error={error} />
       </form>
     </main>
   );
@@ -147,6 +148,7 @@ const DEFAULT_COLUMNS = ['seq', 'created_at', 'event_type', 'source', 'agent_id'
 const FILTERS = [
   ['event_type', 'Event type'],
   ['source', 'Source'],
+  ['agent_id', 'Agent'],
   ['trace_id', 'Trace id'],
   ['session_id', 'Session id'],
   ['from', 'From (created at, ISO)'],
@@ -233,11 +235,7 @@ function Logs({ query }: { query: URLSearchParams }) {
           ))}
         </fieldset>
       </details>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <table aria-label="Ledger entries">
         <thead>
           <tr>
@@ -307,9 +305,7 @@ function EntryPage({ id }: { id: string }) {
   if (error)
     return (
       <main>
-        <p class="error" role="alert">
-          {error}
-        </p>
+        <ErrorLine error={error} />
       </main>
     );
   if (!entry) return <main aria-busy="true">Loading…</main>;
@@ -529,9 +525,7 @@ function Integrity() {
   if (error)
     return (
       <main>
-        <p class="error" role="alert">
-          {error}
-        </p>
+        <ErrorLine error={error} />
       </main>
     );
   if (!status) return <main aria-busy="true">Loading…</main>;
@@ -616,11 +610,7 @@ function Traces() {
   return (
     <main>
       <h1>Traces</h1>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <table aria-label="Traces">
         <thead>
           <tr>
@@ -706,11 +696,7 @@ function TraceCheck({ traceId }: { traceId: string | undefined }) {
         Verify this trace in the browser
       </button>
       {verdict && <Badge verdict={verdict} />}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
     </section>
   );
 }
@@ -735,9 +721,7 @@ function Replay({ id }: { id: string }) {
   if (error)
     return (
       <main>
-        <p class="error" role="alert">
-          {error}
-        </p>
+        <ErrorLine error={error} />
       </main>
     );
   if (!data) return <main aria-busy="true">Loading…</main>;
@@ -946,11 +930,7 @@ function Reviews({ query, role, email }: { query: URLSearchParams; role: string;
         </form>
       )}
       {done && <p role="status">{done}</p>}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <table aria-label="Rejections">
         <thead>
           <tr>
@@ -1073,11 +1053,7 @@ function Webhooks({ onShown }: { onShown: (text: string) => void }) {
   return (
     <section class="card" aria-label="Webhooks">
       <h2>Webhooks</h2>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <table aria-label="Webhook endpoints">
         <thead>
           <tr>
@@ -1207,11 +1183,7 @@ function Admin({ role }: { role: string }) {
           {shown}
         </p>
       )}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <section class="card" aria-label="Health and usage">
         <h2>Health and usage</h2>
         <p>

@@ -3134,6 +3134,8 @@ export interface operations {
                 session_id?: string;
                 event_type?: string;
                 source?: string;
+                /** @description Not indexed: on a large ledger, narrow by time or trace too */
+                agent_id?: string;
                 /** @description created_at at or after */
                 from?: string;
                 /** @description created_at before */

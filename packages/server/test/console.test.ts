@@ -25,6 +25,14 @@ const CONSOLE_DIST = path.join(import.meta.dirname, '..', '..', 'console', 'dist
 const SHOTS = path.join(import.meta.dirname, '..', '..', '..', 'test-results', 'console');
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
+/** Opens the console and signs in through its form. */
+async function signIn(page: Page, base: string, email: string, password: string): Promise<void> {
+  await page.goto(`${base}/console/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
 /** Runs axe-core in the page; returns the serious and critical violations. */
 async function axe(page: Page): Promise<string[]> {
   const result = (await page.evaluate(`${axeSource}; axe.run(document, { resultTypes: ['violations'] })`)) as { violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> };
@@ -172,10 +180,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(ingest.status, ingest.body).toBe(200);
     await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/exports/evidence?trace_id=${traceId}`, 'GET', undefined, { 'x-api-key': key })).json().entries_after_checkpoint).toBe(0), { timeout: 10_000, interval: 50 });
     const page = await newPage();
-    await page.goto(`${svc.url}/console/`);
-    await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
-    await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     await page.getByRole('link', { name: 'Pinned keys' }).click();
     await page.getByRole('button', { name: /^Pin key / }).click();
     await page.getByRole('link', { name: 'Traces' }).click();
@@ -223,10 +228,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
 
   it('an admin invites an auditor and records a review; the auditor sets a password and reaches no admin or review action (UI and API); a reviewer reaches the review form but not admin', async () => {
     const admin = await newPage();
-    await admin.goto(`${svc.url}/console/`);
-    await admin.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
-    await admin.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
-    await admin.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(admin, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     await admin.getByRole('link', { name: 'Admin' }).click();
     await admin.getByRole('heading', { name: 'Administration' }).waitFor();
     const invite = admin.getByRole('form', { name: 'Invite a user' });
@@ -271,10 +273,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await admin.close();
 
     const auditor = await newPage();
-    await auditor.goto(`${svc.url}/console/`);
-    await auditor.getByLabel('Email').fill(email);
-    await auditor.getByLabel('Password').fill(otp);
-    await auditor.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(auditor, svc.url, email, otp);
     await auditor.getByRole('heading', { name: 'Set your own password' }).waitFor();
     await auditor.getByLabel('One-time password').fill(otp);
     await auditor.getByLabel('New password').fill('the auditor chose this');
@@ -301,10 +300,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     const created = await call(`${svc.url}/api/v1/users`, 'POST', { email: reviewerEmail, role: 'reviewer', password: 'the reviewer password' }, { authorization: `Bearer ${adminLogin.json().access_token}` });
     expect(created.status, created.body).toBe(201);
     const reviewer = await newPage();
-    await reviewer.goto(`${svc.url}/console/`);
-    await reviewer.getByLabel('Email').fill(reviewerEmail);
-    await reviewer.getByLabel('Password').fill('the reviewer password');
-    await reviewer.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(reviewer, svc.url, reviewerEmail, 'the reviewer password');
     await reviewer.getByRole('heading', { name: 'Logs' }).waitFor();
     expect(await reviewer.getByRole('link', { name: 'Admin' }).count()).toBe(0);
     await reviewer.getByRole('link', { name: 'Human review' }).click();
@@ -315,10 +311,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
 
   it('a key rotated with a signed transition is trusted through the pinned key (green); entries signed with it verify', async () => {
     const page = await newPage();
-    await page.goto(`${svc.url}/console/`);
-    await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
-    await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     await page.getByRole('link', { name: 'Pinned keys' }).click();
     await page.getByRole('button', { name: /^Pin key / }).click();
     const rotated = await call(`${svc.url}/api/v1/integrity/keys/rotate`, 'POST', {}, { authorization: `Bearer ${OPERATOR_TOKEN}` });
@@ -347,10 +340,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
       expect(r.status, r.body).toBe(200);
     }
     const page = await newPage();
-    await page.goto(`${svc.url}/console/`);
-    await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
-    await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     const rows = page.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
     await expect.poll(() => rows.count()).toBe(100);
     const firstSeq = async () => Number(await rows.first().locator('td').first().textContent());
@@ -394,10 +384,7 @@ describe('the console in Chromium: a signing key replaced without a signed trans
     try {
       const key = await bootstrapKey(svc.url);
       const page = await browser.newPage();
-      await page.goto(`${svc.url}/console/`);
-      await page.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
-      await page.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(page, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
       await page.getByRole('link', { name: 'Pinned keys' }).click();
       await page.getByRole('button', { name: /^Pin key / }).click();
       // The operator swaps the key file and restarts: the new key becomes active with no transition.

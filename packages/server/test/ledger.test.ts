@@ -288,7 +288,7 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
     const c = await t.newAccount();
     const k = (await t.createKey(c.token, 1_000_000)).key;
     const trace = '11111111-2222-4333-8444-555555555555';
-    await ingestBatch(t, k, Array.from({ length: 25 }, (_, i) => ({ event_type: i % 2 ? 'odd' : 'even', data: { i }, trace_id: i < 20 ? trace : undefined, source: `src-${i % 3}` })));
+    await ingestBatch(t, k, Array.from({ length: 25 }, (_, i) => ({ event_type: i % 2 ? 'odd' : 'even', data: { i }, trace_id: i < 20 ? trace : undefined, source: `src-${i % 3}`, agent_id: `agent-${i % 4}` })));
     const page = (url: string) => get(url, { authorization: `Bearer ${c.token}` });
 
     const all: number[] = [];
@@ -303,6 +303,9 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
 
     const odd = (await get(`/api/v1/logs?event_type=odd&source=src-1&order=desc`, { 'x-api-key': k })).json().items.map((e: { data: { i: number } }) => e.data.i);
     expect(odd).toEqual([19, 13, 7, 1]);
+    const agent = (await get('/api/v1/logs?agent_id=agent-2&event_type=even', { 'x-api-key': k })).json().items.map((e: { data: { i: number } }) => e.data.i);
+    expect(agent).toEqual([2, 6, 10, 14, 18, 22]);
+    problem(await page('/api/v1/logs?agent_id='), 400, 'validation_failed');
     expect((await page('/api/v1/logs?from=2026-03-01T12:00:00Z&to=2026-03-01T12:00:00.001Z&limit=1000')).json().items).toHaveLength(25);
     expect((await page('/api/v1/logs?from=2026-03-01T13:00:00%2B01:00&limit=1000')).json().items).toHaveLength(25);
     expect((await page('/api/v1/logs?to=2026-03-01T12:00:00Z')).json().items).toHaveLength(0);

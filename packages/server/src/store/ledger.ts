@@ -9,6 +9,8 @@ export interface EntryFilter {
   session_id?: string;
   event_type?: string;
   source?: string;
+  /** Not indexed (an index would cost every append): narrow by time or trace on large ledgers. */
+  agent_id?: string;
   /** created_at >= from */
   from?: string;
   /** created_at < to */
@@ -47,6 +49,7 @@ export class LedgerStore {
     if (f.session_id !== undefined) q = q.where('session_id', '=', f.session_id);
     if (f.event_type !== undefined) q = q.where('event_type', '=', f.event_type);
     if (f.source !== undefined) q = q.where('source', '=', f.source);
+    if (f.agent_id !== undefined) q = q.where('agent_id', '=', f.agent_id);
     if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
     if (f.to !== undefined) q = q.where('created_at', '<', f.to);
     if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);
