@@ -4,8 +4,10 @@
 // and the rest of the batch is sent again. Every event gets a client-side id and an idempotency
 // key derived from that id and its content, so a retried batch never appends twice and two
 // different events never share a key. fetch-based: Node, browsers, Deno and Bun.
-import { canonicalJson, type JsonObject, sha256Hex } from '@audit-ledger/core';
+import type { JsonObject } from '@audit-ledger/core';
 import type { CausalGraph, EntryCheck, EntryPage, EvidenceBundle, HitlRejection, HitlRejectionInput, IntegrityStatus, LedgerEntry, ReplaySession, RootCause, Staleness, Timeline } from './api.js';
+import { idempotencyKeyOf, RETRYABLE, retryDelay } from './delivery.js';
+import { type Problem, ProblemError } from './problem.js';
 import { CheckpointWatcher, type InclusionProof, type SignedCheckpoint, type WatchOptions } from './checkpoints.js';
 
 /** An event as POST /api/v1/logs takes it (docs/event-types.md for the vocabulary). */
@@ -27,16 +29,6 @@ export interface AuditEvent {
   idempotency_key?: string;
   schema_version?: string;
   [field: string]: unknown;
-}
-
-/** RFC 9457 problem body the service answers with. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: Array<{ field: string; message: string }>;
 }
 
 export interface ClientOptions {
@@ -96,25 +88,6 @@ interface Queued {
   settle: () => void;
 }
 
-const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
-
-/** The idempotency key of an event: its client id and content, so retries match and different events never do. */
-export function idempotencyKeyOf(event: AuditEvent): string {
-  const { idempotency_key: _ignored, ...content } = event;
-  return `sdk-${sha256Hex(canonicalJson(content as JsonObject)).slice(0, 40)}`;
-}
-
-/** Delay before retry `attempt` (0-based): Retry-After when the service sent one, else exponential with full jitter. */
-export function retryDelay(attempt: number, retryAfter: string | null, opts: { baseMs: number; maxMs: number; random: () => number; now: number }): number {
-  if (retryAfter !== null) {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return Math.min(opts.maxMs, seconds * 1000);
-    const at = Date.parse(retryAfter);
-    if (!Number.isNaN(at)) return Math.min(opts.maxMs, Math.max(0, at - opts.now));
-  }
-  const cap = Math.min(opts.maxMs, opts.baseMs * 2 ** Math.min(attempt, 30));
-  return Math.round(opts.random() * cap);
-}
 
 export class AuditLedgerClient {
   private readonly queue: Queued[] = [];
@@ -394,13 +367,6 @@ export class AuditLedgerClient {
       yield* page.items;
       cursor = page.next_cursor;
     } while (cursor);
-  }
-}
-
-export class ProblemError extends Error {
-  constructor(readonly problem: Problem) {
-    super(`${problem.status} ${problem.code}: ${problem.detail}`);
-    this.name = 'ProblemError';
   }
 }
 

@@ -1,6 +1,8 @@
 // @audit-ledger/sdk: send audit events to audit-ledger without losing or duplicating any, read
 // them back, and verify what you got with the keys you pinned.
-export { type AuditEvent, AuditLedgerClient, type ClientOptions, type ClientStats, createClient, idempotencyKeyOf, type Problem, ProblemError, retryDelay, type Spool } from './client.js';
+export { type AuditEvent, AuditLedgerClient, type ClientOptions, type ClientStats, createClient, type Spool } from './client.js';
+export { idempotencyKeyOf, retryDelay } from './delivery.js';
+export { type Problem, ProblemError } from './problem.js';
 export { type PublicKeys, type ReceiptCheck, verifyReceipt } from './receipts.js';
 export { type CheckpointVerdict, CheckpointWatcher, checkpointProblems, type InclusionProof, type SignedCheckpoint, verifyInclusion, type WatchOptions } from './checkpoints.js';
 export type * from './api.js';

@@ -1,0 +1,326 @@
+// Administration (admins): health, usage, webhooks and deliveries, the API key, users and roles.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api';
+import { ErrorLine, message } from '../ui';
+
+interface UserRow {
+  user_id: string;
+  email: string;
+  role: string;
+  disabled: boolean;
+  password_change_required: boolean;
+}
+interface KeyRow {
+  id: string;
+  name: string;
+  key_prefix: string;
+  status: string;
+  rate_limit_per_minute: number;
+  created_at: string;
+}
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  event_types: string[];
+  enabled: boolean;
+  disabled_reason: string | null;
+}
+interface DeliveryRow {
+  id: string;
+  event_type: string;
+  attempted_at: string;
+  status_code: number | null;
+  result: string;
+  error: string | null;
+}
+const EVENT_TYPES = ['api_key.created', 'api_key.revoked', 'integrity.violation_detected', 'integrity.verification_completed', 'hitl.rejected', 'forensics.anomaly_detected', 'webhook_endpoint.disabled'];
+
+/** Events and requests per day, as bars (the usage of the period the service reports). */
+function UsageChart({ days }: { days: Array<{ day: string; api_requests: number; events_ingested: number }> }) {
+  if (days.length === 0) return <p>No usage recorded yet.</p>;
+  const max = Math.max(1, ...days.map((d) => Math.max(d.api_requests, d.events_ingested)));
+  const bw = 14;
+  return (
+    <svg width={days.length * (2 * bw + 10) + 20} height={140} role="img" aria-label={`Usage per day: ${days.map((d) => `${d.day}: ${d.events_ingested} events, ${d.api_requests} requests`).join('; ')}`} data-testid="usage-chart">
+      {days.map((d, i) => {
+        const x = 10 + i * (2 * bw + 10);
+        const he = (d.events_ingested / max) * 110;
+        const hr = (d.api_requests / max) * 110;
+        return (
+          <g key={d.day}>
+            <rect x={x} y={115 - he} width={bw} height={he} fill="#0b57d0">
+              <title>{`${d.day}: ${d.events_ingested} events`}</title>
+            </rect>
+            <rect x={x + bw} y={115 - hr} width={bw} height={hr} fill="#7a4f01">
+              <title>{`${d.day}: ${d.api_requests} requests`}</title>
+            </rect>
+            <text x={x} y={132} font-size="10">
+              {d.day.slice(5)}
+            </text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
+function Webhooks({ onShown }: { onShown: (text: string) => void }) {
+  const [endpoints, setEndpoints] = useState<EndpointRow[]>([]);
+  const [open, setOpen] = useState<string | null>(null);
+  const [deliveries, setDeliveries] = useState<DeliveryRow[]>([]);
+  const [error, setError] = useState('');
+  const load = () => api<{ items: EndpointRow[] }>('/webhooks/endpoints').then((r) => setEndpoints(r.items), (err) => setError(message(err)));
+  useEffect(() => void load(), []);
+  const show = async (id: string) => {
+    setOpen(id);
+    try {
+      setDeliveries((await api<{ items: DeliveryRow[] }>(`/webhooks/endpoints/${id}/deliveries?limit=20`)).items);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const el = e.currentTarget as HTMLFormElement;
+    const form = new FormData(el);
+    try {
+      const r = await api<{ secret: string; url: string }>('/webhooks/endpoints', { method: 'POST', body: { url: String(form.get('url')), event_types: form.getAll('event_types').map(String) } });
+      onShown(`Signing secret for ${r.url} (shown once): ${r.secret}`);
+      el.reset();
+      setError('');
+      await load();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <section class="card" aria-label="Webhooks">
+      <h2>Webhooks</h2>
+      <ErrorLine error={error} />
+      <table aria-label="Webhook endpoints">
+        <thead>
+          <tr>
+            <th scope="col">URL</th>
+            <th scope="col">Events</th>
+            <th scope="col">State</th>
+            <th scope="col">Deliveries</th>
+          </tr>
+        </thead>
+        <tbody>
+          {endpoints.map((ep) => (
+            <tr key={ep.id}>
+              <td class="mono">{ep.url}</td>
+              <td>{ep.event_types.join(', ')}</td>
+              <td>{ep.enabled ? 'enabled' : `disabled (${ep.disabled_reason ?? ''})`}</td>
+              <td>
+                <button type="button" class="secondary" onClick={() => void show(ep.id)}>
+                  Deliveries of {ep.url}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {open && (
+        <table aria-label="Deliveries">
+          <thead>
+            <tr>
+              <th scope="col">Attempted</th>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {deliveries.map((d) => (
+              <tr key={d.id}>
+                <td>{d.attempted_at}</td>
+                <td>{d.event_type}</td>
+                <td>{d.status_code ?? d.error ?? ''}</td>
+                <td>{d.result}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form class="filters" onSubmit={(e) => void create(e)} aria-label="Add a webhook endpoint">
+        <label>
+          URL
+          <input name="url" type="url" required />
+        </label>
+        <fieldset>
+          <legend>Events</legend>
+          {EVENT_TYPES.map((t) => (
+            <label key={t} class="inline">
+              <input type="checkbox" name="event_types" value={t} defaultChecked={t === 'integrity.violation_detected'} /> {t}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit">Add endpoint</button>
+      </form>
+    </section>
+  );
+}
+
+/** Admins: the API key, users and roles, usage and health. The API enforces the role too. */
+export function Admin({ role }: { role: string }) {
+  const [users, setUsers] = useState<UserRow[]>([]);
+  const [keys, setKeys] = useState<KeyRow[]>([]);
+  const [usage, setUsage] = useState<{ totals: { api_requests: number; events_ingested: number }; by_day: Array<{ day: string; api_requests: number; events_ingested: number }> } | null>(null);
+  const [health, setHealth] = useState<{ status: string } | null>(null);
+  const [shown, setShown] = useState('');
+  const [error, setError] = useState('');
+  const load = async () => {
+    try {
+      const [u, k, us, h] = await Promise.all([
+        api<{ items: UserRow[] }>('/users'),
+        api<{ items: KeyRow[] }>('/auth/api_keys'),
+        api<{ totals: { api_requests: number; events_ingested: number }; by_day: Array<{ day: string; api_requests: number; events_ingested: number }> }>('/usage'),
+        api<{ status: string }>('/health').catch(() => ({ status: 'down' })),
+      ]);
+      setUsers(u.items);
+      setKeys(k.items);
+      setUsage(us);
+      setHealth(h);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  useEffect(() => void (role === 'admin' && load()), []);
+  if (role !== 'admin')
+    return (
+      <main>
+        <h1>Administration</h1>
+        <p role="alert">Administration is for admins; your role is {role}.</p>
+      </main>
+    );
+  const act = async (f: () => Promise<unknown>) => {
+    try {
+      await f();
+      setError('');
+      await load();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const invite = (e: Event) => {
+    e.preventDefault();
+    const el = e.currentTarget as HTMLFormElement;
+    const form = new FormData(el);
+    void act(async () => {
+      const r = await api<{ one_time_password: string | null; user: UserRow }>('/users', { method: 'POST', body: { email: String(form.get('email')), role: String(form.get('role')) } });
+      el.reset();
+      setShown(`One-time password for ${r.user.email} (shown once): ${r.one_time_password}`);
+    });
+  };
+  const createKey = () =>
+    void act(async () => {
+      const r = await api<{ key: string }>('/auth/api_keys', { method: 'POST', body: { name: 'agents', rate_limit_per_minute: 6000 } });
+      setShown(`New API key (shown once): ${r.key}`);
+    });
+  return (
+    <main>
+      <h1>Administration</h1>
+      {shown && (
+        <p class="badge warn mono" role="status">
+          {shown}
+        </p>
+      )}
+      <ErrorLine error={error} />
+      <section class="card" aria-label="Health and usage">
+        <h2>Health and usage</h2>
+        <p>
+          Service: {health?.status ?? '…'}. Requests {usage?.totals.api_requests ?? "…"}, events {usage?.totals.events_ingested ?? "…"} (this period).
+        </p>
+        <UsageChart days={usage?.by_day ?? []} />
+        <p>Blue: events ingested; brown: API requests, per day.</p>
+      </section>
+      <Webhooks onShown={setShown} />
+      <section class="card" aria-label="API key">
+        <h2>API key</h2>
+        <table aria-label="API keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Status</th>
+              <th scope="col">Rate limit</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td class="mono">{k.key_prefix}</td>
+                <td>{k.status}</td>
+                <td>{k.rate_limit_per_minute}/min</td>
+                <td>
+                  {k.status === 'active' && (
+                    <button type="button" class="secondary" onClick={() => void act(() => api(`/auth/api_keys/${k.id}`, { method: 'DELETE' }))}>
+                      Revoke {k.key_prefix}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {!keys.some((k) => k.status === 'active') && (
+          <button type="button" onClick={createKey}>
+            Create the API key
+          </button>
+        )}
+      </section>
+      <section class="card" aria-label="Users">
+        <h2>Users</h2>
+        <table aria-label="Users and roles">
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">State</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr key={u.user_id}>
+                <td>{u.email}</td>
+                <td>
+                  <select aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => void act(() => api(`/users/${u.user_id}`, { method: 'PATCH', body: { role: (e.currentTarget as HTMLSelectElement).value } }))}>
+                    <option value="admin">admin</option>
+                    <option value="reviewer">reviewer</option>
+                    <option value="auditor">auditor</option>
+                  </select>
+                </td>
+                <td>{u.disabled ? 'disabled' : u.password_change_required ? 'invited' : 'active'}</td>
+                <td>
+                  <button type="button" class="secondary" onClick={() => void act(() => api(`/users/${u.user_id}`, { method: 'PATCH', body: { disabled: !u.disabled } }))}>
+                    {u.disabled ? 'Enable' : 'Disable'} {u.email}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <form class="filters" onSubmit={invite} aria-label="Invite a user">
+          <label>
+            Email
+            <input name="email" type="email" required />
+          </label>
+          <label>
+            Role
+            <select name="role">
+              <option value="auditor">auditor</option>
+              <option value="reviewer">reviewer</option>
+              <option value="admin">admin</option>
+            </select>
+          </label>
+          <button type="submit">Invite</button>
+        </form>
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,66 @@
+// Signing in (the session cookie) and replacing a one-time password.
+import { useState } from 'preact/hooks';
+import { type Session, api, signIn } from '../api';
+import { ErrorLine, message } from '../ui';
+
+export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
+  const [error, setError] = useState('');
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    try {
+      onSession(await signIn(String(form.get('email')), String(form.get('password'))));
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main>
+      <form class="login" onSubmit={submit} aria-labelledby="signin-title">
+        <h1 id="signin-title">audit-ledger</h1>
+        <label>
+          Email
+          <input name="email" type="email" autocomplete="username" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autocomplete="current-password" required />
+        </label>
+        <button type="submit">Sign in</button>
+        <ErrorLine error={error} />
+      </form>
+    </main>
+  );
+}
+
+export function ChangePassword({ onDone }: { onDone: () => void }) {
+  const [error, setError] = useState('');
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    try {
+      await api('/auth/password', { method: 'POST', body: { current_password: String(form.get('current')), new_password: String(form.get('next')) } });
+      onDone();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main>
+      <form class="login" onSubmit={submit} aria-labelledby="pw-title">
+        <h1 id="pw-title">Set your own password</h1>
+        <p>You signed in with a one-time password. Choose your own (at least 12 characters) to go on.</p>
+        <label>
+          One-time password
+          <input name="current" type="password" autocomplete="current-password" required />
+        </label>
+        <label>
+          New password
+          <input name="next" type="password" autocomplete="new-password" minLength={12} required />
+        </label>
+        <button type="submit">Save</button>
+        <ErrorLine error={error} />
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,234 @@
+// Traces and replays: the root cause, timeline, causal graph (its own chunk), staleness, and the
+// whole trace verified in the page.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api';
+import { type Verdict, pinnedKeys, verifyTrace } from '../verify';
+import { Badge, ErrorLine, message } from '../ui';
+
+interface TraceRow {
+  trace_id: string;
+  first_at: string;
+  last_at: string;
+  event_count: number;
+  agents: string[];
+  anomaly_detected: boolean | null;
+}
+
+export function Traces() {
+  const [items, setItems] = useState<TraceRow[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const load = async (after: string | null) => {
+    try {
+      const page = await api<{ items: TraceRow[]; next_cursor: string | null }>(`/traces?limit=50${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+      setItems((prev) => (after ? [...prev, ...page.items] : page.items));
+      setCursor(page.next_cursor);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  useEffect(() => void load(null), []);
+  const replay = async (traceId: string) => {
+    try {
+      const s = await api<{ id: string }>('/forensics/replays', { method: 'POST', body: { trace_id: traceId, metadata: { opened_from: 'console' } } });
+      location.hash = `#/replays/${s.id}`;
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main>
+      <h1>Traces</h1>
+      <ErrorLine error={error} />
+      <table aria-label="Traces">
+        <thead>
+          <tr>
+            <th scope="col">Trace</th>
+            <th scope="col">First</th>
+            <th scope="col">Last</th>
+            <th scope="col">Events</th>
+            <th scope="col">Agents</th>
+            <th scope="col">Anomaly</th>
+            <th scope="col">Replay</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((r) => (
+            <tr key={r.trace_id}>
+              <td class="mono">
+                <a href={`#/logs?trace_id=${r.trace_id}`}>{r.trace_id}</a>
+              </td>
+              <td>{r.first_at}</td>
+              <td>{r.last_at}</td>
+              <td>{r.event_count}</td>
+              <td>{r.agents.join(', ')}</td>
+              <td>{r.anomaly_detected === null ? 'not replayed' : r.anomaly_detected ? <span class="badge bad">found</span> : 'none'}</td>
+              <td>
+                <button type="button" onClick={() => void replay(r.trace_id)} aria-label={`Replay trace ${r.trace_id}`}>
+                  Replay
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {cursor && (
+        <button type="button" class="secondary" onClick={() => void load(cursor)}>
+          Load more
+        </button>
+      )}
+    </main>
+  );
+}
+
+interface TimelineItem {
+  log_id: string;
+  seq: number;
+  event_type: string;
+  timestamp: string;
+  integrity: string;
+  agent_id?: string | null;
+}
+interface RootCause {
+  detected: boolean;
+  root_cause_type: string;
+  description: string;
+  confidence: number;
+  remediation: string;
+  evidence: string[];
+  outcome: { kind: string; bad: boolean; description: string };
+}
+interface Staleness {
+  overall_staleness_rating: string;
+  findings: Array<{ source_id: string; staleness: string; age_seconds: number; max_age_seconds: number; used_by_log_id: string; details: string }>;
+}
+
+/** Verifies a whole trace in the page (its evidence bundle, with the trusted keys). */
+function TraceCheck({ traceId }: { traceId: string | undefined }) {
+  const [verdict, setVerdict] = useState<Verdict | null>(null);
+  const [error, setError] = useState('');
+  if (!traceId) return null;
+  const run = async () => {
+    if (pinnedKeys().length === 0) {
+      location.hash = `#/keys?return=${encodeURIComponent(location.hash)}`;
+      return;
+    }
+    try {
+      setVerdict(await verifyTrace(traceId));
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <section aria-label="Trace verification">
+      <button type="button" onClick={() => void run()}>
+        Verify this trace in the browser
+      </button>
+      {verdict && <Badge verdict={verdict} />}
+      <ErrorLine error={error} />
+    </section>
+  );
+}
+
+export function Replay({ id }: { id: string }) {
+  const [data, setData] = useState<{ timeline: TimelineItem[]; graph: import('../graph').Graph; staleness: Staleness; rootCause: RootCause } | null>(null);
+  const [session, setSession] = useState<{ trace_id: string } | null>(null);
+  const [GraphView, setGraphView] = useState<null | (typeof import('../graph'))['default']>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    const base = `/forensics/replays/${id}`;
+    Promise.all([
+      api<{ items: TimelineItem[] }>(`${base}/timeline`),
+      api<import('../graph').Graph>(`${base}/causal-graph`),
+      api<Staleness>(`${base}/staleness`),
+      api<RootCause>(`${base}/root-cause`),
+    ]).then(([tl, graph, staleness, rootCause]) => setData({ timeline: tl.items, graph, staleness, rootCause }), (err) => setError(message(err)));
+    api<{ trace_id: string }>(base).then(setSession, () => undefined);
+    // The graph's layout code is loaded only here.
+    void import('../graph').then((m) => setGraphView(() => m.default));
+  }, [id]);
+  if (error)
+    return (
+      <main>
+        <ErrorLine error={error} />
+      </main>
+    );
+  if (!data) return <main aria-busy="true">Loading…</main>;
+  const t0 = Math.min(...data.timeline.map((i) => Date.parse(i.timestamp)));
+  const span = Math.max(1, Math.max(...data.timeline.map((i) => Date.parse(i.timestamp))) - t0);
+  const rc = data.rootCause;
+  const open = (logId: string) => (location.hash = `#/logs/${logId}`);
+  return (
+    <main>
+      <p>
+        <a href="#/traces">← Traces</a>
+      </p>
+      <h1>Replay {id}</h1>
+      <section class={`card badge ${rc.detected ? 'bad' : 'ok'}`} aria-label="Root cause" data-testid="root-cause">
+        <h2>{rc.detected ? `Root cause: ${rc.root_cause_type}` : 'No anomaly behind the outcome'}</h2>
+        <p>
+          Outcome: {rc.outcome.kind} ({rc.outcome.description}). Confidence {rc.confidence}.
+        </p>
+        <p>{rc.description}</p>
+        <p>Remediation: {rc.remediation}</p>
+        {rc.evidence.length > 0 && (
+          <p>
+            Evidence:{' '}
+            {rc.evidence.map((e, i) => (
+              <>
+                {i > 0 && ' → '}
+                <a key={e} href={`#/logs/${e}`}>
+                  {data.timeline.find((x) => x.log_id === e)?.event_type ?? e}
+                </a>
+              </>
+            ))}
+          </p>
+        )}
+      </section>
+      <TraceCheck traceId={session?.trace_id} />
+      <h2>Timeline</h2>
+      <table aria-label="Timeline">
+        <thead>
+          <tr>
+            <th scope="col">Seq</th>
+            <th scope="col">Time</th>
+            <th scope="col">Event</th>
+            <th scope="col">Integrity</th>
+            <th scope="col">When</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.timeline.map((i) => (
+            <tr key={i.log_id}>
+              <td>
+                <a href={`#/logs/${i.log_id}`}>{i.seq}</a>
+              </td>
+              <td>{i.timestamp}</td>
+              <td>{i.event_type}</td>
+              <td>{i.integrity}</td>
+              <td>
+                <svg width="220" height="12" aria-hidden="true">
+                  <rect x={((Date.parse(i.timestamp) - t0) / span) * 210} y="1" width="8" height="10" fill={i.integrity === 'invalid' ? '#a50e0e' : '#0b57d0'} />
+                </svg>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Causal graph</h2>
+      {GraphView ? <GraphView graph={data.graph} onOpen={open} /> : <p aria-busy="true">Loading the graph…</p>}
+      <h2>Stale context: {data.staleness.overall_staleness_rating}</h2>
+      {data.staleness.findings.length === 0 ? (
+        <p>No decision used context past its max age.</p>
+      ) : (
+        <ul>
+          {data.staleness.findings.map((f) => (
+            <li key={`${f.source_id}-${f.used_by_log_id}`}>
+              <a href={`#/logs/${f.used_by_log_id}`}>{f.source_id}</a>: {f.staleness}, {f.age_seconds} s old (max {f.max_age_seconds} s). {f.details}
+            </li>
+          ))}
+        </ul>
+      )}
+    </main>
+  );
+}
