@@ -4,7 +4,9 @@
 // auditor needs is here and described in docs/ledger-format.md.
 import { bytesEqual, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
 import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
-import { entryHash, GENESIS_PREV_HASH, HASHED_FIELDS, type LedgerEntry } from './entry.js';
+import { contentState, erasureRecordProblem } from './content.js';
+import { entryHash, GENESIS_PREV_HASH, hashedFields, type LedgerEntry } from './entry.js';
+import type { JsonObject } from './json.js';
 import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 import { entryLeafHash, type Hash, TreeEdge, verifyInclusion } from './merkle.js';
@@ -28,6 +30,10 @@ export type CheckCode =
   | 'entry_malformed'
   /** An entry's fields do not hash to its hash. */
   | 'hash_mismatch'
+  /** A version 2 entry's data, extra and salt do not rebuild its content commitment. */
+  | 'content_mismatch'
+  /** A version 2 entry whose content was erased (status note, or a failure when its erasure record does not account for it). */
+  | 'erased'
   /** An entry is signed by a key that is not trusted. */
   | 'untrusted_key'
   /** An entry's signature does not verify. */
@@ -133,6 +139,8 @@ const proofHash = (s: unknown): Hash => {
 interface EntryCheck {
   hash: string | null;
   failures: Check[];
+  /** A version 2 entry whose content is erased. */
+  erased: boolean;
 }
 
 /** Checks one entry's fields, hash and signature; returns the recomputed hash and what failed. */
@@ -140,22 +148,63 @@ function checkEntry(e: Record<string, unknown>, keys: TrustedKey[]): EntryCheck 
   const label = `entry seq ${String(e.seq)} (log_id ${String(e.log_id)})`;
   const at = typeof e.seq === 'number' ? { seq: e.seq } : {};
   const fail = (code: CheckCode, what: string): Check => ({ status: 'fail', code, message: `${label}: ${what}`, ...at });
-  const missing = HASHED_FIELDS.filter((f) => !(f in e));
-  if (missing.length > 0) return { hash: null, failures: [fail('entry_malformed', `missing fields ${missing.join(', ')}`)] };
+  const missing = hashedFields(Number(e.format_version)).filter((f) => !(f in e));
+  if (missing.length > 0) return { hash: null, erased: false, failures: [fail('entry_malformed', `missing fields ${missing.join(', ')}`)] };
   const failures: Check[] = [];
   let hash: string;
+  let content;
   try {
     hash = entryHash(e as unknown as LedgerEntry);
+    content = contentState(e as unknown as LedgerEntry);
   } catch (err) {
-    return { hash: null, failures: [fail('entry_malformed', `cannot be hashed: ${(err as Error).message}`)] };
+    return { hash: null, erased: false, failures: [fail('entry_malformed', `cannot be hashed: ${(err as Error).message}`)] };
   }
+  if (content.state === 'mismatch') failures.push(fail('content_mismatch', `content does not match its commitment: ${content.detail}`));
   if (hash !== e.hash) failures.push(fail('hash_mismatch', `hash mismatch: the fields hash to ${hash}, the entry says ${String(e.hash)}`));
   const key = keys.find((k) => k.keyId === e.key_id);
   if (!key) failures.push(fail('untrusted_key', `signed by key ${String(e.key_id)}, which is not a trusted key`));
   // Over the stored hash, as the service checks it (docs/ledger-format.md §5): whether the key signed
   // this hash; whether the hash is that of these fields is the check above.
   else if (!verifyEntrySignature(key.raw, String(e.hash), String(e.signature))) failures.push(fail('bad_signature', `signature does not verify with key ${key.keyId}`));
-  return { hash, failures };
+  return { hash, failures, erased: content.state === 'erased' };
+}
+
+/**
+ * Erased entries waiting for their erasure record (which comes later in the chain): each is
+ * checked against the record when it is seen; those left at the end are failures.
+ */
+class ErasureLedger {
+  private readonly pending = new Map<string, Array<{ seq: number; log_id: string; company_id: string }>>();
+  count = 0;
+
+  erased(e: Record<string, unknown>): void {
+    this.count++;
+    const id = typeof e.erasure_id === 'string' ? e.erasure_id : '';
+    const list = this.pending.get(id) ?? [];
+    list.push({ seq: Number(e.seq), log_id: String(e.log_id), company_id: String(e.company_id) });
+    this.pending.set(id, list);
+  }
+
+  /** Checks the entries waiting for `record`, if any; returns the failures. */
+  record(record: Record<string, unknown>): Check[] {
+    const waiting = this.pending.get(String(record.log_id));
+    if (!waiting) return [];
+    this.pending.delete(String(record.log_id));
+    const r = { seq: Number(record.seq), company_id: String(record.company_id), event_type: String(record.event_type), source: typeof record.source === 'string' ? record.source : null, data: (record.data ?? null) as JsonObject | null };
+    return waiting.flatMap((w) => {
+      const problem = erasureRecordProblem(w, r);
+      return problem ? [{ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): ${problem}`, seq: w.seq }] : [];
+    });
+  }
+
+  /** Failures for the erased entries whose record never came. */
+  unaccounted(): Check[] {
+    return [...this.pending.values()].flat().map((w) => ({ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): its content was erased, and no erasure record in the document names it`, seq: w.seq }));
+  }
+
+  note(): Check | null {
+    return this.count === 0 ? null : { status: 'note', code: 'erased', message: `${plural(this.count, 'entry has', 'entries have')} had its content erased: the commitment, hash, signature and inclusion still verify, and the erasure record accounts for it` };
+  }
 }
 
 type BundleShape = {
@@ -165,6 +214,8 @@ type BundleShape = {
   public_keys?: Array<{ public_key?: unknown }>;
   key_transitions?: KeyTransition[];
   entries?: Array<{ entry?: Record<string, unknown>; inclusion_proof?: { leaf_index?: unknown; tree_size?: unknown; proof?: unknown } }>;
+  /** The erasure records the erased entries name, proven like the entries. */
+  erasure_records?: Array<{ entry?: Record<string, unknown>; inclusion_proof?: { leaf_index?: unknown; tree_size?: unknown; proof?: unknown } }>;
 };
 
 /** Verifies an evidence bundle (parsed JSON). With no trusted keys given, the bundle's own keys are used (and the report says so). */
@@ -212,12 +263,17 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): V
 
   let good = 0;
   let prev: { seq: number; hash: string } | null = null;
-  for (const item of b.entries) {
+  const erasures = new ErasureLedger();
+  const records = Array.isArray(b.erasure_records) ? b.erasure_records : [];
+  for (const [index, item] of [...b.entries, ...records].entries()) {
+    const isRecord = index >= b.entries.length;
+    if (isRecord) prev = null;
     const e = item.entry ?? {};
     const label = `entry seq ${String(e.seq)} (log_id ${String(e.log_id)})`;
     const at = typeof e.seq === 'number' ? { seq: e.seq } : {};
     const fail = (code: CheckCode, what: string): Check => ({ status: 'fail', code, message: `${label}: ${what}`, ...at });
-    const { hash, failures } = checkEntry(e, keys);
+    const { hash, failures, erased } = checkEntry(e, keys);
+    if (erased) erasures.erased(e);
     if (e.company_id !== companyId) failures.push(fail('wrong_company', `belongs to company ${String(e.company_id)}, not ${companyId}`));
     const p = item.inclusion_proof;
     const proof = Array.isArray(p?.proof) ? (p.proof as unknown[]).map(proofHash) : [];
@@ -228,9 +284,19 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): V
     if (prev && e.seq === prev.seq + 1 && e.prev_hash !== prev.hash) failures.push(fail('broken_link', `prev_hash does not match entry ${prev.seq}`));
     if (typeof e.seq === 'number' && e.seq === 0 && e.prev_hash !== GENESIS_PREV_HASH) failures.push(fail('broken_link', 'entry 0 must have prev_hash of 64 zeros'));
     checks.push(...failures);
+    if (isRecord) {
+      if (failures.length === 0) checks.push(...erasures.record(e));
+      else checks.push(fail('erased', 'this erasure record does not verify, so it accounts for nothing'));
+      continue;
+    }
     if (failures.length === 0) good++;
     prev = typeof e.seq === 'number' && typeof e.hash === 'string' ? { seq: e.seq, hash: e.hash } : null;
   }
+  // An erasure record that is itself among the selected entries counts too.
+  for (const item of b.entries) if (item.entry) checks.push(...erasures.record(item.entry));
+  checks.push(...erasures.unaccounted());
+  const erasedNote = erasures.note();
+  if (erasedNote) checks.push(erasedNote);
   const n = b.entries.length;
   if (good === n) checks.push({ status: 'ok', code: 'entries', message: `${plural(good, 'entry', 'entries')}: every hash, signature and inclusion proof verifies` });
   else checks.push({ status: 'fail', code: 'entries', message: `${n - good} of ${plural(n, 'entry', 'entries')} failed` });
@@ -250,6 +316,7 @@ export class ExportVerifier {
   private rootAtCheckpoint: Hash | null = null;
   private readonly failures: Check[] = [];
   private broken = false;
+  private readonly erasures = new ErasureLedger();
 
   constructor(
     private readonly keys: TrustedKey[],
@@ -282,8 +349,10 @@ export class ExportVerifier {
       this.broken = true;
       return;
     }
-    const { hash, failures } = checkEntry(e, this.keys);
+    const { hash, failures, erased } = checkEntry(e, this.keys);
     this.failures.push(...failures);
+    if (erased) this.erasures.erased(e);
+    this.failures.push(...this.erasures.record(e));
     if (e.prev_hash !== this.prevHash) this.failures.push({ status: 'fail', code: 'broken_link', message: `entry seq ${this.count} (log_id ${String(e.log_id)}): prev_hash does not match the entry before it`, seq: this.count });
     this.prevHash = typeof e.hash === 'string' ? e.hash : '';
     this.edge.append(entryLeafHash(hash ?? (/^([0-9a-f]{2})*$/.test(this.prevHash) ? this.prevHash : '')));
@@ -302,6 +371,9 @@ export class ExportVerifier {
       } else if (!this.rootAtCheckpoint || !bytesEqual(this.rootAtCheckpoint, rootHash)) {
         failures.push({ status: 'fail', code: 'root_mismatch', message: `the Merkle root of the first ${treeSize} exported entries differs from the signed root` });
       }
+      failures.push(...this.erasures.unaccounted());
+      const erasedNote = this.erasures.note();
+      if (erasedNote) checks.push(erasedNote);
       if (this.count > treeSize) {
         checks.push({ status: 'note', code: 'beyond_checkpoint', message: `the export holds ${plural(this.count, 'entry', 'entries')}; the checkpoint covers the first ${treeSize} (a later checkpoint covers the rest)` });
       }

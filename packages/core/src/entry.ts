@@ -1,9 +1,16 @@
 // The ledger entry and its hash. Specified in docs/ledger-format.md; change nothing here
 // without changing the format version and that document.
 import { sha256Hex } from '#crypto';
+import { contentText } from './content.js';
 import { canonicalJson, type JsonObject } from './json.js';
 
-export const LEDGER_FORMAT_VERSION = 1;
+/**
+ * The version new entries are written in. Version 1 hashes data and extra directly; version 2
+ * hashes a salted commitment to them (content.ts), so their content can be erased later
+ * without breaking the chain. Entries of both versions verify.
+ */
+export const LEDGER_FORMAT_VERSION = 2;
+export const FORMAT_VERSIONS = [1, 2] as const;
 /** prev_hash of entry 0. */
 export const GENESIS_PREV_HASH = '0'.repeat(64);
 
@@ -25,15 +32,26 @@ export const ENVELOPE_FIELDS = [
 ] as const;
 export type EnvelopeField = (typeof ENVELOPE_FIELDS)[number];
 
-/** Exactly the fields the entry hash covers. Absent optional fields are null, never omitted. */
+/**
+ * An entry's fields. Version 1 hashes data and extra; version 2 hashes content_commitment in
+ * their place, and keeps data, extra and content_salt beside it (null once erased). Absent
+ * optional fields are null, never omitted.
+ */
 export type EntryBody = {
   format_version: number;
   company_id: string;
   seq: number;
   log_id: string;
   event_type: string;
-  data: JsonObject;
+  /** null only for an erased version 2 entry. */
+  data: JsonObject | null;
   extra: JsonObject | null;
+  /** Version 2: hex SHA-256 commitment to data and extra (hashed). Absent or null in version 1. */
+  content_commitment?: string | null;
+  /** Version 2: base64 of the 32-byte salt (not hashed); null once the content is erased. */
+  content_salt?: string | null;
+  /** An erased entry: the log_id of the erasure record that erased it (not hashed). */
+  erasure_id?: string | null;
   created_at: string;
   prev_hash: string;
 } & { [K in EnvelopeField]: string | null };
@@ -41,7 +59,10 @@ export type EntryBody = {
 /** A stored entry: the hashed body plus its hash and signature. */
 export type LedgerEntry = EntryBody & { hash: string; signature: string; key_id: string };
 
-export const HASHED_FIELDS: ReadonlyArray<keyof EntryBody> = [
+type HashedField = Exclude<keyof EntryBody, 'content_salt' | 'erasure_id'>;
+
+/** The fields a version 1 entry hash covers. */
+export const HASHED_FIELDS: ReadonlyArray<HashedField> = [
   'format_version',
   'company_id',
   'seq',
@@ -54,20 +75,31 @@ export const HASHED_FIELDS: ReadonlyArray<keyof EntryBody> = [
   'prev_hash',
 ];
 
-/** The hashed object, built field by field so nothing outside HASHED_FIELDS can slip in. */
-export function entryBody(e: EntryBody): EntryBody {
-  const body: Record<string, unknown> = {};
-  for (const f of HASHED_FIELDS) body[f] = e[f];
-  return body as EntryBody;
+/** The fields a version 2 entry hash covers: content_commitment in place of data and extra. */
+export const HASHED_FIELDS_V2: ReadonlyArray<HashedField> = HASHED_FIELDS.flatMap((f) =>
+  f === 'data' ? ['content_commitment' as const] : f === 'extra' ? [] : [f],
+);
+
+/** The hashed fields of an entry's format version (version 1's for an unknown version: it then fails to verify). */
+export function hashedFields(formatVersion: number): ReadonlyArray<HashedField> {
+  return formatVersion === 2 ? HASHED_FIELDS_V2 : HASHED_FIELDS;
 }
 
-/** SHA-256 (lowercase hex) of the RFC 8785 canonical JSON of the entry body. */
+/** The hashed object, built field by field so nothing outside the version's hashed fields can slip in. */
+export function entryBody(e: EntryBody): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const f of hashedFields(e.format_version)) body[f] = e[f] ?? null;
+  return body;
+}
+
+/** SHA-256 (lowercase hex) of the RFC 8785 canonical JSON of the entry body (version 2: with the stored commitment). */
 export function entryHash(e: EntryBody): string {
-  return sha256Hex(canonicalJson(entryBody(e)));
+  return sha256Hex(canonicalJson(entryBody(e) as JsonObject));
 }
 
 // The hashed field names in RFC 8785 order (UTF-16 code unit order; all ASCII here).
 const SORTED_FIELDS = [...HASHED_FIELDS].sort();
+const SORTED_FIELDS_V2 = [...HASHED_FIELDS_V2].sort();
 
 /**
  * The same canonical text as canonicalJson(entryBody(e)), built around the already
@@ -76,18 +108,22 @@ const SORTED_FIELDS = [...HASHED_FIELDS].sort();
  * JSON.stringify does and integers as their decimal form, so this is byte-identical
  * (a randomized test holds it to the generic path).
  */
-export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra'>, dataJson: string, extraJson: string | null): string {
+export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra'>, dataJson: string | null, extraJson: string | null): string {
+  const fields = e.format_version === 2 ? SORTED_FIELDS_V2 : SORTED_FIELDS;
   let out = '{';
-  for (let i = 0; i < SORTED_FIELDS.length; i++) {
-    const f = SORTED_FIELDS[i] as keyof EntryBody;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i] as HashedField;
     if (i > 0) out += ',';
     out += `"${f}":`;
-    if (f === 'data') out += dataJson;
+    if (f === 'data') out += dataJson ?? 'null';
     else if (f === 'extra') out += extraJson ?? 'null';
     else {
-      const v = e[f as Exclude<keyof EntryBody, 'data' | 'extra'>];
+      const v = e[f] ?? null;
       out += v === null ? 'null' : typeof v === 'number' ? String(v) : JSON.stringify(v);
     }
   }
   return out + '}';
 }
+
+/** Version 2: the canonical content text (data and extra) a commitment covers. */
+export { contentText };

@@ -14,12 +14,27 @@ export {
   entryBody,
   entryHash,
   type EnvelopeField,
+  FORMAT_VERSIONS,
   GENESIS_PREV_HASH,
   HASHED_FIELDS,
+  HASHED_FIELDS_V2,
+  hashedFields,
   LEDGER_FORMAT_VERSION,
   type LedgerEntry,
 } from './entry.js';
-export { type CheckpointRecord, type EntryRecord, recomputeHash, recordToEntry } from './record.js';
+export { type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState, recordToEntry } from './record.js';
+export {
+  ADMIN_SOURCE,
+  CONTENT_COMMITMENT_CONTEXT,
+  CONTENT_SALT_BYTES,
+  contentCommitment,
+  type ContentState,
+  contentState,
+  contentText,
+  ERASURE_EVENT_TYPE,
+  erasureRecordProblem,
+  saltText,
+} from './content.js';
 export { ENTRY_SIGNATURE_CONTEXT, entrySignatureMessage, keyIdOf, SIGNATURE_ALGORITHM, verifyEntrySignature } from './signature.js';
 export { parseTrustedKeys, publicKeyPem, rawKeyFromBase64, rawKeyFromPem, type TrustedKey, trustedKey } from './keys.js';
 export {

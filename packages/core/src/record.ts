@@ -3,10 +3,14 @@
 // shape; so does each line of a JSON Lines export once parsed.
 import { sha256Hex } from '#crypto';
 import { canonicalEntryText, entryHash, type LedgerEntry } from './entry.js';
+import { type ContentState, contentState } from './content.js';
 import type { JsonObject } from './json.js';
 
-/** A stored entry: data and extra as canonical JSON text. */
-export type EntryRecord = Omit<LedgerEntry, 'data' | 'extra'> & { data: string; extra: string | null };
+/**
+ * A stored entry: data and extra as canonical JSON text (null once a version 2 entry's content
+ * is erased), and, for an erased entry, the log_id of the erasure record (not hashed).
+ */
+export type EntryRecord = Omit<LedgerEntry, 'data' | 'extra'> & { data: string | null; extra: string | null; erasure_id?: string | null };
 
 /** A stored signed checkpoint (docs/ledger-format.md §8). */
 export interface CheckpointRecord {
@@ -21,7 +25,11 @@ export interface CheckpointRecord {
 }
 
 export function recordToEntry(row: EntryRecord): LedgerEntry {
-  return { ...row, data: JSON.parse(row.data) as JsonObject, extra: row.extra === null ? null : (JSON.parse(row.extra) as JsonObject) };
+  return {
+    ...row,
+    data: row.data === null ? null : (JSON.parse(row.data) as JsonObject),
+    extra: row.extra === null ? null : (JSON.parse(row.extra) as JsonObject),
+  };
 }
 
 /**
@@ -31,10 +39,19 @@ export function recordToEntry(row: EntryRecord): LedgerEntry {
  */
 export function recomputeHash(row: EntryRecord): string {
   const fast = sha256Hex(canonicalEntryText(row, row.data, row.extra));
-  if (fast === row.hash) return fast;
+  if (fast === row.hash || row.format_version === 2) return fast; // version 2 hashes no content text
   try {
     return entryHash(recordToEntry(row));
   } catch {
     return fast;
   }
+}
+
+/** A stored entry's content against its commitment (version 2), hashing the stored texts. */
+export function recordContentState(row: EntryRecord): ContentState {
+  const present: JsonObject | null = row.data === null ? null : {};
+  return contentState(
+    { format_version: row.format_version, data: present, extra: row.extra === null ? null : {}, content_commitment: row.content_commitment, content_salt: row.content_salt },
+    { data: row.data, extra: row.extra },
+  );
 }

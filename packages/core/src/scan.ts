@@ -11,7 +11,9 @@ import { fromHex, toHex } from '#crypto';
 import { checkpointProblems } from './checkpoint.js';
 import { GENESIS_PREV_HASH } from './entry.js';
 import { entryLeafHash, type Hash, storedHashCount, storedHashIndex, TreeEdge } from './merkle.js';
-import { type CheckpointRecord, type EntryRecord, recomputeHash } from './record.js';
+import { erasureRecordProblem } from './content.js';
+import type { JsonObject } from './json.js';
+import { type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState } from './record.js';
 import { verifyEntrySignature } from './signature.js';
 import type { ViolationKind } from './violations.js';
 
@@ -43,6 +45,8 @@ export interface ScanPage {
   treeHashes: Map<number, string>;
   /** Checkpoints with tree_size in (from, to], ascending. */
   checkpoints: CheckpointRecord[];
+  /** The erasure records the page's erased entries name, by log_id (the caller reads them). */
+  erasureRecords?: Map<string, EntryRecord>;
 }
 
 export interface ScanOptions {
@@ -56,13 +60,15 @@ export interface ScanOptions {
 
 export interface ScanCounts {
   entries: number;
+  /** Version 2 entries whose content was erased (and accounted for). */
+  erased: number;
   treeHashes: number;
   checkpoints: number;
   signatures: number;
 }
 
 export class Scanner {
-  readonly counts: ScanCounts = { entries: 0, treeHashes: 0, checkpoints: 0, signatures: 0 };
+  readonly counts: ScanCounts = { entries: 0, erased: 0, treeHashes: 0, checkpoints: 0, signatures: 0 };
   private size: number;
   private lastHash: string | null;
   private edge: TreeEdge | null;
@@ -103,6 +109,7 @@ export class Scanner {
       i++;
       if (row.seq < seq) continue; // duplicate seq cannot happen (primary key); skip defensively
       const recomputed = this.checkEntry(row, out);
+      this.checkContent(row, page, out);
       // The tree was built from the stored hash; one that is not even hex is already a
       // hash_mismatch, and the rebuild goes on from what the fields hash to.
       this.extendTree(seq, row, entryLeafHash(/^[0-9a-f]{64}$/.test(row.hash) ? row.hash : recomputed), page, out);
@@ -130,6 +137,24 @@ export class Scanner {
       else if (!verifyEntrySignature(key, row.hash, row.signature)) out.push({ ...at, kind: 'bad_signature', detail: `signature does not verify with key ${row.key_id}` });
     }
     return recomputed;
+  }
+
+  /** Version 2: the content against its commitment; an erased entry against its erasure record. */
+  private checkContent(row: EntryRecord, page: ScanPage, out: ScanViolation[]): void {
+    if (row.format_version !== 2) return;
+    const at = { seq: row.seq, log_id: row.log_id };
+    const content = recordContentState(row);
+    if (content.state === 'mismatch') out.push({ ...at, kind: 'content_mismatch', detail: content.detail });
+    if (content.state !== 'erased') return;
+    const record = row.erasure_id ? page.erasureRecords?.get(row.erasure_id) : undefined;
+    let problem: string | null;
+    try {
+      problem = erasureRecordProblem(row, record && { ...record, data: record.data === null ? null : (JSON.parse(record.data) as JsonObject) });
+    } catch {
+      problem = 'its erasure record has data that is not JSON';
+    }
+    if (problem) out.push({ ...at, kind: 'unrecorded_erasure', detail: problem });
+    else this.counts.erased++;
   }
 
   /** Adds leaf `seq` to the rebuilt tree and compares every hash it completes with the stored one. */

@@ -1,5 +1,6 @@
 // Verification of one entry against its neighbours. Pure: the caller fetches the entry,
 // entry seq-1, entry seq+1, the chain head and the public key named by key_id.
+import { contentState, erasureRecordProblem } from './content.js';
 import { entryHash, GENESIS_PREV_HASH, type LedgerEntry } from './entry.js';
 import { verifyEntrySignature } from './signature.js';
 import type { ViolationKind } from './violations.js';
@@ -19,11 +20,15 @@ export interface EntryNeighbourhood {
   headSeq: number | null;
   /** The raw public key for entry.key_id, or undefined when no such key is known. */
   publicKey: Uint8Array | undefined;
+  /** For an erased entry: the entry its erasure_id names (undefined when there is none). */
+  erasureRecord?: LedgerEntry | undefined;
 }
 
 export interface EntryVerdict {
   chain_valid: boolean;
   signature_valid: boolean;
+  /** A version 2 entry whose content was erased, accounted for by its erasure record. */
+  erased: boolean;
   problems: Violation[];
 }
 
@@ -35,6 +40,13 @@ export function verifyEntry(n: EntryNeighbourhood): EntryVerdict {
   const recomputed = entryHash(entry);
   if (recomputed !== entry.hash) {
     chain.push({ kind: 'hash_mismatch', detail: `recomputed hash ${recomputed} differs from stored hash ${entry.hash}` });
+  }
+
+  const content = contentState(entry);
+  if (content.state === 'mismatch') chain.push({ kind: 'content_mismatch', detail: content.detail });
+  if (content.state === 'erased') {
+    const problem = erasureRecordProblem(entry, n.erasureRecord);
+    if (problem) chain.push({ kind: 'unrecorded_erasure', detail: problem });
   }
 
   if (entry.seq === 0) {
@@ -63,5 +75,5 @@ export function verifyEntry(n: EntryNeighbourhood): EntryVerdict {
     sig.push({ kind: 'bad_signature', detail: `signature does not verify over the stored hash with key ${entry.key_id}` });
   }
 
-  return { chain_valid: chain.length === 0, signature_valid: sig.length === 0, problems: [...chain, ...sig] };
+  return { chain_valid: chain.length === 0, signature_valid: sig.length === 0, erased: content.state === 'erased', problems: [...chain, ...sig] };
 }

@@ -4,6 +4,10 @@
 export const VIOLATION_KINDS = [
   /** The entry's fields do not hash to its stored hash: its content was changed. */
   'hash_mismatch',
+  /** A version 2 entry's data, extra and salt do not rebuild its content commitment: its content was changed. */
+  'content_mismatch',
+  /** A version 2 entry's content is gone, and no erasure record of the chain accounts for it. */
+  'unrecorded_erasure',
   /** prev_hash does not equal the previous entry's hash (or entry 0's is not 64 zeros). */
   'broken_link',
   /** A seq below the chain head has no entry: an entry was deleted. */

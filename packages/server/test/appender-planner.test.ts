@@ -74,7 +74,7 @@ describe('the append planner', () => {
     ];
     const plan = await planner.plan('company-3', state, group, [], inFlight, undefined);
     const rows = plan.write.rows;
-    expect(rows.map((r) => [r.seq, JSON.parse(r.data).n, r.idempotency_conflict_of])).toEqual([
+    expect(rows.map((r) => [r.seq, JSON.parse(r.data as string).n, r.idempotency_conflict_of])).toEqual([
       [0, 1, null],
       [1, 2, rows[0]?.log_id],
     ]);

@@ -71,7 +71,7 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     expect(changed).not.toBe(text);
     const bad = await verifyBundle([write('bundle.json', changed), '--public-key', c.keysFile]);
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain(`FAIL entry seq 8 (log_id ${c.ids[8]}): hash mismatch`);
+    expect(bad.stdout).toContain(`FAIL entry seq 8 (log_id ${c.ids[8]}): content does not match its commitment`);
     expect(bad.stdout).toContain('NOT VERIFIED');
 
     // The same checkpoint text, signed by a key the auditor does not trust.

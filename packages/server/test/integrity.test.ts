@@ -37,11 +37,12 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
       const res = await req('POST', '/api/v1/integrity/verify', payload);
       expect(res.statusCode, res.body).toBe(202);
       expect(res.headers.location).toBe(`/api/v1/integrity/jobs/${res.json().job_id}`);
+      const jobId = res.json().job_id;
       let job = res.json();
       await vi.waitFor(
         async () => {
-          job = (await req('GET', `/api/v1/integrity/jobs/${job.job_id}`)).json();
-          expect(job.status).toBe('completed');
+          job = (await req('GET', `/api/v1/integrity/jobs/${jobId}`)).json();
+          expect(job.status, JSON.stringify(job)).toBe('completed');
         },
         { timeout: 20_000, interval: 20 },
       );
@@ -79,25 +80,31 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
     expect(withSigs).toMatchObject({ chain_status: 'valid', signatures_checked: 300 });
   });
 
-  it('a changed entry → hash_mismatch at that entry, nothing else; status broken', async () => {
+  it('a changed entry → content_mismatch (changed data) or hash_mismatch (changed event_type) at that entry, nothing else; status broken', async () => {
     const l = await ledger(100);
     await l.sql.updateTable('log_entries').set({ data: '{"i":999}' }).where('company_id', '=', l.c).where('seq', '=', 42).execute();
+    await l.sql.updateTable('log_entries').set({ event_type: 'other' }).where('company_id', '=', l.c).where('seq', '=', 43).execute();
     const report = await l.verify();
     expect(report.chain_status).toBe('broken');
-    expect(report.violations).toEqual([{ seq: 42, log_id: l.ids[42], kind: 'hash_mismatch', detail: expect.stringMatching(/recomputed hash/) }]);
-    expect((await l.req('GET', '/api/v1/integrity/status')).json()).toMatchObject({ chain_status: 'broken', violation_count: 1 });
+    expect(report.violations).toEqual([
+      { seq: 42, log_id: l.ids[42], kind: 'content_mismatch', detail: expect.stringMatching(/commit to/) },
+      { seq: 43, log_id: l.ids[43], kind: 'hash_mismatch', detail: expect.stringMatching(/recomputed hash/) },
+    ]);
+    expect((await l.req('GET', '/api/v1/integrity/status')).json()).toMatchObject({ chain_status: 'broken', violation_count: 2 });
   });
 
   it('a rewritten entry with its hash recomputed → broken link and the tree no longer matching', async () => {
     const l = await ledger(100);
     const row = await l.sql.selectFrom('log_entries').selectAll().where('company_id', '=', l.c).where('seq', '=', 10).executeTakeFirstOrThrow();
-    const { entryHash, recordToEntry } = await import('@audit-ledger/core');
-    const forged = { ...row, data: '{"i":-1}' };
-    await l.sql.updateTable('log_entries').set({ data: forged.data, hash: entryHash(recordToEntry(forged)) }).where('company_id', '=', l.c).where('seq', '=', 10).execute();
+    const { contentCommitment, contentText, entryHash, recordToEntry } = await import('@audit-ledger/core');
+    const data = '{"i":-1}';
+    const forged = { ...row, data, content_commitment: contentCommitment(Buffer.from(row.content_salt as string, 'base64'), contentText(data, null)) };
+    await l.sql.updateTable('log_entries').set({ data, content_commitment: forged.content_commitment, hash: entryHash(recordToEntry(forged)) }).where('company_id', '=', l.c).where('seq', '=', 10).execute();
     const kinds = (await l.verify()).violations.map((v) => `${v.seq}:${v.kind}`);
     expect(kinds).toContain('11:broken_link');
     expect(kinds).toContain('10:merkle_mismatch');
     expect(kinds).not.toContain('10:hash_mismatch');
+    expect(kinds).not.toContain('10:content_mismatch');
   });
 
   it('a changed stored tree node → merkle_mismatch naming it', async () => {

@@ -35,16 +35,18 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
 
     const entry = (await get(`/api/v1/logs/${body.log_id}`)).json();
     expect(entry).toMatchObject({
-      log_id: body.log_id, company_id: acct.companyId, seq: 0, format_version: 1, event_type: 'tool.called', data: { tool: 'search', q: 'x' },
+      log_id: body.log_id, company_id: acct.companyId, seq: 0, format_version: 2, event_type: 'tool.called', data: { tool: 'search', q: 'x' },
       source: 'agent-1', trace_id: TRACE, session_id: SESSION, timestamp: null, extra: null, prev_hash: GENESIS_PREV_HASH, hash: body.hash,
       key_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      content_commitment: expect.stringMatching(/^[0-9a-f]{64}$/), erased: false, erasure_id: null, erased_at: null,
     });
+    expect(Buffer.from(entry.content_salt, 'base64')).toHaveLength(32);
     expect(entry.content_hash).toBe(body.hash);
     expect((await get(`/api/v1/logs?trace_id=${TRACE}`)).json().items[0].content_hash).toBe(body.hash);
     expect(Buffer.from(entry.signature, 'base64')).toHaveLength(64);
 
     const v = (await get(`/api/v1/logs/${body.log_id}/verify`)).json();
-    expect(v).toEqual({ log_id: body.log_id, hash: body.hash, chain_valid: true, signature_valid: true, verified_at: '2026-03-01T12:00:00.000Z', seq: 0, key_id: entry.key_id, problems: [], merkle_included: true, checkpoint: expect.objectContaining({ tree_size: 1 }) });
+    expect(v).toEqual({ log_id: body.log_id, hash: body.hash, chain_valid: true, signature_valid: true, erased: false, verified_at: '2026-03-01T12:00:00.000Z', seq: 0, key_id: entry.key_id, problems: [], merkle_included: true, checkpoint: expect.objectContaining({ tree_size: 1 }) });
   });
 
   it('stores envelope fields, accepts payload for data, and keeps unknown fields under extra', async () => {

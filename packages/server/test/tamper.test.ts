@@ -2,7 +2,7 @@
 // affected entries, saying why, and keep every untouched entry valid. Both stores.
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entryHash, recordToEntry } from '@audit-ledger/core';
+import { contentCommitment, contentText, entryHash, recordToEntry } from '@audit-ledger/core';
 import { signEntryHash } from '../src/ledger/signing.js';
 import type { LogEntryRow } from '../src/store/chain.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -62,12 +62,27 @@ describe.each(STORE_KINDS)('tamper detection on %s', (kind) => {
     expectOnly(await c.verifyAll(), {});
   });
 
-  it('changed data → that entry alone: hash_mismatch (its signature still covers the stored hash)', async () => {
+  it('changed data → that entry alone: content_mismatch (its commitment, hash and signature still hold)', async () => {
     const c = await chainOfSix();
     await c.update(2, { data: JSON.stringify({ i: 999 }) });
     const v = await c.verifyAll();
-    expectOnly(v, { 2: ['hash_mismatch'] });
+    expectOnly(v, { 2: ['content_mismatch'] });
     expect(v.get(2)).toMatchObject({ chain_valid: false, signature_valid: true });
+  });
+
+  it('changed commitment (to match changed data) → hash_mismatch on that entry', async () => {
+    const c = await chainOfSix();
+    const row = (await c.rows())[3] as LogEntryRow;
+    const data = JSON.stringify({ i: 999 });
+    await c.update(3, { data, content_commitment: contentCommitment(Buffer.from(row.content_salt as string, 'base64'), contentText(data, null)) });
+    expectOnly(await c.verifyAll(), { 3: ['hash_mismatch'] });
+  });
+
+  it('content removed without an erasure record → unrecorded_erasure, and nothing else', async () => {
+    const c = await chainOfSix();
+    await c.update(1, { data: null, content_salt: null, erased_at: '2026-03-02T00:00:00.000Z', erasure_id: (await c.rows())[4]?.log_id as string });
+    await c.update(2, { data: null, content_salt: null, erased_at: '2026-03-02T00:00:00.000Z' });
+    expectOnly(await c.verifyAll(), { 1: ['unrecorded_erasure'], 2: ['unrecorded_erasure'] });
   });
 
   it('changed event_type → hash_mismatch on that entry', async () => {
@@ -143,7 +158,11 @@ describe.each(STORE_KINDS)('tamper detection on %s', (kind) => {
   it('a forged entry appended behind the service → beyond_head and a bad signature; the real chain stays valid', async () => {
     const c = await chainOfSix();
     const last = (await c.rows())[5] as LogEntryRow;
-    const forgedBody = { ...recordToEntry(last), seq: 6, log_id: '01890000-0000-7000-8000-000000000001', data: { forged: true }, prev_hash: last.hash };
+    const salt = Buffer.alloc(32, 7);
+    const forgedBody = {
+      ...recordToEntry(last), seq: 6, log_id: '01890000-0000-7000-8000-000000000001', data: { forged: true }, prev_hash: last.hash,
+      content_salt: salt.toString('base64'), content_commitment: contentCommitment(salt, contentText('{"forged":true}', null)),
+    };
     const hash = entryHash(forgedBody);
     const attacker = generateKeyPairSync('ed25519').privateKey;
     await t.store.db

@@ -1,6 +1,6 @@
 // Replay sessions over the store: create one pinned to the chain as it is now, load its
 // events (verifying each), and answer timeline, graph, staleness and root cause from them.
-import { checkpointProblems, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex, verifyEntrySignature } from '@audit-ledger/core';
+import { checkpointProblems, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordContentState, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex, verifyEntrySignature } from '@audit-ledger/core';
 import { DomainError } from '../domain-error.js';
 import type { EventSink } from '../events.js';
 import { entriesOf } from '../ledger/export.js';
@@ -146,6 +146,8 @@ export class Forensics {
     const entry = recordToEntry(row);
     const problems: string[] = [];
     if (recomputed !== row.hash) problems.push('hash mismatch');
+    const content = recordContentState(row);
+    if (content.state === 'mismatch') problems.push('content mismatch');
     const memo = `${row.key_id}:${row.hash}:${row.signature}`;
     let sigOk = proven || signatureVerdicts.get(memo);
     if (sigOk === undefined) {
@@ -160,8 +162,10 @@ export class Forensics {
       seq: row.seq,
       event_type: row.event_type,
       source: row.source,
-      data: entry.data,
+      // An erased entry takes part in the analyses by its skeleton (type, times, links) alone.
+      data: entry.data ?? {},
       extra: entry.extra,
+      erased: content.state === 'erased',
       timestamp: row.timestamp,
       created_at: row.created_at,
       span_id: row.span_id,

@@ -12,6 +12,8 @@ export interface TimelineItem {
   created_at: string;
   source: string | null;
   data: JsonObject;
+  /** The content was erased: data is {}. */
+  erased: boolean;
   integrity: 'valid' | 'invalid';
 }
 
@@ -27,6 +29,7 @@ export function timeline(trace: Trace): TimelineItem[] {
       created_at: e.created_at,
       source: e.source,
       data: e.data,
+      erased: e.erased,
       integrity: e.integrity,
     };
   });

@@ -8,8 +8,10 @@ export interface TraceEvent {
   seq: number;
   event_type: string;
   source: string | null;
+  /** {} once the content was erased (erased: true). */
   data: JsonObject;
   extra: JsonObject | null;
+  erased: boolean;
   /** The client's timestamp, as sent (null when it sent none). */
   timestamp: string | null;
   created_at: string;

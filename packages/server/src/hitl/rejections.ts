@@ -52,7 +52,8 @@ export interface RejectionsDeps {
 }
 
 export function overrideView(row: LogEntryRow): Override {
-  const d = JSON.parse(row.data) as Record<string, unknown>;
+  // Review records are written under a reserved source and are never erased (docs/compliance.md).
+  const d = JSON.parse(row.data ?? '{}') as Record<string, unknown>;
   return {
     id: String(d.rejection_id),
     log_id: row.log_id,

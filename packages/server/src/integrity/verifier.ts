@@ -181,7 +181,8 @@ export class IntegrityVerifier {
         this.integrityStore.treeHashes(companyId, hs, he),
         this.ledger.listCheckpoints(companyId, a, b),
       ]);
-      await onPage(scanner.scanPage({ from: a, to: b, entries, treeHashes, checkpoints }), scanner.state());
+      const erasureRecords = await this.integrityStore.erasureRecordsFor(companyId, entries);
+      await onPage(scanner.scanPage({ from: a, to: b, entries, treeHashes, checkpoints, erasureRecords }), scanner.state());
       await yieldToRequests();
     }
   }
@@ -305,7 +306,7 @@ export class IntegrityVerifier {
 }
 
 function countsView(c: ScanCounts) {
-  return { entries_checked: c.entries, tree_hashes_checked: c.treeHashes, checkpoints_checked: c.checkpoints, signatures_checked: c.signatures };
+  return { entries_checked: c.entries, entries_erased: c.erased, tree_hashes_checked: c.treeHashes, checkpoints_checked: c.checkpoints, signatures_checked: c.signatures };
 }
 
 function parseState(s: IntegrityState): ScanState {

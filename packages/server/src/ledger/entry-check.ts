@@ -43,7 +43,10 @@ export class EntryChecker {
     const prev = neighbours.find((n) => n.seq === row.seq - 1);
     const next = neighbours.find((n) => n.seq === row.seq + 1);
     const entry = recordToEntry(row);
+    // An erased entry is accounted for by the erasure record its erasure_id names.
+    const record = row.erasure_id ? await ledger.getEntry(companyId, row.erasure_id) : undefined;
     const verdict = verifyEntry({
+      erasureRecord: record ? recordToEntry(record) : undefined,
       entry,
       prev: prev ? recordToEntry(prev) : null,
       next: next ? recordToEntry(next) : null,

@@ -213,6 +213,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
                   created_at: Type.String({ format: 'date-time' }),
                   source: NullableString,
                   data: Json,
+                  erased: Type.Boolean({ description: 'The content was erased (docs/compliance.md): data is {}' }),
                   integrity: Type.Union([Type.Literal('valid'), Type.Literal('invalid')]),
                 }),
               ),

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
+import { VIOLATION_KINDS } from '@audit-ledger/core';
 import { principalOf } from '../auth/authenticate.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { checkpointView, consistencyView } from '../ledger/proofs.js';
@@ -15,9 +16,7 @@ import { READ } from '../auth/rules.js';
 const ViolationSchema = Type.Object({
   seq: Type.Union([Type.Integer(), Type.Null()], { description: 'The entry (or, for a checkpoint, tree size − 1) it concerns' }),
   log_id: Type.Union([Uuid, Type.Null()]),
-  kind: Type.Union(
-    ['hash_mismatch', 'broken_link', 'bad_signature', 'missing_entry', 'merkle_mismatch', 'checkpoint_inconsistent'].map((k) => Type.Literal(k)),
-  ),
+  kind: Type.Union(VIOLATION_KINDS.map((k) => Type.Literal(k))),
   detail: Type.String(),
 });
 
@@ -35,6 +34,7 @@ const ReportSchema = Type.Object(
     tree_size: Type.Optional(Type.Integer({ description: 'Entries verified: the latest checkpoint when the job started' })),
     range: Type.Optional(Type.Union([Type.Object({ from_seq: Type.Integer(), to_seq: Type.Integer() }), Type.Null()])),
     entries_checked: Type.Optional(Type.Integer()),
+    entries_erased: Type.Optional(Type.Integer({ description: 'Version 2 entries whose content was erased, each accounted for by its erasure record (not violations)' })),
     tree_hashes_checked: Type.Optional(Type.Integer()),
     checkpoints_checked: Type.Optional(Type.Integer()),
     signatures_checked: Type.Optional(Type.Integer({ description: 'Entry signatures checked (only with entry_signatures)' })),

@@ -50,7 +50,7 @@ export const EntryView = Type.Object({
   seq: Type.Integer(),
   format_version: Type.Integer(),
   event_type: Type.String(),
-  data: JsonObjectSchema,
+  data: Type.Union([JsonObjectSchema, Type.Null()], { description: 'The event payload; null once the content was erased (erased: true)' }),
   source: NullableString,
   trace_id: NullableString,
   session_id: NullableString,
@@ -65,6 +65,11 @@ export const EntryView = Type.Object({
   idempotency_key: NullableString,
   schema_version: NullableString,
   extra: Type.Union([JsonObjectSchema, Type.Null()]),
+  content_commitment: Type.Union([Type.String(), Type.Null()], { description: 'Format version 2: hex SHA-256 commitment to data and extra, hashed in their place (docs/ledger-format.md §14); null in version 1' }),
+  content_salt: Type.Union([Type.String(), Type.Null()], { description: "Format version 2: the commitment's salt, base64 (not hashed); null in version 1 and once erased" }),
+  erased: Type.Boolean({ description: 'True when the content (data, extra, salt) was erased; the entry still verifies through its commitment' }),
+  erasure_id: Type.Union([Uuid, Type.Null()], { description: 'For an erased entry: the log_id of the compliance.erasure entry that records the erasure' }),
+  erased_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
   prev_hash: Type.String(),
   hash: Type.String(),
@@ -76,9 +81,19 @@ export const EntryView = Type.Object({
 });
 
 /** An entry as the API answers it: the ledger entry, plus content_hash (= hash) for agent SDKs that read that name, and the idempotency-conflict mark. */
-const entryView = (row: LogEntryRow) => {
+export const entryView = (row: LogEntryRow) => {
   const entry = recordToEntry(row);
-  return { ...entry, content_hash: entry.hash, idempotency_conflict: row.idempotency_conflict_of !== null, idempotency_conflict_of: row.idempotency_conflict_of };
+  return {
+    ...entry,
+    content_hash: entry.hash,
+    content_commitment: row.content_commitment,
+    content_salt: row.content_salt,
+    erased: row.erased_at !== null,
+    erasure_id: row.erasure_id,
+    erased_at: row.erased_at,
+    idempotency_conflict: row.idempotency_conflict_of !== null,
+    idempotency_conflict_of: row.idempotency_conflict_of,
+  };
 };
 
 const Violation = Type.Object({ kind: Type.String(), detail: Type.String() });
@@ -87,6 +102,7 @@ const VerifyResult = Type.Object({
   hash: Type.String(),
   chain_valid: Type.Boolean(),
   signature_valid: Type.Boolean(),
+  erased: Type.Boolean({ description: "True when the entry's content was erased and its erasure record accounts for it: the entry still verifies (chain_valid)" }),
   verified_at: Type.String({ format: 'date-time' }),
   seq: Type.Integer(),
   key_id: Type.String(),

@@ -28,5 +28,9 @@ const columns: { [K in keyof LogEntriesTable]: true } = {
   signature: true,
   key_id: true,
   idempotency_conflict_of: true,
+  content_commitment: true,
+  content_salt: true,
+  erased_at: true,
+  erasure_id: true,
 };
 export const LOG_ENTRY_COLUMNS = Object.keys(columns) as Array<keyof LogEntriesTable>;

@@ -36,6 +36,14 @@ export class IntegrityStore {
     return this.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('seq', '>=', from).where('seq', '<', to).orderBy('seq').execute();
   }
 
+  /** The erasure records the erased entries among `rows` name, by log_id (one query; none when nothing is erased). */
+  async erasureRecordsFor(companyId: string, rows: LogEntryRow[]): Promise<Map<string, LogEntryRow>> {
+    const ids = [...new Set(rows.flatMap((r) => (r.erasure_id ? [r.erasure_id] : [])))];
+    if (ids.length === 0) return new Map();
+    const records = await this.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('log_id', 'in', ids).execute();
+    return new Map(records.map((r) => [r.log_id, r]));
+  }
+
   async treeHashes(companyId: string, from: number, to: number): Promise<Map<number, string>> {
     return new Map((await this.ledger.treeHashRange(companyId, from, to)).map((r) => [r.idx, r.hash]));
   }

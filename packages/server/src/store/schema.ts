@@ -69,8 +69,11 @@ export interface LogEntriesTable {
   log_id: string;
   format_version: number;
   event_type: string;
-  /** RFC 8785 canonical JSON text of the data object, exactly as hashed. */
-  data: string;
+  /**
+   * RFC 8785 canonical JSON text of the data object, exactly as hashed (format version 1) or as
+   * committed to (version 2). null once a version 2 entry's content is erased.
+   */
+  data: string | null;
   source: string | null;
   trace_id: string | null;
   session_id: string | null;
@@ -97,6 +100,14 @@ export interface LogEntriesTable {
    * Derivable from hashed fields alone (the earliest entry with the key is the original).
    */
   idempotency_conflict_of: string | null;
+  /** Format version 2: hex SHA-256 commitment to data and extra, hashed in their place; null in version 1. */
+  content_commitment: string | null;
+  /** Format version 2: base64 of the commitment's 32-byte salt (not hashed); null in version 1 and once erased. */
+  content_salt: string | null;
+  /** When the content was erased (not hashed); null while it is there. */
+  erased_at: string | null;
+  /** The log_id of the erasure record (compliance.erasure) that erased it; null while the content is there. */
+  erasure_id: string | null;
 }
 
 /** The tip of a company's chain, locked by every append. */
@@ -276,6 +287,53 @@ export interface WebhookAttemptsTable {
   result: string;
 }
 
+/** A company's content retention (docs/compliance.md): content older than the days is erased. */
+export interface RetentionPoliciesTable {
+  company_id: string;
+  /** Days content is kept; null: kept forever (unless an event type says otherwise). */
+  content_days: number | null;
+  /** JSON object {event_type: days}, overriding content_days for those types. */
+  by_event_type: string;
+  updated_at: string;
+  updated_by: string;
+  last_run_at: string | null;
+  erased_total: number;
+}
+
+export interface LegalHoldsTable {
+  company_id: string;
+  hold_id: string;
+  /** JSON: {trace_id} | {session_id} | {agent_id} | {from?, to?} | {all: true}. */
+  scope: string;
+  reason: string;
+  case_reference: string | null;
+  created_at: string;
+  created_by: string;
+  released_at: string | null;
+  released_by: string | null;
+  release_reason: string | null;
+}
+
+export type ErasureKind = 'request' | 'retention';
+/** planned: chosen, not yet in the ledger; recorded: its compliance.erasure entry is committed; applied: the content is gone. */
+export type ErasureStatus = 'planned' | 'recorded' | 'applied';
+
+export interface ErasuresTable {
+  company_id: string;
+  erasure_id: string;
+  kind: ErasureKind;
+  legal_basis: string;
+  requested_by: string;
+  created_at: string;
+  /** JSON array of the log_ids erased. */
+  log_ids: string;
+  status: ErasureStatus;
+  /** The log_id of the compliance.erasure entry; null while planned. */
+  record_log_id: string | null;
+  erased_count: number;
+  applied_at: string | null;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -296,4 +354,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  retention_policies: RetentionPoliciesTable;
+  legal_holds: LegalHoldsTable;
+  erasures: ErasuresTable;
 }

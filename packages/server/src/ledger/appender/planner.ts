@@ -2,7 +2,8 @@
 // chain state, hash them, sign them (or leave a small pipelined group to the writer thread),
 // extend the tree, and sign a checkpoint when one is due. It advances the state past the
 // group; it writes nothing (appender.ts commits the plan).
-import { canonicalEntryText, consistencyProof, entryLeafHash, fromHex, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, verifyConsistency } from '@audit-ledger/core';
+import { randomBytes } from 'node:crypto';
+import { canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, verifyConsistency } from '@audit-ledger/core';
 import type { ChainHead, ChainTx, ChainWriter, LogEntryRow } from '../../store/chain.js';
 import { iso } from '../../time.js';
 import type { CheckpointSigner } from '../checkpoints.js';
@@ -123,7 +124,9 @@ export class Planner {
           conflictOf = (uses[0] as KeyUse).result.log_id;
         }
         seq += 1;
-        // The stored row is the hashed body with data and extra as their canonical JSON.
+        // The stored row is the hashed body with data and extra as their canonical JSON, and
+        // (format version 2) the salted commitment to them that the hash covers instead.
+        const salt = randomBytes(CONTENT_SALT_BYTES);
         const row: LogEntryRow = {
           format_version: LEDGER_FORMAT_VERSION,
           company_id: companyId,
@@ -139,6 +142,10 @@ export class Planner {
           signature: '',
           key_id: keyId,
           idempotency_conflict_of: conflictOf,
+          content_commitment: contentCommitment(salt, contentText(ev.dataJson, ev.extraJson)),
+          content_salt: salt.toString('base64'),
+          erased_at: null,
+          erasure_id: null,
         };
         row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson));
         rows.push(row);

@@ -27,7 +27,8 @@ export interface ChainState {
 /** An idempotency key's first use: compared with repeats, and answered to them. */
 export interface KeyUse {
   event_type: string;
-  data: string;
+  /** Canonical data text; null once erased (a repeat can then no longer be told from a conflict). */
+  data: string | null;
   result: AppendedEvent;
 }
 
