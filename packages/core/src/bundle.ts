@@ -203,7 +203,7 @@ class ErasureLedger {
   }
 
   note(): Check | null {
-    return this.count === 0 ? null : { status: 'note', code: 'erased', message: `${plural(this.count, 'entry has', 'entries have')} had its content erased: the commitment, hash, signature and inclusion still verify, and the erasure record accounts for it` };
+    return this.count === 0 ? null : { status: 'note', code: 'erased', message: `${plural(this.count, 'entry', 'entries')} with erased content: each commitment, hash and signature still verifies, and an erasure record accounts for each` };
   }
 }
 

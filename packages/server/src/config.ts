@@ -43,6 +43,12 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Whether this process delivers webhooks (they are recorded either way). */
   webhookDelivery: boolean;
+  /** Seconds between retention runs; 0 turns the retention job off in this process. */
+  retentionIntervalSeconds: number;
+  /** Entries erased per retention batch (one erasure record each). */
+  retentionBatchSize: number;
+  /** Paths in data (dot-separated member names) where an erasure request's subject identifier is looked for. */
+  subjectFields: string[][];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -173,6 +179,17 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     default: 'on',
     description: '`off` stops this process from delivering webhooks (events and the outbox are still recorded; another process, or this one after a restart with `on`, delivers them).',
   },
+  {
+    name: 'RETENTION_INTERVAL_SECONDS',
+    default: '3600',
+    description: 'Seconds between runs of the retention job (docs/compliance.md), which also finishes erasures a crash interrupted; 0 turns it off in this process. One process at a time runs it per company.',
+  },
+  { name: 'RETENTION_BATCH_SIZE', default: '1000', description: 'Entries erased per retention batch, 1–1000; each batch is one `compliance.erasure` entry.' },
+  {
+    name: 'COMPLIANCE_SUBJECT_FIELDS',
+    default: 'subject_id',
+    description: 'Comma-separated paths in `data` (member names joined by dots, e.g. `subject_id,customer.email`) where `POST /compliance/erasures` looks for a `subject`.',
+  },
 ];
 
 export class ConfigError extends Error {
@@ -287,6 +304,13 @@ export function loadConfig(env: Env = process.env): Config {
   const operatorToken = get('LEDGER_OPERATOR_TOKEN');
   if (operatorToken !== undefined && operatorToken.length < 32) problems.push('LEDGER_OPERATOR_TOKEN must be at least 32 characters');
 
+  const subjectFields = (get('COMPLIANCE_SUBJECT_FIELDS') ?? 'subject_id')
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '')
+    .map((f) => f.split('.'));
+  if (subjectFields.some((p) => p.some((m) => !/^[A-Za-z0-9_-]{1,100}$/.test(m)))) problems.push('COMPLIANCE_SUBJECT_FIELDS must be comma-separated paths of member names (letters, digits, _ and -) joined by dots, e.g. subject_id,customer.email');
+
   const config: Config = {
     host: get('HOST') ?? '127.0.0.1',
     port: int('PORT', 8080, 0, 65535),
@@ -313,6 +337,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookDelivery: bool('WEBHOOK_DELIVERY', true, 'on', 'off'),
+    retentionIntervalSeconds: int('RETENTION_INTERVAL_SECONDS', 3600, 0, 7 * 86_400),
+    retentionBatchSize: int('RETENTION_BATCH_SIZE', 1000, 1, 1000),
+    subjectFields,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

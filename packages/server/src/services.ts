@@ -10,6 +10,10 @@ import { IntegrityVerifier } from './integrity/verifier.js';
 import { Rejections } from './hitl/rejections.js';
 import { OtlpIngest } from './otlp/ingest.js';
 import { UserAdmin } from './users/admin.js';
+import { BackgroundTask } from './background.js';
+import { Compliance } from './compliance/service.js';
+import { AdminTrail } from './compliance/trail.js';
+import type { ComplianceStore } from './store/compliance.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
 import { EntryChecker } from './ledger/entry-check.js';
@@ -44,6 +48,7 @@ export interface Services {
   integrityStore: IntegrityStore;
   forensicsStore: ForensicsStore;
   usageStore: UsageStore;
+  complianceStore: ComplianceStore;
   counters: CounterStore;
   /** Milliseconds since the epoch; injectable so tests can move time without sleeping. */
   clock: () => number;
@@ -62,6 +67,10 @@ export interface Services {
   otlp: OtlpIngest;
   /** User management (admins) and a user's own password, recorded in the ledger. */
   userAdmin: UserAdmin;
+  /** The administrators' audit trail: administrative actions as ledger entries. */
+  trail: AdminTrail;
+  /** Retention, legal holds and erasure. */
+  compliance: Compliance;
   events: EventSink;
   metrics: Metrics;
   usage: UsageCounter;
@@ -98,7 +107,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const outage = deps.outage ?? new OutageReporter({ clock, warn: (obj, msg) => log.warn(obj, msg) });
   const logError = (obj: { err?: unknown }, msg: string) => (isStoreUnavailable(obj.err) ? outage.report(obj.err) : log.error(obj, msg));
 
-  const { accounts, ledger, signingKeys, webhookStore, integrityStore, forensicsStore, usageStore } = store;
+  const { accounts, ledger, signingKeys, webhookStore, integrityStore, forensicsStore, usageStore, complianceStore } = store;
   const ledgerOrigin = config.ledgerOrigin;
 
   const secretBox = openSecretBox(config);
@@ -129,7 +138,15 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const entryChecker = new EntryChecker({ ledger, keyring, clock, ledgerOrigin });
   const rejections = new Rejections({ ledger, appender, events, clock });
   const otlp = new OtlpIngest({ appender, usage, config });
-  const userAdmin = new UserAdmin({ accounts, appender, clock });
+  const trail = new AdminTrail({ appender });
+  const userAdmin = new UserAdmin({ accounts, trail, clock });
+  const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize });
+  const retention = new BackgroundTask(
+    async () => {
+      await compliance.runRetention();
+    },
+    (err) => logError({ err }, 'retention run failed'),
+  );
 
   return {
     services: {
@@ -142,6 +159,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       integrityStore,
       forensicsStore,
       usageStore,
+      complianceStore,
       counters,
       clock,
       log,
@@ -154,6 +172,8 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       rejections,
       otlp,
       userAdmin,
+      trail,
+      compliance,
       events,
       metrics,
       usage,
@@ -164,8 +184,14 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       verifier.start();
       usage.start();
       if (config.webhookDelivery) delivery.start();
+      if (config.retentionIntervalSeconds > 0) {
+        retention.start(config.retentionIntervalSeconds * 1000);
+        retention.kick(); // at start too: finishes erasures a crash interrupted
+      }
     },
     async close() {
+      compliance.close();
+      await retention.close();
       await verifier.close();
       await delivery.close();
       await appender.close();

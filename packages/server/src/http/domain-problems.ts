@@ -49,6 +49,23 @@ export function domainProblem(err: DomainError, pointer: (i: number) => string =
     // forensics
     case 'trace_not_found':
       return new ApiError(404, 'not_found', err.message);
+    // compliance
+    case 'under_legal_hold': {
+      const { holdId, caseReference, logIds } = err.data as { holdId: string; caseReference: string | null; logIds: string[] };
+      return new ApiError(409, 'under_legal_hold', err.message, { extensions: { hold_id: holdId, case_reference: caseReference, log_ids: logIds.slice(0, 100) } });
+    }
+    case 'not_erasable': {
+      const { logIds } = err.data as { logIds: string[] };
+      return new ApiError(409, 'not_erasable', err.message, { extensions: { log_ids: logIds.slice(0, 100) } });
+    }
+    case 'entries_not_found': {
+      const { logIds } = err.data as { logIds: string[] };
+      return new ApiError(404, 'not_found', err.message, { extensions: { log_ids: logIds.slice(0, 100) } });
+    }
+    case 'hold_not_found':
+      return new ApiError(404, 'not_found', err.message);
+    case 'hold_released':
+      return new ApiError(409, 'hold_released', `${err.message}; nothing was changed`);
     default:
       return undefined;
   }

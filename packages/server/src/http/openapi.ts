@@ -28,6 +28,7 @@ export const TAGS = [
   { name: 'operations', description: 'Health, readiness, liveness and Prometheus metrics, for operators and orchestrators.' },
   { name: 'usage', description: 'Per-day usage of the company, per API key.' },
   { name: 'webhooks', description: 'Endpoints subscribed to the company events, their deliveries (Standard Webhooks signatures) and the event log.' },
+  { name: 'compliance', description: 'Retention, legal holds and erasure: content is erased with the ledger still verifiable; every change is a ledger entry under audit-ledger/admin (docs/compliance.md).' },
 ];
 
 /** Credentials that are not a user or an API key: declared here because the route checks them itself. */

@@ -34,6 +34,9 @@ export const PROBLEM_TITLES = {
   not_yet_checkpointed: 'Not yet covered by a checkpoint',
   verification_running: 'A verification is already running',
   rotation_conflict: 'Another key rotation came first',
+  under_legal_hold: 'Entries are under a legal hold',
+  not_erasable: 'Entries cannot be erased',
+  hold_released: 'The legal hold was already released',
   rate_limited: 'Rate limit exceeded',
   too_many_login_attempts: 'Too many failed login attempts',
   service_unavailable: 'Service unavailable',
@@ -57,7 +60,14 @@ export interface ProblemBody {
   instance?: string;
   request_id?: string;
   errors?: FieldError[];
+  /** Problem-specific members (RFC 9457 §3.2), each declared in ProblemSchema. */
+  hold_id?: string;
+  case_reference?: string | null;
+  log_ids?: string[];
 }
+
+/** Problem-specific members a problem may carry beside the standard ones. */
+export type ProblemExtensions = Pick<ProblemBody, 'hold_id' | 'case_reference' | 'log_ids'>;
 
 export const ProblemSchema = Type.Object(
   {
@@ -73,6 +83,9 @@ export const ProblemSchema = Type.Object(
         description: 'Every offending field, for validation problems',
       }),
     ),
+    hold_id: Type.Optional(Type.String({ description: 'under_legal_hold: the hold that covers the entries' })),
+    case_reference: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "under_legal_hold: the hold's case reference" })),
+    log_ids: Type.Optional(Type.Array(Type.String(), { description: 'under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100)' })),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details' },
 );
@@ -82,7 +95,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ProblemCode,
     detail: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; extensions?: ProblemExtensions } = {},
   ) {
     super(detail);
     this.name = 'ApiError';
@@ -100,6 +113,7 @@ export function sendProblem(
   code: ProblemCode,
   detail: string,
   errors?: FieldError[],
+  extensions?: ProblemExtensions,
 ): FastifyReply {
   const body: ProblemBody = {
     type: problemType(code),
@@ -111,6 +125,7 @@ export function sendProblem(
     request_id: request.id,
   };
   if (errors) body.errors = errors;
+  if (extensions) Object.assign(body, extensions);
   // A string payload is sent as-is, bypassing any per-route response serializer.
   return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
@@ -161,7 +176,7 @@ export function registerProblemHandlers(app: FastifyInstance, deps: ProblemHandl
     const problem = error instanceof ApiError ? error : error instanceof DomainError ? deps.domainProblem(error) : undefined;
     if (problem) {
       for (const [k, v] of Object.entries(problem.extra.headers ?? {})) reply.header(k, v);
-      return sendProblem(request, reply, problem.status, problem.code, problem.message, problem.extra.errors);
+      return sendProblem(request, reply, problem.status, problem.code, problem.message, problem.extra.errors, problem.extra.extensions);
     }
     if (error.validation) {
       const errors = fieldErrors(error);

@@ -99,6 +99,8 @@ export interface EvidenceBundle {
   /** Matching entries newer than the checkpoint, left out because nothing signed covers them yet. */
   entries_after_checkpoint: number;
   entries: Array<{ entry: ReturnType<typeof recordToEntry>; inclusion_proof: Omit<InclusionView, 'root_hash'> }>;
+  /** The compliance.erasure entries the erased entries name, proven the same way (docs/ledger-format.md §14). */
+  erasure_records: Array<{ entry: ReturnType<typeof recordToEntry>; inclusion_proof: Omit<InclusionView, 'root_hash'> }>;
 }
 
 /** Builds a bundle of these rows (seq order) proven against one checkpoint. */
@@ -110,12 +112,19 @@ export async function buildEvidence(
   meta: { selection: EvidenceBundle['selection']; generatedAt: string; keyName: string },
 ): Promise<EvidenceBundle> {
   const covered = rows.filter((r) => r.seq < checkpoint.tree_size);
+  const recordIds = [...new Set(covered.flatMap((r) => (r.erasure_id ? [r.erasure_id] : [])))];
+  const records = (recordIds.length ? await stores.ledger.getEntriesByLogId(companyId, recordIds) : []).filter((r) => r.seq < checkpoint.tree_size);
+  const proven = [...covered, ...records];
   const proofs = await inclusionViews(
     stores.ledger,
     companyId,
-    covered.map((r) => r.seq),
+    proven.map((r) => r.seq),
     checkpoint.tree_size,
   );
+  const withProof = (r: LogEntryRow, i: number) => {
+    const { root_hash: _root, ...proof } = proofs[i] as InclusionView;
+    return { entry: recordToEntry(r), inclusion_proof: proof };
+  };
   return {
     format: EVIDENCE_FORMAT,
     company_id: companyId,
@@ -125,9 +134,7 @@ export async function buildEvidence(
     public_keys: (await stores.signingKeys.list()).map((k) => publicKeyView(k, meta.keyName)),
     key_transitions: await stores.signingKeys.transitions(),
     entries_after_checkpoint: rows.length - covered.length,
-    entries: covered.map((r, i) => {
-      const { root_hash: _root, ...proof } = proofs[i] as InclusionView;
-      return { entry: recordToEntry(r), inclusion_proof: proof };
-    }),
+    entries: covered.map((r, i) => withProof(r, i)),
+    erasure_records: records.map((r, i) => withProof(r, covered.length + i)),
   };
 }

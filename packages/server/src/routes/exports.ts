@@ -9,6 +9,14 @@ import { CheckpointSchema, Uuid } from '../http/schemas.js';
 
 const Open = (properties: Parameters<typeof Type.Object>[0], description: string) => Type.Object(properties, { additionalProperties: true, description });
 
+const ProvenEntry = Type.Object({
+  entry: Open(
+    { log_id: Uuid, seq: Type.Integer(), event_type: Type.String(), hash: Type.String(), prev_hash: Type.String(), signature: Type.String(), key_id: Type.String() },
+    'The entry: its hashed fields, hash, signature and key_id (docs/ledger-format.md)',
+  ),
+  inclusion_proof: Type.Object({ leaf_index: Type.Integer(), tree_size: Type.Integer(), proof: Type.Array(Type.String()) }),
+});
+
 /** The evidence bundle (docs/ledger-format.md §10); entries keep every stored field, named or not. */
 const EvidenceBundleSchema = Type.Object(
   {
@@ -20,15 +28,8 @@ const EvidenceBundleSchema = Type.Object(
     public_keys: Type.Array(Open({ key_id: Type.String(), algorithm: Type.String(), public_key: Type.String(), note_verifier_key: Type.String() }, 'A copy of a signing key (trust only a key you pinned)')),
     key_transitions: Type.Array(Open({ old_key_id: Type.String(), new_key_id: Type.String(), statement: Type.String() }, 'A key rotation: the new key endorsed by the old (docs/ledger-format.md §12)')),
     entries_after_checkpoint: Type.Integer({ description: 'Matching entries newer than the checkpoint, left out: nothing signed covers them yet' }),
-    entries: Type.Array(
-      Type.Object({
-        entry: Open(
-          { log_id: Uuid, seq: Type.Integer(), event_type: Type.String(), hash: Type.String(), prev_hash: Type.String(), signature: Type.String(), key_id: Type.String() },
-          'The entry: its hashed fields, hash, signature and key_id (docs/ledger-format.md)',
-        ),
-        inclusion_proof: Type.Object({ leaf_index: Type.Integer(), tree_size: Type.Integer(), proof: Type.Array(Type.String()) }),
-      }),
-    ),
+    entries: Type.Array(ProvenEntry),
+    erasure_records: Type.Array(ProvenEntry, { description: 'The compliance.erasure entries that the erased entries among `entries` name, proven the same way (docs/ledger-format.md §14)' }),
   },
   { description: 'The bundle (docs/ledger-format.md, "Evidence bundles")' },
 );

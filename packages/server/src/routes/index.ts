@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../services.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { authRoutes } from './auth.js';
+import { complianceRoutes } from './compliance.js';
 import { exportRoutes } from './exports.js';
 import { forensicsRoutes } from './forensics.js';
 import { healthRoutes } from './health.js';
@@ -32,4 +33,5 @@ export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTyp
   metricsRoutes,
   usageRoutes,
   webhookRoutes,
+  complianceRoutes,
 ];

@@ -32,6 +32,10 @@ export class LedgerStore {
     return this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('log_id', '=', logId).executeTakeFirst();
   }
 
+  getEntriesByLogId(companyId: string, logIds: string[]): Promise<LogEntryRow[]> {
+    return this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('log_id', 'in', logIds).orderBy('seq').execute();
+  }
+
   async getEntriesBySeq(companyId: string, seqs: number[]): Promise<LogEntryRow[]> {
     if (seqs.length === 0) return [];
     return this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('seq', 'in', seqs).execute();

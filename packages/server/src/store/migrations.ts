@@ -356,6 +356,7 @@ const migrations: Record<string, Migration> = {
         .addColumn('updated_by', 'text', (c) => c.notNull())
         .addColumn('last_run_at', 'text')
         .addColumn('erased_total', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('lease_until', 'text')
         .execute();
       // Legal holds: nothing in scope is erased until the hold is released.
       await db.schema
@@ -377,6 +378,7 @@ const migrations: Record<string, Migration> = {
         .createTable('erasures')
         .addColumn('company_id', 'text', (c) => c.notNull().references('companies.company_id'))
         .addColumn('erasure_id', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
         .addColumn('kind', 'text', (c) => c.notNull())
         .addColumn('legal_basis', 'text', (c) => c.notNull())
         .addColumn('requested_by', 'text', (c) => c.notNull())

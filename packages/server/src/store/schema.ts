@@ -298,6 +298,8 @@ export interface RetentionPoliciesTable {
   updated_by: string;
   last_run_at: string | null;
   erased_total: number;
+  /** A retention run's lease, so one process at a time runs it. */
+  lease_until: string | null;
 }
 
 export interface LegalHoldsTable {
@@ -321,6 +323,8 @@ export type ErasureStatus = 'planned' | 'recorded' | 'applied';
 export interface ErasuresTable {
   company_id: string;
   erasure_id: string;
+  /** The request (or retention run) it belongs to: a large one is recorded in several erasures of at most 1000 entries. */
+  request_id: string;
   kind: ErasureKind;
   legal_basis: string;
   requested_by: string;

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { ChainWriter, WithChain } from './chain.js';
 import { AccountStore } from './accounts.js';
+import { ComplianceStore } from './compliance.js';
 import { ForensicsStore } from './forensics.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
@@ -54,6 +55,7 @@ export class Store implements DbHandle {
   readonly integrityStore: IntegrityStore;
   readonly forensicsStore: ForensicsStore;
   readonly usageStore: UsageStore;
+  readonly complianceStore: ComplianceStore;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -68,6 +70,7 @@ export class Store implements DbHandle {
     this.integrityStore = new IntegrityStore(this, this.ledger);
     this.forensicsStore = new ForensicsStore(this);
     this.usageStore = new UsageStore(this);
+    this.complianceStore = new ComplianceStore(this);
   }
 
   async migrate(): Promise<string[]> {

@@ -1,21 +1,15 @@
 // User management without HTTP: an admin invites users (with a one-time password, or one they
 // set), changes roles, disables and re-enables them, and resets passwords; a user replaces a
-// one-time password with their own. Every change is appended to the company's own chain as a
-// ledger entry under the reserved source `audit-ledger/admin` (who did what to whom), committed
-// before the answer, so the administrators' actions are as tamper-evident as the agents'
-// (docs/event-types.md, "Administrative events"). Passwords and their hashes never enter an entry.
+// one-time password with their own. Every change is recorded in the administrators' audit trail
+// (compliance/trail.ts): who did what to whom. Passwords and their hashes never enter an entry.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../auth/passwords.js';
 import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from '../config.js';
 import { DomainError } from '../domain-error.js';
-import type { Appender } from '../ledger/appender.js';
-import { type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import type { AdminTrail } from '../compliance/trail.js';
 import type { AccountStore, User } from '../store/accounts.js';
 import type { UserRole } from '../store/schema.js';
 import { iso } from '../time.js';
-
-/** Entries of administrative actions carry this source: clients cannot forge one through POST /logs. */
-export const ADMIN_SOURCE = `${RESERVED_SOURCE_PREFIX}admin`;
 
 /** Who did it: the signed-in admin (or the user themself). */
 export interface Actor {
@@ -66,7 +60,7 @@ export class UserInputError extends DomainError<'user_input', { field: string; s
 
 export interface UserAdminDeps {
   accounts: AccountStore;
-  appender: Pick<Appender, 'append'>;
+  trail: AdminTrail;
   clock: () => number;
 }
 
@@ -153,18 +147,7 @@ export class UserAdmin {
   }
 
   private async record(companyId: string, eventType: string, actor: Actor, subject: User, details: Record<string, string | boolean>): Promise<void> {
-    const event = prepareEvent(
-      {
-        event_type: eventType,
-        source: ADMIN_SOURCE,
-        data: {
-          actor: { kind: 'user', user_id: actor.userId, email: actor.email },
-          subject: { kind: 'user', user_id: subject.user_id, email: subject.email },
-          ...details,
-        },
-      },
-      '/body',
-    ) as PreparedEvent;
-    await this.deps.appender.append(companyId, [event]);
+    await this.deps.trail.record(companyId, eventType, { kind: 'user', user_id: actor.userId, email: actor.email }, { subject: { kind: 'user', user_id: subject.user_id, email: subject.email }, ...details });
   }
+
 }

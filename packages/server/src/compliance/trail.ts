@@ -1,0 +1,52 @@
+// The administrators' audit trail: every administrative action is appended to the company's own
+// chain as an entry of the reserved source `audit-ledger/admin`, naming who did it, committed
+// before the action is answered. The event types are listed in docs/event-types.md
+// ("Administrative events"). Secrets, passwords and their hashes never enter an entry.
+import { ADMIN_SOURCE, type JsonObject } from '@audit-ledger/core';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/authenticate.js';
+import type { Appender } from '../ledger/appender.js';
+import type { AppendedEvent } from '../ledger/appender/errors.js';
+import { type PreparedEvent, prepareEvent } from '../ledger/input.js';
+
+export { ADMIN_SOURCE };
+
+/** Who did it, as the entry names them. */
+export type TrailActor =
+  | { kind: 'user'; user_id: string; email: string }
+  | { kind: 'api_key'; key_id: string; key_prefix: string }
+  /** The service itself (retention runs, a login lockout). */
+  | { kind: 'service'; task: string };
+
+export function actorOf(p: Principal): TrailActor {
+  return p.kind === 'user' ? { kind: 'user', user_id: p.userId, email: p.email } : { kind: 'api_key', key_id: p.keyId, key_prefix: p.keyPrefix };
+}
+
+/** The actor of an authenticated request. */
+export function requestActor(request: FastifyRequest): TrailActor {
+  if (!request.principal) throw new Error('requestActor on a route without auth');
+  return actorOf(request.principal);
+}
+
+/** A short text naming the actor, for tables that keep who did something. */
+export function actorLabel(a: TrailActor): string {
+  return a.kind === 'user' ? `user:${a.user_id}` : a.kind === 'api_key' ? `api_key:${a.key_id}` : `service:${a.task}`;
+}
+
+export class AdminTrail {
+  constructor(private readonly deps: { appender: Pick<Appender, 'append'> }) {}
+
+  /**
+   * Appends one administrative entry and returns it once committed. With an idempotency key, a
+   * repeat (a resumed job) appends nothing and returns the original entry.
+   */
+  async record(companyId: string, eventType: string, actor: TrailActor, details: JsonObject, idempotencyKey?: string): Promise<AppendedEvent> {
+    const event = prepareEvent(
+      { event_type: eventType, source: ADMIN_SOURCE, data: { actor, ...details }, ...(idempotencyKey ? { idempotency_key: idempotencyKey } : {}) },
+      '/body',
+    );
+    if (Array.isArray(event)) throw new Error(`administrative entry ${eventType} is not valid: ${event.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+    const [appended] = await this.deps.appender.append(companyId, [event as PreparedEvent]);
+    return appended as AppendedEvent;
+  }
+}

@@ -1,0 +1,196 @@
+// Storage for the compliance lifecycle: retention policies, legal holds, and erasures (planned,
+// recorded in the ledger, applied). Erasing removes a version 2 entry's data, extra and salt and
+// keeps everything hashed (docs/ledger-format.md §14).
+import { type Expression, type ExpressionBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import type { LogEntryRow } from './chain.js';
+import type { DbHandle } from './handle.js';
+import type { Database, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable } from './schema.js';
+
+export type RetentionRow = Selectable<RetentionPoliciesTable>;
+export type HoldRow = Selectable<LegalHoldsTable>;
+export type ErasureRow = Selectable<ErasuresTable>;
+
+/** A hold's scope: exactly one kind. */
+export type HoldScope = { trace_id: string } | { session_id: string } | { agent_id: string } | { from?: string; to?: string } | { all: true };
+
+/** What the erasable entries must satisfy: version 2, content still there, not written by the service itself. */
+const erasable = (eb: ExpressionBuilder<Database, 'log_entries'>) =>
+  eb.and([eb('format_version', '=', 2), eb('content_salt', 'is not', null), eb.or([eb('source', 'is', null), eb('source', 'not like', 'audit-ledger/%')])]);
+
+export class ComplianceStore {
+  constructor(private readonly store: DbHandle) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  // ---- retention ----
+
+  getRetention(companyId: string): Promise<RetentionRow | undefined> {
+    return this.db.selectFrom('retention_policies').selectAll().where('company_id', '=', companyId).executeTakeFirst();
+  }
+
+  async putRetention(row: Pick<RetentionRow, 'company_id' | 'content_days' | 'by_event_type' | 'updated_at' | 'updated_by'>): Promise<void> {
+    await this.db
+      .insertInto('retention_policies')
+      .values({ ...row, last_run_at: null, erased_total: 0, lease_until: null })
+      .onConflict((oc) => oc.column('company_id').doUpdateSet({ content_days: row.content_days, by_event_type: row.by_event_type, updated_at: row.updated_at, updated_by: row.updated_by }))
+      .execute();
+  }
+
+  /** Companies with a policy that erases anything. */
+  async companiesWithRetention(): Promise<string[]> {
+    const rows = await this.db.selectFrom('retention_policies').select(['company_id', 'content_days', 'by_event_type']).execute();
+    return rows.filter((r) => r.content_days !== null || r.by_event_type !== '{}').map((r) => r.company_id);
+  }
+
+  /** Takes the company's retention lease until `until` when it is free (or expired); false when another process holds it. */
+  async takeRetentionLease(companyId: string, now: string, until: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('retention_policies')
+      .set({ lease_until: until })
+      .where('company_id', '=', companyId)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async renewRetentionLease(companyId: string, until: string): Promise<void> {
+    await this.db.updateTable('retention_policies').set({ lease_until: until }).where('company_id', '=', companyId).execute();
+  }
+
+  async finishRetentionRun(companyId: string, at: string, erased: number): Promise<void> {
+    await this.db
+      .updateTable('retention_policies')
+      .set((eb) => ({ lease_until: null, last_run_at: at, erased_total: eb('erased_total', '+', erased) }))
+      .where('company_id', '=', companyId)
+      .execute();
+  }
+
+  /**
+   * Up to `limit` erasable entries (seq above `afterSeq`) whose content is older than its cutoff:
+   * `byType` cutoffs for their event types, `otherwise` for the rest (null: kept).
+   */
+  dueForRetention(companyId: string, byType: Record<string, string>, otherwise: string | null, afterSeq: number, limit: number): Promise<LogEntryRow[]> {
+    const types = Object.keys(byType);
+    return this.db
+      .selectFrom('log_entries')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('seq', '>', afterSeq)
+      .where(erasable)
+      .where((eb) => {
+        const due: Expression<SqlBool>[] = types.map((t) => eb.and([eb('event_type', '=', t), eb('created_at', '<', byType[t] as string)]));
+        if (otherwise !== null) due.push(types.length > 0 ? eb.and([eb('event_type', 'not in', types), eb('created_at', '<', otherwise)]) : eb('created_at', '<', otherwise));
+        return due.length > 0 ? eb.or(due) : eb.val(false);
+      })
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+  }
+
+  // ---- holds ----
+
+  async insertHold(row: HoldRow): Promise<void> {
+    await this.db.insertInto('legal_holds').values(row).execute();
+  }
+
+  listHolds(companyId: string): Promise<HoldRow[]> {
+    return this.db.selectFrom('legal_holds').selectAll().where('company_id', '=', companyId).orderBy('created_at').orderBy('hold_id').execute();
+  }
+
+  activeHolds(companyId: string): Promise<HoldRow[]> {
+    return this.db.selectFrom('legal_holds').selectAll().where('company_id', '=', companyId).where('released_at', 'is', null).orderBy('created_at').execute();
+  }
+
+  getHold(companyId: string, holdId: string): Promise<HoldRow | undefined> {
+    return this.db.selectFrom('legal_holds').selectAll().where('company_id', '=', companyId).where('hold_id', '=', holdId).executeTakeFirst();
+  }
+
+  /** Releases an active hold; false when it was already released. */
+  async releaseHold(companyId: string, holdId: string, at: string, by: string, reason: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('legal_holds')
+      .set({ released_at: at, released_by: by, release_reason: reason })
+      .where('company_id', '=', companyId)
+      .where('hold_id', '=', holdId)
+      .where('released_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  // ---- erasures ----
+
+  /** Entries whose data holds `value` (a string) at one of the JSON paths (each a list of member names). Not indexed. */
+  entriesBySubject(companyId: string, paths: string[][], value: string): Promise<LogEntryRow[]> {
+    if (paths.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom('log_entries')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('data', 'is not', null)
+      .where((eb) =>
+        eb.or(
+          paths.map((p) =>
+            this.store.kind === 'sqlite'
+              ? eb(sql<string>`json_extract(data, ${'$' + p.map((m) => `."${m.replace(/"/g, '')}"`).join('')})`, '=', value)
+              : eb(sql<string>`(data::jsonb #>> ${sql.val(p)}::text[])`, '=', value),
+          ),
+        ),
+      )
+      .orderBy('seq')
+      .execute();
+  }
+
+  async insertErasures(rows: ErasureRow[]): Promise<void> {
+    if (rows.length > 0) await this.db.insertInto('erasures').values(rows).execute();
+  }
+
+  /** Erasures chosen but not yet applied (a crash came between): applied again at the next run. */
+  unfinishedErasures(companyId?: string): Promise<ErasureRow[]> {
+    let q = this.db.selectFrom('erasures').selectAll().where('status', '!=', 'applied');
+    if (companyId !== undefined) q = q.where('company_id', '=', companyId);
+    return q.orderBy('created_at').orderBy('erasure_id').execute();
+  }
+
+  async markRecorded(companyId: string, erasureId: string, recordLogId: string): Promise<void> {
+    await this.db.updateTable('erasures').set({ status: 'recorded', record_log_id: recordLogId }).where('company_id', '=', companyId).where('erasure_id', '=', erasureId).execute();
+  }
+
+  /**
+   * Removes the content of the listed entries that still have it, and marks the erasure applied,
+   * in one transaction. Returns how many entries it erased (0 on a repeat).
+   */
+  async applyErasure(e: ErasureRow & { record_log_id: string }, at: string): Promise<number> {
+    const ids = JSON.parse(e.log_ids) as string[];
+    return this.db.transaction().execute(async (trx) => {
+      let erased = 0;
+      for (let i = 0; i < ids.length; i += 500) {
+        const r = await trx
+          .updateTable('log_entries')
+          .set({ data: null, extra: null, content_salt: null, erased_at: at, erasure_id: e.record_log_id })
+          .where('company_id', '=', e.company_id)
+          .where('log_id', 'in', ids.slice(i, i + 500))
+          .where('format_version', '=', 2)
+          .where('content_salt', 'is not', null)
+          .executeTakeFirst();
+        erased += Number(r.numUpdatedRows);
+      }
+      const total = e.erased_count + erased;
+      await trx.updateTable('erasures').set({ status: 'applied', applied_at: at, erased_count: total }).where('company_id', '=', e.company_id).where('erasure_id', '=', e.erasure_id).execute();
+      return erased;
+    });
+  }
+
+  listErasures(companyId: string, requestId?: string): Promise<ErasureRow[]> {
+    let q = this.db.selectFrom('erasures').selectAll().where('company_id', '=', companyId);
+    if (requestId !== undefined) q = q.where('request_id', '=', requestId);
+    return q.orderBy('created_at').orderBy('erasure_id').execute();
+  }
+
+  /** Erasures not yet applied, for the integrity status. */
+  async pendingErasureCount(companyId: string): Promise<number> {
+    const r = await this.db.selectFrom('erasures').select((eb) => eb.fn.countAll<number>().as('n')).where('company_id', '=', companyId).where('status', '!=', 'applied').executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+}

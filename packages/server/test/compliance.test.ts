@@ -1,0 +1,245 @@
+// The compliance lifecycle over HTTP on both stores (issue 17): an erased entry keeps verifying
+// everywhere (its own check, the full verification, inclusion proofs, evidence bundles and
+// exports checked offline by the verify CLI) and shows as erased; legal holds block retention and
+// erasure until every hold covering an entry is released; erasure by subject; bad requests are
+// refused with a clear problem and change nothing; every change is an administrative entry.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entryLeafHash, fromHex, verifyInclusion } from '@audit-ledger/core';
+import { type Account, problem, startTestApp, type TestApp } from './helpers/app.js';
+import { STORE_KINDS } from './helpers/env.js';
+import { ingestBatch } from './helpers/ledger.js';
+import { runCli } from './helpers/process.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-ledger-compliance-'));
+const write = (name: string, content: string) => {
+  const f = path.join(tmp, `${randomUUID()}-${name}`);
+  fs.writeFileSync(f, content);
+  return f;
+};
+const DAY = 86_400_000;
+
+describe.each(STORE_KINDS)('compliance on %s', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind, { env: { CHECKPOINT_INTERVAL_MS: '0', INTEGRITY_VERIFY_INTERVAL_SECONDS: '0', RETENTION_INTERVAL_SECONDS: '0', RETENTION_BATCH_SIZE: '7', COMPLIANCE_SUBJECT_FIELDS: 'subject_id,customer.email' } });
+  });
+  afterAll(() => t.close());
+
+  async function company(n = 30) {
+    const acct: Account = await t.newAccount();
+    const { key } = await t.createKey(acct.token, 1_000_000);
+    const trace = randomUUID();
+    const other = randomUUID();
+    const logs = Array.from({ length: n }, (_, i) => ({
+      event_type: i % 2 === 0 ? 'tool.called' : 'llm.call',
+      data: { i, ...(i % 5 === 0 ? { customer: { email: 'ana@example.com' } } : {}), ...(i === 3 ? { subject_id: 'ana@example.com' } : {}) },
+      trace_id: i < 10 ? trace : other,
+      agent_id: i % 3 === 0 ? 'agent-a' : 'agent-b',
+    }));
+    const ids: string[] = (await ingestBatch(t, key, logs)).json().log_ids;
+    const admin = { authorization: `Bearer ${acct.token}` };
+    const call = (method: string, url: string, payload?: object, headers: Record<string, string> = admin) =>
+      t.inject({ method: method as 'GET', url: `/api/v1${url}`, headers, ...(payload ? { payload } : {}) });
+    const entry = async (id: string) => (await call('GET', `/logs/${id}`)).json();
+    const adminEntries = async () =>
+      (await call('GET', `/logs?source=${encodeURIComponent('audit-ledger/admin')}&limit=1000`)).json().items as Array<{ event_type: string; log_id: string; data: Record<string, unknown> }>;
+    const fullVerification = async () => {
+      const job = (await call('POST', '/integrity/verify', { entry_signatures: true })).json();
+      for (;;) {
+        const j = (await call('GET', `/integrity/jobs/${job.job_id}`)).json();
+        if (j.status === 'completed' || j.status === 'failed') return j.report;
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    /** After the clock moved past the token's lifetime. */
+    const advance = async (ms: number) => {
+      t.clock.advance(ms);
+      const login = await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: acct.email, password: acct.password } });
+      admin.authorization = `Bearer ${login.json().access_token}`;
+    };
+    return { acct, key, trace, other, ids, call, entry, adminEntries, fullVerification, advance };
+  }
+
+  it('an erased entry keeps verifying everywhere and shows as erased, with the erasure recorded in the ledger', async () => {
+    const c = await company();
+    const target = c.ids[4] as string;
+    const before = await c.entry(target);
+    const res = await c.call('POST', '/compliance/erasures', { log_ids: [target, c.ids[6]], legal_basis: 'GDPR Art. 17(1)(a), request 118' });
+    expect(res.statusCode, res.body).toBe(201);
+    const erasure = res.json();
+    expect(erasure).toMatchObject({ kind: 'request', erased_count: 2, already_erased: 0, log_ids: [target, c.ids[6]], status: 'applied', requested_by: { kind: 'user', email: c.acct.email } });
+    expect(erasure.record_log_ids).toHaveLength(1);
+
+    // The entry: no content, the same hash, commitment, signature; still chain_valid.
+    const after = await c.entry(target);
+    expect(after).toMatchObject({ erased: true, data: null, extra: null, content_salt: null, erasure_id: erasure.record_log_ids[0], hash: before.hash, content_commitment: before.content_commitment, signature: before.signature });
+    expect(JSON.stringify(after)).not.toContain('"i":4');
+    const verdict = (await c.call('GET', `/logs/${target}/verify`)).json();
+    expect(verdict).toMatchObject({ chain_valid: true, signature_valid: true, erased: true, problems: [], merkle_included: true });
+
+    // The erasure record: who, when, which entries, the basis.
+    const record = await c.entry(erasure.record_log_ids[0]);
+    expect(record).toMatchObject({ event_type: 'compliance.erasure', source: 'audit-ledger/admin', data: { log_ids: [target, c.ids[6]], legal_basis: 'GDPR Art. 17(1)(a), request 118', kind: 'request', actor: { kind: 'user', email: c.acct.email } } });
+    // Repeating it erases nothing more and is recorded again (a request was handled).
+    const again = (await c.call('POST', '/compliance/erasures', { log_ids: [target], legal_basis: 'repeat' })).json();
+    expect(again).toMatchObject({ erased_count: 0, already_erased: 1, log_ids: [] });
+
+    // The inclusion proof still leads to the signed root.
+    const cp = (await c.call('GET', '/integrity/checkpoint')).json();
+    const proof = (await c.call('GET', `/logs/${target}/proof?tree_size=${cp.tree_size}`)).json();
+    expect(verifyInclusion(after.seq, cp.tree_size, entryLeafHash(after.hash), proof.proof.map(fromHex), fromHex(cp.root_hash))).toBe(true);
+
+    // The full verification: valid, with the erased entries counted.
+    const report = await c.fullVerification();
+    expect(report).toMatchObject({ chain_status: 'valid', violation_count: 0, entries_erased: 2 });
+
+    // The evidence bundle of the trace carries the erased entry and its erasure record; the offline verifier accepts it.
+    const keys = write('keys.json', (await t.inject({ method: 'GET', url: '/api/v1/integrity/keys' })).body);
+    const bundle = (await c.call('GET', `/exports/evidence?trace_id=${c.trace}`)).json();
+    expect(bundle.entries.find((e: { entry: { log_id: string } }) => e.entry.log_id === target).entry).toMatchObject({ data: null, content_salt: null, erasure_id: erasure.record_log_ids[0] });
+    expect(bundle.erasure_records.map((e: { entry: { log_id: string } }) => e.entry.log_id)).toEqual(erasure.record_log_ids);
+    const ok = await runCli(['verify-bundle', write('bundle.json', JSON.stringify(bundle)), '--public-key', keys], { LEDGER_DATA_DIR: path.join(tmp, 'none') });
+    expect(ok.stdout).toContain('VERIFIED: every check holds');
+    expect(ok.stdout).toContain('NOTE 2 entries with erased content: each commitment, hash and signature still verifies, and an erasure record accounts for each');
+    expect(ok.code).toBe(0);
+    // Without its erasure record, the bundle no longer accounts for the erasure.
+    const bare = await runCli(['verify-bundle', write('bundle.json', JSON.stringify({ ...bundle, erasure_records: [] })), '--public-key', keys], { LEDGER_DATA_DIR: path.join(tmp, 'none') });
+    expect(bare.code).toBe(1);
+    expect(bare.stdout).toContain(`entry seq 4 (log_id ${target}): its content was erased, and no erasure record in the document names it`);
+
+    // The complete JSON Lines export verifies against the checkpoint, erased entries and all.
+    const jsonl = (await c.call('GET', '/exports/logs?format=jsonl')).body;
+    const full = await runCli(['verify-bundle', write('export.jsonl', jsonl), '--checkpoint', write('cp.json', JSON.stringify(cp)), '--public-key', keys], { LEDGER_DATA_DIR: path.join(tmp, 'none') });
+    expect(full.stdout).toContain('VERIFIED');
+    expect(full.code).toBe(0);
+    // Content put back by someone (here: another entry's) is caught as a content mismatch.
+    const tampered = jsonl.replace(`"log_id":"${target}"`, `"log_id":"${target}"`).split('\n').map((l) => (l.includes(`"log_id":"${target}"`) ? l.replace('"data":null', '"data":{"i":4}') : l)).join('\n');
+    const caught = await runCli(['verify-bundle', write('export.jsonl', tampered), '--checkpoint', write('cp.json', JSON.stringify(cp)), '--public-key', keys], { LEDGER_DATA_DIR: path.join(tmp, 'none') });
+    expect(caught.code).toBe(1);
+    expect(caught.stdout).toContain('content does not match its commitment');
+
+    // The replay shows the erased event by its skeleton.
+    const session = (await c.call('POST', '/forensics/replays', { trace_id: c.trace, metadata: {} })).json();
+    const timeline = (await c.call('GET', `/forensics/replays/${session.id}/timeline`)).json();
+    expect(timeline.items, JSON.stringify(session)).toBeDefined();
+    expect(timeline.items.find((i: { log_id: string }) => i.log_id === target)).toMatchObject({ erased: true, data: {}, integrity: 'valid' });
+  });
+
+  it('erases every entry of a data subject, found at the configured paths, and never writes the identifier into the record', async () => {
+    const c = await company();
+    const res = await c.call('POST', '/compliance/erasures', { subject: 'ana@example.com', legal_basis: 'GDPR Art. 17' });
+    expect(res.statusCode, res.body).toBe(201);
+    const expected = [0, 3, 5, 10, 15, 20, 25].map((i) => c.ids[i]);
+    expect(res.json().log_ids).toEqual(expected);
+    expect(res.json().erased_count).toBe(7);
+    for (const id of expected) expect((await c.entry(id as string)).erased).toBe(true);
+    expect((await c.entry(c.ids[1] as string)).erased).toBe(false);
+    const record = await c.entry(res.json().record_log_ids[0]);
+    expect(JSON.stringify(record)).not.toContain('ana@example.com');
+    expect(await c.fullVerification()).toMatchObject({ chain_status: 'valid', entries_erased: 7 });
+  });
+
+  it('legal holds block erasure and retention until every hold covering an entry is released', async () => {
+    const c = await company();
+    // Two overlapping holds: the first trace, and agent-a (entries 0, 3, 6, …).
+    const traceHold = await c.call('POST', '/compliance/holds', { scope: { trace_id: c.trace }, reason: 'litigation', case_reference: 'CASE-7' });
+    expect(traceHold.statusCode, traceHold.body).toBe(201);
+    expect(traceHold.json()).toMatchObject({ status: 'active', scope: { trace_id: c.trace }, case_reference: 'CASE-7', created_by: { kind: 'user' } });
+    const agentHold = (await c.call('POST', '/compliance/holds', { scope: { agent_id: 'agent-a' }, reason: 'regulator inquiry' })).json();
+
+    // Erasure of a held entry: 409 naming the hold; nothing erased, nothing recorded.
+    const entriesBefore = (await c.adminEntries()).length;
+    const refused = problem(await c.call('POST', '/compliance/erasures', { log_ids: [c.ids[13], c.ids[2]], legal_basis: 'x' }), 409, 'under_legal_hold');
+    expect(refused).toMatchObject({ hold_id: traceHold.json().id, case_reference: 'CASE-7', log_ids: [c.ids[2]] });
+    expect((await c.entry(c.ids[13] as string)).erased).toBe(false);
+    expect((await c.adminEntries()).length).toBe(entriesBefore);
+
+    // Retention (content_days 0: everything is due) erases only what no hold covers.
+    await c.advance(DAY);
+    expect((await c.call('PUT', '/compliance/retention', { content_days: 0 })).statusCode).toBe(200);
+    const run = (await c.call('POST', '/compliance/retention/run')).json();
+    const held = (i: number) => i < 10 || i % 3 === 0;
+    const free = c.ids.filter((_, i) => !held(i));
+    expect(run.erased_count).toBe(free.length);
+    for (const [i, id] of c.ids.entries()) expect((await c.entry(id)).erased, `entry ${i}`).toBe(!held(i));
+    expect(run.retention).toMatchObject({ content_days: 0, erased_total: free.length, pending_erasures: 0 });
+    // Batches of RETENTION_BATCH_SIZE, each one compliance.erasure entry by the service.
+    const records = (await c.adminEntries()).filter((e) => e.event_type === 'compliance.erasure');
+    expect(records.length).toBeGreaterThan(1);
+    expect(records.every((r) => (r.data.actor as { kind: string }).kind === 'service' && (r.data.log_ids as string[]).length <= 7)).toBe(true);
+
+    // Releasing the trace hold frees the trace's entries that agent-a's hold does not cover.
+    problem(await c.call('POST', `/compliance/holds/${traceHold.json().id}/release`, {}), 400, 'validation_failed');
+    const released = await c.call('POST', `/compliance/holds/${traceHold.json().id}/release`, { reason: 'case closed' });
+    expect(released.json()).toMatchObject({ status: 'released', release_reason: 'case closed', released_by: { kind: 'user' } });
+    problem(await c.call('POST', `/compliance/holds/${traceHold.json().id}/release`, { reason: 'again' }), 409, 'hold_released');
+    await c.call('POST', '/compliance/retention/run');
+    for (const [i, id] of c.ids.entries()) expect((await c.entry(id)).erased, `entry ${i}`).toBe(i % 3 !== 0);
+    await c.call('POST', `/compliance/holds/${agentHold.id}/release`, { reason: 'inquiry over' });
+    await c.call('POST', '/compliance/retention/run');
+    for (const id of c.ids) expect((await c.entry(id)).erased).toBe(true);
+    expect((await c.call('GET', '/compliance/holds')).json().items.map((h: { status: string }) => h.status)).toEqual(['released', 'released']);
+    expect(await c.fullVerification()).toMatchObject({ chain_status: 'valid', violation_count: 0, entries_erased: 30 });
+    // Every change was an administrative entry.
+    const types = (await c.adminEntries()).map((e) => e.event_type);
+    for (const ty of ['compliance.hold_placed', 'compliance.hold_released', 'compliance.retention_changed', 'compliance.erasure']) expect(types).toContain(ty);
+  });
+
+  it('retention by event type and by age, with the time range hold', async () => {
+    const c = await company(10);
+    await c.advance(3 * DAY);
+    const late = (await ingestBatch(t, c.key, [{ event_type: 'tool.called', data: { late: true } }])).json().log_ids[0];
+    const placed = await c.call('POST', '/compliance/holds', { scope: { from: new Date(t.clock.ms - 60_000).toISOString() }, reason: 'recent activity' });
+    expect(placed.statusCode, placed.body).toBe(201);
+    const put = await c.call('PUT', '/compliance/retention', { content_days: null, by_event_type: { 'tool.called': 2 } });
+    expect(put.json()).toMatchObject({ content_days: null, by_event_type: { 'tool.called': 2 } });
+    await c.call('POST', '/compliance/retention/run');
+    for (const [i, id] of c.ids.entries()) expect((await c.entry(id)).erased, `entry ${i}`).toBe(i % 2 === 0);
+    expect((await c.entry(late)).erased).toBe(false);
+    expect((await c.call('GET', '/compliance/retention')).json()).toMatchObject({ by_event_type: { 'tool.called': 2 }, erased_total: 5 });
+  });
+
+  it('refuses bad requests with a clear problem and changes nothing', async () => {
+    const c = await company(5);
+    const adminBefore = (await c.adminEntries()).length;
+    const bad: Array<[string, string, object | undefined, number, string]> = [
+      ['PUT', '/compliance/retention', { content_days: -1 }, 400, 'validation_failed'],
+      ['PUT', '/compliance/retention', { content_days: 'ten' }, 400, 'validation_failed'],
+      ['PUT', '/compliance/retention', { content_days: 3, by_event_type: { x: -2 } }, 400, 'validation_failed'],
+      ['PUT', '/compliance/retention', { content_days: 3, forever: true }, 400, 'validation_failed'],
+      ['POST', '/compliance/holds', { scope: {}, reason: 'r' }, 400, 'validation_failed'],
+      ['POST', '/compliance/holds', { scope: { trace_id: c.trace, agent_id: 'a' }, reason: 'r' }, 400, 'validation_failed'],
+      ['POST', '/compliance/holds', { scope: { trace_id: 'not-a-uuid' }, reason: 'r' }, 400, 'validation_failed'],
+      ['POST', '/compliance/holds', { scope: { from: '2026-03-02T00:00:00Z', to: '2026-03-01T00:00:00Z' }, reason: 'r' }, 400, 'validation_failed'],
+      ['POST', '/compliance/holds', { scope: { all: true } }, 400, 'validation_failed'],
+      ['POST', `/compliance/holds/${randomUUID()}/release`, { reason: 'r' }, 404, 'not_found'],
+      ['POST', '/compliance/erasures', { legal_basis: 'x' }, 400, 'validation_failed'],
+      ['POST', '/compliance/erasures', { log_ids: [c.ids[0]], subject: 's', legal_basis: 'x' }, 400, 'validation_failed'],
+      ['POST', '/compliance/erasures', { log_ids: [c.ids[0]] }, 400, 'validation_failed'],
+      ['POST', '/compliance/erasures', { log_ids: ['nope'], legal_basis: 'x' }, 400, 'validation_failed'],
+      ['POST', '/compliance/erasures', { log_ids: [c.ids[0], randomUUID()], legal_basis: 'x' }, 404, 'not_found'],
+    ];
+    for (const [method, url, body, status, code] of bad) problem(await c.call(method, url, body), status, code);
+    // The service's own entries are the compliance record: not erasable.
+    const own = (await c.adminEntries())[0]?.log_id;
+    if (own) problem(await c.call('POST', '/compliance/erasures', { log_ids: [own, c.ids[0]], legal_basis: 'x' }), 409, 'not_erasable');
+    // Not an admin: the API key and an auditor read, but change nothing.
+    const auditor = await t.newAccount({ role: 'auditor', company: c.acct.companyName });
+    for (const headers of [{ 'x-api-key': c.key }, { authorization: `Bearer ${auditor.token}` }]) {
+      problem(await c.call('POST', '/compliance/erasures', { log_ids: [c.ids[0]], legal_basis: 'x' }, headers), 403, 'forbidden');
+      problem(await c.call('PUT', '/compliance/retention', { content_days: 1 }, headers), 403, 'forbidden');
+      expect((await c.call('GET', '/compliance/holds', undefined, headers)).statusCode).toBe(200);
+    }
+    for (const id of c.ids) expect((await c.entry(id)).erased).toBe(false);
+    expect((await c.adminEntries()).length).toBe(adminBefore);
+    expect((await c.call('GET', '/compliance/retention')).json()).toMatchObject({ content_days: null, by_event_type: {}, updated_at: null });
+    // Another company sees none of it.
+    const other = await company(1);
+    expect((await other.call('GET', '/compliance/holds')).json().items).toEqual([]);
+    problem(await other.call('POST', '/compliance/erasures', { log_ids: [c.ids[0]], legal_basis: 'x' }), 404, 'not_found');
+  });
+});
