@@ -229,7 +229,7 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
     if (own) problem(await c.call('POST', '/compliance/erasures', { log_ids: [own, c.ids[0]], legal_basis: 'x' }), 409, 'not_erasable');
     // Not an admin: the API key and an auditor read, but change nothing.
     const auditor = await t.newAccount({ role: 'auditor', company: c.acct.companyName });
-    for (const headers of [{ 'x-api-key': c.key }, { authorization: `Bearer ${auditor.token}` }]) {
+    for (const headers of [{ 'x-api-key': c.key }, { authorization: `Bearer ${auditor.token}` }] as Array<Record<string, string>>) {
       problem(await c.call('POST', '/compliance/erasures', { log_ids: [c.ids[0]], legal_basis: 'x' }, headers), 403, 'forbidden');
       problem(await c.call('PUT', '/compliance/retention', { content_days: 1 }, headers), 403, 'forbidden');
       expect((await c.call('GET', '/compliance/holds', undefined, headers)).statusCode).toBe(200);
