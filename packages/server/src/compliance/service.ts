@@ -17,7 +17,6 @@ import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from './trail.js';
 /** At most this many entries per erasure record; a larger request is recorded in several. */
 export const ERASURE_CHUNK = 1000;
 const DAY_MS = 86_400_000;
-const LEASE_MS = 5 * 60_000;
 
 export interface RetentionPolicy {
   /** Days content is kept; null: forever. 0: erased at the next run. */
@@ -274,10 +273,9 @@ export class Compliance {
     const { store } = this.deps;
     const policy = await store.getRetention(companyId);
     if (!policy) return 0;
-    const nowMs = this.deps.clock();
-    if (!(await store.takeRetentionLease(companyId, iso(nowMs), iso(nowMs + LEASE_MS)))) return 0;
-    let erased = 0;
-    try {
+    // One run per company at a time, across processes; a run that finds it taken leaves it.
+    const erased = await store.withRetentionLock(companyId, async () => {
+      const nowMs = this.deps.clock();
       const cutoff = (days: number) => iso(nowMs - days * DAY_MS);
       const byType = Object.fromEntries(Object.entries(JSON.parse(policy.by_event_type) as Record<string, number>).map(([t, d]) => [t, cutoff(d)]));
       const otherwise = policy.content_days === null ? null : cutoff(policy.content_days);
@@ -285,19 +283,22 @@ export class Compliance {
       const holds = (await store.activeHolds(companyId)).map((h) => JSON.parse(h.scope) as HoldScope);
       const runId = randomUUID();
       const actor: TrailActor = { kind: 'service', task: 'retention' };
-      for (let after = -1; !this.closed; ) {
-        const due = await store.dueForRetention(companyId, byType, otherwise, after, this.deps.retentionBatch);
-        if (due.length === 0) break;
-        after = (due.at(-1) as LogEntryRow).seq;
-        const free = due.filter((r) => !holds.some((h) => holdCovers(h, r)));
-        if (free.length === 0) continue;
-        for (const chunk of await this.plan(companyId, runId, 'retention', basis, actor, free.map((r) => r.log_id))) erased += (await this.carryOut(chunk)).erased;
-        await store.renewRetentionLease(companyId, iso(this.deps.clock() + LEASE_MS));
+      let count = 0;
+      try {
+        for (let after = -1; !this.closed; ) {
+          const due = await store.dueForRetention(companyId, byType, otherwise, after, this.deps.retentionBatch);
+          if (due.length === 0) break;
+          after = (due.at(-1) as LogEntryRow).seq;
+          const free = due.filter((r) => !holds.some((h) => holdCovers(h, r)));
+          if (free.length === 0) continue;
+          for (const chunk of await this.plan(companyId, runId, 'retention', basis, actor, free.map((r) => r.log_id))) count += (await this.carryOut(chunk)).erased;
+        }
+      } finally {
+        await store.finishRetentionRun(companyId, this.now(), count);
       }
-    } finally {
-      await store.finishRetentionRun(companyId, this.now(), erased);
-    }
-    return erased;
+      return count;
+    });
+    return erased ?? 0;
   }
 
   close(): void {

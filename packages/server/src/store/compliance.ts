@@ -18,6 +18,9 @@ const erasable = (eb: ExpressionBuilder<Database, 'log_entries'>) =>
   eb.and([eb('format_version', '=', 2), eb('content_salt', 'is not', null), eb.or([eb('source', 'is', null), eb('source', 'not like', 'audit-ledger/%')])]);
 
 export class ComplianceStore {
+  /** SQLite: the companies whose retention runs in this process now. */
+  private readonly running = new Set<string>();
+
   constructor(private readonly store: DbHandle) {}
 
   private get db() {
@@ -33,7 +36,7 @@ export class ComplianceStore {
   async putRetention(row: Pick<RetentionRow, 'company_id' | 'content_days' | 'by_event_type' | 'updated_at' | 'updated_by'>): Promise<void> {
     await this.db
       .insertInto('retention_policies')
-      .values({ ...row, last_run_at: null, erased_total: 0, lease_until: null })
+      .values({ ...row, last_run_at: null, erased_total: 0 })
       .onConflict((oc) => oc.column('company_id').doUpdateSet({ content_days: row.content_days, by_event_type: row.by_event_type, updated_at: row.updated_at, updated_by: row.updated_by }))
       .execute();
   }
@@ -44,25 +47,37 @@ export class ComplianceStore {
     return rows.filter((r) => r.content_days !== null || r.by_event_type !== '{}').map((r) => r.company_id);
   }
 
-  /** Takes the company's retention lease until `until` when it is free (or expired); false when another process holds it. */
-  async takeRetentionLease(companyId: string, now: string, until: string): Promise<boolean> {
-    const r = await this.db
-      .updateTable('retention_policies')
-      .set({ lease_until: until })
-      .where('company_id', '=', companyId)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
-  }
-
-  async renewRetentionLease(companyId: string, until: string): Promise<void> {
-    await this.db.updateTable('retention_policies').set({ lease_until: until }).where('company_id', '=', companyId).execute();
+  /**
+   * Runs `fn` holding the company's retention lock, or returns undefined when another run holds it.
+   * PostgreSQL: a session advisory lock on a connection held for the run, so a process that dies
+   * releases it with its connection; SQLite (one process): a lock in this process.
+   */
+  async withRetentionLock<T>(companyId: string, fn: () => Promise<T>): Promise<T | undefined> {
+    if (this.store.kind === 'sqlite') {
+      if (this.running.has(companyId)) return undefined;
+      this.running.add(companyId);
+      try {
+        return await fn();
+      } finally {
+        this.running.delete(companyId);
+      }
+    }
+    const key = `audit-ledger/retention/${companyId}`;
+    return this.db.connection().execute(async (conn) => {
+      const got = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(hashtext(${key})) AS ok`.execute(conn);
+      if (!got.rows[0]?.ok) return undefined;
+      try {
+        return await fn();
+      } finally {
+        await sql`SELECT pg_advisory_unlock(hashtext(${key}))`.execute(conn);
+      }
+    });
   }
 
   async finishRetentionRun(companyId: string, at: string, erased: number): Promise<void> {
     await this.db
       .updateTable('retention_policies')
-      .set((eb) => ({ lease_until: null, last_run_at: at, erased_total: eb('erased_total', '+', erased) }))
+      .set((eb) => ({ last_run_at: at, erased_total: eb('erased_total', '+', erased) }))
       .where('company_id', '=', companyId)
       .execute();
   }

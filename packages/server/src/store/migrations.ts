@@ -356,7 +356,6 @@ const migrations: Record<string, Migration> = {
         .addColumn('updated_by', 'text', (c) => c.notNull())
         .addColumn('last_run_at', 'text')
         .addColumn('erased_total', 'bigint', (c) => c.notNull().defaultTo(0))
-        .addColumn('lease_until', 'text')
         .execute();
       // Legal holds: nothing in scope is erased until the hold is released.
       await db.schema

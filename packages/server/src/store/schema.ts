@@ -298,8 +298,6 @@ export interface RetentionPoliciesTable {
   updated_by: string;
   last_run_at: string | null;
   erased_total: number;
-  /** A retention run's lease, so one process at a time runs it. */
-  lease_until: string | null;
 }
 
 export interface LegalHoldsTable {
