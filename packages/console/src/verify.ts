@@ -79,6 +79,10 @@ export async function verifyEntry(entry: Entry): Promise<Verdict> {
   const { keys, endorsed } = await trustedKeys();
   const receipt = verifyReceipt(entry, { publicKeys: keys });
   checks.push({ ok: !receipt.problems.some((p) => p.startsWith('hash') || p.startsWith('the entry')), what: `hash ${entry.hash.slice(0, 16)}… recomputed from the entry's fields` });
+  if (entry.format_version === 2) {
+    const erased = entry.data === null;
+    checks.push({ ok: !receipt.problems.some((p) => p.startsWith('content')), what: erased ? 'content erased: the hash covers its commitment, which still holds' : "data and extra match the content commitment the hash covers" });
+  }
   const via = endorsed.get(entry.key_id);
   checks.push({ ok: receipt.ok, what: `signature checked with ${via ? `key ${entry.key_id} (${via})` : `pinned key ${entry.key_id}`}${receipt.ok ? '' : `: ${receipt.problems.join('; ')}`}` });
   let checkpoint: SignedCheckpoint | null = null;

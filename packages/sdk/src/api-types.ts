@@ -960,6 +960,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/compliance/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's content retention policy and the job's progress
+         * @description How long content is kept, by default and per event type, and what the retention job has done. Without a policy, content is kept forever.
+         */
+        get: operations["getRetention"];
+        /**
+         * Set how long content is kept
+         * @description After the given days, the retention job erases an entry's content (data, extra, salt) and keeps its skeleton and commitment, so the ledger still verifies; entries under a legal hold, format version 1 entries and the service's own entries are kept. Recorded as a `compliance.retention_changed` entry.
+         */
+        put: operations["setRetention"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compliance/retention/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply the company's retention policy now
+         * @description Runs the retention job for this company now instead of waiting for RETENTION_INTERVAL_SECONDS (finishing first any erasure a crash interrupted), and answers when it is done. Each batch is recorded as a `compliance.erasure` entry by the service.
+         */
+        post: operations["runRetention"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compliance/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's legal holds, active and released
+         * @description Every legal hold, oldest first.
+         */
+        get: operations["listHolds"];
+        put?: never;
+        /**
+         * Place a legal hold
+         * @description Nothing in the scope is erased, by retention or by request, until the hold is released. Recorded as a `compliance.hold_placed` entry.
+         */
+        post: operations["placeHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compliance/holds/{hold_id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a legal hold
+         * @description Needs an admin and a reason; recorded as a `compliance.hold_released` entry. 409 `hold_released` when it already was.
+         */
+        post: operations["releaseHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compliance/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every erasure, by request or by retention
+         * @description Oldest first, each with the entries it erased and the ledger entries that record it.
+         */
+        get: operations["listErasures"];
+        put?: never;
+        /**
+         * Erase entries' content (by id, or every entry of a data subject)
+         * @description Removes the content (data, extra, salt) of format version 2 entries and keeps their commitment, so the chain, the tree, every proof and checkpoint still verify; `GET /logs/{id}` then shows `erased: true` and no data. `subject` finds every entry whose data carries it at a path of COMPLIANCE_SUBJECT_FIELDS (not indexed: a scan of the company's entries). All or nothing: 409 `under_legal_hold` (naming the hold) when any entry is held, 409 `not_erasable` for version 1 entries and the service's own entries, 404 for unknown ids. Recorded as `compliance.erasure` entries (who, when, which entries, the legal basis; never the subject's identifier).
+         */
+        post: operations["requestErasure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "api_key.created": {
@@ -1124,8 +1236,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-5e477b2c@example.com",
-                 *       "password": "pw-eb1137e5e262f444"
+                 *       "email": "user-04065d6a@example.com",
+                 *       "password": "pw-40e1ef736a8afffb"
                  *     }
                  */
                 "application/json": {
@@ -1143,7 +1255,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "access_token": "alt_rZkS67efpD7xZriTjwyN0yZZFjss-D-dkilpoR-j9Qo",
+                     *       "access_token": "alt_deV0gGa627I83hxrkHa_oKbBJJF_Jd8-xbwFfWKWzqY",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
                      *       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1180,7 +1292,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1188,6 +1300,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1207,7 +1325,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1215,6 +1333,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1234,7 +1358,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1242,6 +1366,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1264,13 +1394,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "8mgoTvmtR6GPSjf6RwJyvcMP5AZcy9m8PQPs8_-J1Yw",
+                     *       "csrf_token": "G6MawVQgY79L3rK9UjUa14WZRceEtJxkV-DBuXkZxrk",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-                     *         "email": "user-5e477b2c@example.com",
+                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1310,7 +1440,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1318,6 +1448,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1337,7 +1473,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1345,6 +1481,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1361,8 +1503,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-5e477b2c@example.com",
-                 *       "password": "pw-eb1137e5e262f444"
+                 *       "email": "user-04065d6a@example.com",
+                 *       "password": "pw-40e1ef736a8afffb"
                  *     }
                  */
                 "application/json": {
@@ -1380,13 +1522,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "8mgoTvmtR6GPSjf6RwJyvcMP5AZcy9m8PQPs8_-J1Yw",
+                     *       "csrf_token": "G6MawVQgY79L3rK9UjUa14WZRceEtJxkV-DBuXkZxrk",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-                     *         "email": "user-5e477b2c@example.com",
+                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1426,7 +1568,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1434,6 +1576,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1453,7 +1601,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1461,6 +1609,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1480,7 +1634,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1488,6 +1642,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1525,7 +1685,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1533,6 +1693,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1552,7 +1718,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1560,6 +1726,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1597,7 +1769,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1605,6 +1777,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1624,7 +1802,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1632,6 +1810,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1656,19 +1840,19 @@ export interface operations {
                      * @example {
                      *       "credential": "user",
                      *       "company": {
-                     *         "id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+                     *         "id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
                      *         "name": "Acme Capital",
-                     *         "created_at": "2026-11-23T22:58:11.989Z"
+                     *         "created_at": "2026-11-24T01:38:36.717Z"
                      *       },
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *       "user_id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-                     *       "email": "user-5e477b2c@example.com",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *       "email": "user-04065d6a@example.com",
                      *       "is_admin": true,
                      *       "user": {
-                     *         "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-                     *         "email": "user-5e477b2c@example.com",
+                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com",
                      *         "role": "admin",
-                     *         "created_at": "2026-11-23T22:58:11.989Z"
+                     *         "created_at": "2026-11-24T01:38:36.717Z"
                      *       }
                      *     }
                      */
@@ -1718,7 +1902,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1726,6 +1910,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1745,7 +1935,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1753,6 +1943,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1777,9 +1973,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "9acb051e-d816-46e2-8057-e20ac14dac28",
+                     *           "id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_Pl0iuesG",
+                     *           "key_prefix": "alk_DLJXMVJy",
                      *           "rate_limit_per_minute": 6000,
                      *           "status": "active",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1823,7 +2019,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1831,6 +2027,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1850,7 +2052,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1858,6 +2060,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1895,14 +2103,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "9acb051e-d816-46e2-8057-e20ac14dac28",
+                     *       "id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
                      *       "name": "trading-agents-prod",
-                     *       "key_prefix": "alk_Pl0iuesG",
+                     *       "key_prefix": "alk_DLJXMVJy",
                      *       "rate_limit_per_minute": 6000,
                      *       "status": "active",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "revoked_at": null,
-                     *       "key": "alk_Pl0iuesGgG6YkHvNRO6EUK8X4BTUY0rvWYpfROs-wK4"
+                     *       "key": "alk_DLJXMVJyCFZkA01RbL-Ro94kvH5SqYATU763F2QVZxE"
                      *     }
                      */
                     "application/json": {
@@ -1940,7 +2148,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1948,6 +2156,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1967,7 +2181,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1975,6 +2189,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -1994,7 +2214,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2002,6 +2222,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2021,7 +2247,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2029,6 +2255,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2069,7 +2301,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2077,6 +2309,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2096,7 +2334,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2104,6 +2342,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2123,7 +2367,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2131,6 +2375,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2150,7 +2400,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2158,6 +2408,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2182,7 +2438,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
+                     *           "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
                      *           "email": "ana.lima@acme.example",
                      *           "role": "auditor",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2191,10 +2447,10 @@ export interface operations {
                      *           "password_change_required": true
                      *         },
                      *         {
-                     *           "user_id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-                     *           "email": "user-5e477b2c@example.com",
+                     *           "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *           "email": "user-04065d6a@example.com",
                      *           "role": "admin",
-                     *           "created_at": "2026-11-23T22:58:11.989Z",
+                     *           "created_at": "2026-11-24T01:38:36.717Z",
                      *           "disabled": false,
                      *           "disabled_at": null,
                      *           "password_change_required": false
@@ -2238,7 +2494,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2246,6 +2502,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2265,7 +2527,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2273,6 +2535,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2292,7 +2560,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2300,6 +2568,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2339,7 +2613,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "user": {
-                     *         "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
+                     *         "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
                      *         "email": "ana.lima@acme.example",
                      *         "role": "auditor",
                      *         "created_at": "2026-03-01T12:00:00.000Z",
@@ -2347,7 +2621,7 @@ export interface operations {
                      *         "disabled_at": null,
                      *         "password_change_required": true
                      *       },
-                     *       "one_time_password": "v90KkzF0MBBb8lqa_mv5JGlg"
+                     *       "one_time_password": "78x-_gTKtWkTikxYmJlPlNLK"
                      *     }
                      */
                     "application/json": {
@@ -2387,7 +2661,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2395,6 +2669,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2414,7 +2694,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2422,6 +2702,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2441,7 +2727,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2449,6 +2735,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2468,7 +2760,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2476,6 +2768,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2495,7 +2793,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2503,6 +2801,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2522,7 +2826,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2530,6 +2834,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2568,7 +2878,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
+                     *       "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
                      *       "email": "ana.lima@acme.example",
                      *       "role": "reviewer",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
@@ -2611,7 +2921,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2619,6 +2929,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2638,7 +2954,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2646,6 +2962,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2665,7 +2987,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2673,6 +2995,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2692,7 +3020,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2700,6 +3028,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2719,7 +3053,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2727,6 +3061,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2746,7 +3086,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2754,6 +3094,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2773,7 +3119,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2781,6 +3127,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2806,8 +3158,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
-                     *       "one_time_password": "xx-L20sknpKDpmE8UgOh4vQ7"
+                     *       "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
+                     *       "one_time_password": "UxJj6zooYhIeyMrC4JLbOTo8"
                      *     }
                      */
                     "application/json": {
@@ -2837,7 +3189,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2845,6 +3197,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2864,7 +3222,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2872,6 +3230,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2891,7 +3255,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2899,6 +3263,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2918,7 +3288,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2926,6 +3296,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2945,7 +3321,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2953,6 +3329,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2972,7 +3354,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2980,6 +3362,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -2996,7 +3384,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "current_password": "xx-L20sknpKDpmE8UgOh4vQ7",
+                 *       "current_password": "UxJj6zooYhIeyMrC4JLbOTo8",
                  *       "new_password": "a passphrase Ana chose herself"
                  *     }
                  */
@@ -3031,7 +3419,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3039,6 +3427,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3058,7 +3452,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3066,6 +3460,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3085,7 +3485,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3093,6 +3493,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3112,7 +3518,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3120,6 +3526,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3162,10 +3574,10 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *           "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *           "seq": 4,
-                     *           "format_version": 1,
+                     *           "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *           "seq": 5,
+                     *           "format_version": 2,
                      *           "event_type": "context.retrieved",
                      *           "data": {
                      *             "as_of": "2026-03-01T09:20:01.000Z",
@@ -3174,7 +3586,7 @@ export interface operations {
                      *             "source_type": "market_feed"
                      *           },
                      *           "source": "trading-runtime",
-                     *           "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "span_id": null,
@@ -3189,24 +3601,29 @@ export interface operations {
                      *           "extra": {
                      *             "event_id": "read-1"
                      *           },
+                     *           "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
+                     *           "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+                     *           "erased": false,
+                     *           "erasure_id": null,
+                     *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
-                     *           "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *           "content_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *           "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
-                     *           "key_id": "e0d61897ab0010c5",
+                     *           "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
+                     *           "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *           "content_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *           "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
+                     *           "key_id": "0050317c174279e4",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *           "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *           "seq": 5,
-                     *           "format_version": 1,
+                     *           "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *           "seq": 6,
+                     *           "format_version": 2,
                      *           "event_type": "decision.made",
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+                     *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -3214,7 +3631,7 @@ export interface operations {
                      *             "symbol": "ACME"
                      *           },
                      *           "source": null,
-                     *           "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "span_id": null,
@@ -3224,20 +3641,25 @@ export interface operations {
                      *           "agent_id": "equities-trader",
                      *           "workflow_id": null,
                      *           "causality_type": null,
-                     *           "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+                     *           "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52",
                      *           "schema_version": null,
                      *           "extra": null,
+                     *           "content_commitment": "64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30",
+                     *           "content_salt": "XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=",
+                     *           "erased": false,
+                     *           "erasure_id": null,
+                     *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *           "hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
-                     *           "content_hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
-                     *           "signature": "OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==",
-                     *           "key_id": "e0d61897ab0010c5",
+                     *           "prev_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *           "hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
+                     *           "content_hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
+                     *           "signature": "aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==",
+                     *           "key_id": "0050317c174279e4",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJzZXEiOjV9"
+                     *       "next_cursor": "eyJzZXEiOjZ9"
                      *     }
                      */
                     "application/json": {
@@ -3251,9 +3673,10 @@ export interface operations {
                             seq: number;
                             format_version: number;
                             event_type: string;
+                            /** @description The event payload; null once the content was erased (erased: true) */
                             data: {
                                 [key: string]: unknown;
-                            };
+                            } | null;
                             source: string | null;
                             trace_id: string | null;
                             session_id: string | null;
@@ -3270,6 +3693,15 @@ export interface operations {
                             extra: {
                                 [key: string]: unknown;
                             } | null;
+                            /** @description Format version 2: hex SHA-256 commitment to data and extra, hashed in their place (docs/ledger-format.md §14); null in version 1 */
+                            content_commitment: string | null;
+                            /** @description Format version 2: the commitment's salt, base64 (not hashed); null in version 1 and once erased */
+                            content_salt: string | null;
+                            /** @description True when the content (data, extra, salt) was erased; the entry still verifies through its commitment */
+                            erased: boolean;
+                            /** @description For an erased entry: the log_id of the compliance.erasure entry that records the erasure */
+                            erasure_id: string | null;
+                            erased_at: string | null;
                             /** Format: date-time */
                             created_at: string;
                             prev_hash: string;
@@ -3304,7 +3736,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3312,6 +3744,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3331,7 +3769,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3339,6 +3777,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3358,7 +3802,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3366,6 +3810,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3385,7 +3835,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_type": "context.retrieved",
-                 *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                 *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                  *       "agent_id": "equities-trader",
                  *       "source": "trading-runtime",
                  *       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -3437,15 +3887,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
                      *       "event_type": "context.retrieved",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "seq": 4,
-                     *       "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+                     *       "seq": 5,
+                     *       "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
                      *       "ingested": 1,
                      *       "log_ids": [
-                     *         "019ca945-0a00-703e-a301-d4f20a572e1f"
+                     *         "019ca945-0a00-704d-97d4-092075c27118"
                      *       ]
                      *     }
                      */
@@ -3493,7 +3943,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3501,6 +3951,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3520,7 +3976,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3528,6 +3984,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3547,7 +4009,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3555,6 +4017,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3574,7 +4042,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3582,6 +4050,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3601,7 +4075,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3609,6 +4083,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3628,7 +4108,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3636,6 +4116,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3655,7 +4141,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3663,6 +4149,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3682,7 +4174,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3690,6 +4182,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3709,12 +4207,12 @@ export interface operations {
                  *       "logs": [
                  *         {
                  *           "event_type": "decision.made",
-                 *           "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                 *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:15.000Z",
                  *           "parent_event_id": "read-1",
                  *           "data": {
-                 *             "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+                 *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
                  *             "decision": "buy",
                  *             "symbol": "ACME",
                  *             "quantity": 100,
@@ -3722,11 +4220,11 @@ export interface operations {
                  *               "read-1"
                  *             ]
                  *           },
-                 *           "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a"
+                 *           "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52"
                  *         },
                  *         {
                  *           "event_type": "action.executed",
-                 *           "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                 *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:16.000Z",
                  *           "data": {
@@ -3783,8 +4281,8 @@ export interface operations {
                      *       "ingested": 2,
                      *       "appended": 2,
                      *       "log_ids": [
-                     *         "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *         "019ca945-0a00-7040-98fb-c289277e224d"
+                     *         "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *         "019ca945-0a00-704f-994d-a4d775cc9ac7"
                      *       ]
                      *     }
                      */
@@ -3828,7 +4326,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3836,6 +4334,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3855,7 +4359,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3863,6 +4367,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3882,7 +4392,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3890,6 +4400,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3909,7 +4425,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3917,6 +4433,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3936,7 +4458,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3944,6 +4466,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3963,7 +4491,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3971,6 +4499,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -3990,7 +4524,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3998,6 +4532,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4017,7 +4557,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4025,6 +4565,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4050,10 +4596,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *       "seq": 4,
-                     *       "format_version": 1,
+                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "seq": 5,
+                     *       "format_version": 2,
                      *       "event_type": "context.retrieved",
                      *       "data": {
                      *         "as_of": "2026-03-01T09:20:01.000Z",
@@ -4062,7 +4608,7 @@ export interface operations {
                      *         "source_type": "market_feed"
                      *       },
                      *       "source": "trading-runtime",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "session_id": null,
                      *       "timestamp": "2026-03-01T09:20:31.000Z",
                      *       "span_id": null,
@@ -4077,12 +4623,17 @@ export interface operations {
                      *       "extra": {
                      *         "event_id": "read-1"
                      *       },
+                     *       "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
+                     *       "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+                     *       "erased": false,
+                     *       "erasure_id": null,
+                     *       "erased_at": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
-                     *       "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *       "content_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *       "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
-                     *       "key_id": "e0d61897ab0010c5",
+                     *       "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
+                     *       "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *       "content_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *       "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
+                     *       "key_id": "0050317c174279e4",
                      *       "idempotency_conflict": false,
                      *       "idempotency_conflict_of": null
                      *     }
@@ -4097,9 +4648,10 @@ export interface operations {
                         seq: number;
                         format_version: number;
                         event_type: string;
+                        /** @description The event payload; null once the content was erased (erased: true) */
                         data: {
                             [key: string]: unknown;
-                        };
+                        } | null;
                         source: string | null;
                         trace_id: string | null;
                         session_id: string | null;
@@ -4116,6 +4668,15 @@ export interface operations {
                         extra: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description Format version 2: hex SHA-256 commitment to data and extra, hashed in their place (docs/ledger-format.md §14); null in version 1 */
+                        content_commitment: string | null;
+                        /** @description Format version 2: the commitment's salt, base64 (not hashed); null in version 1 and once erased */
+                        content_salt: string | null;
+                        /** @description True when the content (data, extra, salt) was erased; the entry still verifies through its commitment */
+                        erased: boolean;
+                        /** @description For an erased entry: the log_id of the compliance.erasure entry that records the erasure */
+                        erasure_id: string | null;
+                        erased_at: string | null;
                         /** Format: date-time */
                         created_at: string;
                         prev_hash: string;
@@ -4148,7 +4709,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4156,6 +4717,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4175,7 +4742,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4183,6 +4750,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4202,7 +4775,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4210,6 +4783,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4229,7 +4808,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4237,6 +4816,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4262,22 +4847,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *       "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *       "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
                      *       "chain_valid": true,
                      *       "signature_valid": true,
+                     *       "erased": false,
                      *       "verified_at": "2026-03-01T12:00:00.000Z",
-                     *       "seq": 4,
-                     *       "key_id": "e0d61897ab0010c5",
+                     *       "seq": 5,
+                     *       "key_id": "0050317c174279e4",
                      *       "problems": [],
                      *       "merkle_included": true,
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *         "tree_size": 7,
-                     *         "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
+                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "tree_size": 8,
+                     *         "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "e0d61897ab0010c5",
-                     *         "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n7\n7K1jBGoewQti7hDUmjgN9Q4SOMEs4G3WtsIxq5yMNzw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNt3McicHP4CpF3M+W8nUYqF7UiF10sH5tF06lMvuOud04o48eJO2NoujNY2TLm1fP0KzV3AvHitpXlldNk+Mw8=\n"
+                     *         "key_id": "0050317c174279e4",
+                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n8\n4jKu7valqsZsg8SSlbD9GwdC4rSFavnm2iZWKTskcAc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xH4V9xBHKgiFGrkhI8l2QTq82rm72u9EhR0f0uaXYK9a3tfGstNH+qtCqeT/1XvzG8puj7p1eVC95kqukERVcgY=\n"
                      *       }
                      *     }
                      */
@@ -4290,6 +4876,8 @@ export interface operations {
                         hash: string;
                         chain_valid: boolean;
                         signature_valid: boolean;
+                        /** @description True when the entry's content was erased and its erasure record accounts for it: the entry still verifies (chain_valid) */
+                        erased: boolean;
                         /** Format: date-time */
                         verified_at: string;
                         seq: number;
@@ -4335,7 +4923,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4343,6 +4931,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4362,7 +4956,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4370,6 +4964,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4389,7 +4989,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4397,6 +4997,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4416,7 +5022,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4424,6 +5030,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4451,24 +5063,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *       "seq": 4,
-                     *       "entry_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *       "leaf_hash": "25383402c209eb700527f581a2117e181387f37f1eb1f3ad709990599156046b",
-                     *       "leaf_index": 4,
-                     *       "tree_size": 7,
-                     *       "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
+                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *       "seq": 5,
+                     *       "entry_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *       "leaf_hash": "a66497ca5e6a1df5cddf2730256b4e92adea09371dd19a5dd4f23f007e1cd63b",
+                     *       "leaf_index": 5,
+                     *       "tree_size": 8,
+                     *       "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
                      *       "proof": [
-                     *         "ecd51477128ed912765b7ee2a864f64ace3228282bdd1b02b58fe43c033c1b2a",
-                     *         "6b06f0fce4c6d7e6c5ed575b4375ed216ec089e607dc9fd4bdfa8479ddc185e3"
+                     *         "738c92ee4670ab812ce01f201d2e90dd8cbf7e64fdfabfcdd54f25e687646874",
+                     *         "ec59b0a987b4685ac035453f576cb55b74736cde08d484917272ea444f8df6c2"
                      *       ],
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *         "tree_size": 7,
-                     *         "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
+                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "tree_size": 8,
+                     *         "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "e0d61897ab0010c5",
-                     *         "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n7\n7K1jBGoewQti7hDUmjgN9Q4SOMEs4G3WtsIxq5yMNzw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNt3McicHP4CpF3M+W8nUYqF7UiF10sH5tF06lMvuOud04o48eJO2NoujNY2TLm1fP0KzV3AvHitpXlldNk+Mw8=\n"
+                     *         "key_id": "0050317c174279e4",
+                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n8\n4jKu7valqsZsg8SSlbD9GwdC4rSFavnm2iZWKTskcAc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xH4V9xBHKgiFGrkhI8l2QTq82rm72u9EhR0f0uaXYK9a3tfGstNH+qtCqeT/1XvzG8puj7p1eVC95kqukERVcgY=\n"
                      *       }
                      *     }
                      */
@@ -4522,7 +5134,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4530,6 +5142,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4549,7 +5167,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4557,6 +5175,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4576,7 +5200,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4584,6 +5208,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4603,7 +5233,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4611,6 +5241,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4630,7 +5266,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4638,6 +5274,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4801,7 +5443,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4809,6 +5451,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4828,7 +5476,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4836,6 +5484,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4855,7 +5509,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4863,6 +5517,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4882,7 +5542,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4890,6 +5550,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4909,7 +5575,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4917,6 +5583,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4936,7 +5608,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4944,6 +5616,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -4963,7 +5641,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4971,6 +5649,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5126,7 +5810,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5134,6 +5818,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5153,7 +5843,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5161,6 +5851,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5180,7 +5876,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5188,6 +5884,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5207,7 +5909,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5215,6 +5917,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5234,7 +5942,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5242,6 +5950,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5261,7 +5975,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5269,6 +5983,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5288,7 +6008,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5296,6 +6016,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5320,16 +6046,16 @@ export interface operations {
                      * @example {
                      *       "chain_status": "unverified",
                      *       "head": {
-                     *         "seq": 8,
-                     *         "hash": "cd972867dc6ce8cf30b611acfc60a5c5479690d70fb54506924eaff53f02925c"
+                     *         "seq": 9,
+                     *         "hash": "14a605da9df189c1ba9ef77abfb179a3333286e9de18cbdcbb2caa7ec725b308"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *         "tree_size": 9,
-                     *         "root_hash": "fde5e240d82717845f2583902f3a51e6780aa4b747fcf9279501523ee198f27f",
+                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "tree_size": 10,
+                     *         "root_hash": "a13aafa2ff611568731c2c6c1a38bbdef6040a7c2aa800ba31a1500b64753382",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "e0d61897ab0010c5",
-                     *         "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n9\n/eXiQNgnF4RfJYOQLzpR5ngKpLdH/PknlQFSPuGY8n8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGOfacCSpPczgwL5NEwO17s9zzyRwyJlDvsZVg5Qt9fllIOAssfGO7Hzwg+HI5j3JErR/UoU3clLJCjlIuDUhlgY=\n"
+                     *         "key_id": "0050317c174279e4",
+                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n10\noTqvov9hFWhzHCxsGji73vYECnwqqAC6MaFQC2R1M4I=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xAflTJ2KQU7x/zAsCbQEk5GKRlavJWSYRtfqHbvmUUU/5My3B+TqRWnOP+WgWLDINcW1Cpvz5m8ZnCtZlGdLfwA=\n"
                      *       },
                      *       "last_verified_seq": null,
                      *       "last_verified_at": null,
@@ -5382,7 +6108,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5390,6 +6116,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5409,7 +6141,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5417,6 +6149,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5446,7 +6184,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
+                     *       "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
                      *       "status": "queued",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5497,6 +6235,8 @@ export interface operations {
                                 to_seq: number;
                             } | null;
                             entries_checked?: number;
+                            /** @description Version 2 entries whose content was erased, each accounted for by its erasure record (not violations) */
+                            entries_erased?: number;
                             tree_hashes_checked?: number;
                             checkpoints_checked?: number;
                             /** @description Entry signatures checked (only with entry_signatures) */
@@ -5508,7 +6248,7 @@ export interface operations {
                                 /** @description The entry (or, for a checkpoint, tree size − 1) it concerns */
                                 seq: number | null;
                                 log_id: string | null;
-                                kind: "hash_mismatch" | "broken_link" | "bad_signature" | "missing_entry" | "merkle_mismatch" | "checkpoint_inconsistent";
+                                kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
                                 detail: string;
                             }[];
                             /** @description Why a failed job failed */
@@ -5533,7 +6273,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5541,6 +6281,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5560,7 +6306,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5568,6 +6314,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5587,7 +6339,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5595,6 +6347,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5614,7 +6372,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5622,6 +6380,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5647,7 +6411,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
+                     *       "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5656,8 +6420,8 @@ export interface operations {
                      *       "started_at": "2026-03-01T12:00:00.000Z",
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "report": {
-                     *         "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
-                     *         "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+                     *         "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
+                     *         "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
                      *         "status": "completed",
                      *         "options": {
                      *           "entry_signatures": false
@@ -5667,14 +6431,15 @@ export interface operations {
                      *         "finished_at": "2026-03-01T12:00:00.000Z",
                      *         "chain_status": "valid",
                      *         "duration_ms": 0,
-                     *         "tree_size": 9,
+                     *         "tree_size": 11,
                      *         "range": {
                      *           "from_seq": 0,
-                     *           "to_seq": 8
+                     *           "to_seq": 10
                      *         },
-                     *         "entries_checked": 9,
-                     *         "tree_hashes_checked": 16,
-                     *         "checkpoints_checked": 8,
+                     *         "entries_checked": 11,
+                     *         "entries_erased": 0,
+                     *         "tree_hashes_checked": 19,
+                     *         "checkpoints_checked": 10,
                      *         "signatures_checked": 0,
                      *         "violation_count": 0,
                      *         "violations_truncated": false,
@@ -5722,6 +6487,8 @@ export interface operations {
                                 to_seq: number;
                             } | null;
                             entries_checked?: number;
+                            /** @description Version 2 entries whose content was erased, each accounted for by its erasure record (not violations) */
+                            entries_erased?: number;
                             tree_hashes_checked?: number;
                             checkpoints_checked?: number;
                             /** @description Entry signatures checked (only with entry_signatures) */
@@ -5733,7 +6500,7 @@ export interface operations {
                                 /** @description The entry (or, for a checkpoint, tree size − 1) it concerns */
                                 seq: number | null;
                                 log_id: string | null;
-                                kind: "hash_mismatch" | "broken_link" | "bad_signature" | "missing_entry" | "merkle_mismatch" | "checkpoint_inconsistent";
+                                kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
                                 detail: string;
                             }[];
                             /** @description Why a failed job failed */
@@ -5758,7 +6525,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5766,6 +6533,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5785,7 +6558,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5793,6 +6566,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5812,7 +6591,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5820,6 +6599,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5839,7 +6624,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5847,6 +6632,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5869,8 +6660,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+                     *       "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -5880,14 +6671,15 @@ export interface operations {
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "chain_status": "valid",
                      *       "duration_ms": 0,
-                     *       "tree_size": 9,
+                     *       "tree_size": 11,
                      *       "range": {
                      *         "from_seq": 0,
-                     *         "to_seq": 8
+                     *         "to_seq": 10
                      *       },
-                     *       "entries_checked": 9,
-                     *       "tree_hashes_checked": 16,
-                     *       "checkpoints_checked": 8,
+                     *       "entries_checked": 11,
+                     *       "entries_erased": 0,
+                     *       "tree_hashes_checked": 19,
+                     *       "checkpoints_checked": 10,
                      *       "signatures_checked": 0,
                      *       "violation_count": 0,
                      *       "violations_truncated": false,
@@ -5920,6 +6712,8 @@ export interface operations {
                             to_seq: number;
                         } | null;
                         entries_checked?: number;
+                        /** @description Version 2 entries whose content was erased, each accounted for by its erasure record (not violations) */
+                        entries_erased?: number;
                         tree_hashes_checked?: number;
                         checkpoints_checked?: number;
                         /** @description Entry signatures checked (only with entry_signatures) */
@@ -5931,7 +6725,7 @@ export interface operations {
                             /** @description The entry (or, for a checkpoint, tree size − 1) it concerns */
                             seq: number | null;
                             log_id: string | null;
-                            kind: "hash_mismatch" | "broken_link" | "bad_signature" | "missing_entry" | "merkle_mismatch" | "checkpoint_inconsistent";
+                            kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
                             detail: string;
                         }[];
                         /** @description Why a failed job failed */
@@ -5955,7 +6749,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5963,6 +6757,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -5982,7 +6782,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5990,6 +6790,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6009,7 +6815,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6017,6 +6823,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6045,15 +6857,15 @@ export interface operations {
                      *       "items": [
                      *         {
                      *           "tree_size": 1,
-                     *           "root_hash": "7a1fa36a1d9e8d674b32bc94b9a413d0a2cc084cd50d92308f954940ec6d8433",
+                     *           "root_hash": "6a250bb644d3f7c53d0e776e57fad789b32da2ad956597d404f3d72dc4fd1ae1",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "e0d61897ab0010c5"
+                     *           "key_id": "0050317c174279e4"
                      *         },
                      *         {
                      *           "tree_size": 2,
-                     *           "root_hash": "c1e539be0f0258473c3fd16f0a32353ded2aa3f03ce8c53beb3aff67afc4f093",
+                     *           "root_hash": "e9670fa296dcd62b4958b77a2c4f3b1f09ffb3773ce45db6e5b22b2ffa04d0d3",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "e0d61897ab0010c5"
+                     *           "key_id": "0050317c174279e4"
                      *         }
                      *       ],
                      *       "next_after": 2
@@ -6088,7 +6900,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6096,6 +6908,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6115,7 +6933,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6123,6 +6941,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6142,7 +6966,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6150,6 +6974,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6174,12 +7004,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *       "tree_size": 9,
-                     *       "root_hash": "fde5e240d82717845f2583902f3a51e6780aa4b747fcf9279501523ee198f27f",
+                     *       "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "tree_size": 11,
+                     *       "root_hash": "74a9393ceb5a960083d011e95445d51dde2e750c93b4f0c0831bf130b4f6083a",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "e0d61897ab0010c5",
-                     *       "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n9\n/eXiQNgnF4RfJYOQLzpR5ngKpLdH/PknlQFSPuGY8n8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGOfacCSpPczgwL5NEwO17s9zzyRwyJlDvsZVg5Qt9fllIOAssfGO7Hzwg+HI5j3JErR/UoU3clLJCjlIuDUhlgY=\n"
+                     *       "key_id": "0050317c174279e4",
+                     *       "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n11\ndKk5POtalgCD0BHpVEXVHd4udQyTtPDAgxvxMLT2CDo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xBZpjmwLANxkcXJytgT5DBY5N3xt4EqC2GuowPM58QfBWxOMh1Yul/jAdI8rZM2VppkIt2n05t8BQ/XqqyEByQg=\n"
                      *     }
                      */
                     "application/json": {
@@ -6198,12 +7028,12 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *       "tree_size": 9,
-                     *       "root_hash": "fde5e240d82717845f2583902f3a51e6780aa4b747fcf9279501523ee198f27f",
+                     *       "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "tree_size": 11,
+                     *       "root_hash": "74a9393ceb5a960083d011e95445d51dde2e750c93b4f0c0831bf130b4f6083a",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "e0d61897ab0010c5",
-                     *       "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n9\n/eXiQNgnF4RfJYOQLzpR5ngKpLdH/PknlQFSPuGY8n8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGOfacCSpPczgwL5NEwO17s9zzyRwyJlDvsZVg5Qt9fllIOAssfGO7Hzwg+HI5j3JErR/UoU3clLJCjlIuDUhlgY=\n"
+                     *       "key_id": "0050317c174279e4",
+                     *       "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n11\ndKk5POtalgCD0BHpVEXVHd4udQyTtPDAgxvxMLT2CDo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xBZpjmwLANxkcXJytgT5DBY5N3xt4EqC2GuowPM58QfBWxOMh1Yul/jAdI8rZM2VppkIt2n05t8BQ/XqqyEByQg=\n"
                      *     }
                      */
                     "text/plain": {
@@ -6238,7 +7068,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6246,6 +7076,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -6257,7 +7093,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6265,6 +7101,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6284,7 +7126,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6292,6 +7134,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -6303,7 +7151,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6311,6 +7159,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6330,7 +7184,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6338,6 +7192,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -6349,7 +7209,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6357,6 +7217,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6376,7 +7242,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6384,6 +7250,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -6395,7 +7267,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6403,6 +7275,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6430,21 +7308,28 @@ export interface operations {
                      * @example {
                      *       "first": 3,
                      *       "second": 6,
-                     *       "first_root": "fc732ab97da40d74193b9fc59edee9ee477d444bd3a264371bdb0f80bdf5e6c2",
-                     *       "second_root": "a4b708a4740e94b57394262c8a89aaf74ea3b493022657fed36fe9014070e285",
+                     *       "first_root": "6d446ecd2e4ef8b9e357f0d3bee2fe0698c53329e6f4950b58605f07b145c0cb",
+                     *       "second_root": "015f36eb5767adbc9510930fa8772146cd66481a73d7be4047858ce781a8bd71",
                      *       "proof": [
-                     *         "6ac4436575b9b7624095152dbfa93333758708cbf822d1ba8c13de9807b25f1e",
-                     *         "8e49b65bce79cbf7bc09e6e238f07a1617c1b3aed1832fbe3b96a15ed3ee8217"
+                     *         "51b6686062e7aa79921a16521c63fb3156495a5ac420172845a292276a45ca06",
+                     *         "854b7909ce5731e82a96560534b83cf5aa02d55723e79da10908f9e416df83fb"
                      *       ],
                      *       "first_checkpoint": {
-                     *         "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
                      *         "tree_size": 3,
-                     *         "root_hash": "fc732ab97da40d74193b9fc59edee9ee477d444bd3a264371bdb0f80bdf5e6c2",
+                     *         "root_hash": "6d446ecd2e4ef8b9e357f0d3bee2fe0698c53329e6f4950b58605f07b145c0cb",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "e0d61897ab0010c5",
-                     *         "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n3\n/HMquX2kDXQZO5/Fnt7p7kd9REvTomQ3G9sPgL315sI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGHCTEFtOJ3BzIYHfMR45dQLJceCWaA4k6RsBcYM00YSjWgoJ8mPOmxTvfyeCNZv1QiMYPh21K07TfliSYo5lGAw=\n"
+                     *         "key_id": "0050317c174279e4",
+                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n3\nbURuzS5O+LnjV/DTvuL+BpjFMynm9JULWGBfB7FFwMs=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xL0K2sA8wcKY9A/7UkVrlZS95uRh/rMqz6bYWe1HaNqp7EQcKSDEGAHZFzqt3VmB3YheQ3Y9K+egSZaNrafX+Ag=\n"
                      *       },
-                     *       "second_checkpoint": null
+                     *       "second_checkpoint": {
+                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "tree_size": 6,
+                     *         "root_hash": "015f36eb5767adbc9510930fa8772146cd66481a73d7be4047858ce781a8bd71",
+                     *         "timestamp": "2026-03-01T12:00:00.000Z",
+                     *         "key_id": "0050317c174279e4",
+                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n6\nAV8261dnrbyVEJMPqHchRs1mSBpz175AR4WM54GovXE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xJH4EaoDW3BoxiCwOwt5tztZYLcVPPh/Ubfz5tMwiLxSlExekMoPYlnNZydQQzEDlLUQk4CZ+VxcJv4TjUNwrw4=\n"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -6502,7 +7387,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6510,6 +7395,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6529,7 +7420,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6537,6 +7428,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6556,7 +7453,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6564,6 +7461,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6588,14 +7491,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "key_id": "e0d61897ab0010c5",
+                     *           "key_id": "0050317c174279e4",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAr9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null,
                      *           "active": true,
-                     *           "note_verifier_key": "audit-ledger.local+86cff018+AcgxsVIGNpzHLlKiMwq50nVeBBo8g6SVLvaf5W3E1DGu"
+                     *           "note_verifier_key": "audit-ledger.local+434c78c4+Aa/fipzw2ZHDJYqH0e7cIB8niiabtivQZLLrLXI+TPjp"
                      *         }
                      *       ],
                      *       "transitions": []
@@ -6655,7 +7558,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6663,6 +7566,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6685,14 +7594,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "old_key_id": "e0d61897ab0010c5",
-                     *       "old_public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
-                     *       "new_key_id": "ac5c83dd864efe0f",
-                     *       "new_public_key": "06NzqUleEEyXWfk40Pm4sbK0CeeSK4H7yaI3Wxffa0E=",
+                     *       "old_key_id": "0050317c174279e4",
+                     *       "old_public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
+                     *       "new_key_id": "135ce1744c30779f",
+                     *       "new_public_key": "NCQZYOk0FlGb3KHJh8jlL1xPY738MOhbXclqKZGowNQ=",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "statement": "audit-ledger/v1/key-transition\nold e0d61897ab0010c5 yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\nnew ac5c83dd864efe0f 06NzqUleEEyXWfk40Pm4sbK0CeeSK4H7yaI3Wxffa0E=\ntime 2026-03-01T12:00:00.000Z\n",
-                     *       "old_signature": "GkMTRUk5Y9AVpDDIPqwkHgRmtDqhvuiNCqfuA26WjAMI3nCZWKTbdJ5roB52zedumOfJx8e1Mj23Zv0kMoZXCg==",
-                     *       "new_signature": "bKJEoj7B7u80d/m4qSzchlw5So+14k+kWKt+w9IWKjsv//KRBcQ1mYTJvJIeJjosXN67UtfIupz4L/DJx22dBg=="
+                     *       "statement": "audit-ledger/v1/key-transition\nold 0050317c174279e4 r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\nnew 135ce1744c30779f NCQZYOk0FlGb3KHJh8jlL1xPY738MOhbXclqKZGowNQ=\ntime 2026-03-01T12:00:00.000Z\n",
+                     *       "old_signature": "8o2TeF7LJzdG6NPDGqBQ/IaY3UfakS7Qgp9AerIxkQpQo0/i6nSlU1fi46Qn9j+WCu0eBZoAZCVh3s/WPKTJBQ==",
+                     *       "new_signature": "4ZT6D/Lx0jXYzvg5suDphPZ+PQS+Ys6KqHbP3wWzuKERpS+DsWotQJM3cX5tVNx+QEJseTNdoMh6c/w8zD93Ag=="
                      *     }
                      */
                     "application/json": {
@@ -6732,7 +7641,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6740,6 +7649,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6759,7 +7674,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6767,6 +7682,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6786,7 +7707,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6794,6 +7715,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6824,17 +7751,17 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":4,"log_id":"019ca945-0a00-703e-a301-d4f20a572e1f","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1","hash":"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569","signature":"n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569"}
-                     *     {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":5,"log_id":"019ca945-0a00-703f-a187-3f55147e3f03","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"bcf2b88f-364f-411a-893a-bc2aff1fd72a","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569","hash":"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796","signature":"OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796"}
-                     *     {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":6,"log_id":"019ca945-0a00-7040-98fb-c289277e224d","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796","hash":"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2","signature":"8FjUCR5JGNLqg4mcA14VBcRur/ONnzBb8eFG9SqdU2ee0Teb9HJTUQmdu9ySKHkY5TNbBEeWewPiKVS6SCc+Cg==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2"}
-                     *     {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":9,"log_id":"019ca945-0a00-7045-a127-af3100eb6e38","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"cd972867dc6ce8cf30b611acfc60a5c5479690d70fb54506924eaff53f02925c","hash":"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549","signature":"3C6FuuQymcwu/mVgqF1kuB3xAwBHUAnvVaJW3TD8V1eo5+1rxMnrCQTwtaORlyuODi/xE3tuWrusYSIqIOLaAw==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549"}
+                     * @example {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":5,"log_id":"019ca945-0a00-704d-97d4-092075c27118","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f","hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","signature":"aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428","content_salt":"VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=","erased_at":null,"erasure_id":null,"content_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1"}
+                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":6,"log_id":"019ca945-0a00-704e-85e2-8ce66fc1d67d","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"476443de-bbaf-4895-a7bc-08ba411f4e52","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-476443de-bbaf-4895-a7bc-08ba411f4e52","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","signature":"aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30","content_salt":"XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=","erased_at":null,"erasure_id":null,"content_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796"}
+                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":7,"log_id":"019ca945-0a00-704f-994d-a4d775cc9ac7","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d","signature":"yUwJCYQqbGiYNGhhOYsznAwscU/MirGEMoKieNSAIhR3XbFDM+4IinMDVlPN+ve2cTmC1jk1G9bksCJiVeKZCA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"634ee91a418c767df3652114ffd5aca9b8a8658de11ab5430063427e4f3983f6","content_salt":"RX00JNkPV6ty56AyPydsz2z8qYdZhnyBKzcei1F5RLg=","erased_at":null,"erasure_id":null,"content_hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d"}
+                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":11,"log_id":"019ca945-0a00-7055-93e2-7b833ee8f229","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"a5b3bf1424f7a5aba78ba06c8d1ddace4353043a55caaad37f65a3542a95f294","hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616","signature":"Mf9mYXowdB7Z/+uOo/HEzxV8Y8ZEnDd2DO5Pf9pOcTcrPFtS8bjHcpvgD+UIRK5FlJXMowcaCctUAWBqlp95Bw==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"d6e94262445b742fc0a2de9faf905aaed4f39d34fda5635119188a10683fc316","content_salt":"bO4fA6v5lY0xD5Hj168WvWFjB52R6LcuySEh5g7QBxI=","erased_at":null,"erasure_id":null,"content_hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616"}
                      */
                     "application/x-ndjson": string;
                     /**
-                     * @example {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":4,"log_id":"019ca945-0a00-703e-a301-d4f20a572e1f","format_version":1,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1","hash":"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569","signature":"n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569"}
-                     *     {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":5,"log_id":"019ca945-0a00-703f-a187-3f55147e3f03","format_version":1,"event_type":"decision.made","data":{"decision":"buy","decision_id":"bcf2b88f-364f-411a-893a-bc2aff1fd72a","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569","hash":"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796","signature":"OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796"}
-                     *     {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":6,"log_id":"019ca945-0a00-7040-98fb-c289277e224d","format_version":1,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796","hash":"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2","signature":"8FjUCR5JGNLqg4mcA14VBcRur/ONnzBb8eFG9SqdU2ee0Teb9HJTUQmdu9ySKHkY5TNbBEeWewPiKVS6SCc+Cg==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2"}
-                     *     {"company_id":"6b53b72e-123f-4521-8a18-b7c644eb2bbb","seq":9,"log_id":"019ca945-0a00-7045-a127-af3100eb6e38","format_version":1,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"cd972867dc6ce8cf30b611acfc60a5c5479690d70fb54506924eaff53f02925c","hash":"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549","signature":"3C6FuuQymcwu/mVgqF1kuB3xAwBHUAnvVaJW3TD8V1eo5+1rxMnrCQTwtaORlyuODi/xE3tuWrusYSIqIOLaAw==","key_id":"e0d61897ab0010c5","idempotency_conflict_of":null,"content_hash":"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549"}
+                     * @example {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":5,"log_id":"019ca945-0a00-704d-97d4-092075c27118","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f","hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","signature":"aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428","content_salt":"VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=","erased_at":null,"erasure_id":null,"content_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1"}
+                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":6,"log_id":"019ca945-0a00-704e-85e2-8ce66fc1d67d","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"476443de-bbaf-4895-a7bc-08ba411f4e52","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-476443de-bbaf-4895-a7bc-08ba411f4e52","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","signature":"aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30","content_salt":"XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=","erased_at":null,"erasure_id":null,"content_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796"}
+                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":7,"log_id":"019ca945-0a00-704f-994d-a4d775cc9ac7","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d","signature":"yUwJCYQqbGiYNGhhOYsznAwscU/MirGEMoKieNSAIhR3XbFDM+4IinMDVlPN+ve2cTmC1jk1G9bksCJiVeKZCA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"634ee91a418c767df3652114ffd5aca9b8a8658de11ab5430063427e4f3983f6","content_salt":"RX00JNkPV6ty56AyPydsz2z8qYdZhnyBKzcei1F5RLg=","erased_at":null,"erasure_id":null,"content_hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d"}
+                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":11,"log_id":"019ca945-0a00-7055-93e2-7b833ee8f229","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"a5b3bf1424f7a5aba78ba06c8d1ddace4353043a55caaad37f65a3542a95f294","hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616","signature":"Mf9mYXowdB7Z/+uOo/HEzxV8Y8ZEnDd2DO5Pf9pOcTcrPFtS8bjHcpvgD+UIRK5FlJXMowcaCctUAWBqlp95Bw==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"d6e94262445b742fc0a2de9faf905aaed4f39d34fda5635119188a10683fc316","content_salt":"bO4fA6v5lY0xD5Hj168WvWFjB52R6LcuySEh5g7QBxI=","erased_at":null,"erasure_id":null,"content_hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616"}
                      */
                     "text/csv": string;
                 };
@@ -6855,7 +7782,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6863,6 +7790,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/csv": {
                         /** @description URI identifying the problem type */
@@ -6874,7 +7807,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6882,6 +7815,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6901,7 +7840,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6909,6 +7848,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/csv": {
                         /** @description URI identifying the problem type */
@@ -6920,7 +7865,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6928,6 +7873,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -6947,7 +7898,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6955,6 +7906,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/csv": {
                         /** @description URI identifying the problem type */
@@ -6966,7 +7923,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6974,6 +7931,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7003,26 +7966,26 @@ export interface operations {
                     /**
                      * @example {
                      *       "format": "audit-ledger/evidence-bundle/v1",
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
                      *       "generated_at": "2026-03-01T12:00:00.000Z",
                      *       "selection": {
-                     *         "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2"
+                     *         "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *         "tree_size": 10,
-                     *         "root_hash": "2610ea3b2f11e3ca8c7d848b3a0eb6d765d92f9d8ff9d8a92ed041a2ea45a6ca",
+                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "tree_size": 13,
+                     *         "root_hash": "dd0b8708587cb991198a3ddb5688d840a00c241d63fa88542fce010368ec99a8",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "e0d61897ab0010c5",
-                     *         "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n10\nJhDqOy8R48qMfYSLOg6212XZL52P+dipLtBBoupFpso=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNxZSXW2cexDRygOjNhuPICuGIOIok5KZxLEwuGLCu9sEUzTMAcP+F19haQ6rSubs+8jnYsxWFkGWsYmOX38QQQ=\n"
+                     *         "key_id": "0050317c174279e4",
+                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n13\n3QuHCFh8uZEZij3bVojYQKAMJB1j+ohUL84BA2jsmag=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xC2RokeKxaZSKitD5CZWQt2pJVlFMrw5h/xSbZIctAFJQdsADDIFdNQ3A1DZwahHrcNdm/0qfmqGtOEJJze/GgU=\n"
                      *       },
                      *       "public_keys": [
                      *         {
-                     *           "key_id": "e0d61897ab0010c5",
+                     *           "key_id": "0050317c174279e4",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
-                     *           "note_verifier_key": "audit-ledger.local+86cff018+AcgxsVIGNpzHLlKiMwq50nVeBBo8g6SVLvaf5W3E1DGu",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
+                     *           "note_verifier_key": "audit-ledger.local+434c78c4+Aa/fipzw2ZHDJYqH0e7cIB8niiabtivQZLLrLXI+TPjp",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAr9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null
                      *         }
@@ -7032,15 +7995,15 @@ export interface operations {
                      *       "entries": [
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *             "seq": 4,
+                     *             "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *             "seq": 5,
                      *             "event_type": "context.retrieved",
-                     *             "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *             "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
-                     *             "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
-                     *             "key_id": "e0d61897ab0010c5",
-                     *             "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *             "format_version": 1,
+                     *             "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *             "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
+                     *             "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
+                     *             "key_id": "0050317c174279e4",
+                     *             "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *             "format_version": 2,
                      *             "data": {
                      *               "as_of": "2026-03-01T09:20:01.000Z",
                      *               "max_age_seconds": 30,
@@ -7048,7 +8011,7 @@ export interface operations {
                      *               "source_type": "market_feed"
                      *             },
                      *             "source": "trading-runtime",
-                     *             "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:20:31.000Z",
                      *             "span_id": null,
@@ -7064,31 +8027,35 @@ export interface operations {
                      *               "event_id": "read-1"
                      *             },
                      *             "created_at": "2026-03-01T12:00:00.000Z",
-                     *             "idempotency_conflict_of": null
+                     *             "idempotency_conflict_of": null,
+                     *             "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
+                     *             "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+                     *             "erased_at": null,
+                     *             "erasure_id": null
                      *           },
                      *           "inclusion_proof": {
-                     *             "leaf_index": 4,
-                     *             "tree_size": 10,
+                     *             "leaf_index": 5,
+                     *             "tree_size": 13,
                      *             "proof": [
-                     *               "ecd51477128ed912765b7ee2a864f64ace3228282bdd1b02b58fe43c033c1b2a",
-                     *               "7351ec782bd02daf863cf6b4e3a806236b37ac9647bb73e4fccfeff9d617e131"
+                     *               "738c92ee4670ab812ce01f201d2e90dd8cbf7e64fdfabfcdd54f25e687646874",
+                     *               "ec59b0a987b4685ac035453f576cb55b74736cde08d484917272ea444f8df6c2"
                      *             ]
                      *           }
                      *         },
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *             "seq": 5,
+                     *             "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *             "seq": 6,
                      *             "event_type": "decision.made",
-                     *             "hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
-                     *             "prev_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-                     *             "signature": "OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==",
-                     *             "key_id": "e0d61897ab0010c5",
-                     *             "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *             "format_version": 1,
+                     *             "hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
+                     *             "prev_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *             "signature": "aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==",
+                     *             "key_id": "0050317c174279e4",
+                     *             "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *             "format_version": 2,
                      *             "data": {
                      *               "decision": "buy",
-                     *               "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+                     *               "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
                      *               "inputs": [
                      *                 "read-1"
                      *               ],
@@ -7096,7 +8063,7 @@ export interface operations {
                      *               "symbol": "ACME"
                      *             },
                      *             "source": null,
-                     *             "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:21:15.000Z",
                      *             "span_id": null,
@@ -7106,22 +8073,27 @@ export interface operations {
                      *             "agent_id": "equities-trader",
                      *             "workflow_id": null,
                      *             "causality_type": null,
-                     *             "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+                     *             "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52",
                      *             "schema_version": null,
                      *             "extra": null,
                      *             "created_at": "2026-03-01T12:00:00.000Z",
-                     *             "idempotency_conflict_of": null
+                     *             "idempotency_conflict_of": null,
+                     *             "content_commitment": "64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30",
+                     *             "content_salt": "XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=",
+                     *             "erased_at": null,
+                     *             "erasure_id": null
                      *           },
                      *           "inclusion_proof": {
-                     *             "leaf_index": 5,
-                     *             "tree_size": 10,
+                     *             "leaf_index": 6,
+                     *             "tree_size": 13,
                      *             "proof": [
-                     *               "25383402c209eb700527f581a2117e181387f37f1eb1f3ad709990599156046b",
-                     *               "7351ec782bd02daf863cf6b4e3a806236b37ac9647bb73e4fccfeff9d617e131"
+                     *               "9fd4308186af46f5dd7d025350c03f8aa2aa1f4a955bcc9d154ad56b527a6b6e",
+                     *               "67cb634d7d3f953d526fc1762bf0f170661b657eaae65c3cda817383df555714"
                      *             ]
                      *           }
                      *         }
-                     *       ]
+                     *       ],
+                     *       "erasure_records": []
                      *     }
                      */
                     "application/json": {
@@ -7199,6 +8171,30 @@ export interface operations {
                                 proof: string[];
                             };
                         }[];
+                        /** @description The compliance.erasure entries that the erased entries among `entries` name, proven the same way (docs/ledger-format.md §14) */
+                        erasure_records: {
+                            /** @description The entry: its hashed fields, hash, signature and key_id (docs/ledger-format.md) */
+                            entry: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID
+                                 */
+                                log_id: string;
+                                seq: number;
+                                event_type: string;
+                                hash: string;
+                                prev_hash: string;
+                                signature: string;
+                                key_id: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            inclusion_proof: {
+                                leaf_index: number;
+                                tree_size: number;
+                                proof: string[];
+                            };
+                        }[];
                     };
                 };
             };
@@ -7218,7 +8214,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7226,6 +8222,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7245,7 +8247,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7253,6 +8255,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7272,7 +8280,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7280,6 +8288,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7299,7 +8313,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7307,6 +8321,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7326,7 +8346,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7334,6 +8354,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7363,16 +8389,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *           "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *           "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *           "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *           "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *           "token_id": null,
                      *           "metadata": {
                      *             "ticket": "INC-2291"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "event_count": 4,
-                     *           "tree_size": 10
+                     *           "tree_size": 14
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -7422,7 +8448,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7430,6 +8456,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7449,7 +8481,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7457,6 +8489,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7476,7 +8514,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7484,6 +8522,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7500,7 +8544,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                 *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                  *       "metadata": {
                  *         "ticket": "INC-2291"
                  *       }
@@ -7530,16 +8574,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "event_count": 4,
-                     *       "tree_size": 10
+                     *       "tree_size": 14
                      *     }
                      */
                     "application/json": {
@@ -7583,7 +8627,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7591,6 +8635,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7610,7 +8660,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7618,6 +8668,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7637,7 +8693,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7645,6 +8701,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7664,7 +8726,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7672,6 +8734,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7699,7 +8767,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *           "first_at": "2026-03-01T12:00:00.000Z",
                      *           "last_at": "2026-03-01T12:00:00.000Z",
                      *           "event_count": 4,
@@ -7717,7 +8785,7 @@ export interface operations {
                      *           "anomaly_detected": null
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJzZXEiOjh9"
+                     *       "next_cursor": "eyJzZXEiOjl9"
                      *     }
                      */
                     "application/json": {
@@ -7756,7 +8824,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7764,6 +8832,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7783,7 +8857,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7791,6 +8865,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7810,7 +8890,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7818,6 +8898,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7843,16 +8929,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "event_count": 4,
-                     *       "tree_size": 10
+                     *       "tree_size": 14
                      *     }
                      */
                     "application/json": {
@@ -7896,7 +8982,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7904,6 +8990,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7923,7 +9015,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7931,6 +9023,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7950,7 +9048,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7958,6 +9056,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -7977,7 +9081,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7985,6 +9089,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8010,12 +9120,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *           "seq": 4,
+                     *           "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "timestamp_source": "client",
@@ -8027,11 +9137,12 @@ export interface operations {
                      *             "source_id": "feed:NASDAQ:ACME",
                      *             "source_type": "market_feed"
                      *           },
+                     *           "erased": false,
                      *           "integrity": "valid"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *           "seq": 5,
+                     *           "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "timestamp_source": "client",
@@ -8039,13 +9150,14 @@ export interface operations {
                      *           "source": null,
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+                     *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
                      *             "quantity": 100,
                      *             "symbol": "ACME"
                      *           },
+                     *           "erased": false,
                      *           "integrity": "valid"
                      *         }
                      *       ]
@@ -8079,6 +9191,8 @@ export interface operations {
                             data: {
                                 [key: string]: unknown;
                             };
+                            /** @description The content was erased (docs/compliance.md): data is {} */
+                            erased: boolean;
                             integrity: "valid" | "invalid";
                         }[];
                     };
@@ -8100,7 +9214,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8108,6 +9222,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8127,7 +9247,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8135,6 +9255,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8154,7 +9280,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8162,6 +9288,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8181,7 +9313,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8189,6 +9321,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8216,15 +9354,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+                     *           "id": "019ca945-0a00-704d-97d4-092075c27118",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
-                     *             "seq": 4,
+                     *             "seq": 5,
                      *             "event_type": "context.retrieved",
                      *             "time": "2026-03-01T09:20:31.000Z",
                      *             "source": "trading-runtime",
@@ -8244,14 +9382,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-703e-a301-d4f20a572e1f",
+                     *           "source": "019ca945-0a00-704d-97d4-092075c27118",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *           "target": "019ca945-0a00-703e-a301-d4f20a572e1f",
+                     *           "source": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "target": "019ca945-0a00-704d-97d4-092075c27118",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -8300,15 +9438,15 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+                     *           "id": "019ca945-0a00-704d-97d4-092075c27118",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
-                     *             "seq": 4,
+                     *             "seq": 5,
                      *             "event_type": "context.retrieved",
                      *             "time": "2026-03-01T09:20:31.000Z",
                      *             "source": "trading-runtime",
@@ -8328,14 +9466,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-703e-a301-d4f20a572e1f",
+                     *           "source": "019ca945-0a00-704d-97d4-092075c27118",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *           "target": "019ca945-0a00-703e-a301-d4f20a572e1f",
+                     *           "source": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "target": "019ca945-0a00-704d-97d4-092075c27118",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -8400,7 +9538,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8408,6 +9546,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -8419,7 +9563,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8427,6 +9571,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8446,7 +9596,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8454,6 +9604,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -8465,7 +9621,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8473,6 +9629,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8492,7 +9654,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8500,6 +9662,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -8511,7 +9679,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8519,6 +9687,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8538,7 +9712,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8546,6 +9720,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                     "text/plain": {
                         /** @description URI identifying the problem type */
@@ -8557,7 +9737,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8565,6 +9745,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8590,8 +9776,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "overall_staleness_rating": "stale",
                      *       "findings": [
                      *         {
@@ -8600,8 +9786,8 @@ export interface operations {
                      *           "staleness": "stale",
                      *           "age_seconds": 74,
                      *           "max_age_seconds": 30,
-                     *           "used_by_log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *           "context_log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+                     *           "used_by_log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "context_log_id": "019ca945-0a00-704d-97d4-092075c27118",
                      *           "via_log_ids": [],
                      *           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
                      *         }
@@ -8659,7 +9845,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8667,6 +9853,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8686,7 +9878,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8694,6 +9886,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8713,7 +9911,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8721,6 +9919,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8740,7 +9944,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8748,6 +9952,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8773,27 +9983,27 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "detected": true,
                      *       "root_cause_type": "STALE_CONTEXT",
-                     *       "description": "Decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *       "description": "Decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *       "confidence": 0.75,
                      *       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
                      *       "evidence": [
-                     *         "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *         "019ca945-0a00-703f-a187-3f55147e3f03"
+                     *         "019ca945-0a00-704d-97d4-092075c27118",
+                     *         "019ca945-0a00-704e-85e2-8ce66fc1d67d"
                      *       ],
                      *       "evidence_path": [
                      *         {
-                     *           "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *           "seq": 4,
+                     *           "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "role": "cause"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *           "seq": 5,
+                     *           "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "role": "outcome"
                      *         }
@@ -8801,8 +10011,8 @@ export interface operations {
                      *       "outcome": {
                      *         "kind": "acted_on_stale_context",
                      *         "bad": true,
-                     *         "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-                     *         "description": "decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
+                     *         "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *         "description": "decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
                      *       },
                      *       "candidates": [],
                      *       "findings": []
@@ -8880,7 +10090,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8888,6 +10098,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8907,7 +10123,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8915,6 +10131,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8934,7 +10156,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8942,6 +10164,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8961,7 +10189,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8969,6 +10197,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -8987,7 +10221,7 @@ export interface operations {
                  * @example {
                  *       "reviewer": "maria.gonzalez@acme.example",
                  *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                 *       "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a"
+                 *       "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52"
                  *     }
                  */
                 "application/json": {
@@ -9017,16 +10251,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
-                     *       "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
+                     *       "id": "019ca945-0a00-705a-8963-0f865acea531",
+                     *       "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
                      *       "reviewer": "maria.gonzalez@acme.example",
                      *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *       "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
-                     *       "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *       "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "submitted_by": {
                      *         "kind": "user",
-                     *         "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
+                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
                      *       }
                      *     }
                      */
@@ -9071,7 +10305,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9079,6 +10313,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9098,7 +10338,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9106,6 +10346,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9125,7 +10371,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9133,6 +10379,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9152,7 +10404,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9160,6 +10412,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9191,16 +10449,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
-                     *           "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
+                     *           "id": "019ca945-0a00-705a-8963-0f865acea531",
+                     *           "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
                      *           "reviewer": "maria.gonzalez@acme.example",
                      *           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *           "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
-                     *           "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *           "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "submitted_by": {
                      *             "kind": "user",
-                     *             "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
+                     *             "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
                      *           }
                      *         }
                      *       ],
@@ -9251,7 +10509,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9259,6 +10517,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9278,7 +10542,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9286,6 +10550,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9305,7 +10575,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9313,6 +10583,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9341,14 +10617,14 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.41
+                     *           "latency_ms": 0.82
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
                      *         },
                      *         "migrations": {
                      *           "status": "ok",
-                     *           "version": "0008_roles_and_users"
+                     *           "version": "0009_compliance"
                      *         }
                      *       }
                      *     }
@@ -9462,14 +10738,14 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.1
+                     *           "latency_ms": 0.2
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
                      *         },
                      *         "migrations": {
                      *           "status": "ok",
-                     *           "version": "0008_roles_and_users"
+                     *           "version": "0009_compliance"
                      *         }
                      *       }
                      *     }
@@ -9550,7 +10826,7 @@ export interface operations {
                     /**
                      * @example # HELP audit_ledger_events_appended_total Ledger entries committed
                      *     # TYPE audit_ledger_events_appended_total counter
-                     *     audit_ledger_events_appended_total 11
+                     *     audit_ledger_events_appended_total 15
                      */
                     "text/plain": string;
                 };
@@ -9571,7 +10847,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9579,6 +10855,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9598,7 +10880,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9606,6 +10888,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9631,7 +10919,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
                      *       "from": "2026-01-31",
                      *       "to": "2026-03-01",
                      *       "totals": {
@@ -9657,21 +10945,21 @@ export interface operations {
                      *           "rate_limited_requests": 0
                      *         },
                      *         {
-                     *           "key_id": "9acb051e-d816-46e2-8057-e20ac14dac28",
+                     *           "key_id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_Pl0iuesG",
+                     *           "key_prefix": "alk_DLJXMVJy",
                      *           "api_requests": 23,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
                      *         }
                      *       ],
                      *       "storage": {
-                     *         "entries": 11,
+                     *         "entries": 15,
                      *         "data_bytes": 1352
                      *       },
                      *       "rate_limit": {
-                     *         "key_id": "9acb051e-d816-46e2-8057-e20ac14dac28",
-                     *         "key_prefix": "alk_Pl0iuesG",
+                     *         "key_id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
+                     *         "key_prefix": "alk_DLJXMVJy",
                      *         "rate_limit_per_minute": 6000
                      *       }
                      *     }
@@ -9734,7 +11022,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9742,6 +11030,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9761,7 +11055,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9769,6 +11063,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9788,7 +11088,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9796,6 +11096,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9825,41 +11131,41 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-704a-bbb9-37a7f1bb9050",
+                     *           "id": "019ca945-0a00-705c-b43a-f2874d19d40b",
                      *           "type": "hitl.rejected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
-                     *             "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
+                     *             "id": "019ca945-0a00-705a-8963-0f865acea531",
+                     *             "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
                      *             "reviewer": "maria.gonzalez@acme.example",
                      *             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *             "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
-                     *             "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "submitted_by": {
                      *               "kind": "user",
-                     *               "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
+                     *               "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
                      *             }
                      *           }
                      *         },
                      *         {
-                     *           "id": "019ca945-0a00-7047-8010-8a1e6abebc43",
+                     *           "id": "019ca945-0a00-7059-a44c-027df298906f",
                      *           "type": "forensics.anomaly_detected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-                     *             "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+                     *             "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
                      *             "root_cause_type": "STALE_CONTEXT",
                      *             "confidence": 0.75,
-                     *             "description": "Decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *             "description": "Decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *             "evidence": [
-                     *               "019ca945-0a00-703e-a301-d4f20a572e1f",
-                     *               "019ca945-0a00-703f-a187-3f55147e3f03"
+                     *               "019ca945-0a00-704d-97d4-092075c27118",
+                     *               "019ca945-0a00-704e-85e2-8ce66fc1d67d"
                      *             ]
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA0Ny04MDEwLThhMWU2YWJlYmM0MyJ9"
+                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA1OS1hNDRjLTAyN2RmMjk4OTA2ZiJ9"
                      *     }
                      */
                     "application/json": {
@@ -9896,7 +11202,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9904,6 +11210,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9923,7 +11235,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9931,6 +11243,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9950,7 +11268,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9958,6 +11276,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -9982,7 +11306,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+                     *           "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
                      *           "url": "https://hooks.acme.example/audit-ledger",
                      *           "description": "SOC on-call",
                      *           "event_types": [
@@ -10033,7 +11357,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10041,6 +11365,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10060,7 +11390,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10068,6 +11398,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10087,7 +11423,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10095,6 +11431,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10136,7 +11478,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+                     *       "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -10147,7 +11489,7 @@ export interface operations {
                      *       "disabled_reason": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
-                     *       "secret": "whsec_Et+hXOs410edZciI94R0kqVqaEnAksnVRNqWP5eejzo="
+                     *       "secret": "whsec_snFr2JiIN4MULJvo/y7jVzJOuzcfYF/LsLNjZZKissI="
                      *     }
                      */
                     "application/json": {
@@ -10186,7 +11528,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10194,6 +11536,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10213,7 +11561,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10221,6 +11569,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10240,7 +11594,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10248,6 +11602,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10267,7 +11627,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10275,6 +11635,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10300,7 +11666,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+                     *       "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -10347,7 +11713,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10355,6 +11721,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10374,7 +11746,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10382,6 +11754,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10401,7 +11779,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10409,6 +11787,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10428,7 +11812,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10436,6 +11820,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10455,7 +11845,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10463,6 +11853,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10503,7 +11899,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10511,6 +11907,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10530,7 +11932,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10538,6 +11940,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10557,7 +11965,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10565,6 +11973,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10584,7 +11998,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10592,6 +12006,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10611,7 +12031,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10619,6 +12039,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10665,7 +12091,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+                     *       "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -10713,7 +12139,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10721,6 +12147,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10740,7 +12172,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10748,6 +12180,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10767,7 +12205,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10775,6 +12213,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10794,7 +12238,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10802,6 +12246,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10821,7 +12271,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10829,6 +12279,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10907,13 +12363,821 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
                         errors?: {
                             field: string;
                             message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    getRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "content_days": 365,
+                     *       "by_event_type": {
+                     *         "llm.call": 90
+                     *       },
+                     *       "updated_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_by": {
+                     *         "kind": "user",
+                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com"
+                     *       },
+                     *       "last_run_at": null,
+                     *       "erased_total": 0,
+                     *       "pending_erasures": 0
+                     *     }
+                     */
+                    "application/json": {
+                        content_days: number | null;
+                        by_event_type: {
+                            [key: string]: number;
+                        };
+                        updated_at: string | null;
+                        updated_by: {
+                            kind: "user" | "api_key" | "service" | "operator";
+                            user_id?: string;
+                            email?: string;
+                            key_id?: string;
+                            key_prefix?: string;
+                            task?: string;
+                        } | null;
+                        /** @description When the retention job last finished a run for this company */
+                        last_run_at: string | null;
+                        /** @description Entries whose content retention has erased, in all */
+                        erased_total: number;
+                        /** @description Erasures planned or recorded but not yet applied (a crash came between; the next run finishes them) */
+                        pending_erasures: number;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    setRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content_days": 365,
+                 *       "by_event_type": {
+                 *         "llm.call": 90
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description null: content is kept forever (unless by_event_type says otherwise) */
+                    content_days: number | null;
+                    /** @description Per event type, overriding content_days */
+                    by_event_type?: {
+                        [key: string]: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "content_days": 365,
+                     *       "by_event_type": {
+                     *         "llm.call": 90
+                     *       },
+                     *       "updated_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_by": {
+                     *         "kind": "user",
+                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com"
+                     *       },
+                     *       "last_run_at": null,
+                     *       "erased_total": 0,
+                     *       "pending_erasures": 0
+                     *     }
+                     */
+                    "application/json": {
+                        content_days: number | null;
+                        by_event_type: {
+                            [key: string]: number;
+                        };
+                        updated_at: string | null;
+                        updated_by: {
+                            kind: "user" | "api_key" | "service" | "operator";
+                            user_id?: string;
+                            email?: string;
+                            key_id?: string;
+                            key_prefix?: string;
+                            task?: string;
+                        } | null;
+                        /** @description When the retention job last finished a run for this company */
+                        last_run_at: string | null;
+                        /** @description Entries whose content retention has erased, in all */
+                        erased_total: number;
+                        /** @description Erasures planned or recorded but not yet applied (a crash came between; the next run finishes them) */
+                        pending_erasures: number;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    runRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "erased_count": 0,
+                     *       "retention": {
+                     *         "content_days": 365,
+                     *         "by_event_type": {
+                     *           "llm.call": 90
+                     *         },
+                     *         "updated_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_by": {
+                     *           "kind": "user",
+                     *           "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *           "email": "user-04065d6a@example.com"
+                     *         },
+                     *         "last_run_at": "2026-03-01T12:00:00.000Z",
+                     *         "erased_total": 0,
+                     *         "pending_erasures": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Entries this run erased */
+                        erased_count: number;
+                        retention: {
+                            content_days: number | null;
+                            by_event_type: {
+                                [key: string]: number;
+                            };
+                            updated_at: string | null;
+                            updated_by: {
+                                kind: "user" | "api_key" | "service" | "operator";
+                                user_id?: string;
+                                email?: string;
+                                key_id?: string;
+                                key_prefix?: string;
+                                task?: string;
+                            } | null;
+                            /** @description When the retention job last finished a run for this company */
+                            last_run_at: string | null;
+                            /** @description Entries whose content retention has erased, in all */
+                            erased_total: number;
+                            /** @description Erasures planned or recorded but not yet applied (a crash came between; the next run finishes them) */
+                            pending_erasures: number;
+                        };
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    listHolds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+                     *           "scope": {
+                     *             "agent_id": "trading-agent-2"
+                     *           },
+                     *           "reason": "Regulator inquiry into the 1 March ACME order",
+                     *           "case_reference": "FCA-2026-0412",
+                     *           "status": "active",
+                     *           "created_at": "2026-03-01T12:00:00.000Z",
+                     *           "created_by": {
+                     *             "kind": "user",
+                     *             "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *             "email": "user-04065d6a@example.com"
+                     *           },
+                     *           "released_at": null,
+                     *           "released_by": null,
+                     *           "release_reason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            id: string;
+                            /** @description Exactly one of: trace_id, session_id, agent_id, a time range (from and/or to), all */
+                            scope: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID
+                                 */
+                                trace_id?: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUID
+                                 */
+                                session_id?: string;
+                                agent_id?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description created_at at or after
+                                 */
+                                from?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description created_at before
+                                 */
+                                to?: string;
+                                /**
+                                 * @description Every entry of the company
+                                 * @enum {boolean}
+                                 */
+                                all?: true;
+                            };
+                            reason: string;
+                            case_reference: string | null;
+                            status: "active" | "released";
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Who did it: a user, the company API key, the service itself (task: retention), or the operator */
+                            created_by: {
+                                kind: "user" | "api_key" | "service" | "operator";
+                                user_id?: string;
+                                email?: string;
+                                key_id?: string;
+                                key_prefix?: string;
+                                task?: string;
+                            };
+                            released_at: string | null;
+                            released_by: {
+                                kind: "user" | "api_key" | "service" | "operator";
+                                user_id?: string;
+                                email?: string;
+                                key_id?: string;
+                                key_prefix?: string;
+                                task?: string;
+                            } | null;
+                            release_reason: string | null;
                         }[];
                     };
                 };
@@ -10934,7 +13198,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10942,11 +13206,17 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
             /** @description RFC 9457 problem details */
-            404: {
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10961,7 +13231,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10969,6 +13239,12 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };
@@ -10988,7 +13264,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10996,6 +13272,1164 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    placeHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scope": {
+                 *         "agent_id": "trading-agent-2"
+                 *       },
+                 *       "reason": "Regulator inquiry into the 1 March ACME order",
+                 *       "case_reference": "FCA-2026-0412"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Exactly one of: trace_id, session_id, agent_id, a time range (from and/or to), all */
+                    scope: {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        trace_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        session_id?: string;
+                        agent_id?: string;
+                        /**
+                         * Format: date-time
+                         * @description created_at at or after
+                         */
+                        from?: string;
+                        /**
+                         * Format: date-time
+                         * @description created_at before
+                         */
+                        to?: string;
+                        /**
+                         * @description Every entry of the company
+                         * @enum {boolean}
+                         */
+                        all?: true;
+                    };
+                    /** @description Why, for the record */
+                    reason: string;
+                    /** @description The case or matter it is for */
+                    case_reference?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+                     *       "scope": {
+                     *         "agent_id": "trading-agent-2"
+                     *       },
+                     *       "reason": "Regulator inquiry into the 1 March ACME order",
+                     *       "case_reference": "FCA-2026-0412",
+                     *       "status": "active",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "created_by": {
+                     *         "kind": "user",
+                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com"
+                     *       },
+                     *       "released_at": null,
+                     *       "released_by": null,
+                     *       "release_reason": null
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        id: string;
+                        /** @description Exactly one of: trace_id, session_id, agent_id, a time range (from and/or to), all */
+                        scope: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            trace_id?: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            session_id?: string;
+                            agent_id?: string;
+                            /**
+                             * Format: date-time
+                             * @description created_at at or after
+                             */
+                            from?: string;
+                            /**
+                             * Format: date-time
+                             * @description created_at before
+                             */
+                            to?: string;
+                            /**
+                             * @description Every entry of the company
+                             * @enum {boolean}
+                             */
+                            all?: true;
+                        };
+                        reason: string;
+                        case_reference: string | null;
+                        status: "active" | "released";
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Who did it: a user, the company API key, the service itself (task: retention), or the operator */
+                        created_by: {
+                            kind: "user" | "api_key" | "service" | "operator";
+                            user_id?: string;
+                            email?: string;
+                            key_id?: string;
+                            key_prefix?: string;
+                            task?: string;
+                        };
+                        released_at: string | null;
+                        released_by: {
+                            kind: "user" | "api_key" | "service" | "operator";
+                            user_id?: string;
+                            email?: string;
+                            key_id?: string;
+                            key_prefix?: string;
+                            task?: string;
+                        } | null;
+                        release_reason: string | null;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    releaseHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                hold_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Inquiry closed without findings"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Why it is released */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+                     *       "scope": {
+                     *         "agent_id": "trading-agent-2"
+                     *       },
+                     *       "reason": "Regulator inquiry into the 1 March ACME order",
+                     *       "case_reference": "FCA-2026-0412",
+                     *       "status": "released",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "created_by": {
+                     *         "kind": "user",
+                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com"
+                     *       },
+                     *       "released_at": "2026-03-01T12:00:00.000Z",
+                     *       "released_by": {
+                     *         "kind": "user",
+                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com"
+                     *       },
+                     *       "release_reason": "Inquiry closed without findings"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        id: string;
+                        /** @description Exactly one of: trace_id, session_id, agent_id, a time range (from and/or to), all */
+                        scope: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            trace_id?: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            session_id?: string;
+                            agent_id?: string;
+                            /**
+                             * Format: date-time
+                             * @description created_at at or after
+                             */
+                            from?: string;
+                            /**
+                             * Format: date-time
+                             * @description created_at before
+                             */
+                            to?: string;
+                            /**
+                             * @description Every entry of the company
+                             * @enum {boolean}
+                             */
+                            all?: true;
+                        };
+                        reason: string;
+                        case_reference: string | null;
+                        status: "active" | "released";
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Who did it: a user, the company API key, the service itself (task: retention), or the operator */
+                        created_by: {
+                            kind: "user" | "api_key" | "service" | "operator";
+                            user_id?: string;
+                            email?: string;
+                            key_id?: string;
+                            key_prefix?: string;
+                            task?: string;
+                        };
+                        released_at: string | null;
+                        released_by: {
+                            kind: "user" | "api_key" | "service" | "operator";
+                            user_id?: string;
+                            email?: string;
+                            key_id?: string;
+                            key_prefix?: string;
+                            task?: string;
+                        } | null;
+                        release_reason: string | null;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    listErasures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "1d75b84d-96d1-455c-b539-d2323b7761a8",
+                     *           "kind": "request",
+                     *           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
+                     *           "requested_by": {
+                     *             "kind": "user",
+                     *             "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *             "email": "user-04065d6a@example.com"
+                     *           },
+                     *           "created_at": "2026-03-01T12:00:00.000Z",
+                     *           "erased_count": 1,
+                     *           "already_erased": 0,
+                     *           "log_ids": [
+                     *             "019ca945-0a00-7064-83a2-a4877f75181d"
+                     *           ],
+                     *           "record_log_ids": [
+                     *             "019ca945-0a00-7065-8403-0c130863418d"
+                     *           ],
+                     *           "status": "applied"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            id: string;
+                            kind: "request" | "retention";
+                            legal_basis: string;
+                            /** @description Who did it: a user, the company API key, the service itself (task: retention), or the operator */
+                            requested_by: {
+                                kind: "user" | "api_key" | "service" | "operator";
+                                user_id?: string;
+                                email?: string;
+                                key_id?: string;
+                                key_prefix?: string;
+                                task?: string;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Entries whose content this erasure removed */
+                            erased_count: number;
+                            /** @description Named entries whose content was already gone */
+                            already_erased: number;
+                            /** @description The entries erased */
+                            log_ids: string[];
+                            /** @description The compliance.erasure entries recording it (one per 1000 entries) */
+                            record_log_ids: string[];
+                            status: "applied" | "pending";
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    requestErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subject": "customer-8812",
+                 *       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118"
+                 *     }
+                 */
+                "application/json": {
+                    log_ids?: string[];
+                    /** @description A data subject identifier, looked for at COMPLIANCE_SUBJECT_FIELDS */
+                    subject?: string;
+                    /** @description e.g. "GDPR Art. 17(1)(a), request 2026-118" */
+                    legal_basis: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "1d75b84d-96d1-455c-b539-d2323b7761a8",
+                     *       "kind": "request",
+                     *       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
+                     *       "requested_by": {
+                     *         "kind": "user",
+                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+                     *         "email": "user-04065d6a@example.com"
+                     *       },
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "erased_count": 1,
+                     *       "already_erased": 0,
+                     *       "log_ids": [
+                     *         "019ca945-0a00-7064-83a2-a4877f75181d"
+                     *       ],
+                     *       "record_log_ids": [
+                     *         "019ca945-0a00-7065-8403-0c130863418d"
+                     *       ],
+                     *       "status": "applied"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        id: string;
+                        kind: "request" | "retention";
+                        legal_basis: string;
+                        /** @description Who did it: a user, the company API key, the service itself (task: retention), or the operator */
+                        requested_by: {
+                            kind: "user" | "api_key" | "service" | "operator";
+                            user_id?: string;
+                            email?: string;
+                            key_id?: string;
+                            key_prefix?: string;
+                            task?: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Entries whose content this erasure removed */
+                        erased_count: number;
+                        /** @description Named entries whose content was already gone */
+                        already_erased: number;
+                        /** @description The entries erased */
+                        log_ids: string[];
+                        /** @description The compliance.erasure entries recording it (one per 1000 entries) */
+                        record_log_ids: string[];
+                        status: "applied" | "pending";
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
                     };
                 };
             };

@@ -1,7 +1,7 @@
 // The client side of a transparency log: checkpoints checked against the keys you pinned, each new
 // one proven consistent with the last one you accepted, and inclusion proofs checked against a
 // signed checkpoint. A service that shows two histories (a fork) or rewrites its past is caught.
-import { entryHash, type EntryBody, entryLeafHash, fromHex, noteSignedBy, parseCheckpointText, parseNote, parseTrustedKeys, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
+import { contentState, entryHash, type EntryBody, entryLeafHash, fromHex, noteSignedBy, parseCheckpointText, parseNote, parseTrustedKeys, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
 import type { PublicKeys } from './receipts.js';
 
 /** A checkpoint as GET /api/v1/integrity/checkpoint answers it. */
@@ -51,6 +51,8 @@ export function checkpointProblems(cp: SignedCheckpoint, publicKeys: PublicKeys)
 export function verifyInclusion(entry: EntryBody & { hash: string; seq: number }, proof: InclusionProof, checkpoint: SignedCheckpoint, opts: { publicKeys: PublicKeys }): { ok: boolean; problems: string[] } {
   const problems = checkpointProblems(checkpoint, opts.publicKeys);
   if (entryHash(entry) !== entry.hash) problems.push(`the entry's hash does not recompute (seq ${entry.seq})`);
+  const content = contentState(entry);
+  if (content.state === 'mismatch') problems.push(`the entry's content does not match its commitment (seq ${entry.seq}): ${content.detail}`);
   if (proof.tree_size !== checkpoint.tree_size) problems.push(`the proof is for tree size ${proof.tree_size}, the checkpoint is at ${checkpoint.tree_size}`);
   else if (proof.leaf_index !== entry.seq || !verifyInclusionProof(entry.seq, proof.tree_size, entryLeafHash(entry.hash), proof.proof.map(fromHex), fromHex(checkpoint.root_hash))) {
     problems.push(`the proof does not rebuild the checkpoint's root from entry ${entry.seq}`);

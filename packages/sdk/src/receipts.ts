@@ -1,6 +1,6 @@
 // Local verification, trusting only the keys you pinned: an entry's hash and signature (a
 // receipt), without asking the service.
-import { type EntryBody, entryHash, parseTrustedKeys, type TrustedKey, verifyEntrySignature } from '@audit-ledger/core';
+import { contentState, type EntryBody, entryHash, parseTrustedKeys, type TrustedKey, verifyEntrySignature } from '@audit-ledger/core';
 
 export interface ReceiptCheck {
   ok: boolean;
@@ -10,7 +10,7 @@ export interface ReceiptCheck {
 /** The keys to trust: the text of GET /api/v1/integrity/keys, PEM or C2SP verifier keys, or parsed keys. */
 export type PublicKeys = string | TrustedKey[];
 
-/** Checks that the entry's hash recomputes from its fields and that a pinned key signed it. */
+/** Checks that the entry's hash recomputes from its fields (and, in format version 2, its content from the commitment) and that a pinned key signed it. */
 export function verifyReceipt(entry: EntryBody & { hash: string; signature: string; key_id: string }, opts: { publicKeys: PublicKeys }): ReceiptCheck {
   const keys = typeof opts.publicKeys === 'string' ? parseTrustedKeys(opts.publicKeys) : opts.publicKeys;
   const problems: string[] = [];
@@ -21,6 +21,9 @@ export function verifyReceipt(entry: EntryBody & { hash: string; signature: stri
     problems.push(`the entry cannot be hashed: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (recomputed !== undefined && recomputed !== entry.hash) problems.push(`hash mismatch: recomputed ${recomputed}, entry says ${entry.hash}`);
+  // Format version 2: the content against the commitment the hash covers (an erased entry has none to check).
+  const content = contentState(entry);
+  if (content.state === 'mismatch') problems.push(`content mismatch: ${content.detail}`);
   const key = keys.find((k) => k.keyId === entry.key_id);
   if (!key) problems.push(`key ${entry.key_id} is not one of the pinned keys`);
   else if (!verifyEntrySignature(key.raw, entry.hash, entry.signature)) problems.push(`the signature does not verify with key ${entry.key_id}`);

@@ -137,13 +137,15 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
     const lines = res.body.trimEnd().split('\n');
-    expect(lines).toHaveLength(40);
+    // The 40 events, then the export's own export.generated entry (who exported what, and when).
+    expect(lines).toHaveLength(41);
+    expect(JSON.parse(lines[40] as string)).toMatchObject({ seq: 40, event_type: 'export.generated', source: 'audit-ledger/admin', data: { format: 'jsonl', actor: { kind: 'api_key' } } });
     expect(JSON.parse(lines[5] as string)).toMatchObject({ seq: 5, log_id: c.ids[5], data: { i: 5, note: 'comma, "quote"\nnewline' }, signature: expect.any(String) });
     const checkpoint = write('cp.json', (await c.get('/api/v1/integrity/checkpoint')).body);
     const note = write('cp.txt', (await c.get('/api/v1/integrity/checkpoint', { accept: 'text/plain' })).body);
 
     const ok = await verifyBundle([write('export.jsonl', res.body), '--checkpoint', checkpoint, '--public-key', c.keysFile]);
-    expect(ok.stdout).toContain('OK   40 entries');
+    expect(ok.stdout).toContain('OK   41 entries');
     expect(ok.code).toBe(0);
     expect((await verifyBundle([write('export.jsonl', res.body), '--checkpoint', note, '--public-key', c.pemFile])).code).toBe(0);
     // A checkpoint JSON whose unsigned fields were changed while the signed note was not: fails.
@@ -167,7 +169,7 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     const truncated = lines.slice(0, 30).join('\n');
     const short = await verifyBundle([write('export.jsonl', truncated), '--checkpoint', checkpoint, '--public-key', c.pemFile]);
     expect(short.code).toBe(1);
-    expect(short.stdout).toContain('the export holds 30 entries but the checkpoint covers 40');
+    expect(short.stdout).toContain('the export holds 30 entries but the checkpoint covers 41');
 
     const usage = await verifyBundle([write('export.jsonl', res.body), '--checkpoint', checkpoint]);
     expect(usage.code).toBe(2);

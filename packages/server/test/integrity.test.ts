@@ -60,24 +60,28 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
     expect(before).toMatchObject({ chain_status: 'unverified', head: { seq: 299 }, last_verified_seq: null, violation_count: 0, coverage_percent: 0 });
     expect(before.checkpoint.tree_size).toBe(300);
     const report = await l.verify();
+    // The request is recorded (integrity.verification_requested, seq 300) before the job starts, so the job covers it.
     expect(report).toMatchObject({
       status: 'completed',
       chain_status: 'valid',
-      tree_size: 300,
-      range: { from_seq: 0, to_seq: 299 },
-      entries_checked: 300,
-      checkpoints_checked: 6,
+      tree_size: 301,
+      range: { from_seq: 0, to_seq: 300 },
+      entries_checked: 301,
+      entries_erased: 0,
+      checkpoints_checked: 7,
       signatures_checked: 0,
       violation_count: 0,
       violations: [],
       options: { entry_signatures: false },
     });
-    expect(report.tree_hashes_checked).toBe(storedHashIndex(0, 299) + 1 + 2); // 300 = …100101100: leaf 299 completes two subtrees
+    expect(report.tree_hashes_checked).toBe(storedHashIndex(0, 300) + 1); // 301 = …100101101: leaf 300 completes no subtree
     const after = (await l.req('GET', '/api/v1/integrity/status')).json();
-    expect(after).toMatchObject({ chain_status: 'valid', head: { seq: 299, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }, last_verified_seq: 299, violation_count: 0, coverage_percent: 100 });
+    expect(after).toMatchObject({ chain_status: 'valid', head: { seq: 300, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }, last_verified_seq: 300, violation_count: 0, coverage_percent: 100 });
     expect(after.last_verified_at).toEqual(expect.any(String));
+    const record = (await l.req('GET', `/api/v1/logs?source=${encodeURIComponent('audit-ledger/admin')}`)).json().items[0];
+    expect(record).toMatchObject({ seq: 300, event_type: 'integrity.verification_requested', data: { job_id: report.job_id, entry_signatures: false, actor: { kind: 'api_key' } } });
     const withSigs = await l.verify({ entry_signatures: true });
-    expect(withSigs).toMatchObject({ chain_status: 'valid', signatures_checked: 300 });
+    expect(withSigs).toMatchObject({ chain_status: 'valid', signatures_checked: 302 });
   });
 
   it('a changed entry → content_mismatch (changed data) or hash_mismatch (changed event_type) at that entry, nothing else; status broken', async () => {

@@ -4,7 +4,7 @@ import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalEntryText, canonicalJson, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/ledger/signing.js';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
@@ -126,6 +126,26 @@ describe('docs/ledger-format.md worked example', () => {
     expect(c.rootHash).toEqual(root);
     // Deterministic, so signing the body again gives the documented note.
     expect(signNote(parseNote(note).text, 'audit-ledger.local', rfc8032Key(), raw)).toBe(note);
+  });
+
+  it('gives a version 2 entry whose commitment, canonical body, hash and signature verify, erased or not', () => {
+    const e = JSON.parse(block('example-v2-entry')) as LedgerEntry;
+    expect(e.prev_hash).toBe(entries[1]?.hash);
+    const text = block('example-v2-content');
+    expect(contentText(canonicalJson(e.data as JsonObject), null)).toBe(text);
+    expect(contentCommitment(fromBase64(e.content_salt as string), text)).toBe(e.content_commitment);
+    expect(canonicalJson(entryBody(e) as JsonObject)).toBe(block('example-v2-canonical'));
+    expect(sha256Hex(block('example-v2-canonical'))).toBe(e.hash);
+    expect(Object.keys(entryBody(e)).sort()).toEqual([...HASHED_FIELDS_V2].sort());
+    expect(doc).toContain(`The hash covers these ${HASHED_FIELDS_V2.length} fields`);
+    expect(contentState(e)).toEqual({ state: 'intact' });
+    expect(verifyEntrySignature(rawKey, e.hash, e.signature)).toBe(true);
+    expect(signEntryHash(rfc8032Key(), e.hash)).toBe(e.signature);
+    // Erased: the same hash, and the content state says so.
+    const erased = { ...e, data: null, extra: null, content_salt: null };
+    expect(entryHash(erased)).toBe(e.hash);
+    expect(contentState(erased)).toEqual({ state: 'erased' });
+    expect(contentState({ ...e, data: { tool: 'other' } }).state).toBe('mismatch');
   });
 
   it('says how many fields are hashed, and its table and Python verifier list exactly those', () => {

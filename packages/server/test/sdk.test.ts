@@ -152,7 +152,8 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     expect(verifyReceipt(entry as never, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
     const changed = verifyReceipt({ ...entry, data: { decision: 'reject' } } as never, { publicKeys: keys });
     expect(changed.ok).toBe(false);
-    expect(changed.problems[0]).toContain('hash mismatch');
+    expect(changed.problems[0]).toContain('content mismatch');
+    expect(verifyReceipt({ ...entry, event_type: 'other' } as never, { publicKeys: keys }).problems[0]).toContain('hash mismatch');
     expect(verifyReceipt(entry as never, { publicKeys: [] }).problems).toEqual([`key ${entry.key_id} is not one of the pinned keys`]);
     expect((await client.verifyLog(entry.log_id)).chain_valid).toBe(true);
   });

@@ -62,7 +62,8 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     const replay = (await t.inject({ method: 'POST', url: '/api/v1/forensics/replays', headers: apiKey, payload: { trace_id: trace, metadata: { marker } } })).json();
     const override = (await t.inject({ method: 'POST', url: '/api/v1/hitl/reject', headers: apiKey, payload: { reviewer: marker, rejection_reason: marker, decision_id: logs[3], trace_id: trace } })).json();
     const job = (await t.inject({ method: 'POST', url: '/api/v1/integrity/verify', headers: apiKey, payload: {} })).json();
-    for (const v of [endpoint.id, replay.id, override.id, job.job_id]) expect(v, 'fixture').toEqual(expect.any(String));
+    const hold = (await t.inject({ method: 'POST', url: '/api/v1/compliance/holds', headers: admin, payload: { scope: { trace_id: trace }, reason: marker, case_reference: marker } })).json();
+    for (const v of [endpoint.id, replay.id, override.id, job.job_id, hold.id]) expect(v, 'fixture').toEqual(expect.any(String));
     return {
       companyId: acct.companyId,
       admin,
@@ -70,7 +71,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       auditor: { authorization: `Bearer ${auditorToken}` },
       apiKey,
       marker,
-      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id },
+      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id },
     };
   }
 
@@ -97,6 +98,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (param === 'replay_session_id') return owner.ids.replay as string;
     if (path.startsWith('/api/v1/auth/api_keys')) return owner.ids.key as string;
     if (param === 'user_id') return owner.ids.user as string;
+    if (param === 'hold_id') return owner.ids.hold as string;
     if (path.startsWith('/api/v1/webhooks/endpoints')) return owner.ids.endpoint as string;
     throw new Error(`the security runner does not know what ${param} of ${path} names: teach pathId`);
   }
@@ -116,6 +118,10 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (o.path === '/api/v1/forensics/replays') return { trace_id: owner.ids.trace, metadata: {} };
     if (o.path.startsWith('/api/v1/webhooks/endpoints/')) return { description: 'changed' };
     if (o.path.startsWith('/api/v1/users/') && o.method === 'PATCH') return { disabled: false };
+    if (o.path === '/api/v1/compliance/retention') return { content_days: null };
+    if (o.path === '/api/v1/compliance/holds') return { scope: { trace_id: owner.ids.trace }, reason: 'security runner' };
+    if (o.path.endsWith('/release')) return { reason: 'security runner' };
+    if (o.path === '/api/v1/compliance/erasures') return { log_ids: [owner.ids.log], legal_basis: 'security runner' };
     return {};
   }
 

@@ -44,7 +44,7 @@ export function EntryPage({ id }: { id: string }) {
       <button type="button" onClick={() => void verify()}>
         Verify in this browser
       </button>{' '}
-      {entry.event_type === 'decision.made' && typeof entry.data.decision_id === 'string' && (
+      {entry.event_type === 'decision.made' && typeof entry.data?.decision_id === 'string' && (
         <a href={`#/reviews?decision_id=${encodeURIComponent(entry.data.decision_id)}`}>Review this decision</a>
       )}
       {verdict && <Badge verdict={verdict} />}
@@ -60,7 +60,13 @@ export function EntryPage({ id }: { id: string }) {
           ))}
         </dl>
         <h2>data</h2>
-        <pre class="mono">{JSON.stringify(data, null, 2)}</pre>
+        {data === null ? (
+          <p data-testid="erased">
+            Content erased at {String(entry.erased_at)} (erasure record <a href={`#/logs/${String(entry.erasure_id)}`}>{String(entry.erasure_id)}</a>). The entry still verifies through its content commitment.
+          </p>
+        ) : (
+          <pre class="mono">{JSON.stringify(data, null, 2)}</pre>
+        )}
         <h2>The exact text hashed (RFC 8785 canonical JSON of the entry body)</h2>
         <pre class="mono" data-testid="canonical-json">{canonicalJson(entryBody(entry))}</pre>
         {extra !== null && extra !== undefined && (

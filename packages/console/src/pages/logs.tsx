@@ -18,7 +18,8 @@ export interface Entry extends EntryBody {
   agent_id: string | null;
   trace_id: string | null;
   session_id: string | null;
-  data: JsonObject;
+  /** null once the content was erased (erased: true). */
+  data: JsonObject | null;
   hash: string;
   prev_hash: string;
   signature: string;

@@ -16,7 +16,9 @@ export type TrailActor =
   | { kind: 'user'; user_id: string; email: string }
   | { kind: 'api_key'; key_id: string; key_prefix: string }
   /** The service itself (retention runs, a login lockout). */
-  | { kind: 'service'; task: string };
+  | { kind: 'service'; task: string }
+  /** The operator of the whole service (LEDGER_OPERATOR_TOKEN): signing key rotation. */
+  | { kind: 'operator' };
 
 export function actorOf(p: Principal): TrailActor {
   return p.kind === 'user' ? { kind: 'user', user_id: p.userId, email: p.email } : { kind: 'api_key', key_id: p.keyId, key_prefix: p.keyPrefix };
@@ -30,7 +32,9 @@ export function requestActor(request: FastifyRequest): TrailActor {
 
 /** A short text naming the actor, for tables that keep who did something. */
 export function actorLabel(a: TrailActor): string {
-  return a.kind === 'user' ? `user:${a.user_id}` : a.kind === 'api_key' ? `api_key:${a.key_id}` : `service:${a.task}`;
+  if (a.kind === 'user') return `user:${a.user_id}`;
+  if (a.kind === 'api_key') return `api_key:${a.key_id}`;
+  return a.kind === 'service' ? `service:${a.task}` : 'operator';
 }
 
 export class AdminTrail {

@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+      "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "seq": 4,
-      "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+      "seq": 5,
+      "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-703e-a301-d4f20a572e1f"
+        "019ca945-0a00-704d-97d4-092075c27118"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+          "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+            "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a"
+          "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+          "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,15 +68,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-703f-a187-3f55147e3f03",
-        "019ca945-0a00-7040-98fb-c289277e224d"
+        "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+        "019ca945-0a00-704f-994d-a4d775cc9ac7"
       ]
     }
   },
   "changePassword": {
     "status": 204,
     "request": {
-      "current_password": "xx-L20sknpKDpmE8UgOh4vQ7",
+      "current_password": "UxJj6zooYhIeyMrC4JLbOTo8",
       "new_password": "a passphrase Ana chose herself"
     }
   },
@@ -87,51 +87,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "9acb051e-d816-46e2-8057-e20ac14dac28",
+      "id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
       "name": "trading-agents-prod",
-      "key_prefix": "alk_Pl0iuesG",
+      "key_prefix": "alk_DLJXMVJy",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk_Pl0iuesGgG6YkHvNRO6EUK8X4BTUY0rvWYpfROs-wK4"
+      "key": "alk_DLJXMVJyCFZkA01RbL-Ro94kvH5SqYATU763F2QVZxE"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-7046-b266-0715de72a035",
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "event_count": 4,
-      "tree_size": 10
+      "tree_size": 14
     }
   },
   "createSession": {
     "status": 201,
     "request": {
-      "email": "user-5e477b2c@example.com",
-      "password": "pw-eb1137e5e262f444"
+      "email": "user-04065d6a@example.com",
+      "password": "pw-40e1ef736a8afffb"
     },
     "response": {
-      "csrf_token": "8mgoTvmtR6GPSjf6RwJyvcMP5AZcy9m8PQPs8_-J1Yw",
+      "csrf_token": "G6MawVQgY79L3rK9UjUa14WZRceEtJxkV-DBuXkZxrk",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-        "email": "user-5e477b2c@example.com",
+        "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com",
         "role": "admin"
       }
     }
@@ -144,7 +144,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     },
     "response": {
       "user": {
-        "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
+        "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
         "email": "ana.lima@acme.example",
         "role": "auditor",
         "created_at": "2026-03-01T12:00:00.000Z",
@@ -152,7 +152,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "disabled_at": null,
         "password_change_required": true
       },
-      "one_time_password": "v90KkzF0MBBb8lqa_mv5JGlg"
+      "one_time_password": "78x-_gTKtWkTikxYmJlPlNLK"
     }
   },
   "createWebhookEndpoint": {
@@ -166,7 +166,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+      "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -177,7 +177,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_Et+hXOs410edZciI94R0kqVqaEnAksnVRNqWP5eejzo="
+      "secret": "whsec_snFr2JiIN4MULJvo/y7jVzJOuzcfYF/LsLNjZZKissI="
     }
   },
   "deleteSession": {
@@ -188,7 +188,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":4,\"log_id\":\"019ca945-0a00-703e-a301-d4f20a572e1f\",\"format_version\":1,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1\",\"hash\":\"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569\",\"signature\":\"n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569\"}\n{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":5,\"log_id\":\"019ca945-0a00-703f-a187-3f55147e3f03\",\"format_version\":1,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"bcf2b88f-364f-411a-893a-bc2aff1fd72a\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569\",\"hash\":\"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796\",\"signature\":\"OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796\"}\n{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":6,\"log_id\":\"019ca945-0a00-7040-98fb-c289277e224d\",\"format_version\":1,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796\",\"hash\":\"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2\",\"signature\":\"8FjUCR5JGNLqg4mcA14VBcRur/ONnzBb8eFG9SqdU2ee0Teb9HJTUQmdu9ySKHkY5TNbBEeWewPiKVS6SCc+Cg==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"2936ffb955b6bc061efd0ec4f9980ae053ebc426dd678da4472fc4a3b13dada2\"}\n{\"company_id\":\"6b53b72e-123f-4521-8a18-b7c644eb2bbb\",\"seq\":9,\"log_id\":\"019ca945-0a00-7045-a127-af3100eb6e38\",\"format_version\":1,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"cd972867dc6ce8cf30b611acfc60a5c5479690d70fb54506924eaff53f02925c\",\"hash\":\"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549\",\"signature\":\"3C6FuuQymcwu/mVgqF1kuB3xAwBHUAnvVaJW3TD8V1eo5+1rxMnrCQTwtaORlyuODi/xE3tuWrusYSIqIOLaAw==\",\"key_id\":\"e0d61897ab0010c5\",\"idempotency_conflict_of\":null,\"content_hash\":\"24a0b30239b2aacaf41442e876bf65c6272624e0cb20e85158b13f2b18b16549\"}\n"
+    "response": "{\"company_id\":\"395b805c-6428-42fa-901d-bacf4cbc65cc\",\"seq\":5,\"log_id\":\"019ca945-0a00-704d-97d4-092075c27118\",\"format_version\":2,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"090f39d0-57a6-490a-aa8b-d42c8effe2ea\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f\",\"hash\":\"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1\",\"signature\":\"aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==\",\"key_id\":\"0050317c174279e4\",\"idempotency_conflict_of\":null,\"content_commitment\":\"469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428\",\"content_salt\":\"VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1\"}\n{\"company_id\":\"395b805c-6428-42fa-901d-bacf4cbc65cc\",\"seq\":6,\"log_id\":\"019ca945-0a00-704e-85e2-8ce66fc1d67d\",\"format_version\":2,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"476443de-bbaf-4895-a7bc-08ba411f4e52\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"090f39d0-57a6-490a-aa8b-d42c8effe2ea\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-476443de-bbaf-4895-a7bc-08ba411f4e52\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1\",\"hash\":\"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796\",\"signature\":\"aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==\",\"key_id\":\"0050317c174279e4\",\"idempotency_conflict_of\":null,\"content_commitment\":\"64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30\",\"content_salt\":\"XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796\"}\n{\"company_id\":\"395b805c-6428-42fa-901d-bacf4cbc65cc\",\"seq\":7,\"log_id\":\"019ca945-0a00-704f-994d-a4d775cc9ac7\",\"format_version\":2,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"090f39d0-57a6-490a-aa8b-d42c8effe2ea\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796\",\"hash\":\"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d\",\"signature\":\"yUwJCYQqbGiYNGhhOYsznAwscU/MirGEMoKieNSAIhR3XbFDM+4IinMDVlPN+ve2cTmC1jk1G9bksCJiVeKZCA==\",\"key_id\":\"0050317c174279e4\",\"idempotency_conflict_of\":null,\"content_commitment\":\"634ee91a418c767df3652114ffd5aca9b8a8658de11ab5430063427e4f3983f6\",\"content_salt\":\"RX00JNkPV6ty56AyPydsz2z8qYdZhnyBKzcei1F5RLg=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d\"}\n{\"company_id\":\"395b805c-6428-42fa-901d-bacf4cbc65cc\",\"seq\":11,\"log_id\":\"019ca945-0a00-7055-93e2-7b833ee8f229\",\"format_version\":2,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"090f39d0-57a6-490a-aa8b-d42c8effe2ea\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"a5b3bf1424f7a5aba78ba06c8d1ddace4353043a55caaad37f65a3542a95f294\",\"hash\":\"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616\",\"signature\":\"Mf9mYXowdB7Z/+uOo/HEzxV8Y8ZEnDd2DO5Pf9pOcTcrPFtS8bjHcpvgD+UIRK5FlJXMowcaCctUAWBqlp95Bw==\",\"key_id\":\"0050317c174279e4\",\"idempotency_conflict_of\":null,\"content_commitment\":\"d6e94262445b742fc0a2de9faf905aaed4f39d34fda5635119188a10683fc316\",\"content_salt\":\"bO4fA6v5lY0xD5Hj168WvWFjB52R6LcuySEh5g7QBxI=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -303,12 +303,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-      "tree_size": 9,
-      "root_hash": "fde5e240d82717845f2583902f3a51e6780aa4b747fcf9279501523ee198f27f",
+      "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+      "tree_size": 11,
+      "root_hash": "74a9393ceb5a960083d011e95445d51dde2e750c93b4f0c0831bf130b4f6083a",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "e0d61897ab0010c5",
-      "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n9\n/eXiQNgnF4RfJYOQLzpR5ngKpLdH/PknlQFSPuGY8n8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGOfacCSpPczgwL5NEwO17s9zzyRwyJlDvsZVg5Qt9fllIOAssfGO7Hzwg+HI5j3JErR/UoU3clLJCjlIuDUhlgY=\n"
+      "key_id": "0050317c174279e4",
+      "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n11\ndKk5POtalgCD0BHpVEXVHd4udQyTtPDAgxvxMLT2CDo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xBZpjmwLANxkcXJytgT5DBY5N3xt4EqC2GuowPM58QfBWxOMh1Yul/jAdI8rZM2VppkIt2n05t8BQ/XqqyEByQg=\n"
     }
   },
   "getConsistencyProof": {
@@ -316,47 +316,54 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "fc732ab97da40d74193b9fc59edee9ee477d444bd3a264371bdb0f80bdf5e6c2",
-      "second_root": "a4b708a4740e94b57394262c8a89aaf74ea3b493022657fed36fe9014070e285",
+      "first_root": "6d446ecd2e4ef8b9e357f0d3bee2fe0698c53329e6f4950b58605f07b145c0cb",
+      "second_root": "015f36eb5767adbc9510930fa8772146cd66481a73d7be4047858ce781a8bd71",
       "proof": [
-        "6ac4436575b9b7624095152dbfa93333758708cbf822d1ba8c13de9807b25f1e",
-        "8e49b65bce79cbf7bc09e6e238f07a1617c1b3aed1832fbe3b96a15ed3ee8217"
+        "51b6686062e7aa79921a16521c63fb3156495a5ac420172845a292276a45ca06",
+        "854b7909ce5731e82a96560534b83cf5aa02d55723e79da10908f9e416df83fb"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+        "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
         "tree_size": 3,
-        "root_hash": "fc732ab97da40d74193b9fc59edee9ee477d444bd3a264371bdb0f80bdf5e6c2",
+        "root_hash": "6d446ecd2e4ef8b9e357f0d3bee2fe0698c53329e6f4950b58605f07b145c0cb",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "e0d61897ab0010c5",
-        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n3\n/HMquX2kDXQZO5/Fnt7p7kd9REvTomQ3G9sPgL315sI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGHCTEFtOJ3BzIYHfMR45dQLJceCWaA4k6RsBcYM00YSjWgoJ8mPOmxTvfyeCNZv1QiMYPh21K07TfliSYo5lGAw=\n"
+        "key_id": "0050317c174279e4",
+        "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n3\nbURuzS5O+LnjV/DTvuL+BpjFMynm9JULWGBfB7FFwMs=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xL0K2sA8wcKY9A/7UkVrlZS95uRh/rMqz6bYWe1HaNqp7EQcKSDEGAHZFzqt3VmB3YheQ3Y9K+egSZaNrafX+Ag=\n"
       },
-      "second_checkpoint": null
+      "second_checkpoint": {
+        "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+        "tree_size": 6,
+        "root_hash": "015f36eb5767adbc9510930fa8772146cd66481a73d7be4047858ce781a8bd71",
+        "timestamp": "2026-03-01T12:00:00.000Z",
+        "key_id": "0050317c174279e4",
+        "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n6\nAV8261dnrbyVEJMPqHchRs1mSBpz175AR4WM54GovXE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xJH4EaoDW3BoxiCwOwt5tztZYLcVPPh/Ubfz5tMwiLxSlExekMoPYlnNZydQQzEDlLUQk4CZ+VxcJv4TjUNwrw4=\n"
+      }
     }
   },
   "getEvidenceBundle": {
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2"
+        "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-        "tree_size": 10,
-        "root_hash": "2610ea3b2f11e3ca8c7d848b3a0eb6d765d92f9d8ff9d8a92ed041a2ea45a6ca",
+        "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+        "tree_size": 13,
+        "root_hash": "dd0b8708587cb991198a3ddb5688d840a00c241d63fa88542fce010368ec99a8",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "e0d61897ab0010c5",
-        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n10\nJhDqOy8R48qMfYSLOg6212XZL52P+dipLtBBoupFpso=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNxZSXW2cexDRygOjNhuPICuGIOIok5KZxLEwuGLCu9sEUzTMAcP+F19haQ6rSubs+8jnYsxWFkGWsYmOX38QQQ=\n"
+        "key_id": "0050317c174279e4",
+        "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n13\n3QuHCFh8uZEZij3bVojYQKAMJB1j+ohUL84BA2jsmag=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xC2RokeKxaZSKitD5CZWQt2pJVlFMrw5h/xSbZIctAFJQdsADDIFdNQ3A1DZwahHrcNdm/0qfmqGtOEJJze/GgU=\n"
       },
       "public_keys": [
         {
-          "key_id": "e0d61897ab0010c5",
+          "key_id": "0050317c174279e4",
           "algorithm": "Ed25519",
-          "public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
-          "note_verifier_key": "audit-ledger.local+86cff018+AcgxsVIGNpzHLlKiMwq50nVeBBo8g6SVLvaf5W3E1DGu",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\n-----END PUBLIC KEY-----\n",
+          "public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
+          "note_verifier_key": "audit-ledger.local+434c78c4+Aa/fipzw2ZHDJYqH0e7cIB8niiabtivQZLLrLXI+TPjp",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAr9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -366,15 +373,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-            "seq": 4,
+            "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+            "seq": 5,
             "event_type": "context.retrieved",
-            "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-            "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
-            "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
-            "key_id": "e0d61897ab0010c5",
-            "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-            "format_version": 1,
+            "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+            "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
+            "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
+            "key_id": "0050317c174279e4",
+            "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+            "format_version": 2,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
               "max_age_seconds": 30,
@@ -382,7 +389,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+            "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -398,31 +405,35 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "event_id": "read-1"
             },
             "created_at": "2026-03-01T12:00:00.000Z",
-            "idempotency_conflict_of": null
+            "idempotency_conflict_of": null,
+            "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
+            "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+            "erased_at": null,
+            "erasure_id": null
           },
           "inclusion_proof": {
-            "leaf_index": 4,
-            "tree_size": 10,
+            "leaf_index": 5,
+            "tree_size": 13,
             "proof": [
-              "ecd51477128ed912765b7ee2a864f64ace3228282bdd1b02b58fe43c033c1b2a",
-              "7351ec782bd02daf863cf6b4e3a806236b37ac9647bb73e4fccfeff9d617e131"
+              "738c92ee4670ab812ce01f201d2e90dd8cbf7e64fdfabfcdd54f25e687646874",
+              "ec59b0a987b4685ac035453f576cb55b74736cde08d484917272ea444f8df6c2"
             ]
           }
         },
         {
           "entry": {
-            "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-            "seq": 5,
+            "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+            "seq": 6,
             "event_type": "decision.made",
-            "hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
-            "prev_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-            "signature": "OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==",
-            "key_id": "e0d61897ab0010c5",
-            "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-            "format_version": 1,
+            "hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
+            "prev_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+            "signature": "aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==",
+            "key_id": "0050317c174279e4",
+            "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+            "format_version": 2,
             "data": {
               "decision": "buy",
-              "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+              "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
               "inputs": [
                 "read-1"
               ],
@@ -430,7 +441,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+            "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -440,22 +451,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+            "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
-            "idempotency_conflict_of": null
+            "idempotency_conflict_of": null,
+            "content_commitment": "64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30",
+            "content_salt": "XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=",
+            "erased_at": null,
+            "erasure_id": null
           },
           "inclusion_proof": {
-            "leaf_index": 5,
-            "tree_size": 10,
+            "leaf_index": 6,
+            "tree_size": 13,
             "proof": [
-              "25383402c209eb700527f581a2117e181387f37f1eb1f3ad709990599156046b",
-              "7351ec782bd02daf863cf6b4e3a806236b37ac9647bb73e4fccfeff9d617e131"
+              "9fd4308186af46f5dd7d025350c03f8aa2aa1f4a955bcc9d154ad56b527a6b6e",
+              "67cb634d7d3f953d526fc1762bf0f170661b657eaae65c3cda817383df555714"
             ]
           }
         }
-      ]
+      ],
+      "erasure_records": []
     }
   },
   "getHealth": {
@@ -467,14 +483,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.41
+          "latency_ms": 0.82
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0008_roles_and_users"
+          "version": "0009_compliance"
         }
       }
     }
@@ -482,32 +498,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-      "seq": 4,
-      "entry_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-      "leaf_hash": "25383402c209eb700527f581a2117e181387f37f1eb1f3ad709990599156046b",
-      "leaf_index": 4,
-      "tree_size": 7,
-      "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
+      "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+      "seq": 5,
+      "entry_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+      "leaf_hash": "a66497ca5e6a1df5cddf2730256b4e92adea09371dd19a5dd4f23f007e1cd63b",
+      "leaf_index": 5,
+      "tree_size": 8,
+      "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
       "proof": [
-        "ecd51477128ed912765b7ee2a864f64ace3228282bdd1b02b58fe43c033c1b2a",
-        "6b06f0fce4c6d7e6c5ed575b4375ed216ec089e607dc9fd4bdfa8479ddc185e3"
+        "738c92ee4670ab812ce01f201d2e90dd8cbf7e64fdfabfcdd54f25e687646874",
+        "ec59b0a987b4685ac035453f576cb55b74736cde08d484917272ea444f8df6c2"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-        "tree_size": 7,
-        "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
+        "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+        "tree_size": 8,
+        "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "e0d61897ab0010c5",
-        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n7\n7K1jBGoewQti7hDUmjgN9Q4SOMEs4G3WtsIxq5yMNzw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNt3McicHP4CpF3M+W8nUYqF7UiF10sH5tF06lMvuOud04o48eJO2NoujNY2TLm1fP0KzV3AvHitpXlldNk+Mw8=\n"
+        "key_id": "0050317c174279e4",
+        "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n8\n4jKu7valqsZsg8SSlbD9GwdC4rSFavnm2iZWKTskcAc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xH4V9xBHKgiFGrkhI8l2QTq82rm72u9EhR0f0uaXYK9a3tfGstNH+qtCqeT/1XvzG8puj7p1eVC95kqukERVcgY=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+      "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -517,14 +533,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "finished_at": "2026-03-01T12:00:00.000Z",
       "chain_status": "valid",
       "duration_ms": 0,
-      "tree_size": 9,
+      "tree_size": 11,
       "range": {
         "from_seq": 0,
-        "to_seq": 8
+        "to_seq": 10
       },
-      "entries_checked": 9,
-      "tree_hashes_checked": 16,
-      "checkpoints_checked": 8,
+      "entries_checked": 11,
+      "entries_erased": 0,
+      "tree_hashes_checked": 19,
+      "checkpoints_checked": 10,
       "signatures_checked": 0,
       "violation_count": 0,
       "violations_truncated": false,
@@ -536,16 +553,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "chain_status": "unverified",
       "head": {
-        "seq": 8,
-        "hash": "cd972867dc6ce8cf30b611acfc60a5c5479690d70fb54506924eaff53f02925c"
+        "seq": 9,
+        "hash": "14a605da9df189c1ba9ef77abfb179a3333286e9de18cbdcbb2caa7ec725b308"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-        "tree_size": 9,
-        "root_hash": "fde5e240d82717845f2583902f3a51e6780aa4b747fcf9279501523ee198f27f",
+        "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+        "tree_size": 10,
+        "root_hash": "a13aafa2ff611568731c2c6c1a38bbdef6040a7c2aa800ba31a1500b64753382",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "e0d61897ab0010c5",
-        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n9\n/eXiQNgnF4RfJYOQLzpR5ngKpLdH/PknlQFSPuGY8n8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGOfacCSpPczgwL5NEwO17s9zzyRwyJlDvsZVg5Qt9fllIOAssfGO7Hzwg+HI5j3JErR/UoU3clLJCjlIuDUhlgY=\n"
+        "key_id": "0050317c174279e4",
+        "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n10\noTqvov9hFWhzHCxsGji73vYECnwqqAC6MaFQC2R1M4I=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xAflTJ2KQU7x/zAsCbQEk5GKRlavJWSYRtfqHbvmUUU/5My3B+TqRWnOP+WgWLDINcW1Cpvz5m8ZnCtZlGdLfwA=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -562,10 +579,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-      "seq": 4,
-      "format_version": 1,
+      "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+      "seq": 5,
+      "format_version": 2,
       "event_type": "context.retrieved",
       "data": {
         "as_of": "2026-03-01T09:20:01.000Z",
@@ -574,7 +591,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -589,12 +606,17 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "extra": {
         "event_id": "read-1"
       },
+      "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
+      "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+      "erased": false,
+      "erasure_id": null,
+      "erased_at": null,
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
-      "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-      "content_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-      "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
-      "key_id": "e0d61897ab0010c5",
+      "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
+      "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+      "content_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+      "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
+      "key_id": "0050317c174279e4",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -604,25 +626,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+        "id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
         "name": "Acme Capital",
-        "created_at": "2026-11-23T22:58:11.989Z"
+        "created_at": "2026-11-24T01:38:36.717Z"
       },
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-      "user_id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-      "email": "user-5e477b2c@example.com",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+      "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+      "email": "user-04065d6a@example.com",
       "is_admin": true,
       "user": {
-        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-        "email": "user-5e477b2c@example.com",
+        "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com",
         "role": "admin",
-        "created_at": "2026-11-23T22:58:11.989Z"
+        "created_at": "2026-11-24T01:38:36.717Z"
       }
     }
   },
   "getMetrics": {
     "status": 200,
-    "response": "# HELP audit_ledger_events_appended_total Ledger entries committed\n# TYPE audit_ledger_events_appended_total counter\naudit_ledger_events_appended_total 11"
+    "response": "# HELP audit_ledger_events_appended_total Ledger entries committed\n# TYPE audit_ledger_events_appended_total counter\naudit_ledger_events_appended_total 15"
   },
   "getReadiness": {
     "status": 200,
@@ -633,14 +655,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.1
+          "latency_ms": 0.2
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0008_roles_and_users"
+          "version": "0009_compliance"
         }
       }
     }
@@ -648,30 +670,30 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7046-b266-0715de72a035",
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "event_count": 4,
-      "tree_size": 10
+      "tree_size": 14
     }
   },
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "nodes": [
         {
-          "id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+          "id": "019ca945-0a00-704d-97d4-092075c27118",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
-            "seq": 4,
+            "seq": 5,
             "event_type": "context.retrieved",
             "time": "2026-03-01T09:20:31.000Z",
             "source": "trading-runtime",
@@ -691,14 +713,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-703e-a301-d4f20a572e1f",
+          "source": "019ca945-0a00-704d-97d4-092075c27118",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-703f-a187-3f55147e3f03",
-          "target": "019ca945-0a00-703e-a301-d4f20a572e1f",
+          "source": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+          "target": "019ca945-0a00-704d-97d4-092075c27118",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -710,27 +732,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-703e-a301-d4f20a572e1f",
-        "019ca945-0a00-703f-a187-3f55147e3f03"
+        "019ca945-0a00-704d-97d4-092075c27118",
+        "019ca945-0a00-704e-85e2-8ce66fc1d67d"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-          "seq": 4,
+          "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+          "seq": 5,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-          "seq": 5,
+          "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+          "seq": 6,
           "event_type": "decision.made",
           "role": "outcome"
         }
@@ -738,8 +760,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-        "description": "decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+        "description": "decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -748,8 +770,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -758,8 +780,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-          "context_log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
+          "used_by_log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+          "context_log_id": "019ca945-0a00-704d-97d4-092075c27118",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -769,12 +791,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "items": [
         {
-          "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-          "seq": 4,
+          "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+          "seq": 5,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
           "timestamp_source": "client",
@@ -786,11 +808,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_id": "feed:NASDAQ:ACME",
             "source_type": "market_feed"
           },
+          "erased": false,
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-          "seq": 5,
+          "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+          "seq": 6,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "timestamp_source": "client",
@@ -798,28 +821,47 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+            "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
             "inputs": [
               "read-1"
             ],
             "quantity": 100,
             "symbol": "ACME"
           },
+          "erased": false,
           "integrity": "valid"
         }
       ]
     }
   },
+  "getRetention": {
+    "status": 200,
+    "response": {
+      "content_days": 365,
+      "by_event_type": {
+        "llm.call": 90
+      },
+      "updated_at": "2026-03-01T12:00:00.000Z",
+      "updated_by": {
+        "kind": "user",
+        "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com"
+      },
+      "last_run_at": null,
+      "erased_total": 0,
+      "pending_erasures": 0
+    }
+  },
   "getSession": {
     "status": 200,
     "response": {
-      "csrf_token": "8mgoTvmtR6GPSjf6RwJyvcMP5AZcy9m8PQPs8_-J1Yw",
+      "csrf_token": "G6MawVQgY79L3rK9UjUa14WZRceEtJxkV-DBuXkZxrk",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-        "email": "user-5e477b2c@example.com",
+        "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com",
         "role": "admin"
       }
     }
@@ -827,7 +869,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+      "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
@@ -853,21 +895,21 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "rate_limited_requests": 0
         },
         {
-          "key_id": "9acb051e-d816-46e2-8057-e20ac14dac28",
+          "key_id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_Pl0iuesG",
+          "key_prefix": "alk_DLJXMVJy",
           "api_requests": 23,
           "events_ingested": 6,
           "rate_limited_requests": 0
         }
       ],
       "storage": {
-        "entries": 11,
+        "entries": 15,
         "data_bytes": 1352
       },
       "rate_limit": {
-        "key_id": "9acb051e-d816-46e2-8057-e20ac14dac28",
-        "key_prefix": "alk_Pl0iuesG",
+        "key_id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
+        "key_prefix": "alk_DLJXMVJy",
         "rate_limit_per_minute": 6000
       }
     }
@@ -875,7 +917,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
+      "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -884,8 +926,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
-        "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
+        "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
+        "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -895,14 +937,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "finished_at": "2026-03-01T12:00:00.000Z",
         "chain_status": "valid",
         "duration_ms": 0,
-        "tree_size": 9,
+        "tree_size": 11,
         "range": {
           "from_seq": 0,
-          "to_seq": 8
+          "to_seq": 10
         },
-        "entries_checked": 9,
-        "tree_hashes_checked": 16,
-        "checkpoints_checked": 8,
+        "entries_checked": 11,
+        "entries_erased": 0,
+        "tree_hashes_checked": 19,
+        "checkpoints_checked": 10,
         "signatures_checked": 0,
         "violation_count": 0,
         "violations_truncated": false,
@@ -913,7 +956,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+      "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -931,9 +974,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "9acb051e-d816-46e2-8057-e20ac14dac28",
+          "id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_Pl0iuesG",
+          "key_prefix": "alk_DLJXMVJy",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -948,18 +991,70 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "items": [
         {
           "tree_size": 1,
-          "root_hash": "7a1fa36a1d9e8d674b32bc94b9a413d0a2cc084cd50d92308f954940ec6d8433",
+          "root_hash": "6a250bb644d3f7c53d0e776e57fad789b32da2ad956597d404f3d72dc4fd1ae1",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "e0d61897ab0010c5"
+          "key_id": "0050317c174279e4"
         },
         {
           "tree_size": 2,
-          "root_hash": "c1e539be0f0258473c3fd16f0a32353ded2aa3f03ce8c53beb3aff67afc4f093",
+          "root_hash": "e9670fa296dcd62b4958b77a2c4f3b1f09ffb3773ce45db6e5b22b2ffa04d0d3",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "e0d61897ab0010c5"
+          "key_id": "0050317c174279e4"
         }
       ],
       "next_after": 2
+    }
+  },
+  "listErasures": {
+    "status": 200,
+    "response": {
+      "items": [
+        {
+          "id": "1d75b84d-96d1-455c-b539-d2323b7761a8",
+          "kind": "request",
+          "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
+          "requested_by": {
+            "kind": "user",
+            "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+            "email": "user-04065d6a@example.com"
+          },
+          "created_at": "2026-03-01T12:00:00.000Z",
+          "erased_count": 1,
+          "already_erased": 0,
+          "log_ids": [
+            "019ca945-0a00-7064-83a2-a4877f75181d"
+          ],
+          "record_log_ids": [
+            "019ca945-0a00-7065-8403-0c130863418d"
+          ],
+          "status": "applied"
+        }
+      ]
+    }
+  },
+  "listHolds": {
+    "status": 200,
+    "response": {
+      "items": [
+        {
+          "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+          "scope": {
+            "agent_id": "trading-agent-2"
+          },
+          "reason": "Regulator inquiry into the 1 March ACME order",
+          "case_reference": "FCA-2026-0412",
+          "status": "active",
+          "created_at": "2026-03-01T12:00:00.000Z",
+          "created_by": {
+            "kind": "user",
+            "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+            "email": "user-04065d6a@example.com"
+          },
+          "released_at": null,
+          "released_by": null,
+          "release_reason": null
+        }
+      ]
     }
   },
   "listLogs": {
@@ -967,10 +1062,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-          "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-          "seq": 4,
-          "format_version": 1,
+          "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+          "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+          "seq": 5,
+          "format_version": 2,
           "event_type": "context.retrieved",
           "data": {
             "as_of": "2026-03-01T09:20:01.000Z",
@@ -979,7 +1074,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+          "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -994,24 +1089,29 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "extra": {
             "event_id": "read-1"
           },
+          "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
+          "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+          "erased": false,
+          "erasure_id": null,
+          "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "7083419a8764e2a66331b353e7931350decb3d63a6d4a549a68d9277340c8dc1",
-          "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-          "content_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-          "signature": "n/98TXo+olSon1JltTZQxl5rTTOrEXDtuQHVtGFpyYKdker1tTxGUZKQVhkPbobZGSNRhBR2LRjCQMzW0afDAg==",
-          "key_id": "e0d61897ab0010c5",
+          "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
+          "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+          "content_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+          "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
+          "key_id": "0050317c174279e4",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-703f-a187-3f55147e3f03",
-          "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-          "seq": 5,
-          "format_version": 1,
+          "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+          "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+          "seq": 6,
+          "format_version": 2,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+            "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
             "inputs": [
               "read-1"
             ],
@@ -1019,7 +1119,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+          "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -1029,20 +1129,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-bcf2b88f-364f-411a-893a-bc2aff1fd72a",
+          "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52",
           "schema_version": null,
           "extra": null,
+          "content_commitment": "64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30",
+          "content_salt": "XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=",
+          "erased": false,
+          "erasure_id": null,
+          "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
-          "hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
-          "content_hash": "497765fd821d6b7088528b37b1f78b878192ea06e4dfac1481db7b35f0877796",
-          "signature": "OtquSf9A67zTcbrZV6Lj6OkIGML+qRYRskqR1VuqmnCXPCLBLeOvjw/rfovfhw6nHwaakSgQAeo6lpXOmgVwBg==",
-          "key_id": "e0d61897ab0010c5",
+          "prev_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+          "hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
+          "content_hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
+          "signature": "aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==",
+          "key_id": "0050317c174279e4",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
       ],
-      "next_cursor": "eyJzZXEiOjV9"
+      "next_cursor": "eyJzZXEiOjZ9"
     }
   },
   "listOverrides": {
@@ -1050,16 +1155,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
-          "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
+          "id": "019ca945-0a00-705a-8963-0f865acea531",
+          "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
-          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+          "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+          "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
+            "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
           }
         }
       ],
@@ -1071,16 +1176,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7046-b266-0715de72a035",
-          "company_id": "6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+          "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+          "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+          "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
-          "tree_size": 10
+          "tree_size": 14
         }
       ],
       "next_cursor": null
@@ -1091,14 +1196,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "key_id": "e0d61897ab0010c5",
+          "key_id": "0050317c174279e4",
           "algorithm": "Ed25519",
-          "public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\n-----END PUBLIC KEY-----\n",
+          "public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAr9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+86cff018+AcgxsVIGNpzHLlKiMwq50nVeBBo8g6SVLvaf5W3E1DGu"
+          "note_verifier_key": "audit-ledger.local+434c78c4+Aa/fipzw2ZHDJYqH0e7cIB8niiabtivQZLLrLXI+TPjp"
         }
       ],
       "transitions": []
@@ -1109,7 +1214,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+          "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
           "first_at": "2026-03-01T12:00:00.000Z",
           "last_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
@@ -1127,7 +1232,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "anomaly_detected": null
         }
       ],
-      "next_cursor": "eyJzZXEiOjh9"
+      "next_cursor": "eyJzZXEiOjl9"
     }
   },
   "listUsers": {
@@ -1135,7 +1240,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
+          "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
           "email": "ana.lima@acme.example",
           "role": "auditor",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1144,10 +1249,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "password_change_required": true
         },
         {
-          "user_id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d",
-          "email": "user-5e477b2c@example.com",
+          "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+          "email": "user-04065d6a@example.com",
           "role": "admin",
-          "created_at": "2026-11-23T22:58:11.989Z",
+          "created_at": "2026-11-24T01:38:36.717Z",
           "disabled": false,
           "disabled_at": null,
           "password_change_required": false
@@ -1167,7 +1272,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+          "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1187,51 +1292,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-704a-bbb9-37a7f1bb9050",
+          "id": "019ca945-0a00-705c-b43a-f2874d19d40b",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
-            "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
+            "id": "019ca945-0a00-705a-8963-0f865acea531",
+            "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
-            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+            "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+            "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
+              "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
             }
           }
         },
         {
-          "id": "019ca945-0a00-7047-8010-8a1e6abebc43",
+          "id": "019ca945-0a00-7059-a44c-027df298906f",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-7046-b266-0715de72a035",
-            "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+            "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
+            "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision bcf2b88f-364f-411a-893a-bc2aff1fd72a (seq 5) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-703e-a301-d4f20a572e1f",
-              "019ca945-0a00-703f-a187-3f55147e3f03"
+              "019ca945-0a00-704d-97d4-092075c27118",
+              "019ca945-0a00-704e-85e2-8ce66fc1d67d"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA0Ny04MDEwLThhMWU2YWJlYmM0MyJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA1OS1hNDRjLTAyN2RmMjk4OTA2ZiJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-5e477b2c@example.com",
-      "password": "pw-eb1137e5e262f444"
+      "email": "user-04065d6a@example.com",
+      "password": "pw-40e1ef736a8afffb"
     },
     "response": {
-      "access_token": "alt_rZkS67efpD7xZriTjwyN0yZZFjss-D-dkilpoR-j9Qo",
+      "access_token": "alt_deV0gGa627I83hxrkHa_oKbBJJF_Jd8-xbwFfWKWzqY",
       "token_type": "Bearer",
       "expires_in": 3600,
       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1241,32 +1346,115 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "logout": {
     "status": 204
   },
+  "placeHold": {
+    "status": 201,
+    "request": {
+      "scope": {
+        "agent_id": "trading-agent-2"
+      },
+      "reason": "Regulator inquiry into the 1 March ACME order",
+      "case_reference": "FCA-2026-0412"
+    },
+    "response": {
+      "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+      "scope": {
+        "agent_id": "trading-agent-2"
+      },
+      "reason": "Regulator inquiry into the 1 March ACME order",
+      "case_reference": "FCA-2026-0412",
+      "status": "active",
+      "created_at": "2026-03-01T12:00:00.000Z",
+      "created_by": {
+        "kind": "user",
+        "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com"
+      },
+      "released_at": null,
+      "released_by": null,
+      "release_reason": null
+    }
+  },
   "rejectDecision": {
     "status": 201,
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a"
+      "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52"
     },
     "response": {
-      "id": "019ca945-0a00-7048-8ffc-8a8e25f5984c",
-      "log_id": "019ca945-0a00-7049-a22c-f59fc699bc12",
+      "id": "019ca945-0a00-705a-8963-0f865acea531",
+      "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "bcf2b88f-364f-411a-893a-bc2aff1fd72a",
-      "trace_id": "e38d9dc6-6d7f-4bae-97dd-3ba9dd0976d2",
+      "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+      "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "612dc70c-33aa-4109-ab9a-5d0f9470e13d"
+        "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
       }
+    }
+  },
+  "releaseHold": {
+    "status": 200,
+    "request": {
+      "reason": "Inquiry closed without findings"
+    },
+    "response": {
+      "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+      "scope": {
+        "agent_id": "trading-agent-2"
+      },
+      "reason": "Regulator inquiry into the 1 March ACME order",
+      "case_reference": "FCA-2026-0412",
+      "status": "released",
+      "created_at": "2026-03-01T12:00:00.000Z",
+      "created_by": {
+        "kind": "user",
+        "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com"
+      },
+      "released_at": "2026-03-01T12:00:00.000Z",
+      "released_by": {
+        "kind": "user",
+        "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com"
+      },
+      "release_reason": "Inquiry closed without findings"
+    }
+  },
+  "requestErasure": {
+    "status": 201,
+    "request": {
+      "subject": "customer-8812",
+      "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118"
+    },
+    "response": {
+      "id": "1d75b84d-96d1-455c-b539-d2323b7761a8",
+      "kind": "request",
+      "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
+      "requested_by": {
+        "kind": "user",
+        "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com"
+      },
+      "created_at": "2026-03-01T12:00:00.000Z",
+      "erased_count": 1,
+      "already_erased": 0,
+      "log_ids": [
+        "019ca945-0a00-7064-83a2-a4877f75181d"
+      ],
+      "record_log_ids": [
+        "019ca945-0a00-7065-8403-0c130863418d"
+      ],
+      "status": "applied"
     }
   },
   "resetUserPassword": {
     "status": 200,
     "response": {
-      "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
-      "one_time_password": "xx-L20sknpKDpmE8UgOh4vQ7"
+      "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
+      "one_time_password": "UxJj6zooYhIeyMrC4JLbOTo8"
     }
   },
   "revokeApiKey": {
@@ -1275,20 +1463,66 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "e0d61897ab0010c5",
-      "old_public_key": "yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=",
-      "new_key_id": "ac5c83dd864efe0f",
-      "new_public_key": "06NzqUleEEyXWfk40Pm4sbK0CeeSK4H7yaI3Wxffa0E=",
+      "old_key_id": "0050317c174279e4",
+      "old_public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
+      "new_key_id": "135ce1744c30779f",
+      "new_public_key": "NCQZYOk0FlGb3KHJh8jlL1xPY738MOhbXclqKZGowNQ=",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "statement": "audit-ledger/v1/key-transition\nold e0d61897ab0010c5 yDGxUgY2nMcuUqIzCrnSdV4EGjyDpJUu9p/lbcTUMa4=\nnew ac5c83dd864efe0f 06NzqUleEEyXWfk40Pm4sbK0CeeSK4H7yaI3Wxffa0E=\ntime 2026-03-01T12:00:00.000Z\n",
-      "old_signature": "GkMTRUk5Y9AVpDDIPqwkHgRmtDqhvuiNCqfuA26WjAMI3nCZWKTbdJ5roB52zedumOfJx8e1Mj23Zv0kMoZXCg==",
-      "new_signature": "bKJEoj7B7u80d/m4qSzchlw5So+14k+kWKt+w9IWKjsv//KRBcQ1mYTJvJIeJjosXN67UtfIupz4L/DJx22dBg=="
+      "statement": "audit-ledger/v1/key-transition\nold 0050317c174279e4 r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\nnew 135ce1744c30779f NCQZYOk0FlGb3KHJh8jlL1xPY738MOhbXclqKZGowNQ=\ntime 2026-03-01T12:00:00.000Z\n",
+      "old_signature": "8o2TeF7LJzdG6NPDGqBQ/IaY3UfakS7Qgp9AerIxkQpQo0/i6nSlU1fi46Qn9j+WCu0eBZoAZCVh3s/WPKTJBQ==",
+      "new_signature": "4ZT6D/Lx0jXYzvg5suDphPZ+PQS+Ys6KqHbP3wWzuKERpS+DsWotQJM3cX5tVNx+QEJseTNdoMh6c/w8zD93Ag=="
+    }
+  },
+  "runRetention": {
+    "status": 200,
+    "request": {},
+    "response": {
+      "erased_count": 0,
+      "retention": {
+        "content_days": 365,
+        "by_event_type": {
+          "llm.call": 90
+        },
+        "updated_at": "2026-03-01T12:00:00.000Z",
+        "updated_by": {
+          "kind": "user",
+          "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+          "email": "user-04065d6a@example.com"
+        },
+        "last_run_at": "2026-03-01T12:00:00.000Z",
+        "erased_total": 0,
+        "pending_erasures": 0
+      }
+    }
+  },
+  "setRetention": {
+    "status": 200,
+    "request": {
+      "content_days": 365,
+      "by_event_type": {
+        "llm.call": 90
+      }
+    },
+    "response": {
+      "content_days": 365,
+      "by_event_type": {
+        "llm.call": 90
+      },
+      "updated_at": "2026-03-01T12:00:00.000Z",
+      "updated_by": {
+        "kind": "user",
+        "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
+        "email": "user-04065d6a@example.com"
+      },
+      "last_run_at": null,
+      "erased_total": 0,
+      "pending_erasures": 0
     }
   },
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-7043-94c8-0d9d1fcbf068",
+      "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1305,7 +1539,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "role": "reviewer"
     },
     "response": {
-      "user_id": "ffadd593-1fc8-443b-8fd3-730c03cf0076",
+      "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
       "email": "ana.lima@acme.example",
       "role": "reviewer",
       "created_at": "2026-03-01T12:00:00.000Z",
@@ -1324,7 +1558,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-704b-a2ef-849047e42bcb",
+      "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1340,22 +1574,23 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-703e-a301-d4f20a572e1f",
-      "hash": "4496696dc0971d265800ae46e9c1dc5d99b233bc687cb0f198597376befb8569",
+      "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+      "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
       "chain_valid": true,
       "signature_valid": true,
+      "erased": false,
       "verified_at": "2026-03-01T12:00:00.000Z",
-      "seq": 4,
-      "key_id": "e0d61897ab0010c5",
+      "seq": 5,
+      "key_id": "0050317c174279e4",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb",
-        "tree_size": 7,
-        "root_hash": "ecad63046a1ec10b62ee10d49a380df50e1238c12ce06dd6b6c231ab9c8c373c",
+        "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+        "tree_size": 8,
+        "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "e0d61897ab0010c5",
-        "note": "audit-ledger.local/6b53b72e-123f-4521-8a18-b7c644eb2bbb\n7\n7K1jBGoewQti7hDUmjgN9Q4SOMEs4G3WtsIxq5yMNzw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local hs/wGNt3McicHP4CpF3M+W8nUYqF7UiF10sH5tF06lMvuOud04o48eJO2NoujNY2TLm1fP0KzV3AvHitpXlldNk+Mw8=\n"
+        "key_id": "0050317c174279e4",
+        "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n8\n4jKu7valqsZsg8SSlbD9GwdC4rSFavnm2iZWKTskcAc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xH4V9xBHKgiFGrkhI8l2QTq82rm72u9EhR0f0uaXYK9a3tfGstNH+qtCqeT/1XvzG8puj7p1eVC95kqukERVcgY=\n"
       }
     }
   }

@@ -190,7 +190,8 @@ export class IntegrityVerifier {
   // ---- full verification jobs ----
 
   /** Queues a full verification; throws JobOpenError when one is already queued or running. */
-  async requestFull(companyId: string, options: JobOptions): Promise<JobRow> {
+  /** Queues a full verification; `onQueued` runs before it can start (the request is recorded in the ledger there). */
+  async requestFull(companyId: string, options: JobOptions, onQueued?: (job: JobRow) => Promise<void>): Promise<JobRow> {
     const job: JobRow = {
       company_id: companyId,
       job_id: uuidv7(this.opts.clock()),
@@ -204,7 +205,11 @@ export class IntegrityVerifier {
       report: null,
     };
     await this.integrityStore.insertJob(job);
-    this.kick();
+    try {
+      await onQueued?.(job);
+    } finally {
+      this.kick();
+    }
     return job;
   }
 

@@ -10,6 +10,7 @@ import type { ApiKey } from '../store/accounts.js';
 import type { Services } from '../services.js';
 import { iso } from '../time.js';
 import { ADMIN } from '../auth/rules.js';
+import { requestActor } from '../compliance/trail.js';
 
 const CreateBody = Type.Object(
   {
@@ -49,7 +50,7 @@ function view(k: ApiKey) {
 // Key management takes a user's bearer token only, never an API key (a leaked key must not mint keys).
 
 /** The services these routes use. */
-export type ApiKeyServices = Pick<Services, 'accounts' | 'clock' | 'events'>;
+export type ApiKeyServices = Pick<Services, 'accounts' | 'clock' | 'events' | 'trail'>;
 
 export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -79,6 +80,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
           created_at: iso(ctx.clock()),
           created_by: p.kind === 'user' ? p.userId : p.keyId,
         });
+        await ctx.trail.record(p.companyId, 'api_key.created', requestActor(request), { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute });
         await ctx.events.emit(p.companyId, 'api_key.created', { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute, created_by: row.created_by });
         return reply.code(201).send({ ...view(row), key });
       },
@@ -119,6 +121,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
         if (!revoked) throw new ApiError(404, 'not_found', `No API key ${request.params.id}`);
         // Revoking a revoked key is a no-op, and reports nothing.
         if (before?.status === 'active') {
+          await ctx.trail.record(p.companyId, 'api_key.revoked', requestActor(request), { key_id: revoked.key_id, name: revoked.name, key_prefix: revoked.key_prefix });
           await ctx.events.emit(p.companyId, 'api_key.revoked', { key_id: revoked.key_id, name: revoked.name, key_prefix: revoked.key_prefix, revoked_by: p.kind === 'user' ? p.userId : p.keyId });
         }
         return reply.code(204).send(null);

@@ -52,7 +52,7 @@ const MeResponse = Type.Object({
 });
 
 /** The services these routes use. */
-export type AuthServices = Pick<Services, 'accounts' | 'clock' | 'config' | 'counters' | 'secretBox'>;
+export type AuthServices = Pick<Services, 'accounts' | 'clock' | 'config' | 'counters' | 'secretBox' | 'trail'>;
 
 export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
   /**
@@ -66,6 +66,17 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
     // atomic step, so parallel guesses cannot all pass a check made before any of them failed.
     const reserved = await ctx.counters.hit(lockKey, 60_000);
     if (reserved.count > MAX_FAILED_LOGINS_PER_MINUTE) {
+      // The first attempt over the threshold is recorded in the user's company chain (an unknown email has no chain).
+      if (reserved.count === MAX_FAILED_LOGINS_PER_MINUTE + 1) {
+        const target = await ctx.accounts.findUserByEmail(email);
+        if (target) {
+          await ctx.trail.record(target.company_id, 'auth.login_locked', { kind: 'service', task: 'login' }, {
+            subject: { kind: 'user', user_id: target.user_id, email: target.email },
+            failed_attempts: MAX_FAILED_LOGINS_PER_MINUTE,
+            window_seconds: 60,
+          });
+        }
+      }
       const retry = String(Math.max(1, Math.ceil(reserved.resetMs / 1000)));
       throw new ApiError(429, 'too_many_login_attempts', `Too many failed logins for this email; retry after ${retry} s`, {
         headers: { 'Retry-After': retry },

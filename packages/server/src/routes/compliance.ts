@@ -15,14 +15,14 @@ export type ComplianceServices = Pick<Services, 'compliance'>;
 const Days = Type.Integer({ minimum: 0, maximum: 36_500, description: 'Days content is kept after the entry was appended; 0 erases it at the next run' });
 const Actor = Type.Object(
   {
-    kind: Type.Union([Type.Literal('user'), Type.Literal('api_key'), Type.Literal('service')]),
+    kind: Type.Union([Type.Literal('user'), Type.Literal('api_key'), Type.Literal('service'), Type.Literal('operator')]),
     user_id: Type.Optional(Type.String()),
     email: Type.Optional(Type.String()),
     key_id: Type.Optional(Type.String()),
     key_prefix: Type.Optional(Type.String()),
     task: Type.Optional(Type.String()),
   },
-  { description: 'Who did it: a user, the company API key, or the service itself (task: retention)' },
+  { description: 'Who did it: a user, the company API key, the service itself (task: retention), or the operator' },
 );
 const RetentionBody = Type.Object(
   {
@@ -120,7 +120,12 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
       '/compliance/retention/run',
       {
         config: ADMIN,
+        // No body at all means the defaults.
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
         schema: {
+          body: Type.Object({}, { additionalProperties: false }),
           tags: ['compliance'],
           operationId: 'runRetention',
           summary: "Apply the company's retention policy now",

@@ -1,5 +1,6 @@
 // Exports: the company's entries as JSON Lines or CSV, streamed; and evidence bundles
 // that an auditor verifies offline with `audit-ledger verify-bundle`.
+import type { JsonObject } from '@audit-ledger/core';
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
@@ -39,6 +40,7 @@ import type { Services } from '../services.js';
 import { notYetCheckpointed } from '../http/ledger-problems.js';
 import { iso } from '../time.js';
 import { READ } from '../auth/rules.js';
+import { requestActor } from '../compliance/trail.js';
 
 
 const ExportQuery = Type.Object(
@@ -62,7 +64,7 @@ const EvidenceQuery = Type.Object(
 );
 
 /** The services these routes use. */
-export type ExportServices = Pick<Services, 'clock' | 'config' | 'ledger' | 'signingKeys'>;
+export type ExportServices = Pick<Services, 'clock' | 'config' | 'ledger' | 'signingKeys' | 'trail'>;
 
 export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -84,11 +86,16 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const { companyId } = principalOf(request);
         const q = request.query;
+        // The export is the ledger as it stands once its own export.generated entry is appended:
+        // a complete export ends with that entry, so a checkpoint taken after it covers it.
+        const record = await ctx.trail.record(companyId, 'export.generated', requestActor(request), { format: q.format, filter: { ...q } });
+        const seqBelow = record.seq + 1;
         const rows = entriesOf(ctx.ledger, companyId, {
           trace_id: q.trace_id,
           event_type: q.event_type,
           from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
           to: q.to === undefined ? undefined : iso(Date.parse(q.to)),
+          seqBelow,
         });
         const csv = q.format === 'csv';
         const name = `audit-ledger-${companyId}-${iso(ctx.clock()).replace(/[:.]/g, '')}.${csv ? 'csv' : 'jsonl'}`;
@@ -146,6 +153,7 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
         if (!checkpoint || (rows[0] as LogEntryRow).seq >= checkpoint.tree_size) throw notYetCheckpointed(ctx.config.checkpointIntervalMs, 'None of these entries is');
         const selection = byTrace ? { trace_id: q.trace_id as string } : { from_seq: q.from_seq as number, to_seq: q.to_seq as number };
         const bundle = await buildEvidence(ctx, companyId, rows, checkpoint, { selection, generatedAt: iso(ctx.clock()), keyName: ctx.config.ledgerOrigin });
+        await ctx.trail.record(companyId, 'evidence.generated', requestActor(request), { selection: JSON.parse(JSON.stringify(selection)) as JsonObject, checkpoint_tree_size: checkpoint.tree_size, entries: bundle.entries.length });
         const name = `evidence-${companyId}-${byTrace ? q.trace_id : `${q.from_seq}-${q.to_seq}`}.json`;
         return reply.header('content-disposition', `attachment; filename="${name}"`).send(bundle as never);
       },

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { VIOLATION_KINDS } from '@audit-ledger/core';
 import { principalOf } from '../auth/authenticate.js';
+import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { checkpointView, consistencyView } from '../ledger/proofs.js';
 import { CheckpointSchema, Uuid } from '../http/schemas.js';
@@ -78,7 +79,7 @@ function wantsText(request: FastifyRequest): boolean {
 }
 
 /** The services these routes use. */
-export type IntegrityServices = Pick<Services, 'integrityStore' | 'ledger' | 'verifier'>;
+export type IntegrityServices = Pick<Services, 'integrityStore' | 'ledger' | 'trail' | 'verifier'>;
 
 export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -129,7 +130,10 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
       },
       async (request, reply) => {
         const { companyId } = principalOf(request);
-        const job = await ctx.verifier.requestFull(companyId, { entry_signatures: request.body.entry_signatures ?? false });
+        const entrySignatures = request.body.entry_signatures ?? false;
+        const job = await ctx.verifier.requestFull(companyId, { entry_signatures: entrySignatures }, async (queued) => {
+          await ctx.trail.record(companyId, 'integrity.verification_requested', requestActor(request), { job_id: queued.job_id, entry_signatures: entrySignatures });
+        });
         return reply.code(202).header('location', `/api/v1/integrity/jobs/${job.job_id}`).send(jobView(job));
       },
     );

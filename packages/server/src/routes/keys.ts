@@ -35,7 +35,7 @@ export const KeyTransitionView = Type.Object(
 );
 
 /** The services these routes use. */
-export type KeyServices = Pick<Services, 'config' | 'keyring' | 'signingKeys'>;
+export type KeyServices = Pick<Services, 'accounts' | 'config' | 'keyring' | 'signingKeys' | 'trail'>;
 
 export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
   const checkOperator = ctx.config.operatorToken === undefined ? undefined : staticBearerToken(ctx.config.operatorToken, 'LEDGER_OPERATOR_TOKEN', 'operator');
@@ -74,6 +74,10 @@ export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
         checkOperator(request);
         const transition = await ctx.keyring.rotate();
         request.log.info({ old_key_id: transition.old_key_id, new_key_id: transition.new_key_id }, 'signing key rotated');
+        // The key signs every company's chain: each chain records the signed transition.
+        for (const companyId of await ctx.accounts.companyIds()) {
+          await ctx.trail.record(companyId, 'signing_key.rotated', { kind: 'operator' }, { ...transition });
+        }
         return transition;
       },
     );

@@ -14,6 +14,7 @@ import { newWebhookSecret } from '../webhooks/secrets.js';
 import { urlProblem } from '../webhooks/url-policy.js';
 import type { Services } from '../services.js';
 import { ADMIN, READ } from '../auth/rules.js';
+import { requestActor } from '../compliance/trail.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));
@@ -48,7 +49,7 @@ function view(e: EndpointRow) {
 }
 
 /** The services these routes use. */
-export type WebhookServices = Pick<Services, 'clock' | 'config' | 'resolveHost' | 'secretBox' | 'webhookStore'>;
+export type WebhookServices = Pick<Services, 'clock' | 'config' | 'resolveHost' | 'secretBox' | 'trail' | 'webhookStore'>;
 
 export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
   const checkUrl = async (url: string) => {
@@ -137,6 +138,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
           updated_at: now,
         };
         await ctx.webhookStore.insertEndpoint(row);
+        await ctx.trail.record(companyId, 'webhook.endpoint_created', requestActor(request), { endpoint_id: row.endpoint_id, url: row.url, event_types: request.body.event_types });
         return reply.code(201).header('location', `/api/v1/webhooks/endpoints/${row.endpoint_id}`).send({ ...view(row), secret });
       },
     );
@@ -191,6 +193,8 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
           updated_at: iso(ctx.clock()),
         });
         const updated = view(await endpointOr404(companyId, request.params.id));
+        const { rotate_secret: _rotate, ...changed } = b;
+        await ctx.trail.record(companyId, 'webhook.endpoint_updated', requestActor(request), { endpoint_id: request.params.id, changed: { ...changed }, secret_rotated: secret !== undefined });
         return secret ? { ...updated, secret } : updated;
       },
     );
@@ -205,6 +209,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         if (!(await ctx.webhookStore.deleteEndpoint(principalOf(request).companyId, request.params.id, iso(ctx.clock())))) {
           throw new ApiError(404, 'not_found', `No webhook endpoint ${request.params.id}`);
         }
+        await ctx.trail.record(principalOf(request).companyId, 'webhook.endpoint_deleted', requestActor(request), { endpoint_id: request.params.id });
         return reply.code(204).send(null);
       },
     );

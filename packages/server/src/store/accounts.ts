@@ -62,6 +62,11 @@ export class AccountStore {
     return Number(row.n);
   }
 
+  /** Every company's id (a service-wide action is recorded in each company's chain). */
+  async companyIds(): Promise<string[]> {
+    return (await this.h.db.selectFrom('companies').select('company_id').orderBy('company_id').execute()).map((r) => r.company_id);
+  }
+
   async getCompany(companyId: string): Promise<Company | undefined> {
     return this.h.db.selectFrom('companies').selectAll().where('company_id', '=', companyId).executeTakeFirst();
   }

@@ -1,8 +1,9 @@
 // Test harness: the real app over a real store, driven through fastify.inject().
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { createUser } from '../../src/accounts.js';
+import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from '../../src/auth/secrets.js';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type CounterStore, MemoryCounterStore } from '../../src/ratelimit/counter.js';
@@ -36,7 +37,11 @@ export interface TestApp {
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** A new company with an admin user, logged in over HTTP. */
   newAccount(opts?: { role?: 'admin' | 'reviewer' | 'auditor'; company?: string }): Promise<Account>;
-  /** Creates an API key over HTTP; returns its id and secret. */
+  /**
+   * Creates an API key the way POST /auth/api_keys does, but without its api_key.created ledger
+   * entry, so a test's own events start the chain at seq 0 (the route and its entry are tested in
+   * api-keys.test.ts and admin-trail.test.ts). Returns its id and secret.
+   */
   createKey(token: string, rate?: number): Promise<{ id: string; key: string }>;
   close(): Promise<void>;
 }
@@ -76,14 +81,20 @@ export async function startTestApp(
       return { companyId: company.company_id, companyName, email, password, token: res.json().access_token };
     },
     async createKey(token, rate = 1000) {
-      const res = await inject({
-        method: 'POST',
-        url: '/api/v1/auth/api_keys',
-        headers: { authorization: `Bearer ${token}` },
-        payload: { name: 'integration', rate_limit_per_minute: rate },
+      const me = await inject({ method: 'GET', url: '/api/v1/auth/me', headers: { authorization: `Bearer ${token}` } });
+      if (me.statusCode !== 200) throw new Error(`key create failed: ${me.body}`);
+      const key = newSecret(API_KEY_PREFIX);
+      const row = await store.accounts.insertApiKey({
+        company_id: me.json().company.id,
+        key_id: randomUUID(),
+        name: 'integration',
+        key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
+        key_hash: hashSecret(key),
+        rate_limit_per_minute: rate,
+        created_at: new Date(clock.now()).toISOString(),
+        created_by: me.json().user.id,
       });
-      if (res.statusCode !== 201) throw new Error(`key create failed: ${res.body}`);
-      return { id: res.json().id, key: res.json().key };
+      return { id: row.key_id, key };
     },
     async close() {
       await app.close();

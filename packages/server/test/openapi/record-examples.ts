@@ -136,6 +136,16 @@ async function main() {
     await call('listWebhookEvents', 'GET', '/api/v1/webhooks/events?limit=2', { headers: user });
     await call('deleteWebhookEndpoint', 'DELETE', `/api/v1/webhooks/endpoints/${eid}`, { headers: user });
 
+    await call('setRetention', 'PUT', '/api/v1/compliance/retention', { headers: user, payload: { content_days: 365, by_event_type: { 'llm.call': 90 } } });
+    await call('getRetention', 'GET', '/api/v1/compliance/retention', { headers: user });
+    await call('runRetention', 'POST', '/api/v1/compliance/retention/run', { headers: user, payload: {} });
+    const hold = await call('placeHold', 'POST', '/api/v1/compliance/holds', { headers: user, payload: { scope: { agent_id: 'trading-agent-2' }, reason: 'Regulator inquiry into the 1 March ACME order', case_reference: 'FCA-2026-0412' } });
+    await call('listHolds', 'GET', '/api/v1/compliance/holds', { headers: user });
+    await call('releaseHold', 'POST', `/api/v1/compliance/holds/${hold.json().id}/release`, { headers: user, payload: { reason: 'Inquiry closed without findings' } });
+    await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: { event_type: 'tool.called', data: { tool: 'send_email', subject_id: 'customer-8812', to: 'c.8812@mail.example' } } });
+    await call('requestErasure', 'POST', '/api/v1/compliance/erasures', { headers: user, payload: { subject: 'customer-8812', legal_basis: 'GDPR Art. 17(1)(a): request DSR-2026-118' } });
+    await call('listErasures', 'GET', '/api/v1/compliance/erasures', { headers: user });
+
     await call('rotateSigningKey', 'POST', '/api/v1/integrity/keys/rotate', { headers: { authorization: 'Bearer operator-token-from-the-secret-store' } });
     const key2 = key.json().id as string;
     await call('revokeApiKey', 'DELETE', `/api/v1/auth/api_keys/${key2}`, { headers: user });
