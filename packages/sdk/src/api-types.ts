@@ -995,7 +995,7 @@ export interface paths {
         put?: never;
         /**
          * Apply the company's retention policy now
-         * @description Runs the retention job for this company now instead of waiting for RETENTION_INTERVAL_SECONDS (finishing first any erasure a crash interrupted), and answers when it is done. Each batch is recorded as a `compliance.erasure` entry by the service.
+         * @description Runs the retention job for this company now instead of waiting for RETENTION_INTERVAL_SECONDS (finishing first any erasure a crash interrupted), and answers when it is done. Each batch is recorded as a `compliance.erasure` entry by the service, and the run itself as `compliance.retention_run`.
          */
         post: operations["runRetention"];
         delete?: never;

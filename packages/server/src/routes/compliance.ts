@@ -10,7 +10,7 @@ import { Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import type { HoldScope } from '../store/compliance.js';
 
-export type ComplianceServices = Pick<Services, 'compliance'>;
+export type ComplianceServices = Pick<Services, 'compliance' | 'trail'>;
 
 const Days = Type.Integer({ minimum: 0, maximum: 36_500, description: 'Days content is kept after the entry was appended; 0 erases it at the next run' });
 const Actor = Type.Object(
@@ -130,13 +130,14 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
           operationId: 'runRetention',
           summary: "Apply the company's retention policy now",
           description:
-            'Runs the retention job for this company now instead of waiting for RETENTION_INTERVAL_SECONDS (finishing first any erasure a crash interrupted), and answers when it is done. Each batch is recorded as a `compliance.erasure` entry by the service.',
+            'Runs the retention job for this company now instead of waiting for RETENTION_INTERVAL_SECONDS (finishing first any erasure a crash interrupted), and answers when it is done. Each batch is recorded as a `compliance.erasure` entry by the service, and the run itself as `compliance.retention_run`.',
           response: { 200: Type.Object({ erased_count: Type.Integer({ description: 'Entries this run erased' }), retention: RetentionSchema }), ...problemResponses(401, 403, 429, 503) },
         },
       },
       async (request) => {
         const companyId = principalOf(request).companyId;
         const erased = await ctx.compliance.runRetention(companyId);
+        await ctx.trail.record(companyId, 'compliance.retention_run', requestActor(request), { erased_count: erased });
         return { erased_count: erased, retention: await ctx.compliance.retention(companyId) };
       },
     );
