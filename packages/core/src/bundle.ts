@@ -5,6 +5,7 @@
 import { bytesEqual, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
 import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
 import { contentState, erasureRecordProblem } from './content.js';
+import { cosignedBy, type WitnessKey } from './cosignature.js';
 import { entryHash, GENESIS_PREV_HASH, hashedFields, type LedgerEntry } from './entry.js';
 import type { JsonObject } from './json.js';
 import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
@@ -52,6 +53,8 @@ export type CheckCode =
   | 'root_mismatch'
   /** The export runs past the checkpoint (status note). */
   | 'beyond_checkpoint'
+  /** The checkpoint's witness cosignatures against the quorum asked for. */
+  | 'witnesses'
   /** The summary over every entry. */
   | 'entries';
 
@@ -382,4 +385,23 @@ export class ExportVerifier {
     if (failures.length === 0) checks.push({ status: 'ok', code: 'entries', message: `${plural(this.count, 'entry', 'entries')}: every hash, link and signature verifies, and they rebuild the signed tree` });
     return { ok: failures.length === 0, pinned: true, checks };
   }
+}
+
+/**
+ * Whether at least `quorum` of the named witnesses cosigned the checkpoint note: its own signature
+ * lines (a cosigned note) and `extraLines` (a checkpoint JSON's `cosignatures`) are searched.
+ */
+export function witnessQuorumCheck(note: string, extraLines: string[], witnesses: WitnessKey[], quorum: number): Check {
+  let lines: string[] = [...extraLines];
+  let text: string;
+  try {
+    text = parseNote(note).text;
+    lines = [...note.slice(text.length + 1).split('\n').filter((l) => l !== '').map((l) => `${l}\n`), ...lines];
+  } catch (err) {
+    return { status: 'fail', code: 'witnesses', message: `checkpoint is malformed: ${(err as Error).message}` };
+  }
+  const by = cosignedBy(text, lines, witnesses).map((w) => w.name);
+  const names = witnesses.map((w) => w.name).join(', ');
+  if (by.length >= quorum) return { status: 'ok', code: 'witnesses', message: `checkpoint cosigned by ${by.length} of the ${witnesses.length} named witnesses (${by.join(', ')}); the quorum is ${quorum}` };
+  return { status: 'fail', code: 'witnesses', message: `checkpoint cosigned by ${by.length} of the named witnesses (${names}), fewer than the quorum of ${quorum}${by.length ? `: only ${by.join(', ')}` : ''}` };
 }

@@ -89,4 +89,19 @@ export {
   followTransitions,
   type VerificationReport,
   verifyBundle,
+  witnessQuorumCheck,
 } from './bundle.js';
+export {
+  COSIGNATURE_V1_ALG,
+  type Cosignature,
+  cosignatureKeyId,
+  cosignatureLine,
+  cosignedBy,
+  cosignedMessage,
+  parseCosignatureLine,
+  parseWitnessKey,
+  splitVerifierKey,
+  verifyCosignature,
+  type WitnessKey,
+  witnessVerifierKey,
+} from './cosignature.js';

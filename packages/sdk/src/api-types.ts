@@ -473,7 +473,7 @@ export interface paths {
         };
         /**
          * The company's latest signed checkpoint, or the one at tree_size
-         * @description JSON by default; with `Accept: text/plain` the signed note itself. Keep the checkpoints you receive: any later one must be consistent with them (GET /integrity/consistency).
+         * @description JSON by default; with `Accept: text/plain` the signed note itself, with the cosignatures of the witnesses appended as further signature lines. Keep the checkpoints you receive: any later one must be consistent with them (GET /integrity/consistency).
          */
         get: operations["getCheckpoint"];
         put?: never;
@@ -1236,8 +1236,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-04065d6a@example.com",
-                 *       "password": "pw-40e1ef736a8afffb"
+                 *       "email": "user-cc90f691@example.com",
+                 *       "password": "pw-21648d6fb8f88566"
                  *     }
                  */
                 "application/json": {
@@ -1255,7 +1255,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "access_token": "alt_deV0gGa627I83hxrkHa_oKbBJJF_Jd8-xbwFfWKWzqY",
+                     *       "access_token": "alt_VlqCK87NTKmj_1uNRJU0azaU0psNV6KxOJX2EJTSCz8",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
                      *       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1394,13 +1394,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "G6MawVQgY79L3rK9UjUa14WZRceEtJxkV-DBuXkZxrk",
+                     *       "csrf_token": "qNxNBpGUQdrlK5fFCwUHOUzoSnyX210xc2uzRHwVA4Q",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com",
+                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1503,8 +1503,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-04065d6a@example.com",
-                 *       "password": "pw-40e1ef736a8afffb"
+                 *       "email": "user-cc90f691@example.com",
+                 *       "password": "pw-21648d6fb8f88566"
                  *     }
                  */
                 "application/json": {
@@ -1522,13 +1522,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "G6MawVQgY79L3rK9UjUa14WZRceEtJxkV-DBuXkZxrk",
+                     *       "csrf_token": "qNxNBpGUQdrlK5fFCwUHOUzoSnyX210xc2uzRHwVA4Q",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com",
+                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1840,19 +1840,19 @@ export interface operations {
                      * @example {
                      *       "credential": "user",
                      *       "company": {
-                     *         "id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "name": "Acme Capital",
-                     *         "created_at": "2026-11-24T01:38:36.717Z"
+                     *         "created_at": "2026-11-24T01:50:29.216Z"
                      *       },
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
-                     *       "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *       "email": "user-04065d6a@example.com",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *       "email": "user-cc90f691@example.com",
                      *       "is_admin": true,
                      *       "user": {
-                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com",
+                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com",
                      *         "role": "admin",
-                     *         "created_at": "2026-11-24T01:38:36.717Z"
+                     *         "created_at": "2026-11-24T01:50:29.216Z"
                      *       }
                      *     }
                      */
@@ -1973,9 +1973,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
+                     *           "id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_DLJXMVJy",
+                     *           "key_prefix": "alk__uKmyzEw",
                      *           "rate_limit_per_minute": 6000,
                      *           "status": "active",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2103,14 +2103,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
+                     *       "id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
                      *       "name": "trading-agents-prod",
-                     *       "key_prefix": "alk_DLJXMVJy",
+                     *       "key_prefix": "alk__uKmyzEw",
                      *       "rate_limit_per_minute": 6000,
                      *       "status": "active",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "revoked_at": null,
-                     *       "key": "alk_DLJXMVJyCFZkA01RbL-Ro94kvH5SqYATU763F2QVZxE"
+                     *       "key": "alk__uKmyzEwJ4nTAT9r75dhKW9DUGn8vvxWi-24pjqWAIg"
                      *     }
                      */
                     "application/json": {
@@ -2438,7 +2438,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
+                     *           "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
                      *           "email": "ana.lima@acme.example",
                      *           "role": "auditor",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2447,10 +2447,10 @@ export interface operations {
                      *           "password_change_required": true
                      *         },
                      *         {
-                     *           "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *           "email": "user-04065d6a@example.com",
+                     *           "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *           "email": "user-cc90f691@example.com",
                      *           "role": "admin",
-                     *           "created_at": "2026-11-24T01:38:36.717Z",
+                     *           "created_at": "2026-11-24T01:50:29.216Z",
                      *           "disabled": false,
                      *           "disabled_at": null,
                      *           "password_change_required": false
@@ -2613,7 +2613,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "user": {
-                     *         "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
+                     *         "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
                      *         "email": "ana.lima@acme.example",
                      *         "role": "auditor",
                      *         "created_at": "2026-03-01T12:00:00.000Z",
@@ -2621,7 +2621,7 @@ export interface operations {
                      *         "disabled_at": null,
                      *         "password_change_required": true
                      *       },
-                     *       "one_time_password": "78x-_gTKtWkTikxYmJlPlNLK"
+                     *       "one_time_password": "fpxmxYrA7sHLp1xunGDELKUl"
                      *     }
                      */
                     "application/json": {
@@ -2878,7 +2878,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
+                     *       "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
                      *       "email": "ana.lima@acme.example",
                      *       "role": "reviewer",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
@@ -3158,8 +3158,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "ee3cde82-74a7-42fb-a48d-fde5a52e1dec",
-                     *       "one_time_password": "UxJj6zooYhIeyMrC4JLbOTo8"
+                     *       "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
+                     *       "one_time_password": "4cJ7ikWFVlIzPzqhjts_elza"
                      *     }
                      */
                     "application/json": {
@@ -3384,7 +3384,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "current_password": "UxJj6zooYhIeyMrC4JLbOTo8",
+                 *       "current_password": "4cJ7ikWFVlIzPzqhjts_elza",
                  *       "new_password": "a passphrase Ana chose herself"
                  *     }
                  */
@@ -3574,8 +3574,8 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-704d-97d4-092075c27118",
-                     *           "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *           "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *           "seq": 5,
                      *           "format_version": 2,
                      *           "event_type": "context.retrieved",
@@ -3586,7 +3586,7 @@ export interface operations {
                      *             "source_type": "market_feed"
                      *           },
                      *           "source": "trading-runtime",
-                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "span_id": null,
@@ -3601,29 +3601,29 @@ export interface operations {
                      *           "extra": {
                      *             "event_id": "read-1"
                      *           },
-                     *           "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
-                     *           "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+                     *           "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
+                     *           "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
                      *           "erased": false,
                      *           "erasure_id": null,
                      *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
-                     *           "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *           "content_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *           "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
-                     *           "key_id": "0050317c174279e4",
+                     *           "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
+                     *           "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *           "content_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *           "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
+                     *           "key_id": "fcea8e3508d8ed85",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
-                     *           "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *           "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *           "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *           "seq": 6,
                      *           "format_version": 2,
                      *           "event_type": "decision.made",
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -3631,7 +3631,7 @@ export interface operations {
                      *             "symbol": "ACME"
                      *           },
                      *           "source": null,
-                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "span_id": null,
@@ -3641,20 +3641,20 @@ export interface operations {
                      *           "agent_id": "equities-trader",
                      *           "workflow_id": null,
                      *           "causality_type": null,
-                     *           "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *           "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c",
                      *           "schema_version": null,
                      *           "extra": null,
-                     *           "content_commitment": "64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30",
-                     *           "content_salt": "XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=",
+                     *           "content_commitment": "69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c",
+                     *           "content_salt": "f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=",
                      *           "erased": false,
                      *           "erasure_id": null,
                      *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *           "hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
-                     *           "content_hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
-                     *           "signature": "aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==",
-                     *           "key_id": "0050317c174279e4",
+                     *           "prev_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *           "hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
+                     *           "content_hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
+                     *           "signature": "ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==",
+                     *           "key_id": "fcea8e3508d8ed85",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         }
@@ -3835,7 +3835,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_type": "context.retrieved",
-                 *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                 *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                  *       "agent_id": "equities-trader",
                  *       "source": "trading-runtime",
                  *       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -3887,15 +3887,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *       "event_type": "context.retrieved",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 5,
-                     *       "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *       "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
                      *       "ingested": 1,
                      *       "log_ids": [
-                     *         "019ca945-0a00-704d-97d4-092075c27118"
+                     *         "019ca945-0a00-702e-9dc8-f8a6999b81cc"
                      *       ]
                      *     }
                      */
@@ -4207,12 +4207,12 @@ export interface operations {
                  *       "logs": [
                  *         {
                  *           "event_type": "decision.made",
-                 *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                 *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:15.000Z",
                  *           "parent_event_id": "read-1",
                  *           "data": {
-                 *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+                 *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
                  *             "decision": "buy",
                  *             "symbol": "ACME",
                  *             "quantity": 100,
@@ -4220,11 +4220,11 @@ export interface operations {
                  *               "read-1"
                  *             ]
                  *           },
-                 *           "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52"
+                 *           "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c"
                  *         },
                  *         {
                  *           "event_type": "action.executed",
-                 *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                 *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:16.000Z",
                  *           "data": {
@@ -4281,8 +4281,8 @@ export interface operations {
                      *       "ingested": 2,
                      *       "appended": 2,
                      *       "log_ids": [
-                     *         "019ca945-0a00-704e-85e2-8ce66fc1d67d",
-                     *         "019ca945-0a00-704f-994d-a4d775cc9ac7"
+                     *         "019ca945-0a00-702f-b53c-b122142820e8",
+                     *         "019ca945-0a00-7030-b0a1-9c8ceeeeb9e9"
                      *       ]
                      *     }
                      */
@@ -4596,8 +4596,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *       "seq": 5,
                      *       "format_version": 2,
                      *       "event_type": "context.retrieved",
@@ -4608,7 +4608,7 @@ export interface operations {
                      *         "source_type": "market_feed"
                      *       },
                      *       "source": "trading-runtime",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "session_id": null,
                      *       "timestamp": "2026-03-01T09:20:31.000Z",
                      *       "span_id": null,
@@ -4623,17 +4623,17 @@ export interface operations {
                      *       "extra": {
                      *         "event_id": "read-1"
                      *       },
-                     *       "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
-                     *       "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+                     *       "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
+                     *       "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
                      *       "erased": false,
                      *       "erasure_id": null,
                      *       "erased_at": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
-                     *       "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *       "content_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *       "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
-                     *       "key_id": "0050317c174279e4",
+                     *       "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
+                     *       "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *       "content_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *       "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
+                     *       "key_id": "fcea8e3508d8ed85",
                      *       "idempotency_conflict": false,
                      *       "idempotency_conflict_of": null
                      *     }
@@ -4847,23 +4847,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
-                     *       "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
+                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *       "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
                      *       "chain_valid": true,
                      *       "signature_valid": true,
                      *       "erased": false,
                      *       "verified_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 5,
-                     *       "key_id": "0050317c174279e4",
+                     *       "key_id": "fcea8e3508d8ed85",
                      *       "problems": [],
                      *       "merkle_included": true,
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "tree_size": 8,
-                     *         "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
+                     *         "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "0050317c174279e4",
-                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n8\n4jKu7valqsZsg8SSlbD9GwdC4rSFavnm2iZWKTskcAc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xH4V9xBHKgiFGrkhI8l2QTq82rm72u9EhR0f0uaXYK9a3tfGstNH+qtCqeT/1XvzG8puj7p1eVC95kqukERVcgY=\n"
+                     *         "key_id": "fcea8e3508d8ed85",
+                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n8\nnPOc/wxAzFvj5w7uEfXE+HEftz1LNkXChFkZOHJvmlM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4uxMypGe3DKg9zik54PPXCbmmwWrhFd+282x+Fg5YXiDHMWu5Q64YHd0KILJMyzmh/sULZMAbG3A1FwpFO6MRwE=\n"
                      *       }
                      *     }
                      */
@@ -4903,6 +4903,17 @@ export interface operations {
                             key_id: string;
                             /** @description The C2SP signed note, exactly as signed */
                             note: string;
+                            /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                            cosignatures?: {
+                                /** @description The witness's name */
+                                witness: string;
+                                /** @description POSIX seconds the witness cosigned at */
+                                timestamp: number;
+                                /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                                line: string;
+                            }[];
+                            /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                            cosigned_note?: string;
                         } | null;
                     };
                 };
@@ -5063,24 +5074,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *       "seq": 5,
-                     *       "entry_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *       "leaf_hash": "a66497ca5e6a1df5cddf2730256b4e92adea09371dd19a5dd4f23f007e1cd63b",
+                     *       "entry_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *       "leaf_hash": "e865dde81f6da0ea89ef00d97e84258b7d38e408900b5a77f6b334b0a6675614",
                      *       "leaf_index": 5,
                      *       "tree_size": 8,
-                     *       "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
+                     *       "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
                      *       "proof": [
-                     *         "738c92ee4670ab812ce01f201d2e90dd8cbf7e64fdfabfcdd54f25e687646874",
-                     *         "ec59b0a987b4685ac035453f576cb55b74736cde08d484917272ea444f8df6c2"
+                     *         "8b85a60dd524adc191903d0c4b403fa3fb0e2fd22e7773e7ecdda4120d17b036",
+                     *         "e4d51413ac8c16cdc566cc94f522013de70b7164aab68b45fbd9869048d0ffde"
                      *       ],
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "tree_size": 8,
-                     *         "root_hash": "e232aeeef6a5aac66c83c49295b0fd1b0742e2b4856af9e6da2656293b247007",
+                     *         "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "0050317c174279e4",
-                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n8\n4jKu7valqsZsg8SSlbD9GwdC4rSFavnm2iZWKTskcAc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xH4V9xBHKgiFGrkhI8l2QTq82rm72u9EhR0f0uaXYK9a3tfGstNH+qtCqeT/1XvzG8puj7p1eVC95kqukERVcgY=\n"
+                     *         "key_id": "fcea8e3508d8ed85",
+                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n8\nnPOc/wxAzFvj5w7uEfXE+HEftz1LNkXChFkZOHJvmlM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4uxMypGe3DKg9zik54PPXCbmmwWrhFd+282x+Fg5YXiDHMWu5Q64YHd0KILJMyzmh/sULZMAbG3A1FwpFO6MRwE=\n"
                      *       }
                      *     }
                      */
@@ -5114,6 +5125,17 @@ export interface operations {
                             key_id: string;
                             /** @description The C2SP signed note, exactly as signed */
                             note: string;
+                            /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                            cosignatures?: {
+                                /** @description The witness's name */
+                                witness: string;
+                                /** @description POSIX seconds the witness cosigned at */
+                                timestamp: number;
+                                /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                                line: string;
+                            }[];
+                            /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                            cosigned_note?: string;
                         } | null;
                     };
                 };
@@ -6047,20 +6069,26 @@ export interface operations {
                      *       "chain_status": "unverified",
                      *       "head": {
                      *         "seq": 9,
-                     *         "hash": "14a605da9df189c1ba9ef77abfb179a3333286e9de18cbdcbb2caa7ec725b308"
+                     *         "hash": "9192294a1685c6fe15de89aefaa982895e3873abf442dd55d724ce41dbf9c253"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "tree_size": 10,
-                     *         "root_hash": "a13aafa2ff611568731c2c6c1a38bbdef6040a7c2aa800ba31a1500b64753382",
+                     *         "root_hash": "f0cc926aff15aaef09681d4ba5f3f660ce436f20cedd9f3e3daa9dab1c66c968",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "0050317c174279e4",
-                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n10\noTqvov9hFWhzHCxsGji73vYECnwqqAC6MaFQC2R1M4I=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xAflTJ2KQU7x/zAsCbQEk5GKRlavJWSYRtfqHbvmUUU/5My3B+TqRWnOP+WgWLDINcW1Cpvz5m8ZnCtZlGdLfwA=\n"
+                     *         "key_id": "fcea8e3508d8ed85",
+                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n10\n8MySav8Vqu8JaB1LpfP2YM5DbyDO3Z8+PaqdqxxmyWg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4j0hyQbkBlMuC2dSNjwR/iiqrD6XtgEk7T40ttaAIdMyrtUh9tlbl+UTDU1e/9z1lqUjbvPyWTTNu6iqaNYE6Qw=\n"
                      *       },
                      *       "last_verified_seq": null,
                      *       "last_verified_at": null,
                      *       "violation_count": 0,
-                     *       "coverage_percent": 0
+                     *       "coverage_percent": 0,
+                     *       "witnesses": {
+                     *         "quorum": 0,
+                     *         "latest_checkpoint_cosigned_by": [],
+                     *         "quorum_met": true,
+                     *         "items": []
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -6082,6 +6110,17 @@ export interface operations {
                             key_id: string;
                             /** @description The C2SP signed note, exactly as signed */
                             note: string;
+                            /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                            cosignatures?: {
+                                /** @description The witness's name */
+                                witness: string;
+                                /** @description POSIX seconds the witness cosigned at */
+                                timestamp: number;
+                                /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                                line: string;
+                            }[];
+                            /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                            cosigned_note?: string;
                         } | null;
                         last_verified_seq: number | null;
                         last_verified_at: string | null;
@@ -6089,6 +6128,23 @@ export interface operations {
                         violation_count: number;
                         /** @description Share of the chain verified, 0–100 */
                         coverage_percent: number;
+                        /** @description Independent witnesses (WITNESSES) and what they cosigned of this log */
+                        witnesses: {
+                            /** @description WITNESS_QUORUM */
+                            quorum: number;
+                            /** @description The witnesses that cosigned the latest checkpoint */
+                            latest_checkpoint_cosigned_by: string[];
+                            quorum_met: boolean;
+                            items: {
+                                name: string;
+                                /** @description The size this witness last cosigned */
+                                tree_size: number;
+                                /** @description Checkpoints it refused as inconsistent with what it cosigned before: a split view or a rewritten history */
+                                refusals: number;
+                                last_error: string | null;
+                                last_error_at: string | null;
+                            }[];
+                        };
                     };
                 };
             };
@@ -6184,7 +6240,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
+                     *       "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
                      *       "status": "queued",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6411,7 +6467,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
+                     *       "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6420,8 +6476,8 @@ export interface operations {
                      *       "started_at": "2026-03-01T12:00:00.000Z",
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "report": {
-                     *         "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
-                     *         "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
+                     *         "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "status": "completed",
                      *         "options": {
                      *           "entry_signatures": false
@@ -6660,8 +6716,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7052-bcd8-6c610d093c52",
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6857,15 +6913,15 @@ export interface operations {
                      *       "items": [
                      *         {
                      *           "tree_size": 1,
-                     *           "root_hash": "6a250bb644d3f7c53d0e776e57fad789b32da2ad956597d404f3d72dc4fd1ae1",
+                     *           "root_hash": "a90c4e09e8038eaf9ecb57dd65b7dfe6c2e057650792d5b80ebca2be3d76c2a1",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "0050317c174279e4"
+                     *           "key_id": "fcea8e3508d8ed85"
                      *         },
                      *         {
                      *           "tree_size": 2,
-                     *           "root_hash": "e9670fa296dcd62b4958b77a2c4f3b1f09ffb3773ce45db6e5b22b2ffa04d0d3",
+                     *           "root_hash": "ff27f6c12449fd02e0cf5b6b40468e78868328e348f0fbc66c47ef0fc18b986e",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "0050317c174279e4"
+                     *           "key_id": "fcea8e3508d8ed85"
                      *         }
                      *       ],
                      *       "next_after": 2
@@ -7004,12 +7060,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *       "tree_size": 11,
-                     *       "root_hash": "74a9393ceb5a960083d011e95445d51dde2e750c93b4f0c0831bf130b4f6083a",
+                     *       "root_hash": "082fa3facdb275dc520871980708f02d5de719e0b6de18ae5b4ffb5c440b452c",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "0050317c174279e4",
-                     *       "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n11\ndKk5POtalgCD0BHpVEXVHd4udQyTtPDAgxvxMLT2CDo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xBZpjmwLANxkcXJytgT5DBY5N3xt4EqC2GuowPM58QfBWxOMh1Yul/jAdI8rZM2VppkIt2n05t8BQ/XqqyEByQg=\n"
+                     *       "key_id": "fcea8e3508d8ed85",
+                     *       "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n",
+                     *       "cosignatures": [],
+                     *       "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n"
                      *     }
                      */
                     "application/json": {
@@ -7025,15 +7083,28 @@ export interface operations {
                         key_id: string;
                         /** @description The C2SP signed note, exactly as signed */
                         note: string;
+                        /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                        cosignatures?: {
+                            /** @description The witness's name */
+                            witness: string;
+                            /** @description POSIX seconds the witness cosigned at */
+                            timestamp: number;
+                            /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                            line: string;
+                        }[];
+                        /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                        cosigned_note?: string;
                     };
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *       "tree_size": 11,
-                     *       "root_hash": "74a9393ceb5a960083d011e95445d51dde2e750c93b4f0c0831bf130b4f6083a",
+                     *       "root_hash": "082fa3facdb275dc520871980708f02d5de719e0b6de18ae5b4ffb5c440b452c",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "0050317c174279e4",
-                     *       "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n11\ndKk5POtalgCD0BHpVEXVHd4udQyTtPDAgxvxMLT2CDo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xBZpjmwLANxkcXJytgT5DBY5N3xt4EqC2GuowPM58QfBWxOMh1Yul/jAdI8rZM2VppkIt2n05t8BQ/XqqyEByQg=\n"
+                     *       "key_id": "fcea8e3508d8ed85",
+                     *       "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n",
+                     *       "cosignatures": [],
+                     *       "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n"
                      *     }
                      */
                     "text/plain": {
@@ -7049,6 +7120,17 @@ export interface operations {
                         key_id: string;
                         /** @description The C2SP signed note, exactly as signed */
                         note: string;
+                        /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                        cosignatures?: {
+                            /** @description The witness's name */
+                            witness: string;
+                            /** @description POSIX seconds the witness cosigned at */
+                            timestamp: number;
+                            /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                            line: string;
+                        }[];
+                        /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                        cosigned_note?: string;
                     };
                 };
             };
@@ -7308,27 +7390,27 @@ export interface operations {
                      * @example {
                      *       "first": 3,
                      *       "second": 6,
-                     *       "first_root": "6d446ecd2e4ef8b9e357f0d3bee2fe0698c53329e6f4950b58605f07b145c0cb",
-                     *       "second_root": "015f36eb5767adbc9510930fa8772146cd66481a73d7be4047858ce781a8bd71",
+                     *       "first_root": "5f16df817b26cb4cc9b691d6e41ad48eb20eb9d0dd735993e1dd4ef13613d4de",
+                     *       "second_root": "43a2814d9c961f88b2ddedb3e4f008bf0bdad77c4e89f6cf20d78305b87cd24a",
                      *       "proof": [
-                     *         "51b6686062e7aa79921a16521c63fb3156495a5ac420172845a292276a45ca06",
-                     *         "854b7909ce5731e82a96560534b83cf5aa02d55723e79da10908f9e416df83fb"
+                     *         "0548033da40c82ba2db0dc744d56baec774ac9903ac868c7d64a9ad795e376ac",
+                     *         "d50cb87b0a28d0e45cb9fda3b7e50e348cca53e013ad0a30b6db08f0b1b98c8a"
                      *       ],
                      *       "first_checkpoint": {
-                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "tree_size": 3,
-                     *         "root_hash": "6d446ecd2e4ef8b9e357f0d3bee2fe0698c53329e6f4950b58605f07b145c0cb",
+                     *         "root_hash": "5f16df817b26cb4cc9b691d6e41ad48eb20eb9d0dd735993e1dd4ef13613d4de",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "0050317c174279e4",
-                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n3\nbURuzS5O+LnjV/DTvuL+BpjFMynm9JULWGBfB7FFwMs=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xL0K2sA8wcKY9A/7UkVrlZS95uRh/rMqz6bYWe1HaNqp7EQcKSDEGAHZFzqt3VmB3YheQ3Y9K+egSZaNrafX+Ag=\n"
+                     *         "key_id": "fcea8e3508d8ed85",
+                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n3\nXxbfgXsmy0zJtpHW5BrUjrIOudDdc1mT4d1O8TYT1N4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4oWkmDy+V/v7UJBEGKimGSypvtobgSEpFyHpKo+P0/3VBX2dbqlXg/y/2WX08knVj+rvEklwWi1RRLwFeS1GRQk=\n"
                      *       },
                      *       "second_checkpoint": {
-                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "tree_size": 6,
-                     *         "root_hash": "015f36eb5767adbc9510930fa8772146cd66481a73d7be4047858ce781a8bd71",
+                     *         "root_hash": "43a2814d9c961f88b2ddedb3e4f008bf0bdad77c4e89f6cf20d78305b87cd24a",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "0050317c174279e4",
-                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n6\nAV8261dnrbyVEJMPqHchRs1mSBpz175AR4WM54GovXE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xJH4EaoDW3BoxiCwOwt5tztZYLcVPPh/Ubfz5tMwiLxSlExekMoPYlnNZydQQzEDlLUQk4CZ+VxcJv4TjUNwrw4=\n"
+                     *         "key_id": "fcea8e3508d8ed85",
+                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n6\nQ6KBTZyWH4iy3e2z5PAIvwva13xOifbPINeDBbh80ko=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lDpEJTO9NUZfRurd5522iLaXAevioJJIWJ/FV7qj+ZKrPpxbNnk+SpqDnGuHRbQ9cT7tLsiT00IZGJsv17zawU=\n"
                      *       }
                      *     }
                      */
@@ -7353,6 +7435,17 @@ export interface operations {
                             key_id: string;
                             /** @description The C2SP signed note, exactly as signed */
                             note: string;
+                            /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                            cosignatures?: {
+                                /** @description The witness's name */
+                                witness: string;
+                                /** @description POSIX seconds the witness cosigned at */
+                                timestamp: number;
+                                /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                                line: string;
+                            }[];
+                            /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                            cosigned_note?: string;
                         } | null;
                         second_checkpoint: {
                             /** @description `<LEDGER_ORIGIN>/<company_id>` */
@@ -7367,6 +7460,17 @@ export interface operations {
                             key_id: string;
                             /** @description The C2SP signed note, exactly as signed */
                             note: string;
+                            /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                            cosignatures?: {
+                                /** @description The witness's name */
+                                witness: string;
+                                /** @description POSIX seconds the witness cosigned at */
+                                timestamp: number;
+                                /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                                line: string;
+                            }[];
+                            /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                            cosigned_note?: string;
                         } | null;
                     };
                 };
@@ -7491,14 +7595,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "key_id": "0050317c174279e4",
+                     *           "key_id": "fcea8e3508d8ed85",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAr9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAG6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null,
                      *           "active": true,
-                     *           "note_verifier_key": "audit-ledger.local+434c78c4+Aa/fipzw2ZHDJYqH0e7cIB8niiabtivQZLLrLXI+TPjp"
+                     *           "note_verifier_key": "audit-ledger.local+b3e19ae2+ARuqjVOiPxvX2C3r/KAwag3HjDtQp+m6bVTh9avBEUfl"
                      *         }
                      *       ],
                      *       "transitions": []
@@ -7594,14 +7698,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "old_key_id": "0050317c174279e4",
-                     *       "old_public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
-                     *       "new_key_id": "135ce1744c30779f",
-                     *       "new_public_key": "NCQZYOk0FlGb3KHJh8jlL1xPY738MOhbXclqKZGowNQ=",
+                     *       "old_key_id": "fcea8e3508d8ed85",
+                     *       "old_public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
+                     *       "new_key_id": "23140e5ced3c2a0c",
+                     *       "new_public_key": "7t64WfsfsDoVosI3P8gSSsBk7F5O3jiWKNpvKGuZ75A=",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "statement": "audit-ledger/v1/key-transition\nold 0050317c174279e4 r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\nnew 135ce1744c30779f NCQZYOk0FlGb3KHJh8jlL1xPY738MOhbXclqKZGowNQ=\ntime 2026-03-01T12:00:00.000Z\n",
-                     *       "old_signature": "8o2TeF7LJzdG6NPDGqBQ/IaY3UfakS7Qgp9AerIxkQpQo0/i6nSlU1fi46Qn9j+WCu0eBZoAZCVh3s/WPKTJBQ==",
-                     *       "new_signature": "4ZT6D/Lx0jXYzvg5suDphPZ+PQS+Ys6KqHbP3wWzuKERpS+DsWotQJM3cX5tVNx+QEJseTNdoMh6c/w8zD93Ag=="
+                     *       "statement": "audit-ledger/v1/key-transition\nold fcea8e3508d8ed85 G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\nnew 23140e5ced3c2a0c 7t64WfsfsDoVosI3P8gSSsBk7F5O3jiWKNpvKGuZ75A=\ntime 2026-03-01T12:00:00.000Z\n",
+                     *       "old_signature": "GPoOUoN7XaDldu/tCtbjhFB3tmMXNYicfWr7n8t9s/9tnvUOXAjlWqr9ktTjDn4C+/Pjl5EGuOpDOI61UVPmBw==",
+                     *       "new_signature": "t9YXejJuLwqEqNgJjQDZYAgwjG79r8BfBKZY32CiiO4vPC5DwH11OforNlatNWHY/ZIf8GypHo3MQ6vvdUJlCg=="
                      *     }
                      */
                     "application/json": {
@@ -7751,17 +7855,17 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":5,"log_id":"019ca945-0a00-704d-97d4-092075c27118","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f","hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","signature":"aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428","content_salt":"VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=","erased_at":null,"erasure_id":null,"content_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1"}
-                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":6,"log_id":"019ca945-0a00-704e-85e2-8ce66fc1d67d","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"476443de-bbaf-4895-a7bc-08ba411f4e52","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-476443de-bbaf-4895-a7bc-08ba411f4e52","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","signature":"aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30","content_salt":"XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=","erased_at":null,"erasure_id":null,"content_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796"}
-                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":7,"log_id":"019ca945-0a00-704f-994d-a4d775cc9ac7","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d","signature":"yUwJCYQqbGiYNGhhOYsznAwscU/MirGEMoKieNSAIhR3XbFDM+4IinMDVlPN+ve2cTmC1jk1G9bksCJiVeKZCA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"634ee91a418c767df3652114ffd5aca9b8a8658de11ab5430063427e4f3983f6","content_salt":"RX00JNkPV6ty56AyPydsz2z8qYdZhnyBKzcei1F5RLg=","erased_at":null,"erasure_id":null,"content_hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d"}
-                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":11,"log_id":"019ca945-0a00-7055-93e2-7b833ee8f229","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"a5b3bf1424f7a5aba78ba06c8d1ddace4353043a55caaad37f65a3542a95f294","hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616","signature":"Mf9mYXowdB7Z/+uOo/HEzxV8Y8ZEnDd2DO5Pf9pOcTcrPFtS8bjHcpvgD+UIRK5FlJXMowcaCctUAWBqlp95Bw==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"d6e94262445b742fc0a2de9faf905aaed4f39d34fda5635119188a10683fc316","content_salt":"bO4fA6v5lY0xD5Hj168WvWFjB52R6LcuySEh5g7QBxI=","erased_at":null,"erasure_id":null,"content_hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616"}
+                     * @example {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":5,"log_id":"019ca945-0a00-702e-9dc8-f8a6999b81cc","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674","hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","signature":"KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5","content_salt":"OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=","erased_at":null,"erasure_id":null,"content_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e"}
+                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":6,"log_id":"019ca945-0a00-702f-b53c-b122142820e8","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"7ce96845-401a-49f7-a8dc-b7994457705c","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-7ce96845-401a-49f7-a8dc-b7994457705c","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","signature":"ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c","content_salt":"f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=","erased_at":null,"erasure_id":null,"content_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0"}
+                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":7,"log_id":"019ca945-0a00-7030-b0a1-9c8ceeeeb9e9","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a","signature":"cFraqY1rk6QBC0dqzyYNtlxKzvWF8oUSu8K3+5Uk4l5rp7E3dz/02FTziHGyWvIBwAOa61NYxgHLUTDQpraWCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"42c023302e619f1c28f97c1231a8b7c0f2cce9eb74b6cac17789d9c6d77b1654","content_salt":"vfgAxvnHWca9AO6RKNbp9DR/am5lxUZ4Q12abWphZjc=","erased_at":null,"erasure_id":null,"content_hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a"}
+                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":11,"log_id":"019ca945-0a00-7036-ace2-4b8351de8260","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8f3c42636f2ecf098cf06a40428fd70784d595c44e035bbb6cb37cc87f7ab112","hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc","signature":"Vaubk8fPy2QtHDwbLoRZOG/5GPSQdDOgF+1X41t8bB5nYidjctuVhNU4o9ouZ/nExoHYTAJEOvwK8ScLfJO8CA==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"78ffc9a3b0adb4b9ff38f2157a58c3f7f32fae8c6df64a0c745105f70e58bab9","content_salt":"kUT41JfTOqQ7pWun87JNdw/PvH2bu9SYj16TLNgGAZ0=","erased_at":null,"erasure_id":null,"content_hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc"}
                      */
                     "application/x-ndjson": string;
                     /**
-                     * @example {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":5,"log_id":"019ca945-0a00-704d-97d4-092075c27118","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f","hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","signature":"aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428","content_salt":"VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=","erased_at":null,"erasure_id":null,"content_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1"}
-                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":6,"log_id":"019ca945-0a00-704e-85e2-8ce66fc1d67d","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"476443de-bbaf-4895-a7bc-08ba411f4e52","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-476443de-bbaf-4895-a7bc-08ba411f4e52","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1","hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","signature":"aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30","content_salt":"XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=","erased_at":null,"erasure_id":null,"content_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796"}
-                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":7,"log_id":"019ca945-0a00-704f-994d-a4d775cc9ac7","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796","hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d","signature":"yUwJCYQqbGiYNGhhOYsznAwscU/MirGEMoKieNSAIhR3XbFDM+4IinMDVlPN+ve2cTmC1jk1G9bksCJiVeKZCA==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"634ee91a418c767df3652114ffd5aca9b8a8658de11ab5430063427e4f3983f6","content_salt":"RX00JNkPV6ty56AyPydsz2z8qYdZhnyBKzcei1F5RLg=","erased_at":null,"erasure_id":null,"content_hash":"6e5456dc752efc5d38f68ae28277a73bb2d054e61c119027179bb982df1cf77d"}
-                     *     {"company_id":"395b805c-6428-42fa-901d-bacf4cbc65cc","seq":11,"log_id":"019ca945-0a00-7055-93e2-7b833ee8f229","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"090f39d0-57a6-490a-aa8b-d42c8effe2ea","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"a5b3bf1424f7a5aba78ba06c8d1ddace4353043a55caaad37f65a3542a95f294","hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616","signature":"Mf9mYXowdB7Z/+uOo/HEzxV8Y8ZEnDd2DO5Pf9pOcTcrPFtS8bjHcpvgD+UIRK5FlJXMowcaCctUAWBqlp95Bw==","key_id":"0050317c174279e4","idempotency_conflict_of":null,"content_commitment":"d6e94262445b742fc0a2de9faf905aaed4f39d34fda5635119188a10683fc316","content_salt":"bO4fA6v5lY0xD5Hj168WvWFjB52R6LcuySEh5g7QBxI=","erased_at":null,"erasure_id":null,"content_hash":"e4fbf5cdea86f0a2ef862d88aeb147463472efd3d2d3827a341a4d3b370b3616"}
+                     * @example {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":5,"log_id":"019ca945-0a00-702e-9dc8-f8a6999b81cc","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674","hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","signature":"KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5","content_salt":"OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=","erased_at":null,"erasure_id":null,"content_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e"}
+                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":6,"log_id":"019ca945-0a00-702f-b53c-b122142820e8","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"7ce96845-401a-49f7-a8dc-b7994457705c","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-7ce96845-401a-49f7-a8dc-b7994457705c","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","signature":"ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c","content_salt":"f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=","erased_at":null,"erasure_id":null,"content_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0"}
+                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":7,"log_id":"019ca945-0a00-7030-b0a1-9c8ceeeeb9e9","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a","signature":"cFraqY1rk6QBC0dqzyYNtlxKzvWF8oUSu8K3+5Uk4l5rp7E3dz/02FTziHGyWvIBwAOa61NYxgHLUTDQpraWCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"42c023302e619f1c28f97c1231a8b7c0f2cce9eb74b6cac17789d9c6d77b1654","content_salt":"vfgAxvnHWca9AO6RKNbp9DR/am5lxUZ4Q12abWphZjc=","erased_at":null,"erasure_id":null,"content_hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a"}
+                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":11,"log_id":"019ca945-0a00-7036-ace2-4b8351de8260","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8f3c42636f2ecf098cf06a40428fd70784d595c44e035bbb6cb37cc87f7ab112","hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc","signature":"Vaubk8fPy2QtHDwbLoRZOG/5GPSQdDOgF+1X41t8bB5nYidjctuVhNU4o9ouZ/nExoHYTAJEOvwK8ScLfJO8CA==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"78ffc9a3b0adb4b9ff38f2157a58c3f7f32fae8c6df64a0c745105f70e58bab9","content_salt":"kUT41JfTOqQ7pWun87JNdw/PvH2bu9SYj16TLNgGAZ0=","erased_at":null,"erasure_id":null,"content_hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc"}
                      */
                     "text/csv": string;
                 };
@@ -7966,26 +8070,28 @@ export interface operations {
                     /**
                      * @example {
                      *       "format": "audit-ledger/evidence-bundle/v1",
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *       "generated_at": "2026-03-01T12:00:00.000Z",
                      *       "selection": {
-                     *         "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea"
+                     *         "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
                      *         "tree_size": 13,
-                     *         "root_hash": "dd0b8708587cb991198a3ddb5688d840a00c241d63fa88542fce010368ec99a8",
+                     *         "root_hash": "c70073da9a96cb704c9b5e7fcacdbe058303ca894404e778e6104cdedb06ea6b",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "0050317c174279e4",
-                     *         "note": "audit-ledger.local/395b805c-6428-42fa-901d-bacf4cbc65cc\n13\n3QuHCFh8uZEZij3bVojYQKAMJB1j+ohUL84BA2jsmag=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local Q0x4xC2RokeKxaZSKitD5CZWQt2pJVlFMrw5h/xSbZIctAFJQdsADDIFdNQ3A1DZwahHrcNdm/0qfmqGtOEJJze/GgU=\n"
+                     *         "key_id": "fcea8e3508d8ed85",
+                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n13\nxwBz2pqWy3BMm15/ys2+BYMDyolEBOd45hBM3tsG6ms=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4hUno/9Th2pNMKw5G5a/f56pOhb+cXKQnQQMk3SVSQzXThN/5LRjPfQlGiBenHWTOgru24eD0wHGLzfIo4/GLAQ=\n",
+                     *         "cosignatures": [],
+                     *         "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n13\nxwBz2pqWy3BMm15/ys2+BYMDyolEBOd45hBM3tsG6ms=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4hUno/9Th2pNMKw5G5a/f56pOhb+cXKQnQQMk3SVSQzXThN/5LRjPfQlGiBenHWTOgru24eD0wHGLzfIo4/GLAQ=\n"
                      *       },
                      *       "public_keys": [
                      *         {
-                     *           "key_id": "0050317c174279e4",
+                     *           "key_id": "fcea8e3508d8ed85",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "r9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=",
-                     *           "note_verifier_key": "audit-ledger.local+434c78c4+Aa/fipzw2ZHDJYqH0e7cIB8niiabtivQZLLrLXI+TPjp",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAr9+KnPDZkcMliofR7twgHyeKJpu2K9Bksustcj5M+Ok=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
+                     *           "note_verifier_key": "audit-ledger.local+b3e19ae2+ARuqjVOiPxvX2C3r/KAwag3HjDtQp+m6bVTh9avBEUfl",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAG6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null
                      *         }
@@ -7995,14 +8101,14 @@ export interface operations {
                      *       "entries": [
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *             "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *             "seq": 5,
                      *             "event_type": "context.retrieved",
-                     *             "hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *             "prev_hash": "66c936e48693c5cac6e650c6e3fb38cf7f6882e65918d4fcbc5c9c92f3c9f12f",
-                     *             "signature": "aV5sMM08rjcdyM91g7MdMWRFzxZA3uCqWb9GpJvMmy8D9sS5r4YUCSWeT4qKTJAryeWn6YuVTtOqPARfTizxCQ==",
-                     *             "key_id": "0050317c174279e4",
-                     *             "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *             "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *             "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
+                     *             "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
+                     *             "key_id": "fcea8e3508d8ed85",
+                     *             "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *             "format_version": 2,
                      *             "data": {
                      *               "as_of": "2026-03-01T09:20:01.000Z",
@@ -8011,7 +8117,7 @@ export interface operations {
                      *               "source_type": "market_feed"
                      *             },
                      *             "source": "trading-runtime",
-                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:20:31.000Z",
                      *             "span_id": null,
@@ -8028,8 +8134,8 @@ export interface operations {
                      *             },
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "idempotency_conflict_of": null,
-                     *             "content_commitment": "469ff5fe156c079228891cf27c1eec166b225be262fccea9b029e8a0377f8428",
-                     *             "content_salt": "VMgS0EDy44GjeUgmq+4yYm9qShy/UXE1Y73qH8/JtVc=",
+                     *             "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
+                     *             "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
                      *             "erased_at": null,
                      *             "erasure_id": null
                      *           },
@@ -8037,25 +8143,25 @@ export interface operations {
                      *             "leaf_index": 5,
                      *             "tree_size": 13,
                      *             "proof": [
-                     *               "738c92ee4670ab812ce01f201d2e90dd8cbf7e64fdfabfcdd54f25e687646874",
-                     *               "ec59b0a987b4685ac035453f576cb55b74736cde08d484917272ea444f8df6c2"
+                     *               "8b85a60dd524adc191903d0c4b403fa3fb0e2fd22e7773e7ecdda4120d17b036",
+                     *               "e4d51413ac8c16cdc566cc94f522013de70b7164aab68b45fbd9869048d0ffde"
                      *             ]
                      *           }
                      *         },
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *             "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
                      *             "seq": 6,
                      *             "event_type": "decision.made",
-                     *             "hash": "f8835918dfccc4c518edcc19814a0da5a4afd3e7068a33d5ed1b20f54a66b796",
-                     *             "prev_hash": "1d6373f043a2ba4448f3ffd09280823760b290547b406ed9ec2e5bdb5541b5a1",
-                     *             "signature": "aMiHW0mFPpNR8ad+BzJl3SL7G+ehh+n6fFPCdp4GGWFwQUQ1b1FUf8S2W4rUzfqWcJR1CMvi0CelD1chNQjmBA==",
-                     *             "key_id": "0050317c174279e4",
-                     *             "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *             "hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
+                     *             "prev_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *             "signature": "ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==",
+                     *             "key_id": "fcea8e3508d8ed85",
+                     *             "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *             "format_version": 2,
                      *             "data": {
                      *               "decision": "buy",
-                     *               "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *               "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
                      *               "inputs": [
                      *                 "read-1"
                      *               ],
@@ -8063,7 +8169,7 @@ export interface operations {
                      *               "symbol": "ACME"
                      *             },
                      *             "source": null,
-                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:21:15.000Z",
                      *             "span_id": null,
@@ -8073,13 +8179,13 @@ export interface operations {
                      *             "agent_id": "equities-trader",
                      *             "workflow_id": null,
                      *             "causality_type": null,
-                     *             "idempotency_key": "decision-476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *             "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c",
                      *             "schema_version": null,
                      *             "extra": null,
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "idempotency_conflict_of": null,
-                     *             "content_commitment": "64c4bd6c25695d9309f466d8ecafc7042178a484be5288e727f315d6a017ee30",
-                     *             "content_salt": "XDLlStnh3GNGiPrZO2iJ99iJijiln0J46oPEOW9fLz8=",
+                     *             "content_commitment": "69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c",
+                     *             "content_salt": "f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=",
                      *             "erased_at": null,
                      *             "erasure_id": null
                      *           },
@@ -8087,8 +8193,8 @@ export interface operations {
                      *             "leaf_index": 6,
                      *             "tree_size": 13,
                      *             "proof": [
-                     *               "9fd4308186af46f5dd7d025350c03f8aa2aa1f4a955bcc9d154ad56b527a6b6e",
-                     *               "67cb634d7d3f953d526fc1762bf0f170661b657eaae65c3cda817383df555714"
+                     *               "25416a106ef07ca3ecd5e8c1de72d51898ceae4cb549505b9dbd9e60cd426c82",
+                     *               "923e47255ffa9dbae4b6c55c5b30cea003eb72b66b34ef5f3c160eb0afc094ff"
                      *             ]
                      *           }
                      *         }
@@ -8130,6 +8236,17 @@ export interface operations {
                             key_id: string;
                             /** @description The C2SP signed note, exactly as signed */
                             note: string;
+                            /** @description Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received */
+                            cosignatures?: {
+                                /** @description The witness's name */
+                                witness: string;
+                                /** @description POSIX seconds the witness cosigned at */
+                                timestamp: number;
+                                /** @description The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1) */
+                                line: string;
+                            }[];
+                            /** @description The note with the witness cosignature lines appended: one C2SP signed note with every signature */
+                            cosigned_note?: string;
                         };
                         public_keys: ({
                             key_id: string;
@@ -8389,9 +8506,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *           "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
-                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *           "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *           "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *           "token_id": null,
                      *           "metadata": {
                      *             "ticket": "INC-2291"
@@ -8544,7 +8661,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                 *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                  *       "metadata": {
                  *         "ticket": "INC-2291"
                  *       }
@@ -8574,9 +8691,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -8767,7 +8884,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *           "first_at": "2026-03-01T12:00:00.000Z",
                      *           "last_at": "2026-03-01T12:00:00.000Z",
                      *           "event_count": 4,
@@ -8929,9 +9046,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -9120,11 +9237,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -9141,7 +9258,7 @@ export interface operations {
                      *           "integrity": "valid"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
                      *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -9150,7 +9267,7 @@ export interface operations {
                      *           "source": null,
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
+                     *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -9354,11 +9471,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -9382,14 +9499,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "source": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
-                     *           "target": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "source": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *           "target": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -9438,11 +9555,11 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -9466,14 +9583,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "source": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
-                     *           "target": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "source": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *           "target": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -9776,8 +9893,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "overall_staleness_rating": "stale",
                      *       "findings": [
                      *         {
@@ -9786,8 +9903,8 @@ export interface operations {
                      *           "staleness": "stale",
                      *           "age_seconds": 74,
                      *           "max_age_seconds": 30,
-                     *           "used_by_log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
-                     *           "context_log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "used_by_log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *           "context_log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "via_log_ids": [],
                      *           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
                      *         }
@@ -9983,26 +10100,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "detected": true,
                      *       "root_cause_type": "STALE_CONTEXT",
-                     *       "description": "Decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *       "description": "Decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *       "confidence": 0.75,
                      *       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
                      *       "evidence": [
-                     *         "019ca945-0a00-704d-97d4-092075c27118",
-                     *         "019ca945-0a00-704e-85e2-8ce66fc1d67d"
+                     *         "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *         "019ca945-0a00-702f-b53c-b122142820e8"
                      *       ],
                      *       "evidence_path": [
                      *         {
-                     *           "log_id": "019ca945-0a00-704d-97d4-092075c27118",
+                     *           "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
                      *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "role": "cause"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
+                     *           "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
                      *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "role": "outcome"
@@ -10011,8 +10128,8 @@ export interface operations {
                      *       "outcome": {
                      *         "kind": "acted_on_stale_context",
                      *         "bad": true,
-                     *         "log_id": "019ca945-0a00-704e-85e2-8ce66fc1d67d",
-                     *         "description": "decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
+                     *         "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *         "description": "decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
                      *       },
                      *       "candidates": [],
                      *       "findings": []
@@ -10221,7 +10338,7 @@ export interface operations {
                  * @example {
                  *       "reviewer": "maria.gonzalez@acme.example",
                  *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                 *       "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52"
+                 *       "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c"
                  *     }
                  */
                 "application/json": {
@@ -10251,16 +10368,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-705a-8963-0f865acea531",
-                     *       "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
+                     *       "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
+                     *       "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
                      *       "reviewer": "maria.gonzalez@acme.example",
                      *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *       "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
-                     *       "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *       "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "submitted_by": {
                      *         "kind": "user",
-                     *         "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
+                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955"
                      *       }
                      *     }
                      */
@@ -10449,16 +10566,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-705a-8963-0f865acea531",
-                     *           "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
+                     *           "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
+                     *           "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
                      *           "reviewer": "maria.gonzalez@acme.example",
                      *           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *           "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
-                     *           "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *           "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "submitted_by": {
                      *             "kind": "user",
-                     *             "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
+                     *             "id": "320a83ff-8fe4-41e3-804f-048371e44955"
                      *           }
                      *         }
                      *       ],
@@ -10617,7 +10734,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.82
+                     *           "latency_ms": 0.37
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -10738,7 +10855,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.2
+                     *           "latency_ms": 0.15
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -10919,7 +11036,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "company_id": "395b805c-6428-42fa-901d-bacf4cbc65cc",
+                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
                      *       "from": "2026-01-31",
                      *       "to": "2026-03-01",
                      *       "totals": {
@@ -10945,9 +11062,9 @@ export interface operations {
                      *           "rate_limited_requests": 0
                      *         },
                      *         {
-                     *           "key_id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
+                     *           "key_id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_DLJXMVJy",
+                     *           "key_prefix": "alk__uKmyzEw",
                      *           "api_requests": 23,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
@@ -10958,8 +11075,8 @@ export interface operations {
                      *         "data_bytes": 1352
                      *       },
                      *       "rate_limit": {
-                     *         "key_id": "65c90317-3bba-4bc5-a499-6e0d4395d3b6",
-                     *         "key_prefix": "alk_DLJXMVJy",
+                     *         "key_id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
+                     *         "key_prefix": "alk__uKmyzEw",
                      *         "rate_limit_per_minute": 6000
                      *       }
                      *     }
@@ -11131,41 +11248,41 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-705c-b43a-f2874d19d40b",
+                     *           "id": "019ca945-0a00-703d-89d2-0a647412f0b7",
                      *           "type": "hitl.rejected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "id": "019ca945-0a00-705a-8963-0f865acea531",
-                     *             "log_id": "019ca945-0a00-705b-8b80-61ec2f21bdcd",
+                     *             "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
+                     *             "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
                      *             "reviewer": "maria.gonzalez@acme.example",
                      *             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *             "decision_id": "476443de-bbaf-4895-a7bc-08ba411f4e52",
-                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "submitted_by": {
                      *               "kind": "user",
-                     *               "id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7"
+                     *               "id": "320a83ff-8fe4-41e3-804f-048371e44955"
                      *             }
                      *           }
                      *         },
                      *         {
-                     *           "id": "019ca945-0a00-7059-a44c-027df298906f",
+                     *           "id": "019ca945-0a00-703a-9b45-fc68ff45ce08",
                      *           "type": "forensics.anomaly_detected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "session_id": "019ca945-0a00-7058-b4a0-5d42b49a5010",
-                     *             "trace_id": "090f39d0-57a6-490a-aa8b-d42c8effe2ea",
+                     *             "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
+                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
                      *             "root_cause_type": "STALE_CONTEXT",
                      *             "confidence": 0.75,
-                     *             "description": "Decision 476443de-bbaf-4895-a7bc-08ba411f4e52 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *             "description": "Decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *             "evidence": [
-                     *               "019ca945-0a00-704d-97d4-092075c27118",
-                     *               "019ca945-0a00-704e-85e2-8ce66fc1d67d"
+                     *               "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *               "019ca945-0a00-702f-b53c-b122142820e8"
                      *             ]
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA1OS1hNDRjLTAyN2RmMjk4OTA2ZiJ9"
+                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAzYS05YjQ1LWZjNjhmZjQ1Y2UwOCJ9"
                      *     }
                      */
                     "application/json": {
@@ -11306,7 +11423,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
+                     *           "id": "019ca945-0a00-703e-986c-f97137996777",
                      *           "url": "https://hooks.acme.example/audit-ledger",
                      *           "description": "SOC on-call",
                      *           "event_types": [
@@ -11478,7 +11595,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
+                     *       "id": "019ca945-0a00-703e-986c-f97137996777",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -11489,7 +11606,7 @@ export interface operations {
                      *       "disabled_reason": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
-                     *       "secret": "whsec_snFr2JiIN4MULJvo/y7jVzJOuzcfYF/LsLNjZZKissI="
+                     *       "secret": "whsec_wTQ71P6rPnY1neSt6r97cbybxGyA6ua0LIHbcGKHpyg="
                      *     }
                      */
                     "application/json": {
@@ -11666,7 +11783,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
+                     *       "id": "019ca945-0a00-703e-986c-f97137996777",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -12091,7 +12208,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-705d-9d4e-9b138dfd4511",
+                     *       "id": "019ca945-0a00-703e-986c-f97137996777",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -12505,8 +12622,8 @@ export interface operations {
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_by": {
                      *         "kind": "user",
-                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com"
+                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com"
                      *       },
                      *       "last_run_at": null,
                      *       "erased_total": 0,
@@ -12680,8 +12797,8 @@ export interface operations {
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_by": {
                      *         "kind": "user",
-                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com"
+                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com"
                      *       },
                      *       "last_run_at": null,
                      *       "erased_total": 0,
@@ -12909,8 +13026,8 @@ export interface operations {
                      *         "updated_at": "2026-03-01T12:00:00.000Z",
                      *         "updated_by": {
                      *           "kind": "user",
-                     *           "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *           "email": "user-04065d6a@example.com"
+                     *           "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *           "email": "user-cc90f691@example.com"
                      *         },
                      *         "last_run_at": "2026-03-01T12:00:00.000Z",
                      *         "erased_total": 0,
@@ -13098,7 +13215,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+                     *           "id": "52a67286-ba89-4ce6-9886-175d01686221",
                      *           "scope": {
                      *             "agent_id": "trading-agent-2"
                      *           },
@@ -13108,8 +13225,8 @@ export interface operations {
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "created_by": {
                      *             "kind": "user",
-                     *             "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *             "email": "user-04065d6a@example.com"
+                     *             "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *             "email": "user-cc90f691@example.com"
                      *           },
                      *           "released_at": null,
                      *           "released_by": null,
@@ -13347,7 +13464,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+                     *       "id": "52a67286-ba89-4ce6-9886-175d01686221",
                      *       "scope": {
                      *         "agent_id": "trading-agent-2"
                      *       },
@@ -13357,8 +13474,8 @@ export interface operations {
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "created_by": {
                      *         "kind": "user",
-                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com"
+                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com"
                      *       },
                      *       "released_at": null,
                      *       "released_by": null,
@@ -13626,7 +13743,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "118f1e7c-b708-4be9-bc66-fa81e9c064b4",
+                     *       "id": "52a67286-ba89-4ce6-9886-175d01686221",
                      *       "scope": {
                      *         "agent_id": "trading-agent-2"
                      *       },
@@ -13636,14 +13753,14 @@ export interface operations {
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "created_by": {
                      *         "kind": "user",
-                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com"
+                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com"
                      *       },
                      *       "released_at": "2026-03-01T12:00:00.000Z",
                      *       "released_by": {
                      *         "kind": "user",
-                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com"
+                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com"
                      *       },
                      *       "release_reason": "Inquiry closed without findings"
                      *     }
@@ -13962,22 +14079,22 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "1d75b84d-96d1-455c-b539-d2323b7761a8",
+                     *           "id": "6c1ec0e8-1bbc-4c6a-abb9-507f6373a1ad",
                      *           "kind": "request",
                      *           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *           "requested_by": {
                      *             "kind": "user",
-                     *             "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *             "email": "user-04065d6a@example.com"
+                     *             "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *             "email": "user-cc90f691@example.com"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "erased_count": 1,
                      *           "already_erased": 0,
                      *           "log_ids": [
-                     *             "019ca945-0a00-7064-83a2-a4877f75181d"
+                     *             "019ca945-0a00-7046-a1b6-ecc8d089cfb9"
                      *           ],
                      *           "record_log_ids": [
-                     *             "019ca945-0a00-7065-8403-0c130863418d"
+                     *             "019ca945-0a00-7047-a47d-da6b0cb30531"
                      *           ],
                      *           "status": "applied"
                      *         }
@@ -14151,22 +14268,22 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "1d75b84d-96d1-455c-b539-d2323b7761a8",
+                     *       "id": "6c1ec0e8-1bbc-4c6a-abb9-507f6373a1ad",
                      *       "kind": "request",
                      *       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *       "requested_by": {
                      *         "kind": "user",
-                     *         "user_id": "3cf334ce-9a27-4494-88bb-d44cc3b9bdc7",
-                     *         "email": "user-04065d6a@example.com"
+                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
+                     *         "email": "user-cc90f691@example.com"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "erased_count": 1,
                      *       "already_erased": 0,
                      *       "log_ids": [
-                     *         "019ca945-0a00-7064-83a2-a4877f75181d"
+                     *         "019ca945-0a00-7046-a1b6-ecc8d089cfb9"
                      *       ],
                      *       "record_log_ids": [
-                     *         "019ca945-0a00-7065-8403-0c130863418d"
+                     *         "019ca945-0a00-7047-a47d-da6b0cb30531"
                      *       ],
                      *       "status": "applied"
                      *     }

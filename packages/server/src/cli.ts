@@ -117,6 +117,32 @@ function program(): Command {
       throw new Exit(code);
     });
 
+  const witness = cli.command('witness').description('an independent witness of checkpoints (C2SP tlog-witness)').helpOption('-h, --help', 'show this help and do nothing else');
+  witness
+    .command('serve')
+    .description(
+      'run a standalone witness: it cosigns a checkpoint of a log it follows only when a consistency proof shows it extends the last one it cosigned, ' +
+        'and refuses a rewritten history (409/422). Give the service its verifier key (logged at start and served at GET /) in WITNESSES. ' +
+        'Run it on another machine, by someone other than the service operator.',
+    )
+    .helpOption('-h, --help', 'show this help and do nothing else')
+    .requiredOption('--name <name>', 'the witness name, a schema-less URL such as witness.example.com/w1')
+    .requiredOption('--logs <file>', 'JSON {"logs": [{"origin_prefix": "<LEDGER_ORIGIN>/", "verifier_keys": ["<note_verifier_key from GET /api/v1/integrity/keys>"]}]}')
+    .option('--key-file <file>', 'Ed25519 private key (PKCS#8 PEM), created when missing', './witness-key.pem')
+    .option('--state <file>', 'the SQLite file of the witness state (latest cosigned checkpoint per log)', './witness.db')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'TCP port (0: a free one)', '8090')
+    .action(async (opts: { name: string; logs: string; keyFile: string; state: string; host: string; port: string }) => {
+      const { serveWitness } = await import('./witness/serve.js');
+      const log = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: Date.now(), ...line })}\n`);
+      const running = await serveWitness({ name: opts.name, keyFile: opts.keyFile, logsFile: opts.logs, stateFile: opts.state, host: opts.host, port: Number(opts.port) }, log);
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      await running.close();
+    });
+
   // The auditor's offline check: the same command as @audit-ledger/verify's audit-ledger-verify.
   defineVerify(cli.command('verify-bundle'), 'verify-bundle');
 

@@ -3,6 +3,7 @@
 // the two in step).
 import os from 'node:os';
 import path from 'node:path';
+import { parseWitnessKey } from '@audit-ledger/core';
 
 export interface Config {
   host: string;
@@ -49,6 +50,10 @@ export interface Config {
   retentionBatchSize: number;
   /** Paths in data (dot-separated member names) where an erasure request's subject identifier is looked for. */
   subjectFields: string[][];
+  /** Independent witnesses every checkpoint is submitted to (C2SP tlog-witness). */
+  witnesses: Array<{ url: string; verifierKey: string; name: string }>;
+  /** Cosignatures a checkpoint needs to count as witnessed (integrity status, metrics). */
+  witnessQuorum: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -186,6 +191,13 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
   },
   { name: 'RETENTION_BATCH_SIZE', default: '1000', description: 'Entries erased per retention batch, 1–1000; each batch is one `compliance.erasure` entry.' },
   {
+    name: 'WITNESSES',
+    default: '(unset: none)',
+    description:
+      'Independent witnesses (docs/compliance.md, "Witnesses"): comma-separated `URL VERIFIER_KEY` pairs, e.g. `https://w1.example/witness w1.example/w1+1a2b3c4d+BAo…`. Every checkpoint is submitted to each with a consistency proof; their cosignatures are kept and served with the checkpoint.',
+  },
+  { name: 'WITNESS_QUORUM', default: 'all witnesses', description: 'How many witnesses must cosign a checkpoint for it to count as witnessed (integrity status and metrics).' },
+  {
     name: 'COMPLIANCE_SUBJECT_FIELDS',
     default: 'subject_id',
     description: 'Comma-separated paths in `data` (member names joined by dots, e.g. `subject_id,customer.email`) where `POST /compliance/erasures` looks for a `subject`.',
@@ -311,6 +323,20 @@ export function loadConfig(env: Env = process.env): Config {
     .map((f) => f.split('.'));
   if (subjectFields.some((p) => p.some((m) => !/^[A-Za-z0-9_-]{1,100}$/.test(m)))) problems.push('COMPLIANCE_SUBJECT_FIELDS must be comma-separated paths of member names (letters, digits, _ and -) joined by dots, e.g. subject_id,customer.email');
 
+  const witnesses: Config['witnesses'] = [];
+  for (const entry of (get('WITNESSES') ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+    const [url, vkey, ...rest] = entry.split(/\s+/);
+    let name: string | undefined;
+    try {
+      name = parseWitnessKey(vkey ?? '').name;
+    } catch (err) {
+      problems.push(`WITNESSES: ${(err as Error).message}`);
+    }
+    if (!url || !/^https?:\/\//.test(url) || rest.length > 0) problems.push(`WITNESSES entries are "URL VERIFIER_KEY" separated by commas, got "${entry}"`);
+    else if (name !== undefined) witnesses.push({ url: url.replace(/\/+$/, ''), verifierKey: vkey as string, name });
+  }
+  const witnessQuorum = int('WITNESS_QUORUM', witnesses.length, 0, Math.max(witnesses.length, 0));
+
   const config: Config = {
     host: get('HOST') ?? '127.0.0.1',
     port: int('PORT', 8080, 0, 65535),
@@ -340,6 +366,8 @@ export function loadConfig(env: Env = process.env): Config {
     retentionIntervalSeconds: int('RETENTION_INTERVAL_SECONDS', 3600, 0, 7 * 86_400),
     retentionBatchSize: int('RETENTION_BATCH_SIZE', 1000, 1, 1000),
     subjectFields,
+    witnesses,
+    witnessQuorum,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

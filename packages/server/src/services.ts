@@ -14,6 +14,8 @@ import { BackgroundTask } from './background.js';
 import { Compliance } from './compliance/service.js';
 import { AdminTrail } from './compliance/trail.js';
 import type { ComplianceStore } from './store/compliance.js';
+import type { WitnessStore } from './store/witnesses.js';
+import { WitnessSubmitter } from './ledger/witnesses.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
 import { EntryChecker } from './ledger/entry-check.js';
@@ -49,6 +51,7 @@ export interface Services {
   forensicsStore: ForensicsStore;
   usageStore: UsageStore;
   complianceStore: ComplianceStore;
+  witnessStore: WitnessStore;
   counters: CounterStore;
   /** Milliseconds since the epoch; injectable so tests can move time without sleeping. */
   clock: () => number;
@@ -107,7 +110,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const outage = deps.outage ?? new OutageReporter({ clock, warn: (obj, msg) => log.warn(obj, msg) });
   const logError = (obj: { err?: unknown }, msg: string) => (isStoreUnavailable(obj.err) ? outage.report(obj.err) : log.error(obj, msg));
 
-  const { accounts, ledger, signingKeys, webhookStore, integrityStore, forensicsStore, usageStore, complianceStore } = store;
+  const { accounts, ledger, signingKeys, webhookStore, integrityStore, forensicsStore, usageStore, complianceStore, witnessStore } = store;
   const ledgerOrigin = config.ledgerOrigin;
 
   const secretBox = openSecretBox(config);
@@ -141,6 +144,11 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const trail = new AdminTrail({ appender });
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize });
+  const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, metrics, clock, warn: (obj, msg) => log.warn(obj, msg) });
+  const witnessing = new BackgroundTask(
+    () => witnesses.pass(),
+    (err) => logError({ err }, 'witness submission failed'),
+  );
   const retention = new BackgroundTask(
     async () => {
       await compliance.runRetention();
@@ -160,6 +168,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       forensicsStore,
       usageStore,
       complianceStore,
+      witnessStore,
       counters,
       clock,
       log,
@@ -184,6 +193,10 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       verifier.start();
       usage.start();
       if (config.webhookDelivery) delivery.start();
+      if (witnesses.enabled) {
+        witnessing.start(Math.max(200, config.checkpointIntervalMs));
+        witnessing.kick();
+      }
       if (config.retentionIntervalSeconds > 0) {
         retention.start(config.retentionIntervalSeconds * 1000);
         retention.kick(); // at start too: finishes erasures a crash interrupted
@@ -192,6 +205,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     async close() {
       compliance.close();
       await retention.close();
+      await witnessing.close();
       await verifier.close();
       await delivery.close();
       await appender.close();

@@ -17,15 +17,17 @@ export function defineVerify(cmd: Command, name: string): Command {
     .argument('<file>', 'an evidence bundle (GET /api/v1/exports/evidence), or with --checkpoint a JSON Lines export complete from seq 0')
     .option('--public-key <keyfile>', 'the public key(s) you trust: SPKI PEM, a C2SP verifier key, or the JSON of GET /api/v1/integrity/keys')
     .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
+    .option('--witness <vkey>', 'a witness you trust: its cosignature/v1 verifier key (name+keyid+key), or a file holding it; repeat for several', (v: string, all: string[] = []) => [...all, v])
+    .option('--witness-quorum <n>', 'how many of the --witness keys must have cosigned the checkpoint (default: all of them)')
     .addHelpText(
       'after',
       `\nExit status: ${VERIFY_EXIT_CODES.verified} verified; ${VERIFY_EXIT_CODES.failed} a check failed; ${VERIFY_EXIT_CODES.unreadable} the files cannot be read; ` +
         `${VERIFY_EXIT_CODES.unpinned} consistent but UNVERIFIED: no --public-key, so the signer is not pinned.\n`,
     )
-    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string }) => {
+    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string; witness?: string[]; witnessQuorum?: string }) => {
       let result: { code: number; output: string };
       try {
-        result = await verifyCommand(file, { publicKey: opts.publicKey, checkpoint: opts.checkpoint });
+        result = await verifyCommand(file, opts);
       } catch (err) {
         console.error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
         throw new VerifyExit(VERIFY_EXIT_CODES.unreadable);

@@ -3,7 +3,7 @@
 // this file reads the files and turns the structured report into lines for people.
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { type Check, ExportVerifier, parseTrustedKeys, type TrustedKey, type VerificationReport, verifyBundle } from '@audit-ledger/core';
+import { type Check, ExportVerifier, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, witnessQuorumCheck } from '@audit-ledger/core';
 
 /** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
 export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
@@ -15,20 +15,35 @@ export function reportLines(report: VerificationReport): string[] {
   return report.checks.map((c) => `${LABELS[c.status]} ${c.message}`);
 }
 
-export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string }): Promise<{ code: number; output: string }> {
+type CheckpointJson = { note?: unknown; tree_size?: unknown; root_hash?: unknown; cosignatures?: Array<{ line?: unknown }> };
+
+export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string; witness?: string[]; witnessQuorum?: string }): Promise<{ code: number; output: string }> {
   let keys: TrustedKey[] | null = null;
   if (opts.publicKey) keys = parseTrustedKeys(fs.readFileSync(opts.publicKey, 'utf8'));
+  const witnesses = (opts.witness ?? []).map((w) => parseWitnessKey(fs.existsSync(w) ? fs.readFileSync(w, 'utf8').trim() : w));
+  const quorum = opts.witnessQuorum === undefined ? witnesses.length : Number(opts.witnessQuorum);
+  if (!Number.isSafeInteger(quorum) || quorum < 0 || quorum > witnesses.length) throw new Error(`--witness-quorum must be a whole number from 0 to the number of --witness keys (${witnesses.length})`);
   let report: VerificationReport;
+  let checkpoint: { note: string; cosignatures: string[] };
+  const linesOf = (json: CheckpointJson | undefined) => (json?.cosignatures ?? []).map((c) => String(c.line));
   if (opts.checkpoint) {
     if (!keys) throw new Error('verifying an export needs --public-key');
     const raw = fs.readFileSync(opts.checkpoint, 'utf8');
-    const json = raw.trimStart().startsWith('{') ? (JSON.parse(raw) as { note?: unknown; tree_size?: unknown; root_hash?: unknown }) : null;
-    const v = new ExportVerifier(keys, json ? String(json.note) : raw, null, json ?? {});
+    const json = raw.trimStart().startsWith('{') ? (JSON.parse(raw) as CheckpointJson) : null;
+    checkpoint = { note: json ? String(json.note) : raw, cosignatures: linesOf(json ?? undefined) };
+    const v = new ExportVerifier(keys, checkpoint.note, null, json ?? {});
     const lines = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
     for await (const line of lines) v.addLine(line);
     report = v.finish();
   } else {
-    report = verifyBundle(JSON.parse(fs.readFileSync(file, 'utf8')) as unknown, keys);
+    const bundle = JSON.parse(fs.readFileSync(file, 'utf8')) as { checkpoint?: CheckpointJson };
+    checkpoint = { note: String(bundle.checkpoint?.note), cosignatures: linesOf(bundle.checkpoint) };
+    report = verifyBundle(bundle, keys);
+  }
+  // Independent witnesses: at least the quorum of the named ones must have cosigned the checkpoint.
+  if (witnesses.length > 0) {
+    const check = witnessQuorumCheck(checkpoint.note, checkpoint.cosignatures, witnesses, quorum);
+    report = { ...report, ok: report.ok && check.status !== 'fail', checks: [...report.checks, check] };
   }
   const text = reportLines(report).join('\n');
   if (!report.ok) return { code: VERIFY_EXIT_CODES.failed, output: `${text}\nNOT VERIFIED: see the FAIL lines above\n` };

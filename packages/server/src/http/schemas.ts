@@ -17,6 +17,17 @@ export const CheckpointSchema = Type.Object(
     timestamp: Type.String({ format: 'date-time' }),
     key_id: Type.String({ description: 'The signing key, as listed by /integrity/keys' }),
     note: Type.String({ description: 'The C2SP signed note, exactly as signed' }),
+    cosignatures: Type.Optional(
+      Type.Array(
+        Type.Object({
+          witness: Type.String({ description: "The witness's name" }),
+          timestamp: Type.Integer({ description: 'POSIX seconds the witness cosigned at' }),
+          line: Type.String({ description: 'The cosignature: a C2SP note signature line (tlog-cosignature, cosignature/v1)' }),
+        }),
+        { description: 'Cosignatures of independent witnesses (WITNESSES), each checked against the witness key when received' },
+      ),
+    ),
+    cosigned_note: Type.Optional(Type.String({ description: 'The note with the witness cosignature lines appended: one C2SP signed note with every signature' })),
   },
   { description: 'A signed checkpoint (C2SP tlog-checkpoint)' },
 );

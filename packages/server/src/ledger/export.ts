@@ -5,7 +5,8 @@ import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
-import { type CheckpointView, checkpointView, type InclusionView, inclusionViews } from './proofs.js';
+import type { WitnessStore } from '../store/witnesses.js';
+import { type CheckpointView, cosignedCheckpointView, type InclusionView, inclusionViews } from './proofs.js';
 
 const PAGE = 1000;
 
@@ -105,7 +106,7 @@ export interface EvidenceBundle {
 
 /** Builds a bundle of these rows (seq order) proven against one checkpoint. */
 export async function buildEvidence(
-  stores: { ledger: LedgerStore; signingKeys: KeyStore },
+  stores: { ledger: LedgerStore; signingKeys: KeyStore; witnessStore: WitnessStore },
   companyId: string,
   rows: LogEntryRow[],
   checkpoint: CheckpointRow,
@@ -130,7 +131,7 @@ export async function buildEvidence(
     company_id: companyId,
     generated_at: meta.generatedAt,
     selection: meta.selection,
-    checkpoint: checkpointView(checkpoint),
+    checkpoint: cosignedCheckpointView(checkpoint, await stores.witnessStore.cosignatures(companyId, checkpoint.tree_size)),
     public_keys: (await stores.signingKeys.list()).map((k) => publicKeyView(k, meta.keyName)),
     key_transitions: await stores.signingKeys.transitions(),
     entries_after_checkpoint: rows.length - covered.length,

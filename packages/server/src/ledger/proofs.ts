@@ -18,6 +18,21 @@ export function checkpointView(row: CheckpointRow): CheckpointView {
   return { origin, tree_size: row.tree_size, root_hash: row.root_hash, timestamp: row.timestamp, key_id: row.key_id, note: row.note };
 }
 
+/** A witness's cosignature of a checkpoint (C2SP tlog-cosignature), as kept. */
+export interface CosignatureView {
+  witness: string;
+  /** POSIX seconds the witness signed at. */
+  timestamp: number;
+  /** The note signature line, exactly as the witness answered it. */
+  line: string;
+}
+
+/** The checkpoint with its witnesses' cosignatures: the view, and the note with their signature lines appended. */
+export function cosignedCheckpointView(row: CheckpointRow, cosignatures: Array<{ witness: string; timestamp: number; line: string }>) {
+  const cos = cosignatures.map((c) => ({ witness: c.witness, timestamp: Number(c.timestamp), line: c.line }));
+  return { ...checkpointView(row), cosignatures: cos, cosigned_note: row.note + cos.map((c) => c.line).join('') };
+}
+
 export interface InclusionView {
   leaf_index: number;
   tree_size: number;

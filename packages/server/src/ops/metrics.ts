@@ -36,6 +36,13 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+  readonly witnessCosignatures = new Counter({ name: 'audit_ledger_witness_cosignatures_total', help: 'Checkpoint cosignatures received from witnesses', labelNames: ['witness'], registers: [this.registry] });
+  readonly witnessRefusals = new Counter({
+    name: 'audit_ledger_witness_refusals_total',
+    help: 'Checkpoints a witness refused as inconsistent with what it cosigned before (a split view or a rewritten history)',
+    labelNames: ['witness'],
+    registers: [this.registry],
+  });
   readonly rateLimited = new Counter({ name: 'audit_ledger_rate_limited_requests_total', help: 'Requests refused with 429 by a per-key rate limit', registers: [this.registry] });
   readonly webhookDeliveries = new Counter({
     name: 'audit_ledger_webhook_deliveries_total',

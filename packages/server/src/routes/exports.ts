@@ -64,7 +64,7 @@ const EvidenceQuery = Type.Object(
 );
 
 /** The services these routes use. */
-export type ExportServices = Pick<Services, 'clock' | 'config' | 'ledger' | 'signingKeys' | 'trail'>;
+export type ExportServices = Pick<Services, 'clock' | 'config' | 'ledger' | 'signingKeys' | 'trail' | 'witnessStore'>;
 
 export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
   return async (app) => {

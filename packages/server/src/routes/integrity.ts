@@ -6,7 +6,7 @@ import { VIOLATION_KINDS } from '@audit-ledger/core';
 import { principalOf } from '../auth/authenticate.js';
 import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { checkpointView, consistencyView } from '../ledger/proofs.js';
+import { checkpointView, consistencyView, cosignedCheckpointView } from '../ledger/proofs.js';
 import { CheckpointSchema, Uuid } from '../http/schemas.js';
 import type { JobRow } from '../store/integrity.js';
 import type { Services } from '../services.js';
@@ -79,7 +79,7 @@ function wantsText(request: FastifyRequest): boolean {
 }
 
 /** The services these routes use. */
-export type IntegrityServices = Pick<Services, 'integrityStore' | 'ledger' | 'trail' | 'verifier'>;
+export type IntegrityServices = Pick<Services, 'config' | 'integrityStore' | 'ledger' | 'trail' | 'verifier' | 'witnessStore'>;
 
 export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -102,12 +102,39 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
               last_verified_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
               violation_count: Type.Integer({ description: 'Violations known now: those of the last full verification plus any found since' }),
               coverage_percent: Type.Number({ description: 'Share of the chain verified, 0–100' }),
+              witnesses: Type.Object(
+                {
+                  quorum: Type.Integer({ description: 'WITNESS_QUORUM' }),
+                  latest_checkpoint_cosigned_by: Type.Array(Type.String(), { description: 'The witnesses that cosigned the latest checkpoint' }),
+                  quorum_met: Type.Boolean(),
+                  items: Type.Array(
+                    Type.Object({
+                      name: Type.String(),
+                      tree_size: Type.Integer({ description: 'The size this witness last cosigned' }),
+                      refusals: Type.Integer({ description: 'Checkpoints it refused as inconsistent with what it cosigned before: a split view or a rewritten history' }),
+                      last_error: Type.Union([Type.String(), Type.Null()]),
+                      last_error_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+                    }),
+                  ),
+                },
+                { description: 'Independent witnesses (WITNESSES) and what they cosigned of this log' },
+              ),
             }),
             ...problemResponses(401, 429),
           },
         },
       },
-      async (request) => ctx.verifier.status(principalOf(request).companyId),
+      async (request) => {
+        const companyId = principalOf(request).companyId;
+        const status = await ctx.verifier.status(companyId);
+        const states = new Map((await ctx.witnessStore.states(companyId)).map((w) => [w.witness, w]));
+        const cosigned = status.checkpoint ? (await ctx.witnessStore.cosignatures(companyId, status.checkpoint.tree_size)).map((c) => c.witness) : [];
+        const items = ctx.config.witnesses.map((w) => {
+          const st = states.get(w.name);
+          return { name: w.name, tree_size: Number(st?.tree_size ?? 0), refusals: st?.refusals ?? 0, last_error: st?.last_error ?? null, last_error_at: st?.last_error_at ?? null };
+        });
+        return { ...status, witnesses: { quorum: ctx.config.witnessQuorum, latest_checkpoint_cosigned_by: cosigned, quorum_met: cosigned.length >= ctx.config.witnessQuorum, items } };
+      },
     );
 
     app.post(
@@ -222,7 +249,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           operationId: 'getCheckpoint',
           summary: "The company's latest signed checkpoint, or the one at tree_size",
           description:
-            'JSON by default; with `Accept: text/plain` the signed note itself. Keep the checkpoints you receive: any later one must be consistent with them (GET /integrity/consistency).',
+            'JSON by default; with `Accept: text/plain` the signed note itself, with the cosignatures of the witnesses appended as further signature lines. Keep the checkpoints you receive: any later one must be consistent with them (GET /integrity/consistency).',
           querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
           produces: ['application/json', 'text/plain'],
           response: { 200: CheckpointSchema, ...problemResponses(400, 401, 404, 429) },
@@ -233,8 +260,9 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         const size = request.query.tree_size;
         const row = size === undefined ? await ctx.ledger.latestCheckpoint(companyId) : await ctx.ledger.getCheckpoint(companyId, size);
         if (!row) throw new ApiError(404, 'not_found', size === undefined ? 'No checkpoint yet: the ledger has no entries' : `No checkpoint was signed at tree size ${size}`);
-        if (wantsText(request)) return reply.type('text/plain; charset=utf-8').send(row.note as never);
-        return checkpointView(row);
+        const view = cosignedCheckpointView(row, await ctx.witnessStore.cosignatures(companyId, row.tree_size));
+        if (wantsText(request)) return reply.type('text/plain; charset=utf-8').send(view.cosigned_note as never);
+        return view;
       },
     );
 

@@ -390,6 +390,29 @@ const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('erasures_pk', ['company_id', 'erasure_id'])
         .execute();
       await db.schema.createIndex('erasures_status_idx').on('erasures').columns(['company_id', 'status']).execute();
+
+      // Independent witnesses (C2SP tlog-witness): what each witness last cosigned of each
+      // company's log, and the cosignatures, kept with the checkpoint they sign.
+      await db.schema
+        .createTable('witness_state')
+        .addColumn('company_id', 'text', (c) => c.notNull().references('companies.company_id'))
+        .addColumn('witness', 'text', (c) => c.notNull())
+        .addColumn('tree_size', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('refusals', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_error', 'text')
+        .addColumn('last_error_at', 'text')
+        .addPrimaryKeyConstraint('witness_state_pk', ['company_id', 'witness'])
+        .execute();
+      await db.schema
+        .createTable('checkpoint_cosignatures')
+        .addColumn('company_id', 'text', (c) => c.notNull().references('companies.company_id'))
+        .addColumn('tree_size', 'bigint', (c) => c.notNull())
+        .addColumn('witness', 'text', (c) => c.notNull())
+        .addColumn('timestamp', 'bigint', (c) => c.notNull())
+        .addColumn('line', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('checkpoint_cosignatures_pk', ['company_id', 'tree_size', 'witness'])
+        .execute();
     },
   },
 };

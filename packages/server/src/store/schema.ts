@@ -336,6 +336,28 @@ export interface ErasuresTable {
   applied_at: string | null;
 }
 
+/** What one witness last cosigned of one company's log. */
+export interface WitnessStateTable {
+  company_id: string;
+  witness: string;
+  tree_size: number;
+  updated_at: string;
+  /** Checkpoints the witness refused as inconsistent with what it cosigned before. */
+  refusals: number;
+  last_error: string | null;
+  last_error_at: string | null;
+}
+
+/** A witness's cosignature of a checkpoint: the note signature line, exactly as it answered. */
+export interface CheckpointCosignaturesTable {
+  company_id: string;
+  tree_size: number;
+  witness: string;
+  /** POSIX seconds, from the cosignature. */
+  timestamp: number;
+  line: string;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -359,4 +381,6 @@ export interface Database {
   retention_policies: RetentionPoliciesTable;
   legal_holds: LegalHoldsTable;
   erasures: ErasuresTable;
+  witness_state: WitnessStateTable;
+  checkpoint_cosignatures: CheckpointCosignaturesTable;
 }

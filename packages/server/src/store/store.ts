@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import type { ChainWriter, WithChain } from './chain.js';
 import { AccountStore } from './accounts.js';
 import { ComplianceStore } from './compliance.js';
+import { WitnessStore } from './witnesses.js';
 import { ForensicsStore } from './forensics.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
@@ -56,6 +57,7 @@ export class Store implements DbHandle {
   readonly forensicsStore: ForensicsStore;
   readonly usageStore: UsageStore;
   readonly complianceStore: ComplianceStore;
+  readonly witnessStore: WitnessStore;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -71,6 +73,7 @@ export class Store implements DbHandle {
     this.forensicsStore = new ForensicsStore(this);
     this.usageStore = new UsageStore(this);
     this.complianceStore = new ComplianceStore(this);
+    this.witnessStore = new WitnessStore(this);
   }
 
   async migrate(): Promise<string[]> {

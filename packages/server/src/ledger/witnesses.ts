@@ -1,0 +1,105 @@
+// Submits every company's newest checkpoint to the configured witnesses (C2SP tlog-witness):
+// `old <size the witness last cosigned>`, the consistency proof from that size, and the signed
+// note. A cosignature is checked against the witness's key and kept with the checkpoint; a witness
+// that answers with its own size (409, text/x.tlog.size) is asked again from that size; a witness
+// that refuses the checkpoint as inconsistent with what it cosigned before (409 at the same size,
+// 422, or a size beyond ours) is a refusal: the history it saw is not the one the service shows
+// now. Refusals are counted (integrity status, metrics) and logged; nothing is hidden.
+import { consistencyProof, parseNote, parseWitnessKey, toBase64, verifyCosignature, type WitnessKey } from '@audit-ledger/core';
+import type { Metrics } from '../ops/metrics.js';
+import type { CheckpointRow } from '../store/chain.js';
+import type { LedgerStore } from '../store/ledger.js';
+import type { WitnessStore } from '../store/witnesses.js';
+import { iso } from '../time.js';
+import { treeReader } from './proofs.js';
+
+export interface WitnessConfig {
+  url: string;
+  verifierKey: string;
+}
+
+export interface WitnessSubmitterDeps {
+  witnesses: WitnessConfig[];
+  witnessStore: WitnessStore;
+  ledger: LedgerStore;
+  metrics: Metrics;
+  clock: () => number;
+  warn: (obj: Record<string, unknown>, msg: string) => void;
+  timeoutMs?: number;
+}
+
+type Outcome = { kind: 'cosigned' } | { kind: 'behind'; size: number } | { kind: 'refused'; reason: string } | { kind: 'failed'; reason: string };
+
+export class WitnessSubmitter {
+  private readonly witnesses: Array<WitnessConfig & { key: WitnessKey }>;
+
+  constructor(private readonly deps: WitnessSubmitterDeps) {
+    this.witnesses = deps.witnesses.map((w) => ({ ...w, key: parseWitnessKey(w.verifierKey) }));
+  }
+
+  get enabled(): boolean {
+    return this.witnesses.length > 0;
+  }
+
+  /** One pass: every company's newest checkpoint to every witness that has not cosigned it. */
+  async pass(): Promise<void> {
+    for (const cp of await this.deps.witnessStore.latestCheckpoints()) {
+      const have = new Set((await this.deps.witnessStore.cosignatures(cp.company_id, cp.tree_size)).map((c) => c.witness));
+      for (const w of this.witnesses) {
+        if (!have.has(w.key.name)) await this.submit(cp, w);
+      }
+    }
+  }
+
+  private async submit(cp: CheckpointRow, w: WitnessConfig & { key: WitnessKey }): Promise<void> {
+    const { witnessStore } = this.deps;
+    const at = () => iso(this.deps.clock());
+    let old = Number((await witnessStore.state(cp.company_id, w.key.name))?.tree_size ?? 0);
+    // At most two tries: the second from the size a 409 told us.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const outcome = await this.ask(cp, w, old);
+      if (outcome.kind === 'cosigned') return;
+      if (outcome.kind === 'behind' && attempt === 0 && outcome.size !== old && outcome.size <= cp.tree_size) {
+        await witnessStore.witnessSize(cp.company_id, w.key.name, outcome.size, at());
+        old = outcome.size;
+        continue;
+      }
+      const refused = outcome.kind === 'refused' || outcome.kind === 'behind';
+      const reason = outcome.kind === 'behind' ? `the witness has cosigned size ${outcome.size} of this log, which this checkpoint (size ${cp.tree_size}) does not extend` : outcome.reason;
+      await witnessStore.failed(cp.company_id, w.key.name, reason, refused, at());
+      if (refused) {
+        this.deps.metrics.witnessRefusals.inc({ witness: w.key.name });
+        this.deps.warn({ company_id: cp.company_id, witness: w.key.name, tree_size: cp.tree_size, reason }, 'a witness refused a checkpoint: its view of this log differs (split view or rewritten history)');
+      }
+      return;
+    }
+  }
+
+  private async ask(cp: CheckpointRow, w: WitnessConfig & { key: WitnessKey }, old: number): Promise<Outcome> {
+    const proof = old > 0 && old < cp.tree_size ? await consistencyProof(treeReader(this.deps.ledger, cp.company_id), old, cp.tree_size) : [];
+    const body = `old ${old}\n${proof.map((h) => `${toBase64(h)}\n`).join('')}\n${cp.note}`;
+    let res: Response;
+    try {
+      res = await fetch(`${w.url}/add-checkpoint`, { method: 'POST', body, headers: { 'content-type': 'text/plain' }, signal: AbortSignal.timeout(this.deps.timeoutMs ?? 10_000) });
+    } catch (err) {
+      return { kind: 'failed', reason: `no answer: ${(err as Error).message}` };
+    }
+    const text = await res.text();
+    if (res.status === 200) {
+      const noteText = parseNote(cp.note).text;
+      const line = text.split('\n').map((l) => `${l}\n`).find((l) => verifyCosignature(noteText, l, w.key).ok);
+      if (!line) return { kind: 'failed', reason: 'the answer holds no valid cosignature by the configured key' };
+      const { timestamp } = verifyCosignature(noteText, line, w.key);
+      await this.deps.witnessStore.cosigned({ company_id: cp.company_id, tree_size: cp.tree_size, witness: w.key.name, timestamp: timestamp as number, line }, iso(this.deps.clock()));
+      this.deps.metrics.witnessCosignatures.inc({ witness: w.key.name });
+      return { kind: 'cosigned' };
+    }
+    if (res.status === 409 && (res.headers.get('content-type') ?? '').startsWith('text/x.tlog.size')) {
+      const size = Number(text.trim());
+      if (Number.isSafeInteger(size) && size !== old) return { kind: 'behind', size };
+      return { kind: 'refused', reason: `409: the witness cosigned size ${old} with a different root` };
+    }
+    if (res.status === 422) return { kind: 'refused', reason: '422: the consistency proof from the size the witness cosigned does not verify' };
+    return { kind: 'failed', reason: `${res.status}: ${text.trim().slice(0, 200)}` };
+  }
+}

@@ -1,0 +1,65 @@
+// Storage for independent witnesses: each witness's last cosigned size per company, its
+// refusals, and the cosignatures kept with the checkpoints they sign.
+import type { Selectable } from 'kysely';
+import type { CheckpointRow } from './chain.js';
+import type { DbHandle } from './handle.js';
+import type { CheckpointCosignaturesTable, WitnessStateTable } from './schema.js';
+
+export type WitnessStateRow = Selectable<WitnessStateTable>;
+export type CosignatureRow = Selectable<CheckpointCosignaturesTable>;
+
+export class WitnessStore {
+  constructor(private readonly store: DbHandle) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /** Every company's latest checkpoint. */
+  async latestCheckpoints(): Promise<CheckpointRow[]> {
+    const latest = this.db.selectFrom('checkpoints').select(['company_id']).select((eb) => eb.fn.max('tree_size').as('tree_size')).groupBy('company_id').as('latest');
+    return this.db
+      .selectFrom('checkpoints')
+      .innerJoin(latest, (j) => j.onRef('latest.company_id', '=', 'checkpoints.company_id').onRef('latest.tree_size', '=', 'checkpoints.tree_size'))
+      .selectAll('checkpoints')
+      .execute();
+  }
+
+  states(companyId: string): Promise<WitnessStateRow[]> {
+    return this.db.selectFrom('witness_state').selectAll().where('company_id', '=', companyId).orderBy('witness').execute();
+  }
+
+  async state(companyId: string, witness: string): Promise<WitnessStateRow | undefined> {
+    return this.db.selectFrom('witness_state').selectAll().where('company_id', '=', companyId).where('witness', '=', witness).executeTakeFirst();
+  }
+
+  private async upsert(companyId: string, witness: string, set: Partial<WitnessStateRow>, at: string): Promise<void> {
+    await this.db
+      .insertInto('witness_state')
+      .values({ company_id: companyId, witness, tree_size: 0, updated_at: at, refusals: 0, last_error: null, last_error_at: null, ...set })
+      .onConflict((oc) => oc.columns(['company_id', 'witness']).doUpdateSet({ ...set, updated_at: at }))
+      .execute();
+  }
+
+  /** The witness cosigned the checkpoint: keep the cosignature and its new size. */
+  async cosigned(row: CosignatureRow, at: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('checkpoint_cosignatures').values(row).onConflict((oc) => oc.columns(['company_id', 'tree_size', 'witness']).doNothing()).execute();
+    });
+    await this.upsert(row.company_id, row.witness, { tree_size: row.tree_size, last_error: null, last_error_at: null }, at);
+  }
+
+  /** The witness says its last cosigned size is `size` (a 409 answer). */
+  async witnessSize(companyId: string, witness: string, size: number, at: string): Promise<void> {
+    await this.upsert(companyId, witness, { tree_size: size }, at);
+  }
+
+  async failed(companyId: string, witness: string, error: string, refused: boolean, at: string): Promise<void> {
+    const current = await this.state(companyId, witness);
+    await this.upsert(companyId, witness, { last_error: error, last_error_at: at, refusals: (current?.refusals ?? 0) + (refused ? 1 : 0), tree_size: current?.tree_size ?? 0 }, at);
+  }
+
+  cosignatures(companyId: string, treeSize: number): Promise<CosignatureRow[]> {
+    return this.db.selectFrom('checkpoint_cosignatures').selectAll().where('company_id', '=', companyId).where('tree_size', '=', treeSize).orderBy('witness').execute();
+  }
+}

@@ -1,0 +1,171 @@
+// Independent witnesses (issue 17), with real processes: the cosignature format against the C2SP
+// documents' example; a service with two `audit-ledger witness serve` processes gets every
+// checkpoint cosigned by both, serves the cosigned note and bundles the verify CLI checks against a
+// quorum of named witnesses; and a service whose history is rewritten behind its back is refused
+// by both witnesses, visibly (integrity status, metrics). Both stores.
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignatureLine, parseNote, parseWitnessKey, toHex, verifierKey, verifyCosignature, witnessVerifierKey } from '@audit-ledger/core';
+import { rawPublicKey } from '../src/ledger/signing.js';
+import { BOOTSTRAP, bootstrapKey, call, killLeftovers, startService } from './fault/harness.js';
+import { STORE_KINDS } from './helpers/env.js';
+import { LogWatcher, runCli, spawnCli } from './helpers/process.js';
+import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-ledger-witness-'));
+
+describe('cosignature format (C2SP tlog-cosignature, cosignature/v1)', () => {
+  // The example of c2sp.org/tlog-cosignature: a checkpoint with a witness cosignature, and the message it signs.
+  const example = 'example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n';
+  const line = '— witness.example.com/w1 jWbPPwAAAABkGFDLEZMHwSRaJNiIDoe9DYn/zXcrtPHeolMI5OWXEhZCB9dlrDJsX3b2oyin1nPZqhf5nNo0xUe+mbIUBkBIfZ+qnA==';
+
+  it("parses the documents' example line: key id, the big-endian timestamp of their example message, a 64-byte signature", () => {
+    const c = parseCosignatureLine(line);
+    expect(c).not.toBeNull();
+    expect(c?.name).toBe('witness.example.com/w1');
+    expect(toHex(c?.keyId as Uint8Array)).toBe('8d66cf3f');
+    expect(c?.timestamp).toBe(1679315147);
+    expect(c?.signature).toHaveLength(64);
+    expect(cosignedMessage(example, 1679315147)).toBe('cosignature/v1\ntime 1679315147\nexample.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n');
+  });
+
+  it('signs and verifies: key id SHA-256(name ‖ "\\n" ‖ 0x04 ‖ key)[:4], verifier key type 0x04, tampering fails', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const raw = rawPublicKey(publicKey);
+    const name = 'witness.test/w1';
+    const vkey = witnessVerifierKey(name, raw);
+    expect(parseWitnessKey(vkey)).toEqual({ name, raw });
+    const ts = 1_795_000_000;
+    const cosig = cosignatureLine(name, raw, ts, sign(null, Buffer.from(cosignedMessage(example, ts)), privateKey));
+    expect(parseCosignatureLine(cosig)?.keyId).toEqual(cosignatureKeyId(name, raw));
+    expect(verifyCosignature(example, cosig, { name, raw })).toEqual({ ok: true, timestamp: ts });
+    expect(verifyCosignature(example.replace('20852163', '20852164'), cosig, { name, raw }).ok).toBe(false);
+    expect(verifyCosignature(example, cosig, { name: 'witness.test/w2', raw }).ok).toBe(false);
+    expect(() => parseWitnessKey(verifierKey(name, raw))).toThrow(/type must be 0x04/);
+  });
+});
+
+describe('audit-ledger witness serve', () => {
+  it('explains itself with --help and exits 0', async () => {
+    const r = await runCli(['witness', 'serve', '--help'], {});
+    expect(r.code).toBe(0);
+    for (const opt of ['--name', '--logs', '--key-file', '--state', '--port']) expect(r.stdout).toContain(opt);
+  });
+
+  it('refuses to start without the logs it follows, saying why', async () => {
+    const r = await runCli(['witness', 'serve', '--name', 'w', '--logs', path.join(tmp, 'missing.json'), '--key-file', path.join(tmp, 'k.pem'), '--state', path.join(tmp, 's.db')], {});
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('missing.json');
+  });
+});
+
+describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
+  let db: TestDatabase;
+  const children: Array<{ kill: () => void }> = [];
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+  });
+  afterAll(async () => {
+    killLeftovers();
+    for (const c of children) c.kill();
+    await db.drop();
+  });
+
+  async function startWitness(name: string, logsFile: string): Promise<{ url: string; vkey: string }> {
+    const dir = path.join(tmp, `${kind}-${name.replace(/\W/g, '_')}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const child = spawnCli(['witness', 'serve', '--name', name, '--logs', logsFile, '--key-file', path.join(dir, 'key.pem'), '--state', path.join(dir, 'state.db'), '--port', '0'], {});
+    children.push({ kill: () => child.kill('SIGKILL') });
+    const up = await new LogWatcher(child).waitFor((l) => l.msg === 'witness listening');
+    return { url: String(up.url), vkey: String(up.verifier_key) };
+  }
+
+  it('two witnesses cosign every checkpoint; a rewritten history is refused by both, visibly', async () => {
+    // The service's signing key first: the witnesses must know it before the service starts.
+    const keyFile = path.join(tmp, `${kind}-service-key.pem`);
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    fs.writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const logsFile = path.join(tmp, `${kind}-logs.json`);
+    fs.writeFileSync(logsFile, JSON.stringify({ logs: [{ origin_prefix: 'audit-ledger.local/', verifier_keys: [verifierKey('audit-ledger.local', rawPublicKey(publicKey))] }] }));
+    const w1 = await startWitness('witness.test/w1', logsFile);
+    const w2 = await startWitness('witness.test/w2', logsFile);
+    const env = {
+      LEDGER_DATA_DIR: db.dataDir,
+      ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+      ...BOOTSTRAP,
+      LEDGER_SIGNING_KEY_FILE: keyFile,
+      CHECKPOINT_INTERVAL_MS: '100',
+      WITNESSES: `${w1.url} ${w1.vkey}, ${w2.url} ${w2.vkey}`,
+      WITNESS_QUORUM: '2',
+    };
+    let svc = await startService(env);
+    const key = await bootstrapKey(svc.url);
+    const api = { 'x-api-key': key };
+    const trace = randomUUID();
+    for (let i = 0; i < 3; i++) {
+      const logs = Array.from({ length: 10 }, (_, j) => ({ event_type: 'tool.called', trace_id: trace, data: { i, j } }));
+      expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs }, api)).status).toBe(200);
+    }
+    const status = async (url: string) => (await call(`${url}/api/v1/integrity/status`, 'GET', undefined, api)).json();
+    await vi.waitFor(async () => expect((await status(svc.url)).witnesses).toMatchObject({ quorum: 2, quorum_met: true, latest_checkpoint_cosigned_by: ['witness.test/w1', 'witness.test/w2'] }), { timeout: 20_000, interval: 50 });
+    const cp = (await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, api)).json();
+    expect(cp.cosignatures).toHaveLength(2);
+    const noteText = parseNote(cp.note).text;
+    for (const [c, w] of [[cp.cosignatures[0], w1], [cp.cosignatures[1], w2]] as const) expect(verifyCosignature(noteText, c.line, parseWitnessKey(w.vkey)).ok).toBe(true);
+    const text = await (await fetch(`${svc.url}/api/v1/integrity/checkpoint`, { headers: { ...api, accept: 'text/plain' } })).text();
+    expect(text).toBe(cp.cosigned_note);
+    expect(text.split('\n').filter((l) => l.startsWith('— '))).toHaveLength(3);
+
+    // An evidence bundle carries the cosignatures; the verify CLI requires a quorum of named witnesses.
+    // (Each bundle is recorded in the ledger, so the next checkpoint is signed and cosigned after it: ask again until the bundle's is.)
+    let bundle = { checkpoint: { cosignatures: [] as unknown[] } };
+    await vi.waitFor(
+      async () => {
+        bundle = (await call(`${svc.url}/api/v1/exports/evidence?trace_id=${trace}`, 'GET', undefined, api)).json();
+        expect(bundle.checkpoint.cosignatures).toHaveLength(2);
+      },
+      { timeout: 20_000, interval: 1000 },
+    );
+    const bundleFile = path.join(tmp, `${kind}-bundle.json`);
+    fs.writeFileSync(bundleFile, JSON.stringify(bundle));
+    const pem = path.join(tmp, `${kind}-service.pub.pem`);
+    fs.writeFileSync(pem, publicKey.export({ type: 'spki', format: 'pem' }));
+    const ok = await runCli(['verify-bundle', bundleFile, '--public-key', pem, '--witness', w1.vkey, '--witness', w2.vkey], {});
+    expect(ok.stdout).toContain('OK   checkpoint cosigned by 2 of the 2 named witnesses');
+    expect(ok.code).toBe(0);
+    const stranger = witnessVerifierKey('witness.test/stranger', rawPublicKey(generateKeyPairSync('ed25519').publicKey));
+    const short = await runCli(['verify-bundle', bundleFile, '--public-key', pem, '--witness', w1.vkey, '--witness', stranger, '--witness-quorum', '2'], {});
+    expect(short.code).toBe(1);
+    expect(short.stdout).toContain('fewer than the quorum of 2');
+
+    // Rewrite the history behind the service's back: the same company, other entries, from seq 0.
+    expect(await svc.stop()).toBe(0);
+    const companyId = (cp.origin as string).split('/').at(-1) as string;
+    const store = db.open();
+    try {
+      for (const table of ['log_entries', 'merkle_hashes', 'checkpoints', 'chain_heads', 'checkpoint_cosignatures', 'integrity_state'] as const) {
+        await store.db.deleteFrom(table).where('company_id', '=', companyId).execute();
+      }
+    } finally {
+      await store.close();
+    }
+    svc = await startService(env);
+    const logs = Array.from({ length: 40 }, (_, j) => ({ event_type: 'tool.called', data: { rewritten: j } }));
+    expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs }, api)).status).toBe(200);
+    await vi.waitFor(
+      async () => {
+        const w = (await status(svc.url)).witnesses;
+        expect(w.quorum_met).toBe(false);
+        for (const item of w.items) expect(item.refusals, JSON.stringify(item)).toBeGreaterThan(0);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    const metrics = await (await fetch(`${svc.url}/api/v1/metrics`)).text();
+    for (const name of ['witness.test/w1', 'witness.test/w2']) expect(metrics).toMatch(new RegExp(`audit_ledger_witness_refusals_total\\{witness="${name.replace('/', '\\/')}"\\} [1-9]`));
+    expect(svc.logs.lines.some((l) => String(l.msg).startsWith('a witness refused a checkpoint'))).toBe(true);
+    expect(await svc.stop()).toBe(0);
+  });
+});
