@@ -55,6 +55,8 @@ export type CheckCode =
   | 'beyond_checkpoint'
   /** The checkpoint's witness cosignatures against the quorum asked for. */
   | 'witnesses'
+  /** A signed compliance report: its digest and signature. */
+  | 'report'
   /** The summary over every entry. */
   | 'entries';
 

@@ -105,3 +105,4 @@ export {
   type WitnessKey,
   witnessVerifierKey,
 } from './cosignature.js';
+export { COMPLIANCE_REPORT_FORMAT, REPORT_SIGNATURE_CONTEXT, reportDigest, reportSignatureMessage, type SignedReport, verifyReport } from './report.js';

@@ -1072,6 +1072,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/compliance/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reports generated, newest first
+         * @description Every period report of the company, without its content.
+         */
+        get: operations["listReports"];
+        put?: never;
+        /**
+         * Generate a signed period report for regulators and auditors
+         * @description For [from, to): entries by type and agent, events per day and days without any, every entry of the period verified (hash, content, link, signature, erasure records), the checkpoints and witness cosignatures covering it, keys and transitions, retention, legal holds, erasures, human review rejections and anomalies. At most 366 days. Signed with the service key; kept; recorded as a `compliance.report_generated` entry.
+         */
+        post: operations["createReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compliance/reports/{report_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A report: the signed JSON, or ?format=pdf
+         * @description The signed JSON is the evidence (verify it offline); `format=pdf` renders it for reading, with charts of events per day and verification coverage.
+         */
+        get: operations["getReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "api_key.created": {
@@ -1236,8 +1280,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-cc90f691@example.com",
-                 *       "password": "pw-21648d6fb8f88566"
+                 *       "email": "user-574c8b58@example.com",
+                 *       "password": "pw-c69b82e0b996bdd7"
                  *     }
                  */
                 "application/json": {
@@ -1255,7 +1299,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "access_token": "alt_VlqCK87NTKmj_1uNRJU0azaU0psNV6KxOJX2EJTSCz8",
+                     *       "access_token": "alt_INPJkRJz_DYczfX3esuzf3PoIgaO6EviRYo4EWzTnMA",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
                      *       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1394,13 +1438,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "qNxNBpGUQdrlK5fFCwUHOUzoSnyX210xc2uzRHwVA4Q",
+                     *       "csrf_token": "kwbAoLGD7dVCZKLf2whuNX3Fvq7o-4cnPMeUKaL58n4",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com",
+                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1503,8 +1547,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-cc90f691@example.com",
-                 *       "password": "pw-21648d6fb8f88566"
+                 *       "email": "user-574c8b58@example.com",
+                 *       "password": "pw-c69b82e0b996bdd7"
                  *     }
                  */
                 "application/json": {
@@ -1522,13 +1566,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "qNxNBpGUQdrlK5fFCwUHOUzoSnyX210xc2uzRHwVA4Q",
+                     *       "csrf_token": "kwbAoLGD7dVCZKLf2whuNX3Fvq7o-4cnPMeUKaL58n4",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com",
+                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1840,19 +1884,19 @@ export interface operations {
                      * @example {
                      *       "credential": "user",
                      *       "company": {
-                     *         "id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "name": "Acme Capital",
-                     *         "created_at": "2026-11-24T01:50:29.216Z"
+                     *         "created_at": "2026-11-24T01:55:38.813Z"
                      *       },
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-                     *       "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *       "email": "user-cc90f691@example.com",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *       "email": "user-574c8b58@example.com",
                      *       "is_admin": true,
                      *       "user": {
-                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com",
+                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com",
                      *         "role": "admin",
-                     *         "created_at": "2026-11-24T01:50:29.216Z"
+                     *         "created_at": "2026-11-24T01:55:38.813Z"
                      *       }
                      *     }
                      */
@@ -1973,9 +2017,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
+                     *           "id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk__uKmyzEw",
+                     *           "key_prefix": "alk_qbc4YdTn",
                      *           "rate_limit_per_minute": 6000,
                      *           "status": "active",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2103,14 +2147,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
+                     *       "id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
                      *       "name": "trading-agents-prod",
-                     *       "key_prefix": "alk__uKmyzEw",
+                     *       "key_prefix": "alk_qbc4YdTn",
                      *       "rate_limit_per_minute": 6000,
                      *       "status": "active",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "revoked_at": null,
-                     *       "key": "alk__uKmyzEwJ4nTAT9r75dhKW9DUGn8vvxWi-24pjqWAIg"
+                     *       "key": "alk_qbc4YdTnNYT9IucXWpZdZbCLY0Mez8SUf9x8rGsoq3c"
                      *     }
                      */
                     "application/json": {
@@ -2438,7 +2482,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
+                     *           "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
                      *           "email": "ana.lima@acme.example",
                      *           "role": "auditor",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2447,10 +2491,10 @@ export interface operations {
                      *           "password_change_required": true
                      *         },
                      *         {
-                     *           "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *           "email": "user-cc90f691@example.com",
+                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *           "email": "user-574c8b58@example.com",
                      *           "role": "admin",
-                     *           "created_at": "2026-11-24T01:50:29.216Z",
+                     *           "created_at": "2026-11-24T01:55:38.813Z",
                      *           "disabled": false,
                      *           "disabled_at": null,
                      *           "password_change_required": false
@@ -2613,7 +2657,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "user": {
-                     *         "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
+                     *         "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
                      *         "email": "ana.lima@acme.example",
                      *         "role": "auditor",
                      *         "created_at": "2026-03-01T12:00:00.000Z",
@@ -2621,7 +2665,7 @@ export interface operations {
                      *         "disabled_at": null,
                      *         "password_change_required": true
                      *       },
-                     *       "one_time_password": "fpxmxYrA7sHLp1xunGDELKUl"
+                     *       "one_time_password": "DmxtLTz_kRCv7R_Fuo7oPCNQ"
                      *     }
                      */
                     "application/json": {
@@ -2878,7 +2922,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
+                     *       "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
                      *       "email": "ana.lima@acme.example",
                      *       "role": "reviewer",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
@@ -3158,8 +3202,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
-                     *       "one_time_password": "4cJ7ikWFVlIzPzqhjts_elza"
+                     *       "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
+                     *       "one_time_password": "Cvuh5Pmy7Jg9N0NYsiw0LqRO"
                      *     }
                      */
                     "application/json": {
@@ -3384,7 +3428,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "current_password": "4cJ7ikWFVlIzPzqhjts_elza",
+                 *       "current_password": "Cvuh5Pmy7Jg9N0NYsiw0LqRO",
                  *       "new_password": "a passphrase Ana chose herself"
                  *     }
                  */
@@ -3574,8 +3618,8 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-                     *           "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *           "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *           "seq": 5,
                      *           "format_version": 2,
                      *           "event_type": "context.retrieved",
@@ -3586,7 +3630,7 @@ export interface operations {
                      *             "source_type": "market_feed"
                      *           },
                      *           "source": "trading-runtime",
-                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "span_id": null,
@@ -3601,29 +3645,29 @@ export interface operations {
                      *           "extra": {
                      *             "event_id": "read-1"
                      *           },
-                     *           "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
-                     *           "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
+                     *           "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
+                     *           "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
                      *           "erased": false,
                      *           "erasure_id": null,
                      *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
-                     *           "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *           "content_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *           "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
-                     *           "key_id": "fcea8e3508d8ed85",
+                     *           "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
+                     *           "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *           "content_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *           "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
+                     *           "key_id": "43059807f7b110d0",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
-                     *           "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *           "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *           "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *           "seq": 6,
                      *           "format_version": 2,
                      *           "event_type": "decision.made",
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -3631,7 +3675,7 @@ export interface operations {
                      *             "symbol": "ACME"
                      *           },
                      *           "source": null,
-                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "span_id": null,
@@ -3641,20 +3685,20 @@ export interface operations {
                      *           "agent_id": "equities-trader",
                      *           "workflow_id": null,
                      *           "causality_type": null,
-                     *           "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *           "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
                      *           "schema_version": null,
                      *           "extra": null,
-                     *           "content_commitment": "69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c",
-                     *           "content_salt": "f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=",
+                     *           "content_commitment": "36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7",
+                     *           "content_salt": "N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=",
                      *           "erased": false,
                      *           "erasure_id": null,
                      *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *           "hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
-                     *           "content_hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
-                     *           "signature": "ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==",
-                     *           "key_id": "fcea8e3508d8ed85",
+                     *           "prev_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *           "hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
+                     *           "content_hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
+                     *           "signature": "fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==",
+                     *           "key_id": "43059807f7b110d0",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         }
@@ -3835,7 +3879,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_type": "context.retrieved",
-                 *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                 *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                  *       "agent_id": "equities-trader",
                  *       "source": "trading-runtime",
                  *       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -3887,15 +3931,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *       "event_type": "context.retrieved",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 5,
-                     *       "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *       "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
                      *       "ingested": 1,
                      *       "log_ids": [
-                     *         "019ca945-0a00-702e-9dc8-f8a6999b81cc"
+                     *         "019ca945-0a00-706d-8005-e27f744cdfb0"
                      *       ]
                      *     }
                      */
@@ -4207,12 +4251,12 @@ export interface operations {
                  *       "logs": [
                  *         {
                  *           "event_type": "decision.made",
-                 *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                 *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:15.000Z",
                  *           "parent_event_id": "read-1",
                  *           "data": {
-                 *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+                 *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
                  *             "decision": "buy",
                  *             "symbol": "ACME",
                  *             "quantity": 100,
@@ -4220,11 +4264,11 @@ export interface operations {
                  *               "read-1"
                  *             ]
                  *           },
-                 *           "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c"
+                 *           "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26"
                  *         },
                  *         {
                  *           "event_type": "action.executed",
-                 *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                 *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:16.000Z",
                  *           "data": {
@@ -4281,8 +4325,8 @@ export interface operations {
                      *       "ingested": 2,
                      *       "appended": 2,
                      *       "log_ids": [
-                     *         "019ca945-0a00-702f-b53c-b122142820e8",
-                     *         "019ca945-0a00-7030-b0a1-9c8ceeeeb9e9"
+                     *         "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *         "019ca945-0a00-706f-a1ed-6ba166abbea8"
                      *       ]
                      *     }
                      */
@@ -4596,8 +4640,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *       "seq": 5,
                      *       "format_version": 2,
                      *       "event_type": "context.retrieved",
@@ -4608,7 +4652,7 @@ export interface operations {
                      *         "source_type": "market_feed"
                      *       },
                      *       "source": "trading-runtime",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "session_id": null,
                      *       "timestamp": "2026-03-01T09:20:31.000Z",
                      *       "span_id": null,
@@ -4623,17 +4667,17 @@ export interface operations {
                      *       "extra": {
                      *         "event_id": "read-1"
                      *       },
-                     *       "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
-                     *       "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
+                     *       "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
+                     *       "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
                      *       "erased": false,
                      *       "erasure_id": null,
                      *       "erased_at": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
-                     *       "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *       "content_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *       "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
-                     *       "key_id": "fcea8e3508d8ed85",
+                     *       "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
+                     *       "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *       "content_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *       "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
+                     *       "key_id": "43059807f7b110d0",
                      *       "idempotency_conflict": false,
                      *       "idempotency_conflict_of": null
                      *     }
@@ -4847,23 +4891,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-                     *       "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *       "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
                      *       "chain_valid": true,
                      *       "signature_valid": true,
                      *       "erased": false,
                      *       "verified_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 5,
-                     *       "key_id": "fcea8e3508d8ed85",
+                     *       "key_id": "43059807f7b110d0",
                      *       "problems": [],
                      *       "merkle_included": true,
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "tree_size": 8,
-                     *         "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
+                     *         "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "fcea8e3508d8ed85",
-                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n8\nnPOc/wxAzFvj5w7uEfXE+HEftz1LNkXChFkZOHJvmlM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4uxMypGe3DKg9zik54PPXCbmmwWrhFd+282x+Fg5YXiDHMWu5Q64YHd0KILJMyzmh/sULZMAbG3A1FwpFO6MRwE=\n"
+                     *         "key_id": "43059807f7b110d0",
+                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n8\nNPdFlLlQ/00h1GLkrBIAHGI2a/8PdcqP88QT+iVBctU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB7kcuSBKZl9ScH7ogFXY8HwxkwFy7GHK7BgLii6ltg1FdvNf0vmaCLTl8ixax9bMklj6Nx2wKHwgTb5+MbTCfAc=\n"
                      *       }
                      *     }
                      */
@@ -5074,24 +5118,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *       "seq": 5,
-                     *       "entry_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *       "leaf_hash": "e865dde81f6da0ea89ef00d97e84258b7d38e408900b5a77f6b334b0a6675614",
+                     *       "entry_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *       "leaf_hash": "04a3b4482d21934c3444e8ea97267f44f504d0d377b13ae2ca872ad2182916d9",
                      *       "leaf_index": 5,
                      *       "tree_size": 8,
-                     *       "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
+                     *       "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
                      *       "proof": [
-                     *         "8b85a60dd524adc191903d0c4b403fa3fb0e2fd22e7773e7ecdda4120d17b036",
-                     *         "e4d51413ac8c16cdc566cc94f522013de70b7164aab68b45fbd9869048d0ffde"
+                     *         "e7d4c791c733b15a7ebf1ff42226bcf1bc61f06bb2cf32227d5d40d9bf1cf814",
+                     *         "4fe05e0a0f63b318950b5b5d00f9ae185a0f8175deed8c9736c2d88f4d913328"
                      *       ],
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "tree_size": 8,
-                     *         "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
+                     *         "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "fcea8e3508d8ed85",
-                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n8\nnPOc/wxAzFvj5w7uEfXE+HEftz1LNkXChFkZOHJvmlM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4uxMypGe3DKg9zik54PPXCbmmwWrhFd+282x+Fg5YXiDHMWu5Q64YHd0KILJMyzmh/sULZMAbG3A1FwpFO6MRwE=\n"
+                     *         "key_id": "43059807f7b110d0",
+                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n8\nNPdFlLlQ/00h1GLkrBIAHGI2a/8PdcqP88QT+iVBctU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB7kcuSBKZl9ScH7ogFXY8HwxkwFy7GHK7BgLii6ltg1FdvNf0vmaCLTl8ixax9bMklj6Nx2wKHwgTb5+MbTCfAc=\n"
                      *       }
                      *     }
                      */
@@ -6069,15 +6113,15 @@ export interface operations {
                      *       "chain_status": "unverified",
                      *       "head": {
                      *         "seq": 9,
-                     *         "hash": "9192294a1685c6fe15de89aefaa982895e3873abf442dd55d724ce41dbf9c253"
+                     *         "hash": "87a5dba84d4b152269f983e5cbca97b98fe61a112b8d06e1cf829fc5995d7357"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "tree_size": 10,
-                     *         "root_hash": "f0cc926aff15aaef09681d4ba5f3f660ce436f20cedd9f3e3daa9dab1c66c968",
+                     *         "root_hash": "8804a2cb3a779dcc7ba665bf64ad295fd2b818f6c4231baa518e4ea054c81761",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "fcea8e3508d8ed85",
-                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n10\n8MySav8Vqu8JaB1LpfP2YM5DbyDO3Z8+PaqdqxxmyWg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4j0hyQbkBlMuC2dSNjwR/iiqrD6XtgEk7T40ttaAIdMyrtUh9tlbl+UTDU1e/9z1lqUjbvPyWTTNu6iqaNYE6Qw=\n"
+                     *         "key_id": "43059807f7b110d0",
+                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n10\niASiyzp3ncx7pmW/ZK0pX9K4GPbEIxuqUY5OoFTIF2E=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB1uzTMmgjuQmaagWL7h9mWEv1RYg9jvT8r+A3s4BuHR6btYlPPf6xwV23MKyTJW3J0tEVhhEkyu2012xilQ1ZQc=\n"
                      *       },
                      *       "last_verified_seq": null,
                      *       "last_verified_at": null,
@@ -6240,7 +6284,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
+                     *       "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
                      *       "status": "queued",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6467,7 +6511,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
+                     *       "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6476,8 +6520,8 @@ export interface operations {
                      *       "started_at": "2026-03-01T12:00:00.000Z",
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "report": {
-                     *         "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
-                     *         "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
+                     *         "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "status": "completed",
                      *         "options": {
                      *           "entry_signatures": false
@@ -6716,8 +6760,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6913,15 +6957,15 @@ export interface operations {
                      *       "items": [
                      *         {
                      *           "tree_size": 1,
-                     *           "root_hash": "a90c4e09e8038eaf9ecb57dd65b7dfe6c2e057650792d5b80ebca2be3d76c2a1",
+                     *           "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "fcea8e3508d8ed85"
+                     *           "key_id": "43059807f7b110d0"
                      *         },
                      *         {
                      *           "tree_size": 2,
-                     *           "root_hash": "ff27f6c12449fd02e0cf5b6b40468e78868328e348f0fbc66c47ef0fc18b986e",
+                     *           "root_hash": "b67ac5e7b8c1545e2b863ac9f7d662f32fa081c4be16ba1f3d017f9240e7130a",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "fcea8e3508d8ed85"
+                     *           "key_id": "43059807f7b110d0"
                      *         }
                      *       ],
                      *       "next_after": 2
@@ -7060,14 +7104,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *       "tree_size": 11,
-                     *       "root_hash": "082fa3facdb275dc520871980708f02d5de719e0b6de18ae5b4ffb5c440b452c",
+                     *       "root_hash": "28eaf406ee6ec7016e7e608eb7c0b1ed3db6a637355e3afe9dbb412046d67065",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "fcea8e3508d8ed85",
-                     *       "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n",
+                     *       "key_id": "43059807f7b110d0",
+                     *       "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n",
                      *       "cosignatures": [],
-                     *       "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n"
+                     *       "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n"
                      *     }
                      */
                     "application/json": {
@@ -7097,14 +7141,14 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *       "tree_size": 11,
-                     *       "root_hash": "082fa3facdb275dc520871980708f02d5de719e0b6de18ae5b4ffb5c440b452c",
+                     *       "root_hash": "28eaf406ee6ec7016e7e608eb7c0b1ed3db6a637355e3afe9dbb412046d67065",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "fcea8e3508d8ed85",
-                     *       "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n",
+                     *       "key_id": "43059807f7b110d0",
+                     *       "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n",
                      *       "cosignatures": [],
-                     *       "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n"
+                     *       "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n"
                      *     }
                      */
                     "text/plain": {
@@ -7390,27 +7434,27 @@ export interface operations {
                      * @example {
                      *       "first": 3,
                      *       "second": 6,
-                     *       "first_root": "5f16df817b26cb4cc9b691d6e41ad48eb20eb9d0dd735993e1dd4ef13613d4de",
-                     *       "second_root": "43a2814d9c961f88b2ddedb3e4f008bf0bdad77c4e89f6cf20d78305b87cd24a",
+                     *       "first_root": "b2cfe080f7cf30e0e85009865213fed8bdf74454ed035885ad331e08a72a607f",
+                     *       "second_root": "fa66ec4de0a1ca2cb221d8b1c0c504fa3cb38dae0a9388f4272f0175fbebffc2",
                      *       "proof": [
-                     *         "0548033da40c82ba2db0dc744d56baec774ac9903ac868c7d64a9ad795e376ac",
-                     *         "d50cb87b0a28d0e45cb9fda3b7e50e348cca53e013ad0a30b6db08f0b1b98c8a"
+                     *         "833543535b8ebeba0725fb9aefa85470cc8c898b4cc3b890c81111c9589e7d57",
+                     *         "ce11cf9466e6f103bf076d607d425bc7b17879ffd58373ad2bc3a6439f667243"
                      *       ],
                      *       "first_checkpoint": {
-                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "tree_size": 3,
-                     *         "root_hash": "5f16df817b26cb4cc9b691d6e41ad48eb20eb9d0dd735993e1dd4ef13613d4de",
+                     *         "root_hash": "b2cfe080f7cf30e0e85009865213fed8bdf74454ed035885ad331e08a72a607f",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "fcea8e3508d8ed85",
-                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n3\nXxbfgXsmy0zJtpHW5BrUjrIOudDdc1mT4d1O8TYT1N4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4oWkmDy+V/v7UJBEGKimGSypvtobgSEpFyHpKo+P0/3VBX2dbqlXg/y/2WX08knVj+rvEklwWi1RRLwFeS1GRQk=\n"
+                     *         "key_id": "43059807f7b110d0",
+                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n3\nss/ggPfPMODoUAmGUhP+2L33RFTtA1iFrTMeCKcqYH8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB3h8HH93cyUz20IfeGbN2SZvHicUb9/kt2pb42Z+VChH3V6VDRByGdgZaFGsKuLcLkKBczgcG1jkcPC6ZrHfhQg=\n"
                      *       },
                      *       "second_checkpoint": {
-                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "tree_size": 6,
-                     *         "root_hash": "43a2814d9c961f88b2ddedb3e4f008bf0bdad77c4e89f6cf20d78305b87cd24a",
+                     *         "root_hash": "fa66ec4de0a1ca2cb221d8b1c0c504fa3cb38dae0a9388f4272f0175fbebffc2",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "fcea8e3508d8ed85",
-                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n6\nQ6KBTZyWH4iy3e2z5PAIvwva13xOifbPINeDBbh80ko=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lDpEJTO9NUZfRurd5522iLaXAevioJJIWJ/FV7qj+ZKrPpxbNnk+SpqDnGuHRbQ9cT7tLsiT00IZGJsv17zawU=\n"
+                     *         "key_id": "43059807f7b110d0",
+                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n6\n+mbsTeChyiyyIdixwMUE+jyzja4Kk4j0Jy8Bdfvr/8I=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB52SUSqg7ok9NfR+6kEhc+Eaq5hMSqDumc3ml3J2uEM+2sEorm12tgK6iywdLTGmygvgIStDbIwEMLhxihSenAk=\n"
                      *       }
                      *     }
                      */
@@ -7595,14 +7639,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "key_id": "fcea8e3508d8ed85",
+                     *           "key_id": "43059807f7b110d0",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAG6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAuI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null,
                      *           "active": true,
-                     *           "note_verifier_key": "audit-ledger.local+b3e19ae2+ARuqjVOiPxvX2C3r/KAwag3HjDtQp+m6bVTh9avBEUfl"
+                     *           "note_verifier_key": "audit-ledger.local+93f41507+AbiP5a4IrterPj7aSgle/YMknuJCGJYxqby4uWjdRA8L"
                      *         }
                      *       ],
                      *       "transitions": []
@@ -7698,14 +7742,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "old_key_id": "fcea8e3508d8ed85",
-                     *       "old_public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
-                     *       "new_key_id": "23140e5ced3c2a0c",
-                     *       "new_public_key": "7t64WfsfsDoVosI3P8gSSsBk7F5O3jiWKNpvKGuZ75A=",
+                     *       "old_key_id": "43059807f7b110d0",
+                     *       "old_public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *       "new_key_id": "2716c964ee177ec8",
+                     *       "new_public_key": "QLszVcwUeCXjikzexDpwUjYM0vJTJlWJL5/ikcOZ6fc=",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "statement": "audit-ledger/v1/key-transition\nold fcea8e3508d8ed85 G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\nnew 23140e5ced3c2a0c 7t64WfsfsDoVosI3P8gSSsBk7F5O3jiWKNpvKGuZ75A=\ntime 2026-03-01T12:00:00.000Z\n",
-                     *       "old_signature": "GPoOUoN7XaDldu/tCtbjhFB3tmMXNYicfWr7n8t9s/9tnvUOXAjlWqr9ktTjDn4C+/Pjl5EGuOpDOI61UVPmBw==",
-                     *       "new_signature": "t9YXejJuLwqEqNgJjQDZYAgwjG79r8BfBKZY32CiiO4vPC5DwH11OforNlatNWHY/ZIf8GypHo3MQ6vvdUJlCg=="
+                     *       "statement": "audit-ledger/v1/key-transition\nold 43059807f7b110d0 uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\nnew 2716c964ee177ec8 QLszVcwUeCXjikzexDpwUjYM0vJTJlWJL5/ikcOZ6fc=\ntime 2026-03-01T12:00:00.000Z\n",
+                     *       "old_signature": "K1dtZFSGaTDh5PFKb3ato3cnNWe4Z05aiRnYoBF7cX6M5YebihXoliGs8YZsAfoC6OiMBbpJeL/Q/t2b0sMYCw==",
+                     *       "new_signature": "qQ1I3FDpoFMgZaA23WJnck8WL8iJlTyiOWTK2CZIPawuNdXM3bhekrzl0oHsru4BXszVmFdBcWyKxz8OQ1x2Bg=="
                      *     }
                      */
                     "application/json": {
@@ -7855,17 +7899,17 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":5,"log_id":"019ca945-0a00-702e-9dc8-f8a6999b81cc","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674","hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","signature":"KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5","content_salt":"OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=","erased_at":null,"erasure_id":null,"content_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e"}
-                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":6,"log_id":"019ca945-0a00-702f-b53c-b122142820e8","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"7ce96845-401a-49f7-a8dc-b7994457705c","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-7ce96845-401a-49f7-a8dc-b7994457705c","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","signature":"ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c","content_salt":"f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=","erased_at":null,"erasure_id":null,"content_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0"}
-                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":7,"log_id":"019ca945-0a00-7030-b0a1-9c8ceeeeb9e9","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a","signature":"cFraqY1rk6QBC0dqzyYNtlxKzvWF8oUSu8K3+5Uk4l5rp7E3dz/02FTziHGyWvIBwAOa61NYxgHLUTDQpraWCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"42c023302e619f1c28f97c1231a8b7c0f2cce9eb74b6cac17789d9c6d77b1654","content_salt":"vfgAxvnHWca9AO6RKNbp9DR/am5lxUZ4Q12abWphZjc=","erased_at":null,"erasure_id":null,"content_hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a"}
-                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":11,"log_id":"019ca945-0a00-7036-ace2-4b8351de8260","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8f3c42636f2ecf098cf06a40428fd70784d595c44e035bbb6cb37cc87f7ab112","hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc","signature":"Vaubk8fPy2QtHDwbLoRZOG/5GPSQdDOgF+1X41t8bB5nYidjctuVhNU4o9ouZ/nExoHYTAJEOvwK8ScLfJO8CA==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"78ffc9a3b0adb4b9ff38f2157a58c3f7f32fae8c6df64a0c745105f70e58bab9","content_salt":"kUT41JfTOqQ7pWun87JNdw/PvH2bu9SYj16TLNgGAZ0=","erased_at":null,"erasure_id":null,"content_hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc"}
+                     * @example {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":5,"log_id":"019ca945-0a00-706d-8005-e27f744cdfb0","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf","hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","signature":"mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb","content_salt":"H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=","erased_at":null,"erasure_id":null,"content_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93"}
+                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":6,"log_id":"019ca945-0a00-706e-aea6-4aeb1264ae8c","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"e4c4d980-4a4b-4085-92b6-1e49fbe59d26","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","signature":"fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7","content_salt":"N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=","erased_at":null,"erasure_id":null,"content_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2"}
+                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":7,"log_id":"019ca945-0a00-706f-a1ed-6ba166abbea8","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec","signature":"f5bOJ+XaX6aa7uHMWiQwMo7/pLv6IqizVDsOvE3x9cP2HRnqYfQTgV8y/Uukpq5BMMg3nxJnFeLwaxx7bumqBw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"7b5940788a3502e53e6dac6aa34de099c5195bdb526c2aca2cae9a81691337a9","content_salt":"sh0ddA9kKKkF1M73lkgqsLiUepk0A/qrgF3balL/2MM=","erased_at":null,"erasure_id":null,"content_hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec"}
+                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":11,"log_id":"019ca945-0a00-7075-a969-23cf152ffa6d","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"6a5679e45f28792eee1c8f3b775c9f93d2b2cd34fc640d20c2b7b215797b185e","hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab","signature":"MPSael2nJ7d/aopjbHU5SWaLs8NzEfg+yS1a0TKFSlxsR/Av97QoedyvLcnxh6yFUBc1PR+tiDQjsh/kwK42Aw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"c16503d358e2a5225d9c56d6e017231d07a2598f2b48c908d6d30f95dcde486b","content_salt":"EyA5RbZOFUiWJ2fp8xTQGattF1dUq6Bz+5k4+p7dKP0=","erased_at":null,"erasure_id":null,"content_hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab"}
                      */
                     "application/x-ndjson": string;
                     /**
-                     * @example {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":5,"log_id":"019ca945-0a00-702e-9dc8-f8a6999b81cc","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674","hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","signature":"KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5","content_salt":"OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=","erased_at":null,"erasure_id":null,"content_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e"}
-                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":6,"log_id":"019ca945-0a00-702f-b53c-b122142820e8","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"7ce96845-401a-49f7-a8dc-b7994457705c","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-7ce96845-401a-49f7-a8dc-b7994457705c","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e","hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","signature":"ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c","content_salt":"f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=","erased_at":null,"erasure_id":null,"content_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0"}
-                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":7,"log_id":"019ca945-0a00-7030-b0a1-9c8ceeeeb9e9","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0","hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a","signature":"cFraqY1rk6QBC0dqzyYNtlxKzvWF8oUSu8K3+5Uk4l5rp7E3dz/02FTziHGyWvIBwAOa61NYxgHLUTDQpraWCw==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"42c023302e619f1c28f97c1231a8b7c0f2cce9eb74b6cac17789d9c6d77b1654","content_salt":"vfgAxvnHWca9AO6RKNbp9DR/am5lxUZ4Q12abWphZjc=","erased_at":null,"erasure_id":null,"content_hash":"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a"}
-                     *     {"company_id":"d9221d33-2651-4f73-9fae-0066a7d52559","seq":11,"log_id":"019ca945-0a00-7036-ace2-4b8351de8260","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"6e67cbc7-44c7-4aa5-accd-bac31e499ea7","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"8f3c42636f2ecf098cf06a40428fd70784d595c44e035bbb6cb37cc87f7ab112","hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc","signature":"Vaubk8fPy2QtHDwbLoRZOG/5GPSQdDOgF+1X41t8bB5nYidjctuVhNU4o9ouZ/nExoHYTAJEOvwK8ScLfJO8CA==","key_id":"fcea8e3508d8ed85","idempotency_conflict_of":null,"content_commitment":"78ffc9a3b0adb4b9ff38f2157a58c3f7f32fae8c6df64a0c745105f70e58bab9","content_salt":"kUT41JfTOqQ7pWun87JNdw/PvH2bu9SYj16TLNgGAZ0=","erased_at":null,"erasure_id":null,"content_hash":"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc"}
+                     * @example {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":5,"log_id":"019ca945-0a00-706d-8005-e27f744cdfb0","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf","hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","signature":"mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb","content_salt":"H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=","erased_at":null,"erasure_id":null,"content_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93"}
+                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":6,"log_id":"019ca945-0a00-706e-aea6-4aeb1264ae8c","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"e4c4d980-4a4b-4085-92b6-1e49fbe59d26","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","signature":"fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7","content_salt":"N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=","erased_at":null,"erasure_id":null,"content_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2"}
+                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":7,"log_id":"019ca945-0a00-706f-a1ed-6ba166abbea8","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec","signature":"f5bOJ+XaX6aa7uHMWiQwMo7/pLv6IqizVDsOvE3x9cP2HRnqYfQTgV8y/Uukpq5BMMg3nxJnFeLwaxx7bumqBw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"7b5940788a3502e53e6dac6aa34de099c5195bdb526c2aca2cae9a81691337a9","content_salt":"sh0ddA9kKKkF1M73lkgqsLiUepk0A/qrgF3balL/2MM=","erased_at":null,"erasure_id":null,"content_hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec"}
+                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":11,"log_id":"019ca945-0a00-7075-a969-23cf152ffa6d","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"6a5679e45f28792eee1c8f3b775c9f93d2b2cd34fc640d20c2b7b215797b185e","hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab","signature":"MPSael2nJ7d/aopjbHU5SWaLs8NzEfg+yS1a0TKFSlxsR/Av97QoedyvLcnxh6yFUBc1PR+tiDQjsh/kwK42Aw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"c16503d358e2a5225d9c56d6e017231d07a2598f2b48c908d6d30f95dcde486b","content_salt":"EyA5RbZOFUiWJ2fp8xTQGattF1dUq6Bz+5k4+p7dKP0=","erased_at":null,"erasure_id":null,"content_hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab"}
                      */
                     "text/csv": string;
                 };
@@ -8070,28 +8114,28 @@ export interface operations {
                     /**
                      * @example {
                      *       "format": "audit-ledger/evidence-bundle/v1",
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *       "generated_at": "2026-03-01T12:00:00.000Z",
                      *       "selection": {
-                     *         "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7"
+                     *         "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *         "tree_size": 13,
-                     *         "root_hash": "c70073da9a96cb704c9b5e7fcacdbe058303ca894404e778e6104cdedb06ea6b",
+                     *         "root_hash": "279a5b5735d25323980288e87043a3ba43d66f05f9f060450a6c3897158814a2",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "fcea8e3508d8ed85",
-                     *         "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n13\nxwBz2pqWy3BMm15/ys2+BYMDyolEBOd45hBM3tsG6ms=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4hUno/9Th2pNMKw5G5a/f56pOhb+cXKQnQQMk3SVSQzXThN/5LRjPfQlGiBenHWTOgru24eD0wHGLzfIo4/GLAQ=\n",
+                     *         "key_id": "43059807f7b110d0",
+                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n13\nJ5pbVzXSUyOYAojocEOjukPWbwX58GBFCmw4lxWIFKI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB9GWTfCAa+CL0A0oxCEHnpyWtNYk/WUMCiV/Lvtuql5242jvG6MeDawasOID/xgTT4JE+XocS/N9wMVJMmqulA8=\n",
                      *         "cosignatures": [],
-                     *         "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n13\nxwBz2pqWy3BMm15/ys2+BYMDyolEBOd45hBM3tsG6ms=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4hUno/9Th2pNMKw5G5a/f56pOhb+cXKQnQQMk3SVSQzXThN/5LRjPfQlGiBenHWTOgru24eD0wHGLzfIo4/GLAQ=\n"
+                     *         "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n13\nJ5pbVzXSUyOYAojocEOjukPWbwX58GBFCmw4lxWIFKI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB9GWTfCAa+CL0A0oxCEHnpyWtNYk/WUMCiV/Lvtuql5242jvG6MeDawasOID/xgTT4JE+XocS/N9wMVJMmqulA8=\n"
                      *       },
                      *       "public_keys": [
                      *         {
-                     *           "key_id": "fcea8e3508d8ed85",
+                     *           "key_id": "43059807f7b110d0",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
-                     *           "note_verifier_key": "audit-ledger.local+b3e19ae2+ARuqjVOiPxvX2C3r/KAwag3HjDtQp+m6bVTh9avBEUfl",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAG6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *           "note_verifier_key": "audit-ledger.local+93f41507+AbiP5a4IrterPj7aSgle/YMknuJCGJYxqby4uWjdRA8L",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAuI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null
                      *         }
@@ -8101,14 +8145,14 @@ export interface operations {
                      *       "entries": [
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *             "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *             "seq": 5,
                      *             "event_type": "context.retrieved",
-                     *             "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *             "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
-                     *             "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
-                     *             "key_id": "fcea8e3508d8ed85",
-                     *             "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *             "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *             "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
+                     *             "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
+                     *             "key_id": "43059807f7b110d0",
+                     *             "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *             "format_version": 2,
                      *             "data": {
                      *               "as_of": "2026-03-01T09:20:01.000Z",
@@ -8117,7 +8161,7 @@ export interface operations {
                      *               "source_type": "market_feed"
                      *             },
                      *             "source": "trading-runtime",
-                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:20:31.000Z",
                      *             "span_id": null,
@@ -8134,8 +8178,8 @@ export interface operations {
                      *             },
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "idempotency_conflict_of": null,
-                     *             "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
-                     *             "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
+                     *             "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
+                     *             "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
                      *             "erased_at": null,
                      *             "erasure_id": null
                      *           },
@@ -8143,25 +8187,25 @@ export interface operations {
                      *             "leaf_index": 5,
                      *             "tree_size": 13,
                      *             "proof": [
-                     *               "8b85a60dd524adc191903d0c4b403fa3fb0e2fd22e7773e7ecdda4120d17b036",
-                     *               "e4d51413ac8c16cdc566cc94f522013de70b7164aab68b45fbd9869048d0ffde"
+                     *               "e7d4c791c733b15a7ebf1ff42226bcf1bc61f06bb2cf32227d5d40d9bf1cf814",
+                     *               "4fe05e0a0f63b318950b5b5d00f9ae185a0f8175deed8c9736c2d88f4d913328"
                      *             ]
                      *           }
                      *         },
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *             "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
                      *             "seq": 6,
                      *             "event_type": "decision.made",
-                     *             "hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
-                     *             "prev_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-                     *             "signature": "ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==",
-                     *             "key_id": "fcea8e3508d8ed85",
-                     *             "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *             "hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
+                     *             "prev_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *             "signature": "fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==",
+                     *             "key_id": "43059807f7b110d0",
+                     *             "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *             "format_version": 2,
                      *             "data": {
                      *               "decision": "buy",
-                     *               "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *               "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
                      *               "inputs": [
                      *                 "read-1"
                      *               ],
@@ -8169,7 +8213,7 @@ export interface operations {
                      *               "symbol": "ACME"
                      *             },
                      *             "source": null,
-                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:21:15.000Z",
                      *             "span_id": null,
@@ -8179,13 +8223,13 @@ export interface operations {
                      *             "agent_id": "equities-trader",
                      *             "workflow_id": null,
                      *             "causality_type": null,
-                     *             "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *             "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
                      *             "schema_version": null,
                      *             "extra": null,
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "idempotency_conflict_of": null,
-                     *             "content_commitment": "69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c",
-                     *             "content_salt": "f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=",
+                     *             "content_commitment": "36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7",
+                     *             "content_salt": "N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=",
                      *             "erased_at": null,
                      *             "erasure_id": null
                      *           },
@@ -8193,8 +8237,8 @@ export interface operations {
                      *             "leaf_index": 6,
                      *             "tree_size": 13,
                      *             "proof": [
-                     *               "25416a106ef07ca3ecd5e8c1de72d51898ceae4cb549505b9dbd9e60cd426c82",
-                     *               "923e47255ffa9dbae4b6c55c5b30cea003eb72b66b34ef5f3c160eb0afc094ff"
+                     *               "716817f6a2f8002c35e0b91639a408663b1e95d9b0021d369d76f9787d53df0e",
+                     *               "0a37a5c62fb54f68e161a0bee8a233df5eb1cfb9f8c78df19dd905936c0b0ff5"
                      *             ]
                      *           }
                      *         }
@@ -8506,9 +8550,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *           "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *           "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *           "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *           "token_id": null,
                      *           "metadata": {
                      *             "ticket": "INC-2291"
@@ -8661,7 +8705,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                 *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                  *       "metadata": {
                  *         "ticket": "INC-2291"
                  *       }
@@ -8691,9 +8735,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -8884,7 +8928,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *           "first_at": "2026-03-01T12:00:00.000Z",
                      *           "last_at": "2026-03-01T12:00:00.000Z",
                      *           "event_count": 4,
@@ -9046,9 +9090,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -9237,11 +9281,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -9258,7 +9302,7 @@ export interface operations {
                      *           "integrity": "valid"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *           "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
                      *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -9267,7 +9311,7 @@ export interface operations {
                      *           "source": null,
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+                     *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -9471,11 +9515,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "id": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -9499,14 +9543,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "source": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-702f-b53c-b122142820e8",
-                     *           "target": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "source": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *           "target": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -9555,11 +9599,11 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "id": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -9583,14 +9627,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "source": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-702f-b53c-b122142820e8",
-                     *           "target": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "source": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *           "target": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -9893,8 +9937,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "overall_staleness_rating": "stale",
                      *       "findings": [
                      *         {
@@ -9903,8 +9947,8 @@ export interface operations {
                      *           "staleness": "stale",
                      *           "age_seconds": 74,
                      *           "max_age_seconds": 30,
-                     *           "used_by_log_id": "019ca945-0a00-702f-b53c-b122142820e8",
-                     *           "context_log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "used_by_log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *           "context_log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "via_log_ids": [],
                      *           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
                      *         }
@@ -10100,26 +10144,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "detected": true,
                      *       "root_cause_type": "STALE_CONTEXT",
-                     *       "description": "Decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *       "description": "Decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *       "confidence": 0.75,
                      *       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
                      *       "evidence": [
-                     *         "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-                     *         "019ca945-0a00-702f-b53c-b122142820e8"
+                     *         "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *         "019ca945-0a00-706e-aea6-4aeb1264ae8c"
                      *       ],
                      *       "evidence_path": [
                      *         {
-                     *           "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+                     *           "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
                      *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "role": "cause"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+                     *           "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
                      *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "role": "outcome"
@@ -10128,8 +10172,8 @@ export interface operations {
                      *       "outcome": {
                      *         "kind": "acted_on_stale_context",
                      *         "bad": true,
-                     *         "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
-                     *         "description": "decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
+                     *         "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *         "description": "decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
                      *       },
                      *       "candidates": [],
                      *       "findings": []
@@ -10338,7 +10382,7 @@ export interface operations {
                  * @example {
                  *       "reviewer": "maria.gonzalez@acme.example",
                  *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                 *       "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c"
+                 *       "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26"
                  *     }
                  */
                 "application/json": {
@@ -10368,16 +10412,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
-                     *       "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
+                     *       "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                     *       "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
                      *       "reviewer": "maria.gonzalez@acme.example",
                      *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *       "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
-                     *       "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *       "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "submitted_by": {
                      *         "kind": "user",
-                     *         "id": "320a83ff-8fe4-41e3-804f-048371e44955"
+                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca"
                      *       }
                      *     }
                      */
@@ -10566,16 +10610,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
-                     *           "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
+                     *           "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                     *           "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
                      *           "reviewer": "maria.gonzalez@acme.example",
                      *           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *           "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
-                     *           "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *           "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "submitted_by": {
                      *             "kind": "user",
-                     *             "id": "320a83ff-8fe4-41e3-804f-048371e44955"
+                     *             "id": "9b5460ff-2034-4038-9541-af3a144890ca"
                      *           }
                      *         }
                      *       ],
@@ -10734,7 +10778,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.37
+                     *           "latency_ms": 0.3
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -11036,7 +11080,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
                      *       "from": "2026-01-31",
                      *       "to": "2026-03-01",
                      *       "totals": {
@@ -11062,9 +11106,9 @@ export interface operations {
                      *           "rate_limited_requests": 0
                      *         },
                      *         {
-                     *           "key_id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
+                     *           "key_id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk__uKmyzEw",
+                     *           "key_prefix": "alk_qbc4YdTn",
                      *           "api_requests": 23,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
@@ -11075,8 +11119,8 @@ export interface operations {
                      *         "data_bytes": 1352
                      *       },
                      *       "rate_limit": {
-                     *         "key_id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
-                     *         "key_prefix": "alk__uKmyzEw",
+                     *         "key_id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
+                     *         "key_prefix": "alk_qbc4YdTn",
                      *         "rate_limit_per_minute": 6000
                      *       }
                      *     }
@@ -11248,41 +11292,41 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-703d-89d2-0a647412f0b7",
+                     *           "id": "019ca945-0a00-707c-b437-1c2ec701c416",
                      *           "type": "hitl.rejected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
-                     *             "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
+                     *             "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                     *             "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
                      *             "reviewer": "maria.gonzalez@acme.example",
                      *             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *             "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
-                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "submitted_by": {
                      *               "kind": "user",
-                     *               "id": "320a83ff-8fe4-41e3-804f-048371e44955"
+                     *               "id": "9b5460ff-2034-4038-9541-af3a144890ca"
                      *             }
                      *           }
                      *         },
                      *         {
-                     *           "id": "019ca945-0a00-703a-9b45-fc68ff45ce08",
+                     *           "id": "019ca945-0a00-7079-b454-d12fa35a3733",
                      *           "type": "forensics.anomaly_detected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-                     *             "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+                     *             "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
                      *             "root_cause_type": "STALE_CONTEXT",
                      *             "confidence": 0.75,
-                     *             "description": "Decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *             "description": "Decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *             "evidence": [
-                     *               "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-                     *               "019ca945-0a00-702f-b53c-b122142820e8"
+                     *               "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *               "019ca945-0a00-706e-aea6-4aeb1264ae8c"
                      *             ]
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAzYS05YjQ1LWZjNjhmZjQ1Y2UwOCJ9"
+                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA3OS1iNDU0LWQxMmZhMzVhMzczMyJ9"
                      *     }
                      */
                     "application/json": {
@@ -11423,7 +11467,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-703e-986c-f97137996777",
+                     *           "id": "019ca945-0a00-707d-968d-83ff66c50d22",
                      *           "url": "https://hooks.acme.example/audit-ledger",
                      *           "description": "SOC on-call",
                      *           "event_types": [
@@ -11595,7 +11639,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-703e-986c-f97137996777",
+                     *       "id": "019ca945-0a00-707d-968d-83ff66c50d22",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -11606,7 +11650,7 @@ export interface operations {
                      *       "disabled_reason": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
-                     *       "secret": "whsec_wTQ71P6rPnY1neSt6r97cbybxGyA6ua0LIHbcGKHpyg="
+                     *       "secret": "whsec_6nHnHUmOvbfMCceHs21Ffr9QhQFZz8sfwo4vtJ2GQd8="
                      *     }
                      */
                     "application/json": {
@@ -11783,7 +11827,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-703e-986c-f97137996777",
+                     *       "id": "019ca945-0a00-707d-968d-83ff66c50d22",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -12208,7 +12252,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-703e-986c-f97137996777",
+                     *       "id": "019ca945-0a00-707d-968d-83ff66c50d22",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -12622,8 +12666,8 @@ export interface operations {
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_by": {
                      *         "kind": "user",
-                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com"
+                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com"
                      *       },
                      *       "last_run_at": null,
                      *       "erased_total": 0,
@@ -12797,8 +12841,8 @@ export interface operations {
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_by": {
                      *         "kind": "user",
-                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com"
+                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com"
                      *       },
                      *       "last_run_at": null,
                      *       "erased_total": 0,
@@ -13026,8 +13070,8 @@ export interface operations {
                      *         "updated_at": "2026-03-01T12:00:00.000Z",
                      *         "updated_by": {
                      *           "kind": "user",
-                     *           "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *           "email": "user-cc90f691@example.com"
+                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *           "email": "user-574c8b58@example.com"
                      *         },
                      *         "last_run_at": "2026-03-01T12:00:00.000Z",
                      *         "erased_total": 0,
@@ -13215,7 +13259,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "52a67286-ba89-4ce6-9886-175d01686221",
+                     *           "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
                      *           "scope": {
                      *             "agent_id": "trading-agent-2"
                      *           },
@@ -13225,8 +13269,8 @@ export interface operations {
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "created_by": {
                      *             "kind": "user",
-                     *             "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *             "email": "user-cc90f691@example.com"
+                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *             "email": "user-574c8b58@example.com"
                      *           },
                      *           "released_at": null,
                      *           "released_by": null,
@@ -13464,7 +13508,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "52a67286-ba89-4ce6-9886-175d01686221",
+                     *       "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
                      *       "scope": {
                      *         "agent_id": "trading-agent-2"
                      *       },
@@ -13474,8 +13518,8 @@ export interface operations {
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "created_by": {
                      *         "kind": "user",
-                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com"
+                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com"
                      *       },
                      *       "released_at": null,
                      *       "released_by": null,
@@ -13743,7 +13787,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "52a67286-ba89-4ce6-9886-175d01686221",
+                     *       "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
                      *       "scope": {
                      *         "agent_id": "trading-agent-2"
                      *       },
@@ -13753,14 +13797,14 @@ export interface operations {
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "created_by": {
                      *         "kind": "user",
-                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com"
+                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com"
                      *       },
                      *       "released_at": "2026-03-01T12:00:00.000Z",
                      *       "released_by": {
                      *         "kind": "user",
-                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com"
+                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com"
                      *       },
                      *       "release_reason": "Inquiry closed without findings"
                      *     }
@@ -14079,22 +14123,22 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "6c1ec0e8-1bbc-4c6a-abb9-507f6373a1ad",
+                     *           "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
                      *           "kind": "request",
                      *           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *           "requested_by": {
                      *             "kind": "user",
-                     *             "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *             "email": "user-cc90f691@example.com"
+                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *             "email": "user-574c8b58@example.com"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "erased_count": 1,
                      *           "already_erased": 0,
                      *           "log_ids": [
-                     *             "019ca945-0a00-7046-a1b6-ecc8d089cfb9"
+                     *             "019ca945-0a00-7085-9fc3-d5c19d93523b"
                      *           ],
                      *           "record_log_ids": [
-                     *             "019ca945-0a00-7047-a47d-da6b0cb30531"
+                     *             "019ca945-0a00-7086-976e-82bcbe833a26"
                      *           ],
                      *           "status": "applied"
                      *         }
@@ -14268,22 +14312,22 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "6c1ec0e8-1bbc-4c6a-abb9-507f6373a1ad",
+                     *       "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
                      *       "kind": "request",
                      *       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *       "requested_by": {
                      *         "kind": "user",
-                     *         "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-                     *         "email": "user-cc90f691@example.com"
+                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "erased_count": 1,
                      *       "already_erased": 0,
                      *       "log_ids": [
-                     *         "019ca945-0a00-7046-a1b6-ecc8d089cfb9"
+                     *         "019ca945-0a00-7085-9fc3-d5c19d93523b"
                      *       ],
                      *       "record_log_ids": [
-                     *         "019ca945-0a00-7047-a47d-da6b0cb30531"
+                     *         "019ca945-0a00-7086-976e-82bcbe833a26"
                      *       ],
                      *       "status": "applied"
                      *     }
@@ -14524,6 +14568,1140 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    listReports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+                     *           "status": "completed",
+                     *           "from": "2026-03-01T00:00:00.000Z",
+                     *           "to": "2026-03-02T00:00:00.000Z",
+                     *           "created_at": "2026-03-01T12:00:00.000Z",
+                     *           "created_by": {
+                     *             "kind": "user",
+                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *             "email": "user-574c8b58@example.com"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            id: string;
+                            /**
+                             * @description Reports are made while the request waits
+                             * @enum {string}
+                             */
+                            status: "completed";
+                            /** Format: date-time */
+                            from: string;
+                            /** Format: date-time */
+                            to: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Who asked for it */
+                            created_by: {
+                                kind: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            /** @description SHA-256 of the canonical report, which the signature covers */
+                            digest?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    createReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "2026-03-01T00:00:00Z",
+                 *       "to": "2026-03-02T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: date-time */
+                    from: string;
+                    /** Format: date-time */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+                     *       "status": "completed",
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-02T00:00:00.000Z",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "created_by": {
+                     *         "kind": "user",
+                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *         "email": "user-574c8b58@example.com"
+                     *       },
+                     *       "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        id: string;
+                        /**
+                         * @description Reports are made while the request waits
+                         * @enum {string}
+                         */
+                        status: "completed";
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Who asked for it */
+                        created_by: {
+                            kind: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @description SHA-256 of the canonical report, which the signature covers */
+                        digest?: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+        };
+    };
+    getReport: {
+        parameters: {
+            query: {
+                format: "json" | "pdf";
+            };
+            header?: never;
+            path: {
+                /** @description UUID */
+                report_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed report: verify offline with audit-ledger-verify report.json --public-key keys.json */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "format": "audit-ledger/compliance-report/v1",
+                     *       "report": {
+                     *         "report_id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+                     *         "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "company_name": "Acme Capital",
+                     *         "period": {
+                     *           "from": "2026-03-01T00:00:00.000Z",
+                     *           "to": "2026-03-02T00:00:00.000Z"
+                     *         },
+                     *         "generated_at": "2026-03-01T12:00:00.000Z",
+                     *         "generated_by": {
+                     *           "kind": "user",
+                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *           "email": "user-574c8b58@example.com"
+                     *         },
+                     *         "summary": {
+                     *           "entries": 24,
+                     *           "first_seq": 0,
+                     *           "last_seq": 23,
+                     *           "event_types": 24,
+                     *           "agents": 1
+                     *         },
+                     *         "entries_by_type": [
+                     *           {
+                     *             "event_type": "action.executed",
+                     *             "count": 1
+                     *           },
+                     *           {
+                     *             "event_type": "agent.completed",
+                     *             "count": 1
+                     *           }
+                     *         ],
+                     *         "entries_by_agent": [
+                     *           {
+                     *             "agent_id": null,
+                     *             "count": 21
+                     *           },
+                     *           {
+                     *             "agent_id": "equities-trader",
+                     *             "count": 3
+                     *           }
+                     *         ],
+                     *         "events_per_day": [
+                     *           {
+                     *             "day": "2026-03-01",
+                     *             "count": 24
+                     *           }
+                     *         ],
+                     *         "ingestion_gaps": {
+                     *           "days_without_events": []
+                     *         },
+                     *         "integrity": {
+                     *           "status": "valid",
+                     *           "range": {
+                     *             "from_seq": 0,
+                     *             "to_seq": 23
+                     *           },
+                     *           "entries_checked": 24,
+                     *           "signatures_checked": 24,
+                     *           "entries_erased": 1,
+                     *           "problems": [],
+                     *           "chain_status_now": "valid",
+                     *           "coverage_percent_now": 45.83
+                     *         },
+                     *         "checkpoints": {
+                     *           "signed_in_period": 23,
+                     *           "first": {
+                     *             "tree_size": 1,
+                     *             "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
+                     *             "timestamp": "2026-03-01T12:00:00.000Z"
+                     *           },
+                     *           "last": {
+                     *             "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *             "tree_size": 24,
+                     *             "root_hash": "3f4231aa10b9143117189954662cfeca8660890d87631a1f34e6f54dca220fc5",
+                     *             "timestamp": "2026-03-01T12:00:00.000Z",
+                     *             "key_id": "43059807f7b110d0",
+                     *             "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n",
+                     *             "cosignatures": [],
+                     *             "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n"
+                     *           },
+                     *           "covers_period": true
+                     *         },
+                     *         "keys": [
+                     *           {
+                     *             "key_id": "43059807f7b110d0",
+                     *             "algorithm": "Ed25519",
+                     *             "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *             "active_from": "2026-03-01T12:00:00.000Z",
+                     *             "active_to": null
+                     *           }
+                     *         ],
+                     *         "key_transitions": [],
+                     *         "retention": {
+                     *           "content_days": 365,
+                     *           "by_event_type": {
+                     *             "llm.call": 90
+                     *           },
+                     *           "updated_at": "2026-03-01T12:00:00.000Z",
+                     *           "updated_by": {
+                     *             "kind": "user",
+                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *             "email": "user-574c8b58@example.com"
+                     *           },
+                     *           "last_run_at": "2026-03-01T12:00:00.000Z",
+                     *           "erased_total": 0,
+                     *           "pending_erasures": 0
+                     *         },
+                     *         "legal_holds": [
+                     *           {
+                     *             "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+                     *             "scope": {
+                     *               "agent_id": "trading-agent-2"
+                     *             },
+                     *             "reason": "Regulator inquiry into the 1 March ACME order",
+                     *             "case_reference": "FCA-2026-0412",
+                     *             "status": "released",
+                     *             "created_at": "2026-03-01T12:00:00.000Z",
+                     *             "created_by": {
+                     *               "kind": "user",
+                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *               "email": "user-574c8b58@example.com"
+                     *             },
+                     *             "released_at": "2026-03-01T12:00:00.000Z",
+                     *             "released_by": {
+                     *               "kind": "user",
+                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *               "email": "user-574c8b58@example.com"
+                     *             },
+                     *             "release_reason": "Inquiry closed without findings"
+                     *           }
+                     *         ],
+                     *         "erasures": [
+                     *           {
+                     *             "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
+                     *             "kind": "request",
+                     *             "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
+                     *             "requested_by": {
+                     *               "kind": "user",
+                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *               "email": "user-574c8b58@example.com"
+                     *             },
+                     *             "created_at": "2026-03-01T12:00:00.000Z",
+                     *             "erased_count": 1,
+                     *             "record_log_ids": [
+                     *               "019ca945-0a00-7086-976e-82bcbe833a26"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "hitl_rejections": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+                     *               "created_at": "2026-03-01T12:00:00.000Z",
+                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "data": {
+                     *                 "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *                 "rejection_id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                     *                 "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
+                     *                 "reviewer": "maria.gonzalez@acme.example",
+                     *                 "submitted_by": {
+                     *                   "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *                   "kind": "user"
+                     *                 }
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "anomalies": {
+                     *           "integrity_violations": [],
+                     *           "traces_with_anomalies": [
+                     *             {
+                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "first_at": "2026-03-01T12:00:00.000Z",
+                     *               "last_at": "2026-03-01T12:00:00.000Z",
+                     *               "event_count": 5
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "signature": {
+                     *         "algorithm": "Ed25519",
+                     *         "key_id": "43059807f7b110d0",
+                     *         "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *         "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c",
+                     *         "value": "MUtco6hJ0FzYuz/LvjkTONSLWrsTn0E9+Lf4YvabHwfcRt+axXSfzqIsapDuoSsJpwwjuY9z1nAQnE7Mq9vOBw=="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        format: "audit-ledger/compliance-report/v1";
+                        /** @description The report (docs/compliance.md lists its sections) */
+                        report: {
+                            [key: string]: unknown;
+                        };
+                        signature: {
+                            /** @enum {string} */
+                            algorithm: "Ed25519";
+                            key_id: string;
+                            public_key: string;
+                            digest: string;
+                            value: string;
+                        };
+                    };
+                    /**
+                     * @example {
+                     *       "format": "audit-ledger/compliance-report/v1",
+                     *       "report": {
+                     *         "report_id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+                     *         "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "company_name": "Acme Capital",
+                     *         "period": {
+                     *           "from": "2026-03-01T00:00:00.000Z",
+                     *           "to": "2026-03-02T00:00:00.000Z"
+                     *         },
+                     *         "generated_at": "2026-03-01T12:00:00.000Z",
+                     *         "generated_by": {
+                     *           "kind": "user",
+                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *           "email": "user-574c8b58@example.com"
+                     *         },
+                     *         "summary": {
+                     *           "entries": 24,
+                     *           "first_seq": 0,
+                     *           "last_seq": 23,
+                     *           "event_types": 24,
+                     *           "agents": 1
+                     *         },
+                     *         "entries_by_type": [
+                     *           {
+                     *             "event_type": "action.executed",
+                     *             "count": 1
+                     *           },
+                     *           {
+                     *             "event_type": "agent.completed",
+                     *             "count": 1
+                     *           }
+                     *         ],
+                     *         "entries_by_agent": [
+                     *           {
+                     *             "agent_id": null,
+                     *             "count": 21
+                     *           },
+                     *           {
+                     *             "agent_id": "equities-trader",
+                     *             "count": 3
+                     *           }
+                     *         ],
+                     *         "events_per_day": [
+                     *           {
+                     *             "day": "2026-03-01",
+                     *             "count": 24
+                     *           }
+                     *         ],
+                     *         "ingestion_gaps": {
+                     *           "days_without_events": []
+                     *         },
+                     *         "integrity": {
+                     *           "status": "valid",
+                     *           "range": {
+                     *             "from_seq": 0,
+                     *             "to_seq": 23
+                     *           },
+                     *           "entries_checked": 24,
+                     *           "signatures_checked": 24,
+                     *           "entries_erased": 1,
+                     *           "problems": [],
+                     *           "chain_status_now": "valid",
+                     *           "coverage_percent_now": 45.83
+                     *         },
+                     *         "checkpoints": {
+                     *           "signed_in_period": 23,
+                     *           "first": {
+                     *             "tree_size": 1,
+                     *             "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
+                     *             "timestamp": "2026-03-01T12:00:00.000Z"
+                     *           },
+                     *           "last": {
+                     *             "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *             "tree_size": 24,
+                     *             "root_hash": "3f4231aa10b9143117189954662cfeca8660890d87631a1f34e6f54dca220fc5",
+                     *             "timestamp": "2026-03-01T12:00:00.000Z",
+                     *             "key_id": "43059807f7b110d0",
+                     *             "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n",
+                     *             "cosignatures": [],
+                     *             "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n"
+                     *           },
+                     *           "covers_period": true
+                     *         },
+                     *         "keys": [
+                     *           {
+                     *             "key_id": "43059807f7b110d0",
+                     *             "algorithm": "Ed25519",
+                     *             "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *             "active_from": "2026-03-01T12:00:00.000Z",
+                     *             "active_to": null
+                     *           }
+                     *         ],
+                     *         "key_transitions": [],
+                     *         "retention": {
+                     *           "content_days": 365,
+                     *           "by_event_type": {
+                     *             "llm.call": 90
+                     *           },
+                     *           "updated_at": "2026-03-01T12:00:00.000Z",
+                     *           "updated_by": {
+                     *             "kind": "user",
+                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *             "email": "user-574c8b58@example.com"
+                     *           },
+                     *           "last_run_at": "2026-03-01T12:00:00.000Z",
+                     *           "erased_total": 0,
+                     *           "pending_erasures": 0
+                     *         },
+                     *         "legal_holds": [
+                     *           {
+                     *             "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+                     *             "scope": {
+                     *               "agent_id": "trading-agent-2"
+                     *             },
+                     *             "reason": "Regulator inquiry into the 1 March ACME order",
+                     *             "case_reference": "FCA-2026-0412",
+                     *             "status": "released",
+                     *             "created_at": "2026-03-01T12:00:00.000Z",
+                     *             "created_by": {
+                     *               "kind": "user",
+                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *               "email": "user-574c8b58@example.com"
+                     *             },
+                     *             "released_at": "2026-03-01T12:00:00.000Z",
+                     *             "released_by": {
+                     *               "kind": "user",
+                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *               "email": "user-574c8b58@example.com"
+                     *             },
+                     *             "release_reason": "Inquiry closed without findings"
+                     *           }
+                     *         ],
+                     *         "erasures": [
+                     *           {
+                     *             "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
+                     *             "kind": "request",
+                     *             "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
+                     *             "requested_by": {
+                     *               "kind": "user",
+                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *               "email": "user-574c8b58@example.com"
+                     *             },
+                     *             "created_at": "2026-03-01T12:00:00.000Z",
+                     *             "erased_count": 1,
+                     *             "record_log_ids": [
+                     *               "019ca945-0a00-7086-976e-82bcbe833a26"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "hitl_rejections": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+                     *               "created_at": "2026-03-01T12:00:00.000Z",
+                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "data": {
+                     *                 "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *                 "rejection_id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                     *                 "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
+                     *                 "reviewer": "maria.gonzalez@acme.example",
+                     *                 "submitted_by": {
+                     *                   "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *                   "kind": "user"
+                     *                 }
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "anomalies": {
+                     *           "integrity_violations": [],
+                     *           "traces_with_anomalies": [
+                     *             {
+                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "first_at": "2026-03-01T12:00:00.000Z",
+                     *               "last_at": "2026-03-01T12:00:00.000Z",
+                     *               "event_count": 5
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "signature": {
+                     *         "algorithm": "Ed25519",
+                     *         "key_id": "43059807f7b110d0",
+                     *         "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *         "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c",
+                     *         "value": "MUtco6hJ0FzYuz/LvjkTONSLWrsTn0E9+Lf4YvabHwfcRt+axXSfzqIsapDuoSsJpwwjuY9z1nAQnE7Mq9vOBw=="
+                     *       }
+                     *     }
+                     */
+                    "application/pdf": {
+                        /** @enum {string} */
+                        format: "audit-ledger/compliance-report/v1";
+                        /** @description The report (docs/compliance.md lists its sections) */
+                        report: {
+                            [key: string]: unknown;
+                        };
+                        signature: {
+                            /** @enum {string} */
+                            algorithm: "Ed25519";
+                            key_id: string;
+                            public_key: string;
+                            digest: string;
+                            value: string;
+                        };
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                    "application/pdf": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                    "application/pdf": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                    "application/pdf": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                    "application/pdf": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description URI identifying the problem type */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /**
+                         * @description Stable machine-readable code
+                         * @enum {string}
+                         */
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        instance?: string;
+                        request_id?: string;
+                        /** @description Every offending field, for validation problems */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description under_legal_hold: the hold that covers the entries */
+                        hold_id?: string;
+                        /** @description under_legal_hold: the hold's case reference */
+                        case_reference?: string | null;
+                        /** @description under_legal_hold, not_erasable, not_found (erasures): the entries concerned (at most 100) */
+                        log_ids?: string[];
+                    };
+                    "application/pdf": {
                         /** @description URI identifying the problem type */
                         type: string;
                         title: string;

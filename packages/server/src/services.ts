@@ -13,6 +13,7 @@ import { UserAdmin } from './users/admin.js';
 import { BackgroundTask } from './background.js';
 import { Compliance } from './compliance/service.js';
 import { AdminTrail } from './compliance/trail.js';
+import { Reports } from './compliance/reports.js';
 import type { ComplianceStore } from './store/compliance.js';
 import type { WitnessStore } from './store/witnesses.js';
 import { WitnessSubmitter } from './ledger/witnesses.js';
@@ -74,6 +75,8 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** Signed period reports for regulators and auditors. */
+  reports: Reports;
   events: EventSink;
   metrics: Metrics;
   usage: UsageCounter;
@@ -144,6 +147,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const trail = new AdminTrail({ appender });
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize });
+  const reports = new Reports({ reportStore: store.reportStore, ledger, integrityStore, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock });
   const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, metrics, clock, warn: (obj, msg) => log.warn(obj, msg) });
   const witnessing = new BackgroundTask(
     () => witnesses.pass(),
@@ -183,6 +187,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       userAdmin,
       trail,
       compliance,
+      reports,
       events,
       metrics,
       usage,

@@ -31,6 +31,7 @@ const EXPECTED: Record<string, string> = {
   exportLogs: 'export.generated',
   getEvidenceBundle: 'evidence.generated',
   startVerification: 'integrity.verification_requested',
+  createReport: 'compliance.report_generated',
   login: 'auth.login_locked',
 };
 
@@ -103,6 +104,7 @@ describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
     await walk('requestErasure', () => call('POST', '/compliance/erasures', { log_ids: [ids[0]], legal_basis: 'GDPR Art. 17' }));
     await walk('exportLogs', () => call('GET', '/exports/logs?format=jsonl', undefined, { 'x-api-key': key }));
     await walk('getEvidenceBundle', () => call('GET', `/exports/evidence?trace_id=${trace}`));
+    await walk('createReport', () => call('POST', '/compliance/reports', { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' }));
     await walk('startVerification', () => call('POST', '/integrity/verify', { entry_signatures: true }));
     await walk('rotateSigningKey', () => call('POST', '/integrity/keys/rotate', undefined, { authorization: `Bearer ${OPERATOR}` }));
     await walk('login', async () => {

@@ -3,7 +3,7 @@
 // this file reads the files and turns the structured report into lines for people.
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { type Check, ExportVerifier, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, witnessQuorumCheck } from '@audit-ledger/core';
+import { type Check, COMPLIANCE_REPORT_FORMAT, ExportVerifier, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
 
 /** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
 export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
@@ -36,15 +36,20 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     for await (const line of lines) v.addLine(line);
     report = v.finish();
   } else {
-    const bundle = JSON.parse(fs.readFileSync(file, 'utf8')) as { checkpoint?: CheckpointJson };
-    checkpoint = { note: String(bundle.checkpoint?.note), cosignatures: linesOf(bundle.checkpoint) };
-    report = verifyBundle(bundle, keys);
+    const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format?: unknown; checkpoint?: CheckpointJson };
+    if (doc.format === COMPLIANCE_REPORT_FORMAT) return finish(verifyReport(doc, keys));
+    checkpoint = { note: String(doc.checkpoint?.note), cosignatures: linesOf(doc.checkpoint) };
+    report = verifyBundle(doc, keys);
   }
   // Independent witnesses: at least the quorum of the named ones must have cosigned the checkpoint.
   if (witnesses.length > 0) {
     const check = witnessQuorumCheck(checkpoint.note, checkpoint.cosignatures, witnesses, quorum);
     report = { ...report, ok: report.ok && check.status !== 'fail', checks: [...report.checks, check] };
   }
+  return finish(report);
+}
+
+function finish(report: VerificationReport): { code: number; output: string } {
   const text = reportLines(report).join('\n');
   if (!report.ok) return { code: VERIFY_EXIT_CODES.failed, output: `${text}\nNOT VERIFIED: see the FAIL lines above\n` };
   if (!report.pinned) {

@@ -12,6 +12,8 @@ export const INGEST = rule({ accept: ['api_key'] });
 export const USER = rule({ accept: ['user'] });
 /** Administration: a user with the admin role. */
 export const ADMIN = rule({ accept: ['user'], roles: ['admin'] });
+/** Period reports: an admin or an auditor (a report is for regulators and auditors). */
+export const REPORTS = rule({ accept: ['user'], roles: ['admin', 'auditor'] });
 /** Human review writes (HITL rejections): the company's API key, an admin or a reviewer; never an auditor. */
 export const REVIEW = rule({ accept: ['api_key', 'user'], roles: ['admin', 'reviewer'] });
 /** Who am I: a user's token first, or an API key (the order the OpenAPI document lists them). Reachable before a one-time password is replaced. */

@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+      "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+      "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-702e-9dc8-f8a6999b81cc"
+        "019ca945-0a00-706d-8005-e27f744cdfb0"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+          "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+            "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c"
+          "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+          "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,15 +68,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-702f-b53c-b122142820e8",
-        "019ca945-0a00-7030-b0a1-9c8ceeeeb9e9"
+        "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+        "019ca945-0a00-706f-a1ed-6ba166abbea8"
       ]
     }
   },
   "changePassword": {
     "status": 204,
     "request": {
-      "current_password": "4cJ7ikWFVlIzPzqhjts_elza",
+      "current_password": "Cvuh5Pmy7Jg9N0NYsiw0LqRO",
       "new_password": "a passphrase Ana chose herself"
     }
   },
@@ -87,28 +87,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
+      "id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
       "name": "trading-agents-prod",
-      "key_prefix": "alk__uKmyzEw",
+      "key_prefix": "alk_qbc4YdTn",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk__uKmyzEwJ4nTAT9r75dhKW9DUGn8vvxWi-24pjqWAIg"
+      "key": "alk_qbc4YdTnNYT9IucXWpZdZbCLY0Mez8SUf9x8rGsoq3c"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -118,20 +118,40 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "tree_size": 14
     }
   },
+  "createReport": {
+    "status": 201,
+    "request": {
+      "from": "2026-03-01T00:00:00Z",
+      "to": "2026-03-02T00:00:00Z"
+    },
+    "response": {
+      "id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+      "status": "completed",
+      "from": "2026-03-01T00:00:00.000Z",
+      "to": "2026-03-02T00:00:00.000Z",
+      "created_at": "2026-03-01T12:00:00.000Z",
+      "created_by": {
+        "kind": "user",
+        "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com"
+      },
+      "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c"
+    }
+  },
   "createSession": {
     "status": 201,
     "request": {
-      "email": "user-cc90f691@example.com",
-      "password": "pw-21648d6fb8f88566"
+      "email": "user-574c8b58@example.com",
+      "password": "pw-c69b82e0b996bdd7"
     },
     "response": {
-      "csrf_token": "qNxNBpGUQdrlK5fFCwUHOUzoSnyX210xc2uzRHwVA4Q",
+      "csrf_token": "kwbAoLGD7dVCZKLf2whuNX3Fvq7o-4cnPMeUKaL58n4",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com",
+        "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com",
         "role": "admin"
       }
     }
@@ -144,7 +164,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     },
     "response": {
       "user": {
-        "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
+        "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
         "email": "ana.lima@acme.example",
         "role": "auditor",
         "created_at": "2026-03-01T12:00:00.000Z",
@@ -152,7 +172,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "disabled_at": null,
         "password_change_required": true
       },
-      "one_time_password": "fpxmxYrA7sHLp1xunGDELKUl"
+      "one_time_password": "DmxtLTz_kRCv7R_Fuo7oPCNQ"
     }
   },
   "createWebhookEndpoint": {
@@ -166,7 +186,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-703e-986c-f97137996777",
+      "id": "019ca945-0a00-707d-968d-83ff66c50d22",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -177,7 +197,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_wTQ71P6rPnY1neSt6r97cbybxGyA6ua0LIHbcGKHpyg="
+      "secret": "whsec_6nHnHUmOvbfMCceHs21Ffr9QhQFZz8sfwo4vtJ2GQd8="
     }
   },
   "deleteSession": {
@@ -188,7 +208,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"d9221d33-2651-4f73-9fae-0066a7d52559\",\"seq\":5,\"log_id\":\"019ca945-0a00-702e-9dc8-f8a6999b81cc\",\"format_version\":2,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"6e67cbc7-44c7-4aa5-accd-bac31e499ea7\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674\",\"hash\":\"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e\",\"signature\":\"KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==\",\"key_id\":\"fcea8e3508d8ed85\",\"idempotency_conflict_of\":null,\"content_commitment\":\"ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5\",\"content_salt\":\"OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e\"}\n{\"company_id\":\"d9221d33-2651-4f73-9fae-0066a7d52559\",\"seq\":6,\"log_id\":\"019ca945-0a00-702f-b53c-b122142820e8\",\"format_version\":2,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"7ce96845-401a-49f7-a8dc-b7994457705c\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"6e67cbc7-44c7-4aa5-accd-bac31e499ea7\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-7ce96845-401a-49f7-a8dc-b7994457705c\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e\",\"hash\":\"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0\",\"signature\":\"ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==\",\"key_id\":\"fcea8e3508d8ed85\",\"idempotency_conflict_of\":null,\"content_commitment\":\"69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c\",\"content_salt\":\"f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0\"}\n{\"company_id\":\"d9221d33-2651-4f73-9fae-0066a7d52559\",\"seq\":7,\"log_id\":\"019ca945-0a00-7030-b0a1-9c8ceeeeb9e9\",\"format_version\":2,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"6e67cbc7-44c7-4aa5-accd-bac31e499ea7\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0\",\"hash\":\"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a\",\"signature\":\"cFraqY1rk6QBC0dqzyYNtlxKzvWF8oUSu8K3+5Uk4l5rp7E3dz/02FTziHGyWvIBwAOa61NYxgHLUTDQpraWCw==\",\"key_id\":\"fcea8e3508d8ed85\",\"idempotency_conflict_of\":null,\"content_commitment\":\"42c023302e619f1c28f97c1231a8b7c0f2cce9eb74b6cac17789d9c6d77b1654\",\"content_salt\":\"vfgAxvnHWca9AO6RKNbp9DR/am5lxUZ4Q12abWphZjc=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"4856038fe13de6beee648c1e155ccfa801543d3a4782653ff99c2c182ea2435a\"}\n{\"company_id\":\"d9221d33-2651-4f73-9fae-0066a7d52559\",\"seq\":11,\"log_id\":\"019ca945-0a00-7036-ace2-4b8351de8260\",\"format_version\":2,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"6e67cbc7-44c7-4aa5-accd-bac31e499ea7\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"8f3c42636f2ecf098cf06a40428fd70784d595c44e035bbb6cb37cc87f7ab112\",\"hash\":\"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc\",\"signature\":\"Vaubk8fPy2QtHDwbLoRZOG/5GPSQdDOgF+1X41t8bB5nYidjctuVhNU4o9ouZ/nExoHYTAJEOvwK8ScLfJO8CA==\",\"key_id\":\"fcea8e3508d8ed85\",\"idempotency_conflict_of\":null,\"content_commitment\":\"78ffc9a3b0adb4b9ff38f2157a58c3f7f32fae8c6df64a0c745105f70e58bab9\",\"content_salt\":\"kUT41JfTOqQ7pWun87JNdw/PvH2bu9SYj16TLNgGAZ0=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"20d46bf7ef2dfce4078ae6fc43d7050f7d9a29da66e53e74529bdfcfc2246adc\"}\n"
+    "response": "{\"company_id\":\"9291d759-93e2-4260-9e0e-e531f75c44c9\",\"seq\":5,\"log_id\":\"019ca945-0a00-706d-8005-e27f744cdfb0\",\"format_version\":2,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"56cffeb5-7eba-4f66-8fa5-94f1f5562168\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf\",\"hash\":\"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93\",\"signature\":\"mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==\",\"key_id\":\"43059807f7b110d0\",\"idempotency_conflict_of\":null,\"content_commitment\":\"3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb\",\"content_salt\":\"H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93\"}\n{\"company_id\":\"9291d759-93e2-4260-9e0e-e531f75c44c9\",\"seq\":6,\"log_id\":\"019ca945-0a00-706e-aea6-4aeb1264ae8c\",\"format_version\":2,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"e4c4d980-4a4b-4085-92b6-1e49fbe59d26\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"56cffeb5-7eba-4f66-8fa5-94f1f5562168\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93\",\"hash\":\"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2\",\"signature\":\"fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==\",\"key_id\":\"43059807f7b110d0\",\"idempotency_conflict_of\":null,\"content_commitment\":\"36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7\",\"content_salt\":\"N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2\"}\n{\"company_id\":\"9291d759-93e2-4260-9e0e-e531f75c44c9\",\"seq\":7,\"log_id\":\"019ca945-0a00-706f-a1ed-6ba166abbea8\",\"format_version\":2,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"56cffeb5-7eba-4f66-8fa5-94f1f5562168\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2\",\"hash\":\"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec\",\"signature\":\"f5bOJ+XaX6aa7uHMWiQwMo7/pLv6IqizVDsOvE3x9cP2HRnqYfQTgV8y/Uukpq5BMMg3nxJnFeLwaxx7bumqBw==\",\"key_id\":\"43059807f7b110d0\",\"idempotency_conflict_of\":null,\"content_commitment\":\"7b5940788a3502e53e6dac6aa34de099c5195bdb526c2aca2cae9a81691337a9\",\"content_salt\":\"sh0ddA9kKKkF1M73lkgqsLiUepk0A/qrgF3balL/2MM=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec\"}\n{\"company_id\":\"9291d759-93e2-4260-9e0e-e531f75c44c9\",\"seq\":11,\"log_id\":\"019ca945-0a00-7075-a969-23cf152ffa6d\",\"format_version\":2,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"56cffeb5-7eba-4f66-8fa5-94f1f5562168\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"6a5679e45f28792eee1c8f3b775c9f93d2b2cd34fc640d20c2b7b215797b185e\",\"hash\":\"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab\",\"signature\":\"MPSael2nJ7d/aopjbHU5SWaLs8NzEfg+yS1a0TKFSlxsR/Av97QoedyvLcnxh6yFUBc1PR+tiDQjsh/kwK42Aw==\",\"key_id\":\"43059807f7b110d0\",\"idempotency_conflict_of\":null,\"content_commitment\":\"c16503d358e2a5225d9c56d6e017231d07a2598f2b48c908d6d30f95dcde486b\",\"content_salt\":\"EyA5RbZOFUiWJ2fp8xTQGattF1dUq6Bz+5k4+p7dKP0=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -303,14 +323,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+      "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
       "tree_size": 11,
-      "root_hash": "082fa3facdb275dc520871980708f02d5de719e0b6de18ae5b4ffb5c440b452c",
+      "root_hash": "28eaf406ee6ec7016e7e608eb7c0b1ed3db6a637355e3afe9dbb412046d67065",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "fcea8e3508d8ed85",
-      "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n",
+      "key_id": "43059807f7b110d0",
+      "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n",
       "cosignatures": [],
-      "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n11\nCC+j+s2yddxSCHGYBwjwLV3nGeC23hiuW0/7XEQLRSw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lJy7XyCpT+2rVIlT6qXoGhwy0TSUVZYdPDPUvkDY3AysI6sbaedpFJb33Xo8YkTUn2M/ZAvnYd+misrAVpFCgE=\n"
+      "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n"
     }
   },
   "getConsistencyProof": {
@@ -318,27 +338,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "5f16df817b26cb4cc9b691d6e41ad48eb20eb9d0dd735993e1dd4ef13613d4de",
-      "second_root": "43a2814d9c961f88b2ddedb3e4f008bf0bdad77c4e89f6cf20d78305b87cd24a",
+      "first_root": "b2cfe080f7cf30e0e85009865213fed8bdf74454ed035885ad331e08a72a607f",
+      "second_root": "fa66ec4de0a1ca2cb221d8b1c0c504fa3cb38dae0a9388f4272f0175fbebffc2",
       "proof": [
-        "0548033da40c82ba2db0dc744d56baec774ac9903ac868c7d64a9ad795e376ac",
-        "d50cb87b0a28d0e45cb9fda3b7e50e348cca53e013ad0a30b6db08f0b1b98c8a"
+        "833543535b8ebeba0725fb9aefa85470cc8c898b4cc3b890c81111c9589e7d57",
+        "ce11cf9466e6f103bf076d607d425bc7b17879ffd58373ad2bc3a6439f667243"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+        "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
         "tree_size": 3,
-        "root_hash": "5f16df817b26cb4cc9b691d6e41ad48eb20eb9d0dd735993e1dd4ef13613d4de",
+        "root_hash": "b2cfe080f7cf30e0e85009865213fed8bdf74454ed035885ad331e08a72a607f",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fcea8e3508d8ed85",
-        "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n3\nXxbfgXsmy0zJtpHW5BrUjrIOudDdc1mT4d1O8TYT1N4=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4oWkmDy+V/v7UJBEGKimGSypvtobgSEpFyHpKo+P0/3VBX2dbqlXg/y/2WX08knVj+rvEklwWi1RRLwFeS1GRQk=\n"
+        "key_id": "43059807f7b110d0",
+        "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n3\nss/ggPfPMODoUAmGUhP+2L33RFTtA1iFrTMeCKcqYH8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB3h8HH93cyUz20IfeGbN2SZvHicUb9/kt2pb42Z+VChH3V6VDRByGdgZaFGsKuLcLkKBczgcG1jkcPC6ZrHfhQg=\n"
       },
       "second_checkpoint": {
-        "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+        "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
         "tree_size": 6,
-        "root_hash": "43a2814d9c961f88b2ddedb3e4f008bf0bdad77c4e89f6cf20d78305b87cd24a",
+        "root_hash": "fa66ec4de0a1ca2cb221d8b1c0c504fa3cb38dae0a9388f4272f0175fbebffc2",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fcea8e3508d8ed85",
-        "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n6\nQ6KBTZyWH4iy3e2z5PAIvwva13xOifbPINeDBbh80ko=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4lDpEJTO9NUZfRurd5522iLaXAevioJJIWJ/FV7qj+ZKrPpxbNnk+SpqDnGuHRbQ9cT7tLsiT00IZGJsv17zawU=\n"
+        "key_id": "43059807f7b110d0",
+        "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n6\n+mbsTeChyiyyIdixwMUE+jyzja4Kk4j0Jy8Bdfvr/8I=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB52SUSqg7ok9NfR+6kEhc+Eaq5hMSqDumc3ml3J2uEM+2sEorm12tgK6iywdLTGmygvgIStDbIwEMLhxihSenAk=\n"
       }
     }
   },
@@ -346,28 +366,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7"
+        "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+        "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
         "tree_size": 13,
-        "root_hash": "c70073da9a96cb704c9b5e7fcacdbe058303ca894404e778e6104cdedb06ea6b",
+        "root_hash": "279a5b5735d25323980288e87043a3ba43d66f05f9f060450a6c3897158814a2",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fcea8e3508d8ed85",
-        "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n13\nxwBz2pqWy3BMm15/ys2+BYMDyolEBOd45hBM3tsG6ms=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4hUno/9Th2pNMKw5G5a/f56pOhb+cXKQnQQMk3SVSQzXThN/5LRjPfQlGiBenHWTOgru24eD0wHGLzfIo4/GLAQ=\n",
+        "key_id": "43059807f7b110d0",
+        "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n13\nJ5pbVzXSUyOYAojocEOjukPWbwX58GBFCmw4lxWIFKI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB9GWTfCAa+CL0A0oxCEHnpyWtNYk/WUMCiV/Lvtuql5242jvG6MeDawasOID/xgTT4JE+XocS/N9wMVJMmqulA8=\n",
         "cosignatures": [],
-        "cosigned_note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n13\nxwBz2pqWy3BMm15/ys2+BYMDyolEBOd45hBM3tsG6ms=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4hUno/9Th2pNMKw5G5a/f56pOhb+cXKQnQQMk3SVSQzXThN/5LRjPfQlGiBenHWTOgru24eD0wHGLzfIo4/GLAQ=\n"
+        "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n13\nJ5pbVzXSUyOYAojocEOjukPWbwX58GBFCmw4lxWIFKI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB9GWTfCAa+CL0A0oxCEHnpyWtNYk/WUMCiV/Lvtuql5242jvG6MeDawasOID/xgTT4JE+XocS/N9wMVJMmqulA8=\n"
       },
       "public_keys": [
         {
-          "key_id": "fcea8e3508d8ed85",
+          "key_id": "43059807f7b110d0",
           "algorithm": "Ed25519",
-          "public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
-          "note_verifier_key": "audit-ledger.local+b3e19ae2+ARuqjVOiPxvX2C3r/KAwag3HjDtQp+m6bVTh9avBEUfl",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAG6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\n-----END PUBLIC KEY-----\n",
+          "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+          "note_verifier_key": "audit-ledger.local+93f41507+AbiP5a4IrterPj7aSgle/YMknuJCGJYxqby4uWjdRA8L",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAuI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -377,14 +397,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+            "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
             "seq": 5,
             "event_type": "context.retrieved",
-            "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-            "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
-            "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
-            "key_id": "fcea8e3508d8ed85",
-            "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+            "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+            "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
+            "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
+            "key_id": "43059807f7b110d0",
+            "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
             "format_version": 2,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
@@ -393,7 +413,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+            "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -410,8 +430,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             },
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
-            "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
+            "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
+            "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
             "erased_at": null,
             "erasure_id": null
           },
@@ -419,25 +439,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 5,
             "tree_size": 13,
             "proof": [
-              "8b85a60dd524adc191903d0c4b403fa3fb0e2fd22e7773e7ecdda4120d17b036",
-              "e4d51413ac8c16cdc566cc94f522013de70b7164aab68b45fbd9869048d0ffde"
+              "e7d4c791c733b15a7ebf1ff42226bcf1bc61f06bb2cf32227d5d40d9bf1cf814",
+              "4fe05e0a0f63b318950b5b5d00f9ae185a0f8175deed8c9736c2d88f4d913328"
             ]
           }
         },
         {
           "entry": {
-            "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+            "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
             "seq": 6,
             "event_type": "decision.made",
-            "hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
-            "prev_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-            "signature": "ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==",
-            "key_id": "fcea8e3508d8ed85",
-            "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+            "hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
+            "prev_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+            "signature": "fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==",
+            "key_id": "43059807f7b110d0",
+            "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
             "format_version": 2,
             "data": {
               "decision": "buy",
-              "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+              "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
               "inputs": [
                 "read-1"
               ],
@@ -445,7 +465,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+            "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -455,13 +475,13 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c",
+            "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c",
-            "content_salt": "f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=",
+            "content_commitment": "36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7",
+            "content_salt": "N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=",
             "erased_at": null,
             "erasure_id": null
           },
@@ -469,8 +489,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 6,
             "tree_size": 13,
             "proof": [
-              "25416a106ef07ca3ecd5e8c1de72d51898ceae4cb549505b9dbd9e60cd426c82",
-              "923e47255ffa9dbae4b6c55c5b30cea003eb72b66b34ef5f3c160eb0afc094ff"
+              "716817f6a2f8002c35e0b91639a408663b1e95d9b0021d369d76f9787d53df0e",
+              "0a37a5c62fb54f68e161a0bee8a233df5eb1cfb9f8c78df19dd905936c0b0ff5"
             ]
           }
         }
@@ -487,7 +507,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.37
+          "latency_ms": 0.3
         },
         "signing_key": {
           "status": "ok"
@@ -502,32 +522,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+      "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
       "seq": 5,
-      "entry_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-      "leaf_hash": "e865dde81f6da0ea89ef00d97e84258b7d38e408900b5a77f6b334b0a6675614",
+      "entry_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+      "leaf_hash": "04a3b4482d21934c3444e8ea97267f44f504d0d377b13ae2ca872ad2182916d9",
       "leaf_index": 5,
       "tree_size": 8,
-      "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
+      "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
       "proof": [
-        "8b85a60dd524adc191903d0c4b403fa3fb0e2fd22e7773e7ecdda4120d17b036",
-        "e4d51413ac8c16cdc566cc94f522013de70b7164aab68b45fbd9869048d0ffde"
+        "e7d4c791c733b15a7ebf1ff42226bcf1bc61f06bb2cf32227d5d40d9bf1cf814",
+        "4fe05e0a0f63b318950b5b5d00f9ae185a0f8175deed8c9736c2d88f4d913328"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+        "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
         "tree_size": 8,
-        "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
+        "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fcea8e3508d8ed85",
-        "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n8\nnPOc/wxAzFvj5w7uEfXE+HEftz1LNkXChFkZOHJvmlM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4uxMypGe3DKg9zik54PPXCbmmwWrhFd+282x+Fg5YXiDHMWu5Q64YHd0KILJMyzmh/sULZMAbG3A1FwpFO6MRwE=\n"
+        "key_id": "43059807f7b110d0",
+        "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n8\nNPdFlLlQ/00h1GLkrBIAHGI2a/8PdcqP88QT+iVBctU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB7kcuSBKZl9ScH7ogFXY8HwxkwFy7GHK7BgLii6ltg1FdvNf0vmaCLTl8ixax9bMklj6Nx2wKHwgTb5+MbTCfAc=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+      "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -558,15 +578,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "chain_status": "unverified",
       "head": {
         "seq": 9,
-        "hash": "9192294a1685c6fe15de89aefaa982895e3873abf442dd55d724ce41dbf9c253"
+        "hash": "87a5dba84d4b152269f983e5cbca97b98fe61a112b8d06e1cf829fc5995d7357"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+        "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
         "tree_size": 10,
-        "root_hash": "f0cc926aff15aaef09681d4ba5f3f660ce436f20cedd9f3e3daa9dab1c66c968",
+        "root_hash": "8804a2cb3a779dcc7ba665bf64ad295fd2b818f6c4231baa518e4ea054c81761",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fcea8e3508d8ed85",
-        "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n10\n8MySav8Vqu8JaB1LpfP2YM5DbyDO3Z8+PaqdqxxmyWg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4j0hyQbkBlMuC2dSNjwR/iiqrD6XtgEk7T40ttaAIdMyrtUh9tlbl+UTDU1e/9z1lqUjbvPyWTTNu6iqaNYE6Qw=\n"
+        "key_id": "43059807f7b110d0",
+        "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n10\niASiyzp3ncx7pmW/ZK0pX9K4GPbEIxuqUY5OoFTIF2E=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB1uzTMmgjuQmaagWL7h9mWEv1RYg9jvT8r+A3s4BuHR6btYlPPf6xwV23MKyTJW3J0tEVhhEkyu2012xilQ1ZQc=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -589,8 +609,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+      "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
       "seq": 5,
       "format_version": 2,
       "event_type": "context.retrieved",
@@ -601,7 +621,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -616,17 +636,17 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "extra": {
         "event_id": "read-1"
       },
-      "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
-      "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
+      "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
+      "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
       "erased": false,
       "erasure_id": null,
       "erased_at": null,
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
-      "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-      "content_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-      "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
-      "key_id": "fcea8e3508d8ed85",
+      "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
+      "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+      "content_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+      "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
+      "key_id": "43059807f7b110d0",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -636,19 +656,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+        "id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
         "name": "Acme Capital",
-        "created_at": "2026-11-24T01:50:29.216Z"
+        "created_at": "2026-11-24T01:55:38.813Z"
       },
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-      "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-      "email": "user-cc90f691@example.com",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+      "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+      "email": "user-574c8b58@example.com",
       "is_admin": true,
       "user": {
-        "id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com",
+        "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com",
         "role": "admin",
-        "created_at": "2026-11-24T01:50:29.216Z"
+        "created_at": "2026-11-24T01:55:38.813Z"
       }
     }
   },
@@ -680,9 +700,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -695,11 +715,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "nodes": [
         {
-          "id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+          "id": "019ca945-0a00-706d-8005-e27f744cdfb0",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
@@ -723,14 +743,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+          "source": "019ca945-0a00-706d-8005-e27f744cdfb0",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-702f-b53c-b122142820e8",
-          "target": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+          "source": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+          "target": "019ca945-0a00-706d-8005-e27f744cdfb0",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -742,26 +762,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-        "019ca945-0a00-702f-b53c-b122142820e8"
+        "019ca945-0a00-706d-8005-e27f744cdfb0",
+        "019ca945-0a00-706e-aea6-4aeb1264ae8c"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+          "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
           "seq": 5,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+          "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
           "seq": 6,
           "event_type": "decision.made",
           "role": "outcome"
@@ -770,8 +790,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
-        "description": "decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+        "description": "decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -780,8 +800,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -790,8 +810,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-702f-b53c-b122142820e8",
-          "context_log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+          "used_by_log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+          "context_log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -801,11 +821,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "items": [
         {
-          "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
+          "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
           "seq": 5,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -822,7 +842,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
+          "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
           "seq": 6,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -831,7 +851,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+            "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
             "inputs": [
               "read-1"
             ],
@@ -844,6 +864,199 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     }
   },
+  "getReport": {
+    "status": 200,
+    "response": {
+      "format": "audit-ledger/compliance-report/v1",
+      "report": {
+        "report_id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+        "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+        "company_name": "Acme Capital",
+        "period": {
+          "from": "2026-03-01T00:00:00.000Z",
+          "to": "2026-03-02T00:00:00.000Z"
+        },
+        "generated_at": "2026-03-01T12:00:00.000Z",
+        "generated_by": {
+          "kind": "user",
+          "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+          "email": "user-574c8b58@example.com"
+        },
+        "summary": {
+          "entries": 24,
+          "first_seq": 0,
+          "last_seq": 23,
+          "event_types": 24,
+          "agents": 1
+        },
+        "entries_by_type": [
+          {
+            "event_type": "action.executed",
+            "count": 1
+          },
+          {
+            "event_type": "agent.completed",
+            "count": 1
+          }
+        ],
+        "entries_by_agent": [
+          {
+            "agent_id": null,
+            "count": 21
+          },
+          {
+            "agent_id": "equities-trader",
+            "count": 3
+          }
+        ],
+        "events_per_day": [
+          {
+            "day": "2026-03-01",
+            "count": 24
+          }
+        ],
+        "ingestion_gaps": {
+          "days_without_events": []
+        },
+        "integrity": {
+          "status": "valid",
+          "range": {
+            "from_seq": 0,
+            "to_seq": 23
+          },
+          "entries_checked": 24,
+          "signatures_checked": 24,
+          "entries_erased": 1,
+          "problems": [],
+          "chain_status_now": "valid",
+          "coverage_percent_now": 45.83
+        },
+        "checkpoints": {
+          "signed_in_period": 23,
+          "first": {
+            "tree_size": 1,
+            "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
+            "timestamp": "2026-03-01T12:00:00.000Z"
+          },
+          "last": {
+            "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+            "tree_size": 24,
+            "root_hash": "3f4231aa10b9143117189954662cfeca8660890d87631a1f34e6f54dca220fc5",
+            "timestamp": "2026-03-01T12:00:00.000Z",
+            "key_id": "43059807f7b110d0",
+            "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n",
+            "cosignatures": [],
+            "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n"
+          },
+          "covers_period": true
+        },
+        "keys": [
+          {
+            "key_id": "43059807f7b110d0",
+            "algorithm": "Ed25519",
+            "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+            "active_from": "2026-03-01T12:00:00.000Z",
+            "active_to": null
+          }
+        ],
+        "key_transitions": [],
+        "retention": {
+          "content_days": 365,
+          "by_event_type": {
+            "llm.call": 90
+          },
+          "updated_at": "2026-03-01T12:00:00.000Z",
+          "updated_by": {
+            "kind": "user",
+            "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+            "email": "user-574c8b58@example.com"
+          },
+          "last_run_at": "2026-03-01T12:00:00.000Z",
+          "erased_total": 0,
+          "pending_erasures": 0
+        },
+        "legal_holds": [
+          {
+            "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+            "scope": {
+              "agent_id": "trading-agent-2"
+            },
+            "reason": "Regulator inquiry into the 1 March ACME order",
+            "case_reference": "FCA-2026-0412",
+            "status": "released",
+            "created_at": "2026-03-01T12:00:00.000Z",
+            "created_by": {
+              "kind": "user",
+              "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+              "email": "user-574c8b58@example.com"
+            },
+            "released_at": "2026-03-01T12:00:00.000Z",
+            "released_by": {
+              "kind": "user",
+              "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+              "email": "user-574c8b58@example.com"
+            },
+            "release_reason": "Inquiry closed without findings"
+          }
+        ],
+        "erasures": [
+          {
+            "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
+            "kind": "request",
+            "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
+            "requested_by": {
+              "kind": "user",
+              "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+              "email": "user-574c8b58@example.com"
+            },
+            "created_at": "2026-03-01T12:00:00.000Z",
+            "erased_count": 1,
+            "record_log_ids": [
+              "019ca945-0a00-7086-976e-82bcbe833a26"
+            ]
+          }
+        ],
+        "hitl_rejections": {
+          "count": 1,
+          "items": [
+            {
+              "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+              "created_at": "2026-03-01T12:00:00.000Z",
+              "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+              "data": {
+                "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                "rejection_id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
+                "reviewer": "maria.gonzalez@acme.example",
+                "submitted_by": {
+                  "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                  "kind": "user"
+                }
+              }
+            }
+          ]
+        },
+        "anomalies": {
+          "integrity_violations": [],
+          "traces_with_anomalies": [
+            {
+              "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+              "first_at": "2026-03-01T12:00:00.000Z",
+              "last_at": "2026-03-01T12:00:00.000Z",
+              "event_count": 5
+            }
+          ]
+        }
+      },
+      "signature": {
+        "algorithm": "Ed25519",
+        "key_id": "43059807f7b110d0",
+        "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+        "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c",
+        "value": "MUtco6hJ0FzYuz/LvjkTONSLWrsTn0E9+Lf4YvabHwfcRt+axXSfzqIsapDuoSsJpwwjuY9z1nAQnE7Mq9vOBw=="
+      }
+    }
+  },
   "getRetention": {
     "status": 200,
     "response": {
@@ -854,8 +1067,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com"
+        "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -865,13 +1078,13 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getSession": {
     "status": 200,
     "response": {
-      "csrf_token": "qNxNBpGUQdrlK5fFCwUHOUzoSnyX210xc2uzRHwVA4Q",
+      "csrf_token": "kwbAoLGD7dVCZKLf2whuNX3Fvq7o-4cnPMeUKaL58n4",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com",
+        "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com",
         "role": "admin"
       }
     }
@@ -879,7 +1092,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+      "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
@@ -905,9 +1118,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "rate_limited_requests": 0
         },
         {
-          "key_id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
+          "key_id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
           "name": "trading-agents-prod",
-          "key_prefix": "alk__uKmyzEw",
+          "key_prefix": "alk_qbc4YdTn",
           "api_requests": 23,
           "events_ingested": 6,
           "rate_limited_requests": 0
@@ -918,8 +1131,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "data_bytes": 1352
       },
       "rate_limit": {
-        "key_id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
-        "key_prefix": "alk__uKmyzEw",
+        "key_id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
+        "key_prefix": "alk_qbc4YdTn",
         "rate_limit_per_minute": 6000
       }
     }
@@ -927,7 +1140,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
+      "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -936,8 +1149,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
-        "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+        "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
+        "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -966,7 +1179,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-703e-986c-f97137996777",
+      "id": "019ca945-0a00-707d-968d-83ff66c50d22",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -984,9 +1197,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "81e7cea3-e09c-489e-9c43-a39b564b4203",
+          "id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
           "name": "trading-agents-prod",
-          "key_prefix": "alk__uKmyzEw",
+          "key_prefix": "alk_qbc4YdTn",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1001,15 +1214,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "items": [
         {
           "tree_size": 1,
-          "root_hash": "a90c4e09e8038eaf9ecb57dd65b7dfe6c2e057650792d5b80ebca2be3d76c2a1",
+          "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "fcea8e3508d8ed85"
+          "key_id": "43059807f7b110d0"
         },
         {
           "tree_size": 2,
-          "root_hash": "ff27f6c12449fd02e0cf5b6b40468e78868328e348f0fbc66c47ef0fc18b986e",
+          "root_hash": "b67ac5e7b8c1545e2b863ac9f7d662f32fa081c4be16ba1f3d017f9240e7130a",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "fcea8e3508d8ed85"
+          "key_id": "43059807f7b110d0"
         }
       ],
       "next_after": 2
@@ -1020,22 +1233,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "6c1ec0e8-1bbc-4c6a-abb9-507f6373a1ad",
+          "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
           "kind": "request",
           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
           "requested_by": {
             "kind": "user",
-            "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-            "email": "user-cc90f691@example.com"
+            "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+            "email": "user-574c8b58@example.com"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
           "erased_count": 1,
           "already_erased": 0,
           "log_ids": [
-            "019ca945-0a00-7046-a1b6-ecc8d089cfb9"
+            "019ca945-0a00-7085-9fc3-d5c19d93523b"
           ],
           "record_log_ids": [
-            "019ca945-0a00-7047-a47d-da6b0cb30531"
+            "019ca945-0a00-7086-976e-82bcbe833a26"
           ],
           "status": "applied"
         }
@@ -1047,7 +1260,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "52a67286-ba89-4ce6-9886-175d01686221",
+          "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
           "scope": {
             "agent_id": "trading-agent-2"
           },
@@ -1057,8 +1270,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "created_at": "2026-03-01T12:00:00.000Z",
           "created_by": {
             "kind": "user",
-            "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-            "email": "user-cc90f691@example.com"
+            "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+            "email": "user-574c8b58@example.com"
           },
           "released_at": null,
           "released_by": null,
@@ -1072,8 +1285,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-          "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+          "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+          "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
           "seq": 5,
           "format_version": 2,
           "event_type": "context.retrieved",
@@ -1084,7 +1297,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+          "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -1099,29 +1312,29 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "extra": {
             "event_id": "read-1"
           },
-          "content_commitment": "ed8c6f888cbe216f5f168aca6c58d1c637bf69fc7dce156d63c6d601edfe76d5",
-          "content_salt": "OY5aQfQDUjUg+/24Kyvz8nla3gqHRwM+bysBjxXenVI=",
+          "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
+          "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "627edeaee5e822cd88439fa0a91137029989dce26431c0d6cdbae4138bdb0674",
-          "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-          "content_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-          "signature": "KIYYFCM0yii/tVLRH3aEUZioIu28735P6VRR/f2fFZ5IjfEf+mbKv9bpnhZ0bMk3kg7P2+u7N0arTuRAca6ADQ==",
-          "key_id": "fcea8e3508d8ed85",
+          "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
+          "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+          "content_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+          "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
+          "key_id": "43059807f7b110d0",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-702f-b53c-b122142820e8",
-          "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
+          "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+          "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
           "seq": 6,
           "format_version": 2,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
+            "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
             "inputs": [
               "read-1"
             ],
@@ -1129,7 +1342,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+          "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -1139,20 +1352,20 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-7ce96845-401a-49f7-a8dc-b7994457705c",
+          "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
           "schema_version": null,
           "extra": null,
-          "content_commitment": "69f89e0493bcca453e6db1ab214f4ac4899d125b5499441ca3622ecc74fb7c5c",
-          "content_salt": "f7PU0lvXqt1BSjvlG6wIxsJMBQyw6SP9X3xpTssfxVk=",
+          "content_commitment": "36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7",
+          "content_salt": "N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
-          "hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
-          "content_hash": "da419c005ba34f5289027f5401e76a424438ac4e50dbc16a5cb346837c8f7bf0",
-          "signature": "ZjVj30U3TrmmapoZYE/p1yMHrFBKTcDUUIaQpiQ9qMUqub5JUt2N3HWjHypwVhrfhQq1bz+lcVbUjdOfL0rFCw==",
-          "key_id": "fcea8e3508d8ed85",
+          "prev_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+          "hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
+          "content_hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
+          "signature": "fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==",
+          "key_id": "43059807f7b110d0",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
@@ -1165,16 +1378,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
-          "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
+          "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+          "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
-          "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+          "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+          "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "320a83ff-8fe4-41e3-804f-048371e44955"
+            "id": "9b5460ff-2034-4038-9541-af3a144890ca"
           }
         }
       ],
@@ -1186,9 +1399,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-          "company_id": "d9221d33-2651-4f73-9fae-0066a7d52559",
-          "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+          "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+          "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+          "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
@@ -1201,19 +1414,38 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "next_cursor": null
     }
   },
+  "listReports": {
+    "status": 200,
+    "response": {
+      "items": [
+        {
+          "id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+          "status": "completed",
+          "from": "2026-03-01T00:00:00.000Z",
+          "to": "2026-03-02T00:00:00.000Z",
+          "created_at": "2026-03-01T12:00:00.000Z",
+          "created_by": {
+            "kind": "user",
+            "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+            "email": "user-574c8b58@example.com"
+          }
+        }
+      ]
+    }
+  },
   "listSigningKeys": {
     "status": 200,
     "response": {
       "items": [
         {
-          "key_id": "fcea8e3508d8ed85",
+          "key_id": "43059807f7b110d0",
           "algorithm": "Ed25519",
-          "public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAG6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\n-----END PUBLIC KEY-----\n",
+          "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAuI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+b3e19ae2+ARuqjVOiPxvX2C3r/KAwag3HjDtQp+m6bVTh9avBEUfl"
+          "note_verifier_key": "audit-ledger.local+93f41507+AbiP5a4IrterPj7aSgle/YMknuJCGJYxqby4uWjdRA8L"
         }
       ],
       "transitions": []
@@ -1224,7 +1456,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+          "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
           "first_at": "2026-03-01T12:00:00.000Z",
           "last_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
@@ -1250,7 +1482,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
+          "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
           "email": "ana.lima@acme.example",
           "role": "auditor",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1259,10 +1491,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "password_change_required": true
         },
         {
-          "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-          "email": "user-cc90f691@example.com",
+          "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+          "email": "user-574c8b58@example.com",
           "role": "admin",
-          "created_at": "2026-11-24T01:50:29.216Z",
+          "created_at": "2026-11-24T01:55:38.813Z",
           "disabled": false,
           "disabled_at": null,
           "password_change_required": false
@@ -1282,7 +1514,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-703e-986c-f97137996777",
+          "id": "019ca945-0a00-707d-968d-83ff66c50d22",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1302,51 +1534,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-703d-89d2-0a647412f0b7",
+          "id": "019ca945-0a00-707c-b437-1c2ec701c416",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
-            "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
+            "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+            "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
-            "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+            "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+            "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "320a83ff-8fe4-41e3-804f-048371e44955"
+              "id": "9b5460ff-2034-4038-9541-af3a144890ca"
             }
           }
         },
         {
-          "id": "019ca945-0a00-703a-9b45-fc68ff45ce08",
+          "id": "019ca945-0a00-7079-b454-d12fa35a3733",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-7039-9a64-8b2786f8b762",
-            "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+            "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
+            "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision 7ce96845-401a-49f7-a8dc-b7994457705c (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-              "019ca945-0a00-702f-b53c-b122142820e8"
+              "019ca945-0a00-706d-8005-e27f744cdfb0",
+              "019ca945-0a00-706e-aea6-4aeb1264ae8c"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAzYS05YjQ1LWZjNjhmZjQ1Y2UwOCJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA3OS1iNDU0LWQxMmZhMzVhMzczMyJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-cc90f691@example.com",
-      "password": "pw-21648d6fb8f88566"
+      "email": "user-574c8b58@example.com",
+      "password": "pw-c69b82e0b996bdd7"
     },
     "response": {
-      "access_token": "alt_VlqCK87NTKmj_1uNRJU0azaU0psNV6KxOJX2EJTSCz8",
+      "access_token": "alt_INPJkRJz_DYczfX3esuzf3PoIgaO6EviRYo4EWzTnMA",
       "token_type": "Bearer",
       "expires_in": 3600,
       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1366,7 +1598,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "case_reference": "FCA-2026-0412"
     },
     "response": {
-      "id": "52a67286-ba89-4ce6-9886-175d01686221",
+      "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1376,8 +1608,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com"
+        "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com"
       },
       "released_at": null,
       "released_by": null,
@@ -1389,19 +1621,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c"
+      "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26"
     },
     "response": {
-      "id": "019ca945-0a00-703b-a1b6-7edbc90887f2",
-      "log_id": "019ca945-0a00-703c-a158-e5492bb389c1",
+      "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+      "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "7ce96845-401a-49f7-a8dc-b7994457705c",
-      "trace_id": "6e67cbc7-44c7-4aa5-accd-bac31e499ea7",
+      "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+      "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "320a83ff-8fe4-41e3-804f-048371e44955"
+        "id": "9b5460ff-2034-4038-9541-af3a144890ca"
       }
     }
   },
@@ -1411,7 +1643,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "reason": "Inquiry closed without findings"
     },
     "response": {
-      "id": "52a67286-ba89-4ce6-9886-175d01686221",
+      "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1421,14 +1653,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com"
+        "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com"
       },
       "released_at": "2026-03-01T12:00:00.000Z",
       "released_by": {
         "kind": "user",
-        "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com"
+        "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com"
       },
       "release_reason": "Inquiry closed without findings"
     }
@@ -1440,22 +1672,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118"
     },
     "response": {
-      "id": "6c1ec0e8-1bbc-4c6a-abb9-507f6373a1ad",
+      "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
       "kind": "request",
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
       "requested_by": {
         "kind": "user",
-        "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com"
+        "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "erased_count": 1,
       "already_erased": 0,
       "log_ids": [
-        "019ca945-0a00-7046-a1b6-ecc8d089cfb9"
+        "019ca945-0a00-7085-9fc3-d5c19d93523b"
       ],
       "record_log_ids": [
-        "019ca945-0a00-7047-a47d-da6b0cb30531"
+        "019ca945-0a00-7086-976e-82bcbe833a26"
       ],
       "status": "applied"
     }
@@ -1463,8 +1695,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "resetUserPassword": {
     "status": 200,
     "response": {
-      "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
-      "one_time_password": "4cJ7ikWFVlIzPzqhjts_elza"
+      "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
+      "one_time_password": "Cvuh5Pmy7Jg9N0NYsiw0LqRO"
     }
   },
   "revokeApiKey": {
@@ -1473,14 +1705,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "fcea8e3508d8ed85",
-      "old_public_key": "G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=",
-      "new_key_id": "23140e5ced3c2a0c",
-      "new_public_key": "7t64WfsfsDoVosI3P8gSSsBk7F5O3jiWKNpvKGuZ75A=",
+      "old_key_id": "43059807f7b110d0",
+      "old_public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+      "new_key_id": "2716c964ee177ec8",
+      "new_public_key": "QLszVcwUeCXjikzexDpwUjYM0vJTJlWJL5/ikcOZ6fc=",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "statement": "audit-ledger/v1/key-transition\nold fcea8e3508d8ed85 G6qNU6I/G9fYLev8oDBqDceMO1Cn6bptVOH1q8ERR+U=\nnew 23140e5ced3c2a0c 7t64WfsfsDoVosI3P8gSSsBk7F5O3jiWKNpvKGuZ75A=\ntime 2026-03-01T12:00:00.000Z\n",
-      "old_signature": "GPoOUoN7XaDldu/tCtbjhFB3tmMXNYicfWr7n8t9s/9tnvUOXAjlWqr9ktTjDn4C+/Pjl5EGuOpDOI61UVPmBw==",
-      "new_signature": "t9YXejJuLwqEqNgJjQDZYAgwjG79r8BfBKZY32CiiO4vPC5DwH11OforNlatNWHY/ZIf8GypHo3MQ6vvdUJlCg=="
+      "statement": "audit-ledger/v1/key-transition\nold 43059807f7b110d0 uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\nnew 2716c964ee177ec8 QLszVcwUeCXjikzexDpwUjYM0vJTJlWJL5/ikcOZ6fc=\ntime 2026-03-01T12:00:00.000Z\n",
+      "old_signature": "K1dtZFSGaTDh5PFKb3ato3cnNWe4Z05aiRnYoBF7cX6M5YebihXoliGs8YZsAfoC6OiMBbpJeL/Q/t2b0sMYCw==",
+      "new_signature": "qQ1I3FDpoFMgZaA23WJnck8WL8iJlTyiOWTK2CZIPawuNdXM3bhekrzl0oHsru4BXszVmFdBcWyKxz8OQ1x2Bg=="
     }
   },
   "runRetention": {
@@ -1496,8 +1728,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "updated_at": "2026-03-01T12:00:00.000Z",
         "updated_by": {
           "kind": "user",
-          "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-          "email": "user-cc90f691@example.com"
+          "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+          "email": "user-574c8b58@example.com"
         },
         "last_run_at": "2026-03-01T12:00:00.000Z",
         "erased_total": 0,
@@ -1521,8 +1753,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "320a83ff-8fe4-41e3-804f-048371e44955",
-        "email": "user-cc90f691@example.com"
+        "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
+        "email": "user-574c8b58@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -1532,7 +1764,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-7033-b920-1b6ea6f29c02",
+      "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1549,7 +1781,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "role": "reviewer"
     },
     "response": {
-      "user_id": "6bcda243-43cc-4530-9f2e-3df87e710910",
+      "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
       "email": "ana.lima@acme.example",
       "role": "reviewer",
       "created_at": "2026-03-01T12:00:00.000Z",
@@ -1568,7 +1800,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-703e-986c-f97137996777",
+      "id": "019ca945-0a00-707d-968d-83ff66c50d22",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1584,23 +1816,23 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-702e-9dc8-f8a6999b81cc",
-      "hash": "aacaf23ca9a978e6c4763ae4f34496de713e2e35706cffa2c3df642956a3616e",
+      "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+      "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
       "chain_valid": true,
       "signature_valid": true,
       "erased": false,
       "verified_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "key_id": "fcea8e3508d8ed85",
+      "key_id": "43059807f7b110d0",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559",
+        "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
         "tree_size": 8,
-        "root_hash": "9cf39cff0c40cc5be3e70eee11f5c4f8711fb73d4b3645c284591938726f9a53",
+        "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "fcea8e3508d8ed85",
-        "note": "audit-ledger.local/d9221d33-2651-4f73-9fae-0066a7d52559\n8\nnPOc/wxAzFvj5w7uEfXE+HEftz1LNkXChFkZOHJvmlM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local s+Ga4uxMypGe3DKg9zik54PPXCbmmwWrhFd+282x+Fg5YXiDHMWu5Q64YHd0KILJMyzmh/sULZMAbG3A1FwpFO6MRwE=\n"
+        "key_id": "43059807f7b110d0",
+        "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n8\nNPdFlLlQ/00h1GLkrBIAHGI2a/8PdcqP88QT+iVBctU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB7kcuSBKZl9ScH7ogFXY8HwxkwFy7GHK7BgLii6ltg1FdvNf0vmaCLTl8ixax9bMklj6Nx2wKHwgTb5+MbTCfAc=\n"
       }
     }
   }

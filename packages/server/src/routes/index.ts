@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { authRoutes } from './auth.js';
 import { complianceRoutes } from './compliance.js';
+import { reportRoutes } from './reports.js';
 import { exportRoutes } from './exports.js';
 import { forensicsRoutes } from './forensics.js';
 import { healthRoutes } from './health.js';
@@ -34,4 +35,5 @@ export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTyp
   usageRoutes,
   webhookRoutes,
   complianceRoutes,
+  reportRoutes,
 ];

@@ -413,6 +413,19 @@ const migrations: Record<string, Migration> = {
         .addColumn('line', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('checkpoint_cosignatures_pk', ['company_id', 'tree_size', 'witness'])
         .execute();
+
+      // Period reports for regulators and auditors: the signed JSON, kept as signed.
+      await db.schema
+        .createTable('compliance_reports')
+        .addColumn('company_id', 'text', (c) => c.notNull().references('companies.company_id'))
+        .addColumn('report_id', 'text', (c) => c.notNull())
+        .addColumn('period_from', 'text', (c) => c.notNull())
+        .addColumn('period_to', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addColumn('document', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('compliance_reports_pk', ['company_id', 'report_id'])
+        .execute();
     },
   },
 };

@@ -358,6 +358,18 @@ export interface CheckpointCosignaturesTable {
   line: string;
 }
 
+/** A period report: the signed JSON document, exactly as signed. */
+export interface ComplianceReportsTable {
+  company_id: string;
+  report_id: string;
+  period_from: string;
+  period_to: string;
+  created_at: string;
+  /** JSON of the actor who asked for it. */
+  created_by: string;
+  document: string;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -383,4 +395,5 @@ export interface Database {
   erasures: ErasuresTable;
   witness_state: WitnessStateTable;
   checkpoint_cosignatures: CheckpointCosignaturesTable;
+  compliance_reports: ComplianceReportsTable;
 }

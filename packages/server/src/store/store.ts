@@ -7,6 +7,7 @@ import type { ChainWriter, WithChain } from './chain.js';
 import { AccountStore } from './accounts.js';
 import { ComplianceStore } from './compliance.js';
 import { WitnessStore } from './witnesses.js';
+import { ReportStore } from './reports.js';
 import { ForensicsStore } from './forensics.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
@@ -58,6 +59,7 @@ export class Store implements DbHandle {
   readonly usageStore: UsageStore;
   readonly complianceStore: ComplianceStore;
   readonly witnessStore: WitnessStore;
+  readonly reportStore: ReportStore;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -74,6 +76,7 @@ export class Store implements DbHandle {
     this.usageStore = new UsageStore(this);
     this.complianceStore = new ComplianceStore(this);
     this.witnessStore = new WitnessStore(this);
+    this.reportStore = new ReportStore(this);
   }
 
   async migrate(): Promise<string[]> {

@@ -145,6 +145,9 @@ async function main() {
     await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: { event_type: 'tool.called', data: { tool: 'send_email', subject_id: 'customer-8812', to: 'c.8812@mail.example' } } });
     await call('requestErasure', 'POST', '/api/v1/compliance/erasures', { headers: user, payload: { subject: 'customer-8812', legal_basis: 'GDPR Art. 17(1)(a): request DSR-2026-118' } });
     await call('listErasures', 'GET', '/api/v1/compliance/erasures', { headers: user });
+    const report = await call('createReport', 'POST', '/api/v1/compliance/reports', { headers: user, payload: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
+    await call('listReports', 'GET', '/api/v1/compliance/reports', { headers: user });
+    await call('getReport', 'GET', `/api/v1/compliance/reports/${report.json().id}`, { headers: user });
 
     await call('rotateSigningKey', 'POST', '/api/v1/integrity/keys/rotate', { headers: { authorization: 'Bearer operator-token-from-the-secret-store' } });
     const key2 = key.json().id as string;

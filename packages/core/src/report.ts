@@ -1,0 +1,65 @@
+// Signed period reports (docs/compliance.md, "Period reports"): the report is a JSON object, its
+// digest the SHA-256 of its RFC 8785 canonical form, and the service signs a domain-separated
+// message over the digest with its entry signing key. Pure; verified offline by the verify
+// package like bundles, against keys the auditor pinned.
+import { fromBase64, sha256Hex, utf8, verifyEd25519 } from '#crypto';
+import type { Check, VerificationReport } from './bundle.js';
+import { canonicalJson, type JsonObject } from './json.js';
+import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
+
+export const COMPLIANCE_REPORT_FORMAT = 'audit-ledger/compliance-report/v1';
+/** The first line of the signed message: a report signature can be nothing else the service signs. */
+export const REPORT_SIGNATURE_CONTEXT = 'audit-ledger/v1/report\n';
+
+/** lowercase_hex(SHA-256(JCS(report))). */
+export function reportDigest(report: JsonObject): string {
+  return sha256Hex(canonicalJson(report));
+}
+
+/** The bytes the service signs: the context line, then the digest in hex. */
+export function reportSignatureMessage(digestHex: string): Uint8Array {
+  return utf8(REPORT_SIGNATURE_CONTEXT + digestHex);
+}
+
+export interface SignedReport {
+  format: typeof COMPLIANCE_REPORT_FORMAT;
+  report: JsonObject;
+  signature: { algorithm: 'Ed25519'; key_id: string; public_key: string; digest: string; value: string };
+}
+
+/** Verifies a signed report (parsed JSON) against trusted keys, or (unpinned) the key it names itself. */
+export function verifyReport(doc: unknown, givenKeys: TrustedKey[] | null): VerificationReport {
+  const checks: Check[] = [];
+  const d = doc as Partial<SignedReport> | null;
+  const done = (): VerificationReport => ({ ok: !checks.some((c) => c.status === 'fail'), pinned: givenKeys !== null, checks });
+  if (d?.format !== COMPLIANCE_REPORT_FORMAT || typeof d.report !== 'object' || d.report === null || typeof d.signature !== 'object') {
+    checks.push({ status: 'fail', code: 'not_a_bundle', message: `not an audit-ledger compliance report (format ${COMPLIANCE_REPORT_FORMAT})` });
+    return done();
+  }
+  const sig = d.signature;
+  let keys = givenKeys;
+  if (!keys) {
+    checks.push({ status: 'note', code: 'unpinned', message: 'no --public-key given: checking against the key the report names itself, which anyone can replace' });
+    try {
+      keys = [trustedKey(rawKeyFromBase64(String(sig.public_key)))];
+    } catch {
+      keys = [];
+    }
+  }
+  const digest = reportDigest(d.report);
+  if (digest !== sig.digest) checks.push({ status: 'fail', code: 'hash_mismatch', message: `the report's content hashes to ${digest}, the signature is over ${String(sig.digest)}: the report was changed` });
+  const key = keys.find((k) => k.keyId === sig.key_id);
+  let signed = false;
+  try {
+    signed = key !== undefined && verifyEd25519(key.raw, reportSignatureMessage(digest), fromBase64(String(sig.value)));
+  } catch {
+    signed = false;
+  }
+  if (!key) checks.push({ status: 'fail', code: 'untrusted_key', message: `signed by key ${String(sig.key_id)}, which is not a trusted key` });
+  else if (!signed) checks.push({ status: 'fail', code: 'bad_signature', message: `the report signature does not verify with key ${key.keyId}` });
+  else {
+    const r = d.report as { company_id?: unknown; period?: { from?: unknown; to?: unknown } };
+    checks.push({ status: 'ok', code: 'report', message: `compliance report of company ${String(r.company_id)} for ${String(r.period?.from)} to ${String(r.period?.to)}, signed by key ${key.keyId}` });
+  }
+  return done();
+}

@@ -1,0 +1,174 @@
+// Period reports for regulators and auditors (docs/compliance.md, "Period reports"): for a time
+// range, what was recorded (by type, agent, day; ingestion gaps), whether it verifies (every entry
+// of the range checked: hash, content, link, signature, erasure record; the checkpoints and
+// witness cosignatures covering it), the keys and their transitions, retention, holds, erasures,
+// human review rejections and anomalies. Signed with the service's key as a JSON document
+// (core/report.ts) that the verify package checks offline, and rendered as a PDF (report-pdf.ts).
+import { randomUUID, sign } from 'node:crypto';
+import { COMPLIANCE_REPORT_FORMAT, erasureRecordProblem, type JsonObject, recomputeHash, recordContentState, reportDigest, reportSignatureMessage, type SignedReport, toBase64, verifyEntrySignature } from '@audit-ledger/core';
+import type { Keyring } from '../ledger/keyring.js';
+import { cosignedCheckpointView } from '../ledger/proofs.js';
+import type { IntegrityVerifier } from '../integrity/verifier.js';
+import type { AccountStore } from '../store/accounts.js';
+import type { ForensicsStore } from '../store/forensics.js';
+import type { IntegrityStore } from '../store/integrity.js';
+import type { KeyStore } from '../store/keys.js';
+import type { LedgerStore } from '../store/ledger.js';
+import type { Period, ReportStore } from '../store/reports.js';
+import type { WitnessStore } from '../store/witnesses.js';
+import { iso } from '../time.js';
+import type { Compliance } from './service.js';
+import type { AdminTrail, TrailActor } from './trail.js';
+
+const PAGE = 1000;
+const DAY_MS = 86_400_000;
+
+export interface ReportDeps {
+  reportStore: ReportStore;
+  ledger: LedgerStore;
+  integrityStore: IntegrityStore;
+  signingKeys: KeyStore;
+  witnessStore: WitnessStore;
+  forensicsStore: ForensicsStore;
+  accounts: AccountStore;
+  keyring: Keyring;
+  verifier: Pick<IntegrityVerifier, 'status'>;
+  compliance: Compliance;
+  trail: AdminTrail;
+  clock: () => number;
+}
+
+/** A period longer than this is refused: split it (a report checks every entry of its period). */
+export const MAX_REPORT_DAYS = 366;
+
+export class Reports {
+  constructor(private readonly deps: ReportDeps) {}
+
+  /** Builds, signs, keeps and records a report of [from, to). */
+  async generate(companyId: string, actor: TrailActor, period: Period): Promise<{ id: string; document: SignedReport }> {
+    const report = await this.build(companyId, actor, period);
+    const digest = reportDigest(report);
+    const key = this.deps.keyring.active;
+    const document: SignedReport = {
+      format: COMPLIANCE_REPORT_FORMAT,
+      report,
+      signature: { algorithm: 'Ed25519', key_id: key.keyId, public_key: toBase64(key.raw), digest, value: sign(null, reportSignatureMessage(digest), key.privateKey).toString('base64') },
+    };
+    const id = report.report_id as string;
+    await this.deps.reportStore.insert({ company_id: companyId, report_id: id, period_from: period.from, period_to: period.to, created_at: report.generated_at as string, created_by: JSON.stringify(actor), document: JSON.stringify(document) });
+    await this.deps.trail.record(companyId, 'compliance.report_generated', actor, { report_id: id, period: { ...period }, digest });
+    return { id, document };
+  }
+
+  private async build(companyId: string, actor: TrailActor, period: Period): Promise<JsonObject> {
+    const d = this.deps;
+    const [company, byType, byAgent, perDay, seqs, checkpoints, keys, transitions, retention, holds, erasures, status] = await Promise.all([
+      d.accounts.getCompany(companyId),
+      d.reportStore.countBy(companyId, period, 'event_type'),
+      d.reportStore.countBy(companyId, period, 'agent_id'),
+      d.reportStore.perDay(companyId, period),
+      d.reportStore.seqRange(companyId, period),
+      d.reportStore.checkpoints(companyId, period),
+      d.signingKeys.list(),
+      d.signingKeys.transitions(),
+      d.compliance.retention(companyId),
+      d.compliance.holds(companyId),
+      d.compliance.erasures(companyId),
+      d.verifier.status(companyId),
+    ]);
+    const days: Array<{ day: string; count: number }> = [];
+    for (let t = Date.parse(period.from.slice(0, 10)); t < Date.parse(period.to); t += DAY_MS) {
+      const day = iso(t).slice(0, 10);
+      days.push({ day, count: perDay.get(day) ?? 0 });
+    }
+    const last = checkpoints.last;
+    const cosigned = last ? cosignedCheckpointView(last, await d.witnessStore.cosignatures(companyId, last.tree_size)) : null;
+    const rejections = await d.reportStore.entriesOfType(companyId, period, 'hitl.rejected', 100);
+    const traces = (await d.forensicsStore.traceSummaries(companyId, { limit: 1000 })).filter((t) => t.anomaly_detected === true && t.last_at >= period.from && t.first_at < period.to);
+    const integrity = seqs ? await this.verifyRange(companyId, seqs) : { entries_checked: 0, signatures_checked: 0, entries_erased: 0, problems: [] as JsonObject[] };
+    const violations = seqs ? await d.reportStore.violations(companyId, seqs) : [];
+    const total = byType.reduce((n, r) => n + r.count, 0);
+    return {
+      report_id: randomUUID(),
+      company_id: companyId,
+      company_name: company?.name ?? null,
+      period: { from: period.from, to: period.to },
+      generated_at: iso(d.clock()),
+      generated_by: actor,
+      summary: { entries: total, first_seq: seqs?.first ?? null, last_seq: seqs?.last ?? null, event_types: byType.length, agents: byAgent.filter((a) => a.key !== null).length },
+      entries_by_type: byType.map((r) => ({ event_type: r.key, count: r.count })),
+      entries_by_agent: byAgent.map((r) => ({ agent_id: r.key, count: r.count })),
+      events_per_day: days,
+      ingestion_gaps: { days_without_events: days.filter((x) => x.count === 0).map((x) => x.day) },
+      integrity: {
+        status: integrity.problems.length === 0 ? 'valid' : 'broken',
+        range: seqs ? { from_seq: seqs.first, to_seq: seqs.last } : null,
+        ...integrity,
+        problems: integrity.problems.slice(0, 1000),
+        chain_status_now: status.chain_status,
+        coverage_percent_now: status.coverage_percent,
+      },
+      checkpoints: {
+        signed_in_period: checkpoints.count,
+        first: checkpoints.first ? { tree_size: checkpoints.first.tree_size, root_hash: checkpoints.first.root_hash, timestamp: checkpoints.first.timestamp } : null,
+        last: cosigned ? (JSON.parse(JSON.stringify(cosigned)) as JsonObject) : null,
+        covers_period: seqs !== null && last !== undefined && last.tree_size > seqs.last,
+      },
+      keys: keys.map((k) => ({ key_id: k.key_id, algorithm: k.algorithm, public_key: k.public_key, active_from: k.active_from, active_to: k.active_to })),
+      key_transitions: JSON.parse(JSON.stringify(transitions)) as JsonObject[],
+      retention: JSON.parse(JSON.stringify(retention)) as JsonObject,
+      legal_holds: holds.filter((h) => h.created_at < period.to && (h.released_at === null || h.released_at >= period.from)).map((h) => JSON.parse(JSON.stringify(h)) as JsonObject),
+      erasures: erasures.filter((e) => e.created_at >= period.from && e.created_at < period.to).map((e) => ({ id: e.id, kind: e.kind, legal_basis: e.legal_basis, requested_by: e.requested_by, created_at: e.created_at, erased_count: e.erased_count, record_log_ids: e.record_log_ids })),
+      hitl_rejections: { count: byType.find((r) => r.key === 'hitl.rejected')?.count ?? 0, items: rejections.map((r) => ({ log_id: r.log_id, created_at: r.created_at, trace_id: r.trace_id, data: r.data === null ? null : (JSON.parse(r.data) as JsonObject) })) },
+      anomalies: {
+        integrity_violations: violations.map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail, detected_at: v.detected_at })),
+        traces_with_anomalies: traces.map((t) => ({ trace_id: t.trace_id, first_at: t.first_at, last_at: t.last_at, event_count: t.event_count })),
+      },
+    };
+  }
+
+  /** Every entry of the range: hash, content, link to the entry before, signature, and an erased entry's record. */
+  private async verifyRange(companyId: string, seqs: { first: number; last: number }) {
+    const { integrityStore, keyring } = this.deps;
+    const problems: JsonObject[] = [];
+    let checked = 0;
+    let signatures = 0;
+    let erased = 0;
+    const before = seqs.first > 0 ? (await integrityStore.entriesInRange(companyId, seqs.first - 1, seqs.first))[0] : undefined;
+    let prevHash: string | null = seqs.first === 0 ? '0'.repeat(64) : (before?.hash ?? null);
+    for (let a = seqs.first; a <= seqs.last; a += PAGE) {
+      const rows = await integrityStore.entriesInRange(companyId, a, Math.min(seqs.last + 1, a + PAGE));
+      const records = await integrityStore.erasureRecordsFor(companyId, rows);
+      for (const row of rows) {
+        const at = { seq: row.seq, log_id: row.log_id };
+        if (recomputeHash(row) !== row.hash) problems.push({ ...at, kind: 'hash_mismatch' });
+        const content = recordContentState(row);
+        if (content.state === 'mismatch') problems.push({ ...at, kind: 'content_mismatch' });
+        if (content.state === 'erased') {
+          const record = row.erasure_id ? records.get(row.erasure_id) : undefined;
+          const problem = erasureRecordProblem(row, record && { ...record, data: record.data === null ? null : (JSON.parse(record.data) as JsonObject) });
+          if (problem) problems.push({ ...at, kind: 'unrecorded_erasure' });
+          else erased++;
+        }
+        if (prevHash !== null && row.prev_hash !== prevHash) problems.push({ ...at, kind: 'broken_link' });
+        const key = await keyring.publicKey(row.key_id);
+        signatures++;
+        if (!key || !verifyEntrySignature(key, row.hash, row.signature)) problems.push({ ...at, kind: 'bad_signature' });
+        prevHash = row.hash;
+        checked++;
+      }
+      const expected = Math.min(seqs.last + 1, a + PAGE) - a;
+      if (rows.length < expected) problems.push({ seq: a, log_id: null, kind: 'missing_entry', detail: `${expected - rows.length} entries of seqs ${a}–${a + expected - 1} are missing` } as JsonObject);
+    }
+    return { entries_checked: checked, signatures_checked: signatures, entries_erased: erased, problems };
+  }
+
+  async get(companyId: string, id: string): Promise<SignedReport | undefined> {
+    const row = await this.deps.reportStore.get(companyId, id);
+    return row ? (JSON.parse(row.document) as SignedReport) : undefined;
+  }
+
+  async list(companyId: string) {
+    return (await this.deps.reportStore.list(companyId)).map((r) => ({ id: r.report_id, from: r.period_from, to: r.period_to, created_at: r.created_at, created_by: JSON.parse(r.created_by) as TrailActor }));
+  }
+}
