@@ -63,7 +63,8 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     const override = (await t.inject({ method: 'POST', url: '/api/v1/hitl/reject', headers: apiKey, payload: { reviewer: marker, rejection_reason: marker, decision_id: logs[3], trace_id: trace } })).json();
     const job = (await t.inject({ method: 'POST', url: '/api/v1/integrity/verify', headers: apiKey, payload: {} })).json();
     const hold = (await t.inject({ method: 'POST', url: '/api/v1/compliance/holds', headers: admin, payload: { scope: { trace_id: trace }, reason: marker, case_reference: marker } })).json();
-    for (const v of [endpoint.id, replay.id, override.id, job.job_id, hold.id]) expect(v, 'fixture').toEqual(expect.any(String));
+    const report = (await t.inject({ method: 'POST', url: '/api/v1/compliance/reports', headers: admin, payload: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } })).json();
+    for (const v of [endpoint.id, replay.id, override.id, job.job_id, hold.id, report.id]) expect(v, 'fixture').toEqual(expect.any(String));
     return {
       companyId: acct.companyId,
       admin,
@@ -71,7 +72,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       auditor: { authorization: `Bearer ${auditorToken}` },
       apiKey,
       marker,
-      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id },
+      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id, report: report.id },
     };
   }
 
@@ -99,6 +100,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (path.startsWith('/api/v1/auth/api_keys')) return owner.ids.key as string;
     if (param === 'user_id') return owner.ids.user as string;
     if (param === 'hold_id') return owner.ids.hold as string;
+    if (param === 'report_id') return owner.ids.report as string;
     if (path.startsWith('/api/v1/webhooks/endpoints')) return owner.ids.endpoint as string;
     throw new Error(`the security runner does not know what ${param} of ${path} names: teach pathId`);
   }
@@ -121,6 +123,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (o.path === '/api/v1/compliance/retention') return { content_days: null };
     if (o.path === '/api/v1/compliance/holds') return { scope: { trace_id: owner.ids.trace }, reason: 'security runner' };
     if (o.path.endsWith('/release')) return { reason: 'security runner' };
+    if (o.path === '/api/v1/compliance/reports') return { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' };
     if (o.path === '/api/v1/compliance/erasures') return { log_ids: [owner.ids.log], legal_basis: 'security runner' };
     return {};
   }
