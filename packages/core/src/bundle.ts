@@ -4,10 +4,9 @@
 // auditor needs is here and described in docs/ledger-format.md.
 import { bytesEqual, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
 import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
-import { contentState, erasureRecordProblem } from './content.js';
-import { cosignedBy, type WitnessKey } from './cosignature.js';
+import { contentState } from './content.js';
+import { ErasureLedger } from './bundle-erasures.js';
 import { entryHash, GENESIS_PREV_HASH, hashedFields, type LedgerEntry } from './entry.js';
-import type { JsonObject } from './json.js';
 import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 import { entryLeafHash, type Hash, TreeEdge, verifyInclusion } from './merkle.js';
@@ -172,44 +171,6 @@ function checkEntry(e: Record<string, unknown>, keys: TrustedKey[]): EntryCheck 
   // this hash; whether the hash is that of these fields is the check above.
   else if (!verifyEntrySignature(key.raw, String(e.hash), String(e.signature))) failures.push(fail('bad_signature', `signature does not verify with key ${key.keyId}`));
   return { hash, failures, erased: content.state === 'erased' };
-}
-
-/**
- * Erased entries waiting for their erasure record (which comes later in the chain): each is
- * checked against the record when it is seen; those left at the end are failures.
- */
-class ErasureLedger {
-  private readonly pending = new Map<string, Array<{ seq: number; log_id: string; company_id: string }>>();
-  count = 0;
-
-  erased(e: Record<string, unknown>): void {
-    this.count++;
-    const id = typeof e.erasure_id === 'string' ? e.erasure_id : '';
-    const list = this.pending.get(id) ?? [];
-    list.push({ seq: Number(e.seq), log_id: String(e.log_id), company_id: String(e.company_id) });
-    this.pending.set(id, list);
-  }
-
-  /** Checks the entries waiting for `record`, if any; returns the failures. */
-  record(record: Record<string, unknown>): Check[] {
-    const waiting = this.pending.get(String(record.log_id));
-    if (!waiting) return [];
-    this.pending.delete(String(record.log_id));
-    const r = { seq: Number(record.seq), company_id: String(record.company_id), event_type: String(record.event_type), source: typeof record.source === 'string' ? record.source : null, data: (record.data ?? null) as JsonObject | null };
-    return waiting.flatMap((w) => {
-      const problem = erasureRecordProblem(w, r);
-      return problem ? [{ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): ${problem}`, seq: w.seq }] : [];
-    });
-  }
-
-  /** Failures for the erased entries whose record never came. */
-  unaccounted(): Check[] {
-    return [...this.pending.values()].flat().map((w) => ({ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): its content was erased, and no erasure record in the document names it`, seq: w.seq }));
-  }
-
-  note(): Check | null {
-    return this.count === 0 ? null : { status: 'note', code: 'erased', message: `${plural(this.count, 'entry', 'entries')} with erased content: each commitment, hash and signature still verifies, and an erasure record accounts for each` };
-  }
 }
 
 type BundleShape = {
@@ -387,23 +348,4 @@ export class ExportVerifier {
     if (failures.length === 0) checks.push({ status: 'ok', code: 'entries', message: `${plural(this.count, 'entry', 'entries')}: every hash, link and signature verifies, and they rebuild the signed tree` });
     return { ok: failures.length === 0, pinned: true, checks };
   }
-}
-
-/**
- * Whether at least `quorum` of the named witnesses cosigned the checkpoint note: its own signature
- * lines (a cosigned note) and `extraLines` (a checkpoint JSON's `cosignatures`) are searched.
- */
-export function witnessQuorumCheck(note: string, extraLines: string[], witnesses: WitnessKey[], quorum: number): Check {
-  let lines: string[] = [...extraLines];
-  let text: string;
-  try {
-    text = parseNote(note).text;
-    lines = [...note.slice(text.length + 1).split('\n').filter((l) => l !== '').map((l) => `${l}\n`), ...lines];
-  } catch (err) {
-    return { status: 'fail', code: 'witnesses', message: `checkpoint is malformed: ${(err as Error).message}` };
-  }
-  const by = cosignedBy(text, lines, witnesses).map((w) => w.name);
-  const names = witnesses.map((w) => w.name).join(', ');
-  if (by.length >= quorum) return { status: 'ok', code: 'witnesses', message: `checkpoint cosigned by ${by.length} of the ${witnesses.length} named witnesses (${by.join(', ')}); the quorum is ${quorum}` };
-  return { status: 'fail', code: 'witnesses', message: `checkpoint cosigned by ${by.length} of the named witnesses (${names}), fewer than the quorum of ${quorum}${by.length ? `: only ${by.join(', ')}` : ''}` };
 }

@@ -3,7 +3,8 @@
 // client that requires a quorum of named witnesses is protected from a split view (a log showing
 // two auditors two histories). Pure; specified in docs/ledger-format.md §15.
 import { bytesEqual, fromBase64, sha256, toBase64, toHex, utf8, verifyEd25519 } from '#crypto';
-import { SIGNATURE_LINE_PREFIX } from './checkpoint.js';
+import type { Check } from './bundle.js';
+import { parseNote, SIGNATURE_LINE_PREFIX } from './checkpoint.js';
 import { CoreError } from './errors.js';
 
 /** The signature type byte of an Ed25519 cosignature/v1 key (c2sp.org/signed-note). */
@@ -104,4 +105,23 @@ export function verifyCosignature(noteText: string, line: string, witness: Witne
 /** The witnesses among `witnesses` that validly cosigned the note text with one of `lines`. */
 export function cosignedBy(noteText: string, lines: string[], witnesses: WitnessKey[]): WitnessKey[] {
   return witnesses.filter((w) => lines.some((l) => verifyCosignature(noteText, l, w).ok));
+}
+
+/**
+ * Whether at least `quorum` of the named witnesses cosigned the checkpoint note: its own signature
+ * lines (a cosigned note) and `extraLines` (a checkpoint JSON's `cosignatures`) are searched.
+ */
+export function witnessQuorumCheck(note: string, extraLines: string[], witnesses: WitnessKey[], quorum: number): Check {
+  let lines: string[] = [...extraLines];
+  let text: string;
+  try {
+    text = parseNote(note).text;
+    lines = [...note.slice(text.length + 1).split('\n').filter((l) => l !== '').map((l) => `${l}\n`), ...lines];
+  } catch (err) {
+    return { status: 'fail', code: 'witnesses', message: `checkpoint is malformed: ${(err as Error).message}` };
+  }
+  const by = cosignedBy(text, lines, witnesses).map((w) => w.name);
+  const names = witnesses.map((w) => w.name).join(', ');
+  if (by.length >= quorum) return { status: 'ok', code: 'witnesses', message: `checkpoint cosigned by ${by.length} of the ${witnesses.length} named witnesses (${by.join(', ')}); the quorum is ${quorum}` };
+  return { status: 'fail', code: 'witnesses', message: `checkpoint cosigned by ${by.length} of the named witnesses (${names}), fewer than the quorum of ${quorum}${by.length ? `: only ${by.join(', ')}` : ''}` };
 }

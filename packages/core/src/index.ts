@@ -89,7 +89,6 @@ export {
   followTransitions,
   type VerificationReport,
   verifyBundle,
-  witnessQuorumCheck,
 } from './bundle.js';
 export {
   COSIGNATURE_V1_ALG,
@@ -103,6 +102,7 @@ export {
   splitVerifierKey,
   verifyCosignature,
   type WitnessKey,
+  witnessQuorumCheck,
   witnessVerifierKey,
 } from './cosignature.js';
 export { COMPLIANCE_REPORT_FORMAT, REPORT_SIGNATURE_CONTEXT, reportDigest, reportSignatureMessage, type SignedReport, verifyReport } from './report.js';

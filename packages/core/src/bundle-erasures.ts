@@ -1,0 +1,45 @@
+// Erased entries in a bundle or an export (docs/ledger-format.md §14): each must be accounted for
+// by its erasure record, which comes later in the chain. Used by bundle.ts.
+import type { Check } from './bundle.js';
+import { erasureRecordProblem } from './content.js';
+import type { JsonObject } from './json.js';
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Erased entries waiting for their erasure record (which comes later in the chain): each is
+ * checked against the record when it is seen; those left at the end are failures.
+ */
+export class ErasureLedger {
+  private readonly pending = new Map<string, Array<{ seq: number; log_id: string; company_id: string }>>();
+  count = 0;
+
+  erased(e: Record<string, unknown>): void {
+    this.count++;
+    const id = typeof e.erasure_id === 'string' ? e.erasure_id : '';
+    const list = this.pending.get(id) ?? [];
+    list.push({ seq: Number(e.seq), log_id: String(e.log_id), company_id: String(e.company_id) });
+    this.pending.set(id, list);
+  }
+
+  /** Checks the entries waiting for `record`, if any; returns the failures. */
+  record(record: Record<string, unknown>): Check[] {
+    const waiting = this.pending.get(String(record.log_id));
+    if (!waiting) return [];
+    this.pending.delete(String(record.log_id));
+    const r = { seq: Number(record.seq), company_id: String(record.company_id), event_type: String(record.event_type), source: typeof record.source === 'string' ? record.source : null, data: (record.data ?? null) as JsonObject | null };
+    return waiting.flatMap((w) => {
+      const problem = erasureRecordProblem(w, r);
+      return problem ? [{ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): ${problem}`, seq: w.seq }] : [];
+    });
+  }
+
+  /** Failures for the erased entries whose record never came. */
+  unaccounted(): Check[] {
+    return [...this.pending.values()].flat().map((w) => ({ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): its content was erased, and no erasure record in the document names it`, seq: w.seq }));
+  }
+
+  note(): Check | null {
+    return this.count === 0 ? null : { status: 'note', code: 'erased', message: `${plural(this.count, 'entry', 'entries')} with erased content: each commitment, hash and signature still verifies, and an erasure record accounts for each` };
+  }
+}
