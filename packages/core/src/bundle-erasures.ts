@@ -1,6 +1,6 @@
 // Erased entries in a bundle or an export (docs/ledger-format.md §14): each must be accounted for
 // by its erasure record, which comes later in the chain. Used by bundle.ts.
-import type { Check } from './bundle.js';
+import type { Check } from './checks.js';
 import { erasureRecordProblem } from './content.js';
 import type { JsonObject } from './json.js';
 

@@ -6,6 +6,7 @@ import { bytesEqual, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
 import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
 import { contentState } from './content.js';
 import { ErasureLedger } from './bundle-erasures.js';
+import type { Check, CheckCode, VerificationReport } from './checks.js';
 import { entryHash, GENESIS_PREV_HASH, hashedFields, type LedgerEntry } from './entry.js';
 import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
@@ -14,68 +15,7 @@ import { verifyEntrySignature } from './signature.js';
 
 export const EVIDENCE_BUNDLE_FORMAT = 'audit-ledger/evidence-bundle/v1';
 
-/** What one check is about. A client branches on this, never on the message. */
-export type CheckCode =
-  /** No key was pinned: the document's own keys were used (status note). */
-  | 'unpinned'
-  /** The document is not an evidence bundle of this format. */
-  | 'not_a_bundle'
-  /** A key transition from a trusted key: followed (ok) or refused (fail). */
-  | 'key_transition'
-  /** The checkpoint note: signed by a trusted key for this company (ok), or not (fail). */
-  | 'checkpoint'
-  /** The checkpoint's unsigned JSON fields disagree with its signed note. */
-  | 'checkpoint_fields'
-  /** An entry lacks a hashed field, or its fields cannot be hashed. */
-  | 'entry_malformed'
-  /** An entry's fields do not hash to its hash. */
-  | 'hash_mismatch'
-  /** A version 2 entry's data, extra and salt do not rebuild its content commitment. */
-  | 'content_mismatch'
-  /** A version 2 entry whose content was erased (status note, or a failure when its erasure record does not account for it). */
-  | 'erased'
-  /** An entry is signed by a key that is not trusted. */
-  | 'untrusted_key'
-  /** An entry's signature does not verify. */
-  | 'bad_signature'
-  /** An entry belongs to another company than the bundle's. */
-  | 'wrong_company'
-  /** An entry's inclusion proof is for another leaf or tree size, or does not reach the signed root. */
-  | 'not_included'
-  /** prev_hash does not link to the entry before it (or entry 0's is not 64 zeros). */
-  | 'broken_link'
-  /** An export line that is not JSON, or out of seq order. */
-  | 'line_unreadable'
-  /** The export holds fewer entries than the checkpoint covers. */
-  | 'entries_missing'
-  /** The tree rebuilt from the export differs from the signed root. */
-  | 'root_mismatch'
-  /** The export runs past the checkpoint (status note). */
-  | 'beyond_checkpoint'
-  /** The checkpoint's witness cosignatures against the quorum asked for. */
-  | 'witnesses'
-  /** A signed compliance report: its digest and signature. */
-  | 'report'
-  /** The summary over every entry. */
-  | 'entries';
-
-export interface Check {
-  status: 'ok' | 'fail' | 'note';
-  code: CheckCode;
-  /** One sentence for a person. */
-  message: string;
-  /** The entry it concerns, when it concerns one. */
-  seq?: number;
-}
-
-export interface VerificationReport {
-  /** True when no check failed. */
-  ok: boolean;
-  /** False when no trusted key was given and the document's own keys were used: consistent, not proven. */
-  pinned: boolean;
-  /** In the order checked. */
-  checks: Check[];
-}
+export type { Check, CheckCode, VerificationReport } from './checks.js';
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 

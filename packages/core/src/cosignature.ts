@@ -3,7 +3,7 @@
 // client that requires a quorum of named witnesses is protected from a split view (a log showing
 // two auditors two histories). Pure; specified in docs/ledger-format.md §15.
 import { bytesEqual, fromBase64, sha256, toBase64, toHex, utf8, verifyEd25519 } from '#crypto';
-import type { Check } from './bundle.js';
+import type { Check } from './checks.js';
 import { parseNote, SIGNATURE_LINE_PREFIX } from './checkpoint.js';
 import { CoreError } from './errors.js';
 

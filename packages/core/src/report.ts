@@ -3,7 +3,7 @@
 // message over the digest with its entry signing key. Pure; verified offline by the verify
 // package like bundles, against keys the auditor pinned.
 import { fromBase64, sha256Hex, utf8, verifyEd25519 } from '#crypto';
-import type { Check, VerificationReport } from './bundle.js';
+import type { Check, VerificationReport } from './checks.js';
 import { canonicalJson, type JsonObject } from './json.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 
