@@ -66,7 +66,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     }, { 'x-api-key': key });
     expect(batch.status, batch.body).toBe(200);
     // The entries are covered by a signed checkpoint before the browser verifies them.
-    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, { 'x-api-key': key })).json().tree_size).toBeGreaterThanOrEqual(3), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, { 'x-api-key': key })).json().tree_size).toBeGreaterThanOrEqual(4), { timeout: 10_000, interval: 50 });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -98,9 +98,9 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await shot(page, 'sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
 
-    // Logs: the three entries, newest first; the session cookie is HttpOnly (no script sees it).
+    // Logs: the three entries and the API key's creation (api_key.created, seq 0), newest first; the session cookie is HttpOnly (no script sees it).
     const rows = page.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
-    await expect.poll(() => rows.count()).toBe(3);
+    await expect.poll(() => rows.count()).toBe(4);
     expect(await page.evaluate('document.cookie')).toBe('');
     const [cookie] = await page.context().cookies();
     expect(cookie).toMatchObject({ name: 'al_session', httpOnly: true, sameSite: 'Strict' });
@@ -121,7 +121,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
 
     // The entry: every field; Verify asks to pin a key first.
     await rows.first().getByRole('link').click();
-    await page.getByRole('heading', { name: /Entry 1: decision.made/ }).waitFor();
+    await page.getByRole('heading', { name: /Entry 2: decision.made/ }).waitFor();
     const entryUrl = page.url();
     expect(await page.getByTestId('canonical-json').textContent()).toContain('"event_type":"decision.made"');
     const logId = entryUrl.split('/').at(-1) as string;
@@ -151,7 +151,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.reload();
     await page.getByRole('button', { name: 'Verify in this browser' }).click();
     await expect.poll(() => badge.textContent()).toContain('Verification FAILED');
-    expect(await badge.textContent()).toContain('hash mismatch');
+    expect(await badge.textContent()).toContain('content mismatch');
     await shot(page, 'entry-tampered');
 
     // Integrity: a full verification run from the page finds the changed entry and names it.
@@ -161,7 +161,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.getByRole('button', { name: 'Run a full verification' }).click();
     await expect.poll(() => page.getByTestId('job-status').textContent(), { timeout: 30_000 }).toMatch(/: completed$/);
     const violations = page.getByRole('region', { name: 'Violations' });
-    await expect.poll(() => violations.getByRole('link', { name: 'entry 1' }).getAttribute('href')).toBe(`#/logs/${logId}`);
+    await expect.poll(() => violations.getByRole('link', { name: 'entry 2' }).getAttribute('href')).toBe(`#/logs/${logId}`);
     expect(await page.getByTestId('integrity-badge').getAttribute('class')).toContain('bad');
     expect(await axe(page)).toEqual([]);
     await shot(page, 'integrity');

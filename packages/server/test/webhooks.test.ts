@@ -75,8 +75,10 @@ describe.each(STORE_KINDS)('webhooks on %s', (kind) => {
   async function setup(eventTypes = ['hitl.rejected']) {
     rx = await receiver();
     const acct = await t.newAccount();
-    const { key } = await t.createKey(acct.token, 100_000);
     const admin = { authorization: `Bearer ${acct.token}` };
+    // Through the route, so its api_key.created event is recorded too.
+    const created = await t.inject({ method: 'POST', url: '/api/v1/auth/api_keys', headers: admin, payload: { name: 'integration', rate_limit_per_minute: 100_000 } });
+    const { key } = created.json();
     const res = await t.inject({ method: 'POST', url: '/api/v1/webhooks/endpoints', headers: admin, payload: { url: rx.url, event_types: eventTypes, description: 'test receiver' } });
     expect(res.statusCode, res.body).toBe(201);
     const endpoint = res.json();
