@@ -32,10 +32,15 @@ export function checkpointText(c: Checkpoint): string {
 
 /** C2SP key ID: the first 4 bytes of SHA-256(name ‖ "\n" ‖ 0x01 ‖ raw public key). */
 export function noteKeyId(name: string, rawPublicKey: Uint8Array): Uint8Array {
+  return signedNoteKeyId(name, ED25519_ALG, rawPublicKey);
+}
+
+/** A C2SP signed-note key id: SHA-256(name ‖ "\n" ‖ signature type ‖ key)[:4]. */
+export function signedNoteKeyId(name: string, signatureType: number, rawPublicKey: Uint8Array): Uint8Array {
   const nameBytes = utf8(`${name}\n`);
   const input = new Uint8Array(nameBytes.length + 1 + rawPublicKey.length);
   input.set(nameBytes, 0);
-  input[nameBytes.length] = ED25519_ALG;
+  input[nameBytes.length] = signatureType;
   input.set(rawPublicKey, nameBytes.length + 1);
   return sha256(input).slice(0, 4);
 }

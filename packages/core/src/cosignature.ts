@@ -2,9 +2,9 @@
 // checkpoint's consistency with every checkpoint it saw before signs it with a timestamp; a
 // client that requires a quorum of named witnesses is protected from a split view (a log showing
 // two auditors two histories). Pure; specified in docs/ledger-format.md §15.
-import { bytesEqual, fromBase64, sha256, toBase64, toHex, utf8, verifyEd25519 } from '#crypto';
+import { bytesEqual, fromBase64, toBase64, toHex, utf8, verifyEd25519 } from '#crypto';
 import type { Check } from './checks.js';
-import { parseNote, SIGNATURE_LINE_PREFIX } from './checkpoint.js';
+import { parseNote, SIGNATURE_LINE_PREFIX, signedNoteKeyId } from './checkpoint.js';
 import { CoreError } from './errors.js';
 
 /** The signature type byte of an Ed25519 cosignature/v1 key (c2sp.org/signed-note). */
@@ -12,12 +12,7 @@ export const COSIGNATURE_V1_ALG = 0x04;
 
 /** SHA-256(name ‖ "\n" ‖ 0x04 ‖ key)[:4]. */
 export function cosignatureKeyId(name: string, rawPublicKey: Uint8Array): Uint8Array {
-  const nameBytes = utf8(`${name}\n`);
-  const input = new Uint8Array(nameBytes.length + 1 + rawPublicKey.length);
-  input.set(nameBytes, 0);
-  input[nameBytes.length] = COSIGNATURE_V1_ALG;
-  input.set(rawPublicKey, nameBytes.length + 1);
-  return sha256(input).slice(0, 4);
+  return signedNoteKeyId(name, COSIGNATURE_V1_ALG, rawPublicKey);
 }
 
 /** The witness's verifier key: name+keyid+base64(0x04 ‖ key). */

@@ -1280,8 +1280,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-574c8b58@example.com",
-                 *       "password": "pw-c69b82e0b996bdd7"
+                 *       "email": "user-14cb4171@example.com",
+                 *       "password": "pw-98bf9afa4f9560a5"
                  *     }
                  */
                 "application/json": {
@@ -1299,7 +1299,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "access_token": "alt_INPJkRJz_DYczfX3esuzf3PoIgaO6EviRYo4EWzTnMA",
+                     *       "access_token": "alt_VIWhMgwnDhfCHdYTttKk-JH7wa5pwR1J8OhE53M2Fmk",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
                      *       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1438,13 +1438,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "kwbAoLGD7dVCZKLf2whuNX3Fvq7o-4cnPMeUKaL58n4",
+                     *       "csrf_token": "ACLmakE-w6jzcDnlgSapGsTJqnf6VdyWVr9-kLRKUr0",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com",
+                     *         "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1547,8 +1547,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "user-574c8b58@example.com",
-                 *       "password": "pw-c69b82e0b996bdd7"
+                 *       "email": "user-14cb4171@example.com",
+                 *       "password": "pw-98bf9afa4f9560a5"
                  *     }
                  */
                 "application/json": {
@@ -1566,13 +1566,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "csrf_token": "kwbAoLGD7dVCZKLf2whuNX3Fvq7o-4cnPMeUKaL58n4",
+                     *       "csrf_token": "ACLmakE-w6jzcDnlgSapGsTJqnf6VdyWVr9-kLRKUr0",
                      *       "expires_at": "2026-03-02T00:00:00.000Z",
                      *       "idle_timeout_seconds": 1800,
                      *       "password_change_required": false,
                      *       "user": {
-                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com",
+                     *         "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com",
                      *         "role": "admin"
                      *       }
                      *     }
@@ -1884,19 +1884,19 @@ export interface operations {
                      * @example {
                      *       "credential": "user",
                      *       "company": {
-                     *         "id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "name": "Acme Capital",
-                     *         "created_at": "2026-11-24T01:55:38.813Z"
+                     *         "created_at": "2026-11-24T02:14:48.407Z"
                      *       },
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
-                     *       "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *       "email": "user-574c8b58@example.com",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+                     *       "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *       "email": "user-14cb4171@example.com",
                      *       "is_admin": true,
                      *       "user": {
-                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com",
+                     *         "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com",
                      *         "role": "admin",
-                     *         "created_at": "2026-11-24T01:55:38.813Z"
+                     *         "created_at": "2026-11-24T02:14:48.407Z"
                      *       }
                      *     }
                      */
@@ -2017,9 +2017,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
+                     *           "id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_qbc4YdTn",
+                     *           "key_prefix": "alk_W1tLZDND",
                      *           "rate_limit_per_minute": 6000,
                      *           "status": "active",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2147,14 +2147,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
+                     *       "id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
                      *       "name": "trading-agents-prod",
-                     *       "key_prefix": "alk_qbc4YdTn",
+                     *       "key_prefix": "alk_W1tLZDND",
                      *       "rate_limit_per_minute": 6000,
                      *       "status": "active",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "revoked_at": null,
-                     *       "key": "alk_qbc4YdTnNYT9IucXWpZdZbCLY0Mez8SUf9x8rGsoq3c"
+                     *       "key": "alk_W1tLZDNDFGulgfT9febPSYze0Y1ArR0z8yhIGFmau-A"
                      *     }
                      */
                     "application/json": {
@@ -2482,7 +2482,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
+                     *           "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
                      *           "email": "ana.lima@acme.example",
                      *           "role": "auditor",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
@@ -2491,10 +2491,10 @@ export interface operations {
                      *           "password_change_required": true
                      *         },
                      *         {
-                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *           "email": "user-574c8b58@example.com",
+                     *           "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *           "email": "user-14cb4171@example.com",
                      *           "role": "admin",
-                     *           "created_at": "2026-11-24T01:55:38.813Z",
+                     *           "created_at": "2026-11-24T02:14:48.407Z",
                      *           "disabled": false,
                      *           "disabled_at": null,
                      *           "password_change_required": false
@@ -2657,7 +2657,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "user": {
-                     *         "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
+                     *         "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
                      *         "email": "ana.lima@acme.example",
                      *         "role": "auditor",
                      *         "created_at": "2026-03-01T12:00:00.000Z",
@@ -2665,7 +2665,7 @@ export interface operations {
                      *         "disabled_at": null,
                      *         "password_change_required": true
                      *       },
-                     *       "one_time_password": "DmxtLTz_kRCv7R_Fuo7oPCNQ"
+                     *       "one_time_password": "WQzPvwWNuAcqyUAKJd9c7yW4"
                      *     }
                      */
                     "application/json": {
@@ -2922,7 +2922,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
+                     *       "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
                      *       "email": "ana.lima@acme.example",
                      *       "role": "reviewer",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
@@ -3202,8 +3202,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "5a6e3423-35b5-4ce0-970d-9fd98053f850",
-                     *       "one_time_password": "Cvuh5Pmy7Jg9N0NYsiw0LqRO"
+                     *       "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
+                     *       "one_time_password": "6C15rcqcPpeVFNiVHr7RTHCd"
                      *     }
                      */
                     "application/json": {
@@ -3428,7 +3428,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "current_password": "Cvuh5Pmy7Jg9N0NYsiw0LqRO",
+                 *       "current_password": "6C15rcqcPpeVFNiVHr7RTHCd",
                  *       "new_password": "a passphrase Ana chose herself"
                  *     }
                  */
@@ -3618,8 +3618,8 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
-                     *           "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *           "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+                     *           "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *           "seq": 5,
                      *           "format_version": 2,
                      *           "event_type": "context.retrieved",
@@ -3630,7 +3630,7 @@ export interface operations {
                      *             "source_type": "market_feed"
                      *           },
                      *           "source": "trading-runtime",
-                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *           "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
                      *           "span_id": null,
@@ -3645,29 +3645,29 @@ export interface operations {
                      *           "extra": {
                      *             "event_id": "read-1"
                      *           },
-                     *           "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
-                     *           "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
+                     *           "content_commitment": "a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2",
+                     *           "content_salt": "oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=",
                      *           "erased": false,
                      *           "erasure_id": null,
                      *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
-                     *           "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *           "content_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *           "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
-                     *           "key_id": "43059807f7b110d0",
+                     *           "prev_hash": "4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5",
+                     *           "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *           "content_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *           "signature": "CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==",
+                     *           "key_id": "dcd4005aa957a038",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
-                     *           "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *           "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+                     *           "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *           "seq": 6,
                      *           "format_version": 2,
                      *           "event_type": "decision.made",
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *             "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -3675,7 +3675,7 @@ export interface operations {
                      *             "symbol": "ACME"
                      *           },
                      *           "source": null,
-                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *           "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *           "session_id": null,
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
                      *           "span_id": null,
@@ -3685,20 +3685,20 @@ export interface operations {
                      *           "agent_id": "equities-trader",
                      *           "workflow_id": null,
                      *           "causality_type": null,
-                     *           "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *           "idempotency_key": "decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3",
                      *           "schema_version": null,
                      *           "extra": null,
-                     *           "content_commitment": "36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7",
-                     *           "content_salt": "N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=",
+                     *           "content_commitment": "a3e0cb57a0488ab1c292f23d5e472c5977c6850cf17943dd32acead1ee11f275",
+                     *           "content_salt": "qupukCuUE38caFwDOB4y+wB8CivD388lWpcdL+MHTvI=",
                      *           "erased": false,
                      *           "erasure_id": null,
                      *           "erased_at": null,
                      *           "created_at": "2026-03-01T12:00:00.000Z",
-                     *           "prev_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *           "hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
-                     *           "content_hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
-                     *           "signature": "fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==",
-                     *           "key_id": "43059807f7b110d0",
+                     *           "prev_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *           "hash": "18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b",
+                     *           "content_hash": "18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b",
+                     *           "signature": "5/+U2rzlqrEeVDq+7qjQV7gdKRKwgc62NdMkj4mn8D4CS2VLu8MCy/ztNGkuSpifAniEmPpBI7hye/iTOtg/Bw==",
+                     *           "key_id": "dcd4005aa957a038",
                      *           "idempotency_conflict": false,
                      *           "idempotency_conflict_of": null
                      *         }
@@ -3879,7 +3879,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_type": "context.retrieved",
-                 *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                 *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                  *       "agent_id": "equities-trader",
                  *       "source": "trading-runtime",
                  *       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -3931,15 +3931,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *       "event_type": "context.retrieved",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 5,
-                     *       "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *       "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
                      *       "ingested": 1,
                      *       "log_ids": [
-                     *         "019ca945-0a00-706d-8005-e27f744cdfb0"
+                     *         "019ca945-0a00-7016-8eaa-8a85b4fe420f"
                      *       ]
                      *     }
                      */
@@ -4251,12 +4251,12 @@ export interface operations {
                  *       "logs": [
                  *         {
                  *           "event_type": "decision.made",
-                 *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                 *           "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:15.000Z",
                  *           "parent_event_id": "read-1",
                  *           "data": {
-                 *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                 *             "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
                  *             "decision": "buy",
                  *             "symbol": "ACME",
                  *             "quantity": 100,
@@ -4264,11 +4264,11 @@ export interface operations {
                  *               "read-1"
                  *             ]
                  *           },
-                 *           "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26"
+                 *           "idempotency_key": "decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3"
                  *         },
                  *         {
                  *           "event_type": "action.executed",
-                 *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                 *           "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                  *           "agent_id": "equities-trader",
                  *           "timestamp": "2026-03-01T09:21:16.000Z",
                  *           "data": {
@@ -4325,8 +4325,8 @@ export interface operations {
                      *       "ingested": 2,
                      *       "appended": 2,
                      *       "log_ids": [
-                     *         "019ca945-0a00-706e-aea6-4aeb1264ae8c",
-                     *         "019ca945-0a00-706f-a1ed-6ba166abbea8"
+                     *         "019ca945-0a00-7017-8db0-3c2cadb208d7",
+                     *         "019ca945-0a00-7018-befe-d2505675dcfc"
                      *       ]
                      *     }
                      */
@@ -4640,8 +4640,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *       "seq": 5,
                      *       "format_version": 2,
                      *       "event_type": "context.retrieved",
@@ -4652,7 +4652,7 @@ export interface operations {
                      *         "source_type": "market_feed"
                      *       },
                      *       "source": "trading-runtime",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "session_id": null,
                      *       "timestamp": "2026-03-01T09:20:31.000Z",
                      *       "span_id": null,
@@ -4667,17 +4667,17 @@ export interface operations {
                      *       "extra": {
                      *         "event_id": "read-1"
                      *       },
-                     *       "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
-                     *       "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
+                     *       "content_commitment": "a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2",
+                     *       "content_salt": "oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=",
                      *       "erased": false,
                      *       "erasure_id": null,
                      *       "erased_at": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
-                     *       "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *       "content_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *       "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
-                     *       "key_id": "43059807f7b110d0",
+                     *       "prev_hash": "4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5",
+                     *       "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *       "content_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *       "signature": "CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==",
+                     *       "key_id": "dcd4005aa957a038",
                      *       "idempotency_conflict": false,
                      *       "idempotency_conflict_of": null
                      *     }
@@ -4891,23 +4891,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
-                     *       "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
+                     *       "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+                     *       "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
                      *       "chain_valid": true,
                      *       "signature_valid": true,
                      *       "erased": false,
                      *       "verified_at": "2026-03-01T12:00:00.000Z",
                      *       "seq": 5,
-                     *       "key_id": "43059807f7b110d0",
+                     *       "key_id": "dcd4005aa957a038",
                      *       "problems": [],
                      *       "merkle_included": true,
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "tree_size": 8,
-                     *         "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
+                     *         "root_hash": "465e3df57b18ff66cd370cb553b31d0f71e35f746ab56534549c5688c7cbff79",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n8\nNPdFlLlQ/00h1GLkrBIAHGI2a/8PdcqP88QT+iVBctU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB7kcuSBKZl9ScH7ogFXY8HwxkwFy7GHK7BgLii6ltg1FdvNf0vmaCLTl8ixax9bMklj6Nx2wKHwgTb5+MbTCfAc=\n"
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n8\nRl499XsY/2bNNwy1U7MdD3HjX3RqtWU0VJxWiMfL/3k=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqqoFu7uX+9L77YSr4hKL+FRTmzTfmeopwHc0heCYgk+f1Po5vy76SSSk5GrC5s+oFfsV5Hj2ZBvupn6cA/V9RwE=\n"
                      *       }
                      *     }
                      */
@@ -5118,24 +5118,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *       "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *       "seq": 5,
-                     *       "entry_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *       "leaf_hash": "04a3b4482d21934c3444e8ea97267f44f504d0d377b13ae2ca872ad2182916d9",
+                     *       "entry_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *       "leaf_hash": "bd5f93266206ea1a7cc16ef7670e82a49c44e4af0627315c93540b9d631f2d11",
                      *       "leaf_index": 5,
                      *       "tree_size": 8,
-                     *       "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
+                     *       "root_hash": "465e3df57b18ff66cd370cb553b31d0f71e35f746ab56534549c5688c7cbff79",
                      *       "proof": [
-                     *         "e7d4c791c733b15a7ebf1ff42226bcf1bc61f06bb2cf32227d5d40d9bf1cf814",
-                     *         "4fe05e0a0f63b318950b5b5d00f9ae185a0f8175deed8c9736c2d88f4d913328"
+                     *         "2e5f7ad80920f77d1ff542d3d0e64c391a707251bf212e7cd0ab667afb77c833",
+                     *         "09b91ed4ede68d5855845ea8f4254fd9bd0449be8df80b0295e7d55d37f48d88"
                      *       ],
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "tree_size": 8,
-                     *         "root_hash": "34f74594b950ff4d21d462e4ac12001c62366bff0f75ca8ff3c413fa254172d5",
+                     *         "root_hash": "465e3df57b18ff66cd370cb553b31d0f71e35f746ab56534549c5688c7cbff79",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n8\nNPdFlLlQ/00h1GLkrBIAHGI2a/8PdcqP88QT+iVBctU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB7kcuSBKZl9ScH7ogFXY8HwxkwFy7GHK7BgLii6ltg1FdvNf0vmaCLTl8ixax9bMklj6Nx2wKHwgTb5+MbTCfAc=\n"
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n8\nRl499XsY/2bNNwy1U7MdD3HjX3RqtWU0VJxWiMfL/3k=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqqoFu7uX+9L77YSr4hKL+FRTmzTfmeopwHc0heCYgk+f1Po5vy76SSSk5GrC5s+oFfsV5Hj2ZBvupn6cA/V9RwE=\n"
                      *       }
                      *     }
                      */
@@ -6113,15 +6113,15 @@ export interface operations {
                      *       "chain_status": "unverified",
                      *       "head": {
                      *         "seq": 9,
-                     *         "hash": "87a5dba84d4b152269f983e5cbca97b98fe61a112b8d06e1cf829fc5995d7357"
+                     *         "hash": "dceac183da297d129fcd6f77474adb9af953317d0b18992e98d357ab4966f2aa"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "tree_size": 10,
-                     *         "root_hash": "8804a2cb3a779dcc7ba665bf64ad295fd2b818f6c4231baa518e4ea054c81761",
+                     *         "root_hash": "25db5cd3db0b8e012f7ead5e9f124bd3355109dfab1068b08d591af262fa8953",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n10\niASiyzp3ncx7pmW/ZK0pX9K4GPbEIxuqUY5OoFTIF2E=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB1uzTMmgjuQmaagWL7h9mWEv1RYg9jvT8r+A3s4BuHR6btYlPPf6xwV23MKyTJW3J0tEVhhEkyu2012xilQ1ZQc=\n"
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n10\nJdtc09sLjgEvfq1enxJL0zVRCd+rEGiwjVka8mL6iVM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqjq/nam54h5t4jF/rb2VX1H2wkthkfaomCiOvDjwARRQaF7xIZEPQTPaqjjcx1J31DpLDGThSkyaZwkWQUYcxAM=\n"
                      *       },
                      *       "last_verified_seq": null,
                      *       "last_verified_at": null,
@@ -6132,6 +6132,12 @@ export interface operations {
                      *         "latest_checkpoint_cosigned_by": [],
                      *         "quorum_met": true,
                      *         "items": []
+                     *       },
+                     *       "retention": {
+                     *         "content_days": null,
+                     *         "last_run_at": null,
+                     *         "erased_total": 0,
+                     *         "pending_erasures": 0
                      *       }
                      *     }
                      */
@@ -6188,6 +6194,15 @@ export interface operations {
                                 last_error: string | null;
                                 last_error_at: string | null;
                             }[];
+                        };
+                        /** @description The retention job's progress (GET /compliance/retention has the whole policy) */
+                        retention: {
+                            content_days: number | null;
+                            last_run_at: string | null;
+                            /** @description Entries whose content retention erased, in all */
+                            erased_total: number;
+                            /** @description Erasures recorded or planned but not yet applied (finished by the next run) */
+                            pending_erasures: number;
                         };
                     };
                 };
@@ -6284,7 +6299,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
+                     *       "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
                      *       "status": "queued",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6511,7 +6526,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
+                     *       "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6520,8 +6535,8 @@ export interface operations {
                      *       "started_at": "2026-03-01T12:00:00.000Z",
                      *       "finished_at": "2026-03-01T12:00:00.000Z",
                      *       "report": {
-                     *         "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
-                     *         "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
+                     *         "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "status": "completed",
                      *         "options": {
                      *           "entry_signatures": false
@@ -6760,8 +6775,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "job_id": "019ca945-0a00-7072-9281-80647b03ebc7",
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *       "status": "completed",
                      *       "options": {
                      *         "entry_signatures": false
@@ -6957,15 +6972,15 @@ export interface operations {
                      *       "items": [
                      *         {
                      *           "tree_size": 1,
-                     *           "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
+                     *           "root_hash": "1e0c9c6bff5a1b13cbf96ad74730fdd178e20e01163a105b88cb0b576a4b1fce",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "43059807f7b110d0"
+                     *           "key_id": "dcd4005aa957a038"
                      *         },
                      *         {
                      *           "tree_size": 2,
-                     *           "root_hash": "b67ac5e7b8c1545e2b863ac9f7d662f32fa081c4be16ba1f3d017f9240e7130a",
+                     *           "root_hash": "e79f600da21196415e5577d14f6aac807b21a6fef1b3d5421948764dedac7946",
                      *           "timestamp": "2026-03-01T12:00:00.000Z",
-                     *           "key_id": "43059807f7b110d0"
+                     *           "key_id": "dcd4005aa957a038"
                      *         }
                      *       ],
                      *       "next_after": 2
@@ -7104,14 +7119,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *       "tree_size": 11,
-                     *       "root_hash": "28eaf406ee6ec7016e7e608eb7c0b1ed3db6a637355e3afe9dbb412046d67065",
+                     *       "root_hash": "910cca3ca1226ba3be23caafe8b6680df954e40aa77a42878a4c2968e30b54f1",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "43059807f7b110d0",
-                     *       "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n",
+                     *       "key_id": "dcd4005aa957a038",
+                     *       "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n11\nkQzKPKEia6O+I8qv6LZoDflU5AqnekKHikwpaOMLVPE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsV1nbMQe+hnXQzDwEumqgCRkU3/KQQiqVmlrxHaTmxwm6wUCW+rSvXm4un3VCqPTMUdtZ+G6nWGh/FNkRFEUQY=\n",
                      *       "cosignatures": [],
-                     *       "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n"
+                     *       "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n11\nkQzKPKEia6O+I8qv6LZoDflU5AqnekKHikwpaOMLVPE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsV1nbMQe+hnXQzDwEumqgCRkU3/KQQiqVmlrxHaTmxwm6wUCW+rSvXm4un3VCqPTMUdtZ+G6nWGh/FNkRFEUQY=\n"
                      *     }
                      */
                     "application/json": {
@@ -7141,14 +7156,14 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *       "tree_size": 11,
-                     *       "root_hash": "28eaf406ee6ec7016e7e608eb7c0b1ed3db6a637355e3afe9dbb412046d67065",
+                     *       "root_hash": "910cca3ca1226ba3be23caafe8b6680df954e40aa77a42878a4c2968e30b54f1",
                      *       "timestamp": "2026-03-01T12:00:00.000Z",
-                     *       "key_id": "43059807f7b110d0",
-                     *       "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n",
+                     *       "key_id": "dcd4005aa957a038",
+                     *       "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n11\nkQzKPKEia6O+I8qv6LZoDflU5AqnekKHikwpaOMLVPE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsV1nbMQe+hnXQzDwEumqgCRkU3/KQQiqVmlrxHaTmxwm6wUCW+rSvXm4un3VCqPTMUdtZ+G6nWGh/FNkRFEUQY=\n",
                      *       "cosignatures": [],
-                     *       "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n11\nKOr0Bu5uxwFufmCOt8Cx7T22pjc1Xjr+nbtBIEbWcGU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB/3N5l1LfV+au+sBhU9+sLPbkXrZ2XqScfuUKX4enmBhmhja3ZZGdfvMxAG9gkSMctNBDj3B3kfZfpVfXctStwQ=\n"
+                     *       "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n11\nkQzKPKEia6O+I8qv6LZoDflU5AqnekKHikwpaOMLVPE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsV1nbMQe+hnXQzDwEumqgCRkU3/KQQiqVmlrxHaTmxwm6wUCW+rSvXm4un3VCqPTMUdtZ+G6nWGh/FNkRFEUQY=\n"
                      *     }
                      */
                     "text/plain": {
@@ -7434,27 +7449,27 @@ export interface operations {
                      * @example {
                      *       "first": 3,
                      *       "second": 6,
-                     *       "first_root": "b2cfe080f7cf30e0e85009865213fed8bdf74454ed035885ad331e08a72a607f",
-                     *       "second_root": "fa66ec4de0a1ca2cb221d8b1c0c504fa3cb38dae0a9388f4272f0175fbebffc2",
+                     *       "first_root": "7ecb5287cd50bae1fb2a8b82a69c0e6c498762fbda1497d2f34ba636a70e03a3",
+                     *       "second_root": "7f5554b6bc82d8c82560003ed737074d8339ccc53d49d08a57cce44a097f6b01",
                      *       "proof": [
-                     *         "833543535b8ebeba0725fb9aefa85470cc8c898b4cc3b890c81111c9589e7d57",
-                     *         "ce11cf9466e6f103bf076d607d425bc7b17879ffd58373ad2bc3a6439f667243"
+                     *         "87c196ce1dc8645933515db62c0713c34da5abe45d498e7edd249ff30cded20f",
+                     *         "c959986a9bba361d6b6aed781fb6f8fbd0fdef2ddbab7ffc680c278bc13a6368"
                      *       ],
                      *       "first_checkpoint": {
-                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "tree_size": 3,
-                     *         "root_hash": "b2cfe080f7cf30e0e85009865213fed8bdf74454ed035885ad331e08a72a607f",
+                     *         "root_hash": "7ecb5287cd50bae1fb2a8b82a69c0e6c498762fbda1497d2f34ba636a70e03a3",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n3\nss/ggPfPMODoUAmGUhP+2L33RFTtA1iFrTMeCKcqYH8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB3h8HH93cyUz20IfeGbN2SZvHicUb9/kt2pb42Z+VChH3V6VDRByGdgZaFGsKuLcLkKBczgcG1jkcPC6ZrHfhQg=\n"
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n3\nfstSh81QuuH7KouCppwObEmHYvvaFJfS80umNqcOA6M=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqj5cXeZpib2O3hCZXCVMyuAxJrsyg82qOWbad3TYMUEE/2ZMOwdYID/mqwpJwBcDqJBqzCFcQeQh5HQXRpD4RQE=\n"
                      *       },
                      *       "second_checkpoint": {
-                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "tree_size": 6,
-                     *         "root_hash": "fa66ec4de0a1ca2cb221d8b1c0c504fa3cb38dae0a9388f4272f0175fbebffc2",
+                     *         "root_hash": "7f5554b6bc82d8c82560003ed737074d8339ccc53d49d08a57cce44a097f6b01",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n6\n+mbsTeChyiyyIdixwMUE+jyzja4Kk4j0Jy8Bdfvr/8I=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB52SUSqg7ok9NfR+6kEhc+Eaq5hMSqDumc3ml3J2uEM+2sEorm12tgK6iywdLTGmygvgIStDbIwEMLhxihSenAk=\n"
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n6\nf1VUtryC2MglYAA+1zcHTYM5zMU9SdCKV8zkSgl/awE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqo2RFwuHiaD8Hn2c/1NfsFtlqPUY9PEfK0jYhiHbTVpIJ/YkX3cjcca7gDJ4+DJQ2WyGtuHDXYzC5UT4wIeBTA8=\n"
                      *       }
                      *     }
                      */
@@ -7639,14 +7654,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "key_id": "43059807f7b110d0",
+                     *           "key_id": "dcd4005aa957a038",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAuI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAnEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null,
                      *           "active": true,
-                     *           "note_verifier_key": "audit-ledger.local+93f41507+AbiP5a4IrterPj7aSgle/YMknuJCGJYxqby4uWjdRA8L"
+                     *           "note_verifier_key": "audit-ledger.local+bf334faa+AZxFTbAzk4wLaswAm5R1KNDxQJ3Hj0galmpAARfgmg/u"
                      *         }
                      *       ],
                      *       "transitions": []
@@ -7742,14 +7757,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "old_key_id": "43059807f7b110d0",
-                     *       "old_public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
-                     *       "new_key_id": "2716c964ee177ec8",
-                     *       "new_public_key": "QLszVcwUeCXjikzexDpwUjYM0vJTJlWJL5/ikcOZ6fc=",
+                     *       "old_key_id": "dcd4005aa957a038",
+                     *       "old_public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
+                     *       "new_key_id": "8c807aa97b152aaa",
+                     *       "new_public_key": "8U9iNYGXkPG1D8jdZZtTIzfHaaU92X6dryFxmFD3ShY=",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
-                     *       "statement": "audit-ledger/v1/key-transition\nold 43059807f7b110d0 uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\nnew 2716c964ee177ec8 QLszVcwUeCXjikzexDpwUjYM0vJTJlWJL5/ikcOZ6fc=\ntime 2026-03-01T12:00:00.000Z\n",
-                     *       "old_signature": "K1dtZFSGaTDh5PFKb3ato3cnNWe4Z05aiRnYoBF7cX6M5YebihXoliGs8YZsAfoC6OiMBbpJeL/Q/t2b0sMYCw==",
-                     *       "new_signature": "qQ1I3FDpoFMgZaA23WJnck8WL8iJlTyiOWTK2CZIPawuNdXM3bhekrzl0oHsru4BXszVmFdBcWyKxz8OQ1x2Bg=="
+                     *       "statement": "audit-ledger/v1/key-transition\nold dcd4005aa957a038 nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=\nnew 8c807aa97b152aaa 8U9iNYGXkPG1D8jdZZtTIzfHaaU92X6dryFxmFD3ShY=\ntime 2026-03-01T12:00:00.000Z\n",
+                     *       "old_signature": "zG9Uk2FWbu8C/efl5/3q90iO036ZwNmnKklUfg52Tdww4jsRXn4mxCau9eMm8Db/M9ChAKFlVLDPSR9UCgEACw==",
+                     *       "new_signature": "jOp+6c/12lGX7UrOc29Ykh5P/CwID0Xre8xzfQkyRc1p5MkFcT96CO3X9zNbHIPVAz5MJSR3CuS0cUbm4WAWBA=="
                      *     }
                      */
                     "application/json": {
@@ -7899,17 +7914,17 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":5,"log_id":"019ca945-0a00-706d-8005-e27f744cdfb0","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf","hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","signature":"mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb","content_salt":"H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=","erased_at":null,"erasure_id":null,"content_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93"}
-                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":6,"log_id":"019ca945-0a00-706e-aea6-4aeb1264ae8c","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"e4c4d980-4a4b-4085-92b6-1e49fbe59d26","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","signature":"fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7","content_salt":"N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=","erased_at":null,"erasure_id":null,"content_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2"}
-                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":7,"log_id":"019ca945-0a00-706f-a1ed-6ba166abbea8","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec","signature":"f5bOJ+XaX6aa7uHMWiQwMo7/pLv6IqizVDsOvE3x9cP2HRnqYfQTgV8y/Uukpq5BMMg3nxJnFeLwaxx7bumqBw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"7b5940788a3502e53e6dac6aa34de099c5195bdb526c2aca2cae9a81691337a9","content_salt":"sh0ddA9kKKkF1M73lkgqsLiUepk0A/qrgF3balL/2MM=","erased_at":null,"erasure_id":null,"content_hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec"}
-                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":11,"log_id":"019ca945-0a00-7075-a969-23cf152ffa6d","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"6a5679e45f28792eee1c8f3b775c9f93d2b2cd34fc640d20c2b7b215797b185e","hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab","signature":"MPSael2nJ7d/aopjbHU5SWaLs8NzEfg+yS1a0TKFSlxsR/Av97QoedyvLcnxh6yFUBc1PR+tiDQjsh/kwK42Aw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"c16503d358e2a5225d9c56d6e017231d07a2598f2b48c908d6d30f95dcde486b","content_salt":"EyA5RbZOFUiWJ2fp8xTQGattF1dUq6Bz+5k4+p7dKP0=","erased_at":null,"erasure_id":null,"content_hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab"}
+                     * @example {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":5,"log_id":"019ca945-0a00-7016-8eaa-8a85b4fe420f","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5","hash":"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57","signature":"CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2","content_salt":"oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=","erased_at":null,"erasure_id":null,"content_hash":"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57"}
+                     *     {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":6,"log_id":"019ca945-0a00-7017-8db0-3c2cadb208d7","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"28ba56e2-5d46-4aff-8d67-c059cb156fe3","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57","hash":"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b","signature":"5/+U2rzlqrEeVDq+7qjQV7gdKRKwgc62NdMkj4mn8D4CS2VLu8MCy/ztNGkuSpifAniEmPpBI7hye/iTOtg/Bw==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"a3e0cb57a0488ab1c292f23d5e472c5977c6850cf17943dd32acead1ee11f275","content_salt":"qupukCuUE38caFwDOB4y+wB8CivD388lWpcdL+MHTvI=","erased_at":null,"erasure_id":null,"content_hash":"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b"}
+                     *     {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":7,"log_id":"019ca945-0a00-7018-befe-d2505675dcfc","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b","hash":"408ecf8084fdf3c6bad51d52abff6dcfa1be14c87a09b0d84106050c044c4e6a","signature":"5xeZtDZiuOmRt9fGLe/ObXfuBHkyY+wh+wSA7uZezElEPGmZEe5PqEMXg5tluHDSP9nwjXPec3+8MBKPBA+SAg==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"7fc476e2d690f19ff9d73dec8915ca7a4609894f7da12d8f95fe5514f38c4a01","content_salt":"TX9M1yXsuBnQXJyupohU5tpAE548VLYmwHkAz5D/M50=","erased_at":null,"erasure_id":null,"content_hash":"408ecf8084fdf3c6bad51d52abff6dcfa1be14c87a09b0d84106050c044c4e6a"}
+                     *     {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":11,"log_id":"019ca945-0a00-701e-9eaa-83e6f565d955","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"3efd44f80942a722a22f62ab561c236ffea830b3e4ff8038b3e57ed9ba1758ec","hash":"d60b82ea24817e5383caaf2187c85107d2565bac28d6f3764ece93832ebaff33","signature":"X0Kh45JAajW9jmxIxNmITiQ+mibHt+fPKeTpbckxaBO7YaNUPy/o+Giia94oR8WFzWZrmxynJWbPB374FPp5AQ==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"a8640a5541f3d33808a4e20ebb8ba5a1b8a8e1d50343581f339cd0116a866723","content_salt":"wP5jJSurpiHN13aJwWdl4KLt3Eky6HsQnC8XGBedGho=","erased_at":null,"erasure_id":null,"content_hash":"d60b82ea24817e5383caaf2187c85107d2565bac28d6f3764ece93832ebaff33"}
                      */
                     "application/x-ndjson": string;
                     /**
-                     * @example {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":5,"log_id":"019ca945-0a00-706d-8005-e27f744cdfb0","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf","hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","signature":"mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb","content_salt":"H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=","erased_at":null,"erasure_id":null,"content_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93"}
-                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":6,"log_id":"019ca945-0a00-706e-aea6-4aeb1264ae8c","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"e4c4d980-4a4b-4085-92b6-1e49fbe59d26","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93","hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","signature":"fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7","content_salt":"N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=","erased_at":null,"erasure_id":null,"content_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2"}
-                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":7,"log_id":"019ca945-0a00-706f-a1ed-6ba166abbea8","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2","hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec","signature":"f5bOJ+XaX6aa7uHMWiQwMo7/pLv6IqizVDsOvE3x9cP2HRnqYfQTgV8y/Uukpq5BMMg3nxJnFeLwaxx7bumqBw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"7b5940788a3502e53e6dac6aa34de099c5195bdb526c2aca2cae9a81691337a9","content_salt":"sh0ddA9kKKkF1M73lkgqsLiUepk0A/qrgF3balL/2MM=","erased_at":null,"erasure_id":null,"content_hash":"89164b2e841ab12e8420514df2d32484ca8a29df88225af41825ac7c4cdebdec"}
-                     *     {"company_id":"9291d759-93e2-4260-9e0e-e531f75c44c9","seq":11,"log_id":"019ca945-0a00-7075-a969-23cf152ffa6d","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"56cffeb5-7eba-4f66-8fa5-94f1f5562168","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"6a5679e45f28792eee1c8f3b775c9f93d2b2cd34fc640d20c2b7b215797b185e","hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab","signature":"MPSael2nJ7d/aopjbHU5SWaLs8NzEfg+yS1a0TKFSlxsR/Av97QoedyvLcnxh6yFUBc1PR+tiDQjsh/kwK42Aw==","key_id":"43059807f7b110d0","idempotency_conflict_of":null,"content_commitment":"c16503d358e2a5225d9c56d6e017231d07a2598f2b48c908d6d30f95dcde486b","content_salt":"EyA5RbZOFUiWJ2fp8xTQGattF1dUq6Bz+5k4+p7dKP0=","erased_at":null,"erasure_id":null,"content_hash":"f70ca130a257e39b463663ecd044dbe96f046eccce94f696dcf4413d20103cab"}
+                     * @example {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":5,"log_id":"019ca945-0a00-7016-8eaa-8a85b4fe420f","format_version":2,"event_type":"context.retrieved","data":{"as_of":"2026-03-01T09:20:01.000Z","max_age_seconds":30,"source_id":"feed:NASDAQ:ACME","source_type":"market_feed"},"source":"trading-runtime","trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":"2026-03-01T09:20:31.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":{"event_id":"read-1"},"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5","hash":"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57","signature":"CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2","content_salt":"oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=","erased_at":null,"erasure_id":null,"content_hash":"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57"}
+                     *     {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":6,"log_id":"019ca945-0a00-7017-8db0-3c2cadb208d7","format_version":2,"event_type":"decision.made","data":{"decision":"buy","decision_id":"28ba56e2-5d46-4aff-8d67-c059cb156fe3","inputs":["read-1"],"quantity":100,"symbol":"ACME"},"source":null,"trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":"2026-03-01T09:21:15.000Z","span_id":null,"parent_span_id":null,"parent_event_id":"read-1","root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":"decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3","schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57","hash":"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b","signature":"5/+U2rzlqrEeVDq+7qjQV7gdKRKwgc62NdMkj4mn8D4CS2VLu8MCy/ztNGkuSpifAniEmPpBI7hye/iTOtg/Bw==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"a3e0cb57a0488ab1c292f23d5e472c5977c6850cf17943dd32acead1ee11f275","content_salt":"qupukCuUE38caFwDOB4y+wB8CivD388lWpcdL+MHTvI=","erased_at":null,"erasure_id":null,"content_hash":"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b"}
+                     *     {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":7,"log_id":"019ca945-0a00-7018-befe-d2505675dcfc","format_version":2,"event_type":"action.executed","data":{"action":"place_order","order_id":"ord-55120","tool":"broker-api"},"source":null,"trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":"2026-03-01T09:21:16.000Z","span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":"equities-trader","workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b","hash":"408ecf8084fdf3c6bad51d52abff6dcfa1be14c87a09b0d84106050c044c4e6a","signature":"5xeZtDZiuOmRt9fGLe/ObXfuBHkyY+wh+wSA7uZezElEPGmZEe5PqEMXg5tluHDSP9nwjXPec3+8MBKPBA+SAg==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"7fc476e2d690f19ff9d73dec8915ca7a4609894f7da12d8f95fe5514f38c4a01","content_salt":"TX9M1yXsuBnQXJyupohU5tpAE548VLYmwHkAz5D/M50=","erased_at":null,"erasure_id":null,"content_hash":"408ecf8084fdf3c6bad51d52abff6dcfa1be14c87a09b0d84106050c044c4e6a"}
+                     *     {"company_id":"13b8de11-5fd0-4a5c-ba56-698cf8df752a","seq":11,"log_id":"019ca945-0a00-701e-9eaa-83e6f565d955","format_version":2,"event_type":"agent.completed","data":{"status":"succeeded"},"source":null,"trace_id":"4b553258-783a-48a5-b69a-1c3c9d831540","session_id":null,"timestamp":null,"span_id":null,"parent_span_id":null,"parent_event_id":null,"root_event_id":null,"agent_id":null,"workflow_id":null,"causality_type":null,"idempotency_key":null,"schema_version":null,"extra":null,"created_at":"2026-03-01T12:00:00.000Z","prev_hash":"3efd44f80942a722a22f62ab561c236ffea830b3e4ff8038b3e57ed9ba1758ec","hash":"d60b82ea24817e5383caaf2187c85107d2565bac28d6f3764ece93832ebaff33","signature":"X0Kh45JAajW9jmxIxNmITiQ+mibHt+fPKeTpbckxaBO7YaNUPy/o+Giia94oR8WFzWZrmxynJWbPB374FPp5AQ==","key_id":"dcd4005aa957a038","idempotency_conflict_of":null,"content_commitment":"a8640a5541f3d33808a4e20ebb8ba5a1b8a8e1d50343581f339cd0116a866723","content_salt":"wP5jJSurpiHN13aJwWdl4KLt3Eky6HsQnC8XGBedGho=","erased_at":null,"erasure_id":null,"content_hash":"d60b82ea24817e5383caaf2187c85107d2565bac28d6f3764ece93832ebaff33"}
                      */
                     "text/csv": string;
                 };
@@ -8114,28 +8129,28 @@ export interface operations {
                     /**
                      * @example {
                      *       "format": "audit-ledger/evidence-bundle/v1",
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *       "generated_at": "2026-03-01T12:00:00.000Z",
                      *       "selection": {
-                     *         "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168"
+                     *         "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540"
                      *       },
                      *       "checkpoint": {
-                     *         "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "tree_size": 13,
-                     *         "root_hash": "279a5b5735d25323980288e87043a3ba43d66f05f9f060450a6c3897158814a2",
+                     *         "root_hash": "d3ac494be8c50034c6f9a1c8b580e2c84f7024a180c91b857af28373363fa9cc",
                      *         "timestamp": "2026-03-01T12:00:00.000Z",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n13\nJ5pbVzXSUyOYAojocEOjukPWbwX58GBFCmw4lxWIFKI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB9GWTfCAa+CL0A0oxCEHnpyWtNYk/WUMCiV/Lvtuql5242jvG6MeDawasOID/xgTT4JE+XocS/N9wMVJMmqulA8=\n",
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n13\n06xJS+jFADTG+aHItYDiyE9wJKGAyRuFevKDczY/qcw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqml8U8zkWuWhbd/DnnajhLBntdc69FpTsYwTeuVQOgRJdx/ewuiYN8NFdAOmQUvLIg8rHP93pj/sYTZOfdZpKQ0=\n",
                      *         "cosignatures": [],
-                     *         "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n13\nJ5pbVzXSUyOYAojocEOjukPWbwX58GBFCmw4lxWIFKI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB9GWTfCAa+CL0A0oxCEHnpyWtNYk/WUMCiV/Lvtuql5242jvG6MeDawasOID/xgTT4JE+XocS/N9wMVJMmqulA8=\n"
+                     *         "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n13\n06xJS+jFADTG+aHItYDiyE9wJKGAyRuFevKDczY/qcw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqml8U8zkWuWhbd/DnnajhLBntdc69FpTsYwTeuVQOgRJdx/ewuiYN8NFdAOmQUvLIg8rHP93pj/sYTZOfdZpKQ0=\n"
                      *       },
                      *       "public_keys": [
                      *         {
-                     *           "key_id": "43059807f7b110d0",
+                     *           "key_id": "dcd4005aa957a038",
                      *           "algorithm": "Ed25519",
-                     *           "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
-                     *           "note_verifier_key": "audit-ledger.local+93f41507+AbiP5a4IrterPj7aSgle/YMknuJCGJYxqby4uWjdRA8L",
-                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAuI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=\n-----END PUBLIC KEY-----\n",
+                     *           "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
+                     *           "note_verifier_key": "audit-ledger.local+bf334faa+AZxFTbAzk4wLaswAm5R1KNDxQJ3Hj0galmpAARfgmg/u",
+                     *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAnEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=\n-----END PUBLIC KEY-----\n",
                      *           "active_from": "2026-03-01T12:00:00.000Z",
                      *           "active_to": null
                      *         }
@@ -8145,14 +8160,14 @@ export interface operations {
                      *       "entries": [
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *             "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *             "seq": 5,
                      *             "event_type": "context.retrieved",
-                     *             "hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *             "prev_hash": "5cab8fe21b377419f69a1fcdcdc15b6e60cad838c81b5705e037cc99ad7413cf",
-                     *             "signature": "mK3R2JmzGMPOzwKf+0w4mLKRqBD+bO85Qw1u/q1RjNL8tBAMZtv/3ljT2nycnsK9C/zZEXXt+tsvhOjh+dAODg==",
-                     *             "key_id": "43059807f7b110d0",
-                     *             "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *             "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *             "prev_hash": "4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5",
+                     *             "signature": "CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==",
+                     *             "key_id": "dcd4005aa957a038",
+                     *             "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *             "format_version": 2,
                      *             "data": {
                      *               "as_of": "2026-03-01T09:20:01.000Z",
@@ -8161,7 +8176,7 @@ export interface operations {
                      *               "source_type": "market_feed"
                      *             },
                      *             "source": "trading-runtime",
-                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *             "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:20:31.000Z",
                      *             "span_id": null,
@@ -8178,8 +8193,8 @@ export interface operations {
                      *             },
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "idempotency_conflict_of": null,
-                     *             "content_commitment": "3ab9a800aa22d60176bc5b5c35cd08d2bc308d6f0cf246f9dbd7033eedfd2bfb",
-                     *             "content_salt": "H+YxLsVgkGyV2LQpcTLcFeyX/ZvCRund1P29my0JU08=",
+                     *             "content_commitment": "a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2",
+                     *             "content_salt": "oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=",
                      *             "erased_at": null,
                      *             "erasure_id": null
                      *           },
@@ -8187,25 +8202,25 @@ export interface operations {
                      *             "leaf_index": 5,
                      *             "tree_size": 13,
                      *             "proof": [
-                     *               "e7d4c791c733b15a7ebf1ff42226bcf1bc61f06bb2cf32227d5d40d9bf1cf814",
-                     *               "4fe05e0a0f63b318950b5b5d00f9ae185a0f8175deed8c9736c2d88f4d913328"
+                     *               "2e5f7ad80920f77d1ff542d3d0e64c391a707251bf212e7cd0ab667afb77c833",
+                     *               "09b91ed4ede68d5855845ea8f4254fd9bd0449be8df80b0295e7d55d37f48d88"
                      *             ]
                      *           }
                      *         },
                      *         {
                      *           "entry": {
-                     *             "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *             "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
                      *             "seq": 6,
                      *             "event_type": "decision.made",
-                     *             "hash": "371ffb69eaad03fb9b54e1f17101b7c1c365926e50a6ad4630b13578882361a2",
-                     *             "prev_hash": "0d2f66d738f848af413b2118c67d38c294dd0d8777f034003be70537419a0e93",
-                     *             "signature": "fGwKBbUsQkU81JP6ynu9qRBppTyJ+AEhnZ3TWuB7fkn9E9gRIrF1FekvXiHefb1a5F/Sg/B2HPoD7kq1EoOTAg==",
-                     *             "key_id": "43059807f7b110d0",
-                     *             "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *             "hash": "18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b",
+                     *             "prev_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+                     *             "signature": "5/+U2rzlqrEeVDq+7qjQV7gdKRKwgc62NdMkj4mn8D4CS2VLu8MCy/ztNGkuSpifAniEmPpBI7hye/iTOtg/Bw==",
+                     *             "key_id": "dcd4005aa957a038",
+                     *             "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *             "format_version": 2,
                      *             "data": {
                      *               "decision": "buy",
-                     *               "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *               "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
                      *               "inputs": [
                      *                 "read-1"
                      *               ],
@@ -8213,7 +8228,7 @@ export interface operations {
                      *               "symbol": "ACME"
                      *             },
                      *             "source": null,
-                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *             "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *             "session_id": null,
                      *             "timestamp": "2026-03-01T09:21:15.000Z",
                      *             "span_id": null,
@@ -8223,13 +8238,13 @@ export interface operations {
                      *             "agent_id": "equities-trader",
                      *             "workflow_id": null,
                      *             "causality_type": null,
-                     *             "idempotency_key": "decision-e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *             "idempotency_key": "decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3",
                      *             "schema_version": null,
                      *             "extra": null,
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "idempotency_conflict_of": null,
-                     *             "content_commitment": "36febf313fe77ea611b8c9bfa9f7952078c1f7fa6cde03d60925af15db1462e7",
-                     *             "content_salt": "N3yfxZ84alYysA2JFmAsKNTHeVTqNgmjh60ZtzFUiKE=",
+                     *             "content_commitment": "a3e0cb57a0488ab1c292f23d5e472c5977c6850cf17943dd32acead1ee11f275",
+                     *             "content_salt": "qupukCuUE38caFwDOB4y+wB8CivD388lWpcdL+MHTvI=",
                      *             "erased_at": null,
                      *             "erasure_id": null
                      *           },
@@ -8237,8 +8252,8 @@ export interface operations {
                      *             "leaf_index": 6,
                      *             "tree_size": 13,
                      *             "proof": [
-                     *               "716817f6a2f8002c35e0b91639a408663b1e95d9b0021d369d76f9787d53df0e",
-                     *               "0a37a5c62fb54f68e161a0bee8a233df5eb1cfb9f8c78df19dd905936c0b0ff5"
+                     *               "37cc0a204ca98ca5b178d194d5846b880d5ff9835e1c7ee769f381141e2678bd",
+                     *               "86de92b934a6f773746089ca7c1ce9d493e4be507ede82dc4d0d981bd70612fc"
                      *             ]
                      *           }
                      *         }
@@ -8550,9 +8565,9 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *           "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
-                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *           "id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *           "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+                     *           "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *           "token_id": null,
                      *           "metadata": {
                      *             "ticket": "INC-2291"
@@ -8705,7 +8720,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                 *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                  *       "metadata": {
                  *         "ticket": "INC-2291"
                  *       }
@@ -8735,9 +8750,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -8928,7 +8943,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *           "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *           "first_at": "2026-03-01T12:00:00.000Z",
                      *           "last_at": "2026-03-01T12:00:00.000Z",
                      *           "event_count": 4,
@@ -9090,9 +9105,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "token_id": null,
                      *       "metadata": {
                      *         "ticket": "INC-2291"
@@ -9281,11 +9296,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "items": [
                      *         {
-                     *           "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -9302,7 +9317,7 @@ export interface operations {
                      *           "integrity": "valid"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *           "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
                      *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -9311,7 +9326,7 @@ export interface operations {
                      *           "source": null,
                      *           "data": {
                      *             "decision": "buy",
-                     *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
+                     *             "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
                      *             "inputs": [
                      *               "read-1"
                      *             ],
@@ -9515,11 +9530,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -9543,14 +9558,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "source": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
-                     *           "target": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "source": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+                     *           "target": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -9599,11 +9614,11 @@ export interface operations {
                     };
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "nodes": [
                      *         {
-                     *           "id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "type": "event",
                      *           "label": "context.retrieved: feed:NASDAQ:ACME",
                      *           "metadata": {
@@ -9627,14 +9642,14 @@ export interface operations {
                      *       ],
                      *       "edges": [
                      *         {
-                     *           "source": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "source": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "target": "source:feed:NASDAQ:ACME",
                      *           "type": "reads",
                      *           "label": "reads"
                      *         },
                      *         {
-                     *           "source": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
-                     *           "target": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "source": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+                     *           "target": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "type": "caused_by",
                      *           "label": "parent_event_id"
                      *         }
@@ -9937,8 +9952,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "overall_staleness_rating": "stale",
                      *       "findings": [
                      *         {
@@ -9947,8 +9962,8 @@ export interface operations {
                      *           "staleness": "stale",
                      *           "age_seconds": 74,
                      *           "max_age_seconds": 30,
-                     *           "used_by_log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
-                     *           "context_log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "used_by_log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+                     *           "context_log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "via_log_ids": [],
                      *           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
                      *         }
@@ -10144,26 +10159,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "detected": true,
                      *       "root_cause_type": "STALE_CONTEXT",
-                     *       "description": "Decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *       "description": "Decision 28ba56e2-5d46-4aff-8d67-c059cb156fe3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *       "confidence": 0.75,
                      *       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
                      *       "evidence": [
-                     *         "019ca945-0a00-706d-8005-e27f744cdfb0",
-                     *         "019ca945-0a00-706e-aea6-4aeb1264ae8c"
+                     *         "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+                     *         "019ca945-0a00-7017-8db0-3c2cadb208d7"
                      *       ],
                      *       "evidence_path": [
                      *         {
-                     *           "log_id": "019ca945-0a00-706d-8005-e27f744cdfb0",
+                     *           "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
                      *           "seq": 5,
                      *           "event_type": "context.retrieved",
                      *           "role": "cause"
                      *         },
                      *         {
-                     *           "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
+                     *           "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
                      *           "seq": 6,
                      *           "event_type": "decision.made",
                      *           "role": "outcome"
@@ -10172,8 +10187,8 @@ export interface operations {
                      *       "outcome": {
                      *         "kind": "acted_on_stale_context",
                      *         "bad": true,
-                     *         "log_id": "019ca945-0a00-706e-aea6-4aeb1264ae8c",
-                     *         "description": "decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
+                     *         "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+                     *         "description": "decision 28ba56e2-5d46-4aff-8d67-c059cb156fe3 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
                      *       },
                      *       "candidates": [],
                      *       "findings": []
@@ -10382,7 +10397,7 @@ export interface operations {
                  * @example {
                  *       "reviewer": "maria.gonzalez@acme.example",
                  *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                 *       "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26"
+                 *       "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3"
                  *     }
                  */
                 "application/json": {
@@ -10412,16 +10427,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
-                     *       "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+                     *       "id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
+                     *       "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
                      *       "reviewer": "maria.gonzalez@acme.example",
                      *       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *       "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
-                     *       "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *       "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+                     *       "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "submitted_by": {
                      *         "kind": "user",
-                     *         "id": "9b5460ff-2034-4038-9541-af3a144890ca"
+                     *         "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52"
                      *       }
                      *     }
                      */
@@ -10610,16 +10625,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
-                     *           "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+                     *           "id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
+                     *           "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
                      *           "reviewer": "maria.gonzalez@acme.example",
                      *           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *           "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
-                     *           "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *           "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+                     *           "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "submitted_by": {
                      *             "kind": "user",
-                     *             "id": "9b5460ff-2034-4038-9541-af3a144890ca"
+                     *             "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52"
                      *           }
                      *         }
                      *       ],
@@ -10778,7 +10793,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.3
+                     *           "latency_ms": 0.28
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -10899,7 +10914,7 @@ export interface operations {
                      *       "checks": {
                      *         "database": {
                      *           "status": "ok",
-                     *           "latency_ms": 0.15
+                     *           "latency_ms": 0.09
                      *         },
                      *         "signing_key": {
                      *           "status": "ok"
@@ -11080,7 +11095,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *       "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *       "from": "2026-01-31",
                      *       "to": "2026-03-01",
                      *       "totals": {
@@ -11106,9 +11121,9 @@ export interface operations {
                      *           "rate_limited_requests": 0
                      *         },
                      *         {
-                     *           "key_id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
+                     *           "key_id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
                      *           "name": "trading-agents-prod",
-                     *           "key_prefix": "alk_qbc4YdTn",
+                     *           "key_prefix": "alk_W1tLZDND",
                      *           "api_requests": 23,
                      *           "events_ingested": 6,
                      *           "rate_limited_requests": 0
@@ -11119,8 +11134,8 @@ export interface operations {
                      *         "data_bytes": 1352
                      *       },
                      *       "rate_limit": {
-                     *         "key_id": "bea57c29-3931-4fe5-b25a-e6d69e3e0d04",
-                     *         "key_prefix": "alk_qbc4YdTn",
+                     *         "key_id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
+                     *         "key_prefix": "alk_W1tLZDND",
                      *         "rate_limit_per_minute": 6000
                      *       }
                      *     }
@@ -11292,41 +11307,41 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-707c-b437-1c2ec701c416",
+                     *           "id": "019ca945-0a00-7025-9dad-c0e73328e239",
                      *           "type": "hitl.rejected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
-                     *             "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+                     *             "id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
+                     *             "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
                      *             "reviewer": "maria.gonzalez@acme.example",
                      *             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-                     *             "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
-                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *             "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+                     *             "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "submitted_by": {
                      *               "kind": "user",
-                     *               "id": "9b5460ff-2034-4038-9541-af3a144890ca"
+                     *               "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52"
                      *             }
                      *           }
                      *         },
                      *         {
-                     *           "id": "019ca945-0a00-7079-b454-d12fa35a3733",
+                     *           "id": "019ca945-0a00-7022-a8c8-66f31850f49d",
                      *           "type": "forensics.anomaly_detected",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "data": {
-                     *             "session_id": "019ca945-0a00-7078-b9d6-6b951b7bc2ee",
-                     *             "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *             "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
+                     *             "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *             "root_cause_type": "STALE_CONTEXT",
                      *             "confidence": 0.75,
-                     *             "description": "Decision e4c4d980-4a4b-4085-92b6-1e49fbe59d26 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+                     *             "description": "Decision 28ba56e2-5d46-4aff-8d67-c059cb156fe3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
                      *             "evidence": [
-                     *               "019ca945-0a00-706d-8005-e27f744cdfb0",
-                     *               "019ca945-0a00-706e-aea6-4aeb1264ae8c"
+                     *               "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+                     *               "019ca945-0a00-7017-8db0-3c2cadb208d7"
                      *             ]
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA3OS1iNDU0LWQxMmZhMzVhMzczMyJ9"
+                     *       "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAyMi1hOGM4LTY2ZjMxODUwZjQ5ZCJ9"
                      *     }
                      */
                     "application/json": {
@@ -11467,7 +11482,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "019ca945-0a00-707d-968d-83ff66c50d22",
+                     *           "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
                      *           "url": "https://hooks.acme.example/audit-ledger",
                      *           "description": "SOC on-call",
                      *           "event_types": [
@@ -11639,7 +11654,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-707d-968d-83ff66c50d22",
+                     *       "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -11650,7 +11665,7 @@ export interface operations {
                      *       "disabled_reason": null,
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
-                     *       "secret": "whsec_6nHnHUmOvbfMCceHs21Ffr9QhQFZz8sfwo4vtJ2GQd8="
+                     *       "secret": "whsec_OIl8Rk91Ot4PiV9Xjf3eatXwa3jGsUAnCTdks1E4y2Q="
                      *     }
                      */
                     "application/json": {
@@ -11827,7 +11842,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-707d-968d-83ff66c50d22",
+                     *       "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -12252,7 +12267,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "019ca945-0a00-707d-968d-83ff66c50d22",
+                     *       "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
                      *       "url": "https://hooks.acme.example/audit-ledger",
                      *       "description": "SOC on-call",
                      *       "event_types": [
@@ -12666,8 +12681,8 @@ export interface operations {
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_by": {
                      *         "kind": "user",
-                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com"
+                     *         "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com"
                      *       },
                      *       "last_run_at": null,
                      *       "erased_total": 0,
@@ -12841,8 +12856,8 @@ export interface operations {
                      *       "updated_at": "2026-03-01T12:00:00.000Z",
                      *       "updated_by": {
                      *         "kind": "user",
-                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com"
+                     *         "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com"
                      *       },
                      *       "last_run_at": null,
                      *       "erased_total": 0,
@@ -13070,8 +13085,8 @@ export interface operations {
                      *         "updated_at": "2026-03-01T12:00:00.000Z",
                      *         "updated_by": {
                      *           "kind": "user",
-                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *           "email": "user-574c8b58@example.com"
+                     *           "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *           "email": "user-14cb4171@example.com"
                      *         },
                      *         "last_run_at": "2026-03-01T12:00:00.000Z",
                      *         "erased_total": 0,
@@ -13259,7 +13274,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+                     *           "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
                      *           "scope": {
                      *             "agent_id": "trading-agent-2"
                      *           },
@@ -13269,8 +13284,8 @@ export interface operations {
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "created_by": {
                      *             "kind": "user",
-                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *             "email": "user-574c8b58@example.com"
+                     *             "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *             "email": "user-14cb4171@example.com"
                      *           },
                      *           "released_at": null,
                      *           "released_by": null,
@@ -13508,7 +13523,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+                     *       "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
                      *       "scope": {
                      *         "agent_id": "trading-agent-2"
                      *       },
@@ -13518,8 +13533,8 @@ export interface operations {
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "created_by": {
                      *         "kind": "user",
-                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com"
+                     *         "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com"
                      *       },
                      *       "released_at": null,
                      *       "released_by": null,
@@ -13787,7 +13802,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+                     *       "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
                      *       "scope": {
                      *         "agent_id": "trading-agent-2"
                      *       },
@@ -13797,14 +13812,14 @@ export interface operations {
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "created_by": {
                      *         "kind": "user",
-                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com"
+                     *         "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com"
                      *       },
                      *       "released_at": "2026-03-01T12:00:00.000Z",
                      *       "released_by": {
                      *         "kind": "user",
-                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com"
+                     *         "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com"
                      *       },
                      *       "release_reason": "Inquiry closed without findings"
                      *     }
@@ -14123,22 +14138,22 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
+                     *           "id": "294baa31-ca78-432e-a958-832616faeea8",
                      *           "kind": "request",
                      *           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *           "requested_by": {
                      *             "kind": "user",
-                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *             "email": "user-574c8b58@example.com"
+                     *             "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *             "email": "user-14cb4171@example.com"
                      *           },
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "erased_count": 1,
                      *           "already_erased": 0,
                      *           "log_ids": [
-                     *             "019ca945-0a00-7085-9fc3-d5c19d93523b"
+                     *             "019ca945-0a00-702e-a90e-805a23d28826"
                      *           ],
                      *           "record_log_ids": [
-                     *             "019ca945-0a00-7086-976e-82bcbe833a26"
+                     *             "019ca945-0a00-702f-8091-1ad06b5e87ea"
                      *           ],
                      *           "status": "applied"
                      *         }
@@ -14312,22 +14327,22 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
+                     *       "id": "294baa31-ca78-432e-a958-832616faeea8",
                      *       "kind": "request",
                      *       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *       "requested_by": {
                      *         "kind": "user",
-                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com"
+                     *         "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com"
                      *       },
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "erased_count": 1,
                      *       "already_erased": 0,
                      *       "log_ids": [
-                     *         "019ca945-0a00-7085-9fc3-d5c19d93523b"
+                     *         "019ca945-0a00-702e-a90e-805a23d28826"
                      *       ],
                      *       "record_log_ids": [
-                     *         "019ca945-0a00-7086-976e-82bcbe833a26"
+                     *         "019ca945-0a00-702f-8091-1ad06b5e87ea"
                      *       ],
                      *       "status": "applied"
                      *     }
@@ -14615,15 +14630,15 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+                     *           "id": "38c6f577-8dfb-428e-a6c1-1fd94e7cdf2f",
                      *           "status": "completed",
                      *           "from": "2026-03-01T00:00:00.000Z",
                      *           "to": "2026-03-02T00:00:00.000Z",
                      *           "created_at": "2026-03-01T12:00:00.000Z",
                      *           "created_by": {
                      *             "kind": "user",
-                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *             "email": "user-574c8b58@example.com"
+                     *             "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *             "email": "user-14cb4171@example.com"
                      *           }
                      *         }
                      *       ]
@@ -14792,17 +14807,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
+                     *       "id": "38c6f577-8dfb-428e-a6c1-1fd94e7cdf2f",
                      *       "status": "completed",
                      *       "from": "2026-03-01T00:00:00.000Z",
                      *       "to": "2026-03-02T00:00:00.000Z",
                      *       "created_at": "2026-03-01T12:00:00.000Z",
                      *       "created_by": {
                      *         "kind": "user",
-                     *         "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *         "email": "user-574c8b58@example.com"
+                     *         "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *         "email": "user-14cb4171@example.com"
                      *       },
-                     *       "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c"
+                     *       "digest": "e3ce71fba36541352c8270f72266bdf5ba9ec63dadb0fc56628cffbab9e99cc6"
                      *     }
                      */
                     "application/json": {
@@ -15024,8 +15039,8 @@ export interface operations {
                      * @example {
                      *       "format": "audit-ledger/compliance-report/v1",
                      *       "report": {
-                     *         "report_id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
-                     *         "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "report_id": "38c6f577-8dfb-428e-a6c1-1fd94e7cdf2f",
+                     *         "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "company_name": "Acme Capital",
                      *         "period": {
                      *           "from": "2026-03-01T00:00:00.000Z",
@@ -15034,8 +15049,8 @@ export interface operations {
                      *         "generated_at": "2026-03-01T12:00:00.000Z",
                      *         "generated_by": {
                      *           "kind": "user",
-                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *           "email": "user-574c8b58@example.com"
+                     *           "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *           "email": "user-14cb4171@example.com"
                      *         },
                      *         "summary": {
                      *           "entries": 24,
@@ -15090,26 +15105,26 @@ export interface operations {
                      *           "signed_in_period": 23,
                      *           "first": {
                      *             "tree_size": 1,
-                     *             "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
+                     *             "root_hash": "1e0c9c6bff5a1b13cbf96ad74730fdd178e20e01163a105b88cb0b576a4b1fce",
                      *             "timestamp": "2026-03-01T12:00:00.000Z"
                      *           },
                      *           "last": {
-                     *             "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *             "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *             "tree_size": 24,
-                     *             "root_hash": "3f4231aa10b9143117189954662cfeca8660890d87631a1f34e6f54dca220fc5",
+                     *             "root_hash": "8a129477529882817fe31afb687e4cb41f936c0c1525ccc2b9aa222e60a7e468",
                      *             "timestamp": "2026-03-01T12:00:00.000Z",
-                     *             "key_id": "43059807f7b110d0",
-                     *             "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n",
+                     *             "key_id": "dcd4005aa957a038",
+                     *             "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n24\nihKUd1KYgoF/4xr7aH5MtB+TbAwVJczCuaoiLmCn5Gg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsBgE61IVl1sS2Dh1nUisQBIjYuy375RGkBJtO8Kp1GG1yfC6/g9201XK71tCHbAdBgG8FOSu9+YJdPsXRCHVwE=\n",
                      *             "cosignatures": [],
-                     *             "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n"
+                     *             "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n24\nihKUd1KYgoF/4xr7aH5MtB+TbAwVJczCuaoiLmCn5Gg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsBgE61IVl1sS2Dh1nUisQBIjYuy375RGkBJtO8Kp1GG1yfC6/g9201XK71tCHbAdBgG8FOSu9+YJdPsXRCHVwE=\n"
                      *           },
                      *           "covers_period": true
                      *         },
                      *         "keys": [
                      *           {
-                     *             "key_id": "43059807f7b110d0",
+                     *             "key_id": "dcd4005aa957a038",
                      *             "algorithm": "Ed25519",
-                     *             "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *             "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
                      *             "active_from": "2026-03-01T12:00:00.000Z",
                      *             "active_to": null
                      *           }
@@ -15123,8 +15138,8 @@ export interface operations {
                      *           "updated_at": "2026-03-01T12:00:00.000Z",
                      *           "updated_by": {
                      *             "kind": "user",
-                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *             "email": "user-574c8b58@example.com"
+                     *             "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *             "email": "user-14cb4171@example.com"
                      *           },
                      *           "last_run_at": "2026-03-01T12:00:00.000Z",
                      *           "erased_total": 0,
@@ -15132,7 +15147,7 @@ export interface operations {
                      *         },
                      *         "legal_holds": [
                      *           {
-                     *             "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+                     *             "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
                      *             "scope": {
                      *               "agent_id": "trading-agent-2"
                      *             },
@@ -15142,32 +15157,32 @@ export interface operations {
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "created_by": {
                      *               "kind": "user",
-                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *               "email": "user-574c8b58@example.com"
+                     *               "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *               "email": "user-14cb4171@example.com"
                      *             },
                      *             "released_at": "2026-03-01T12:00:00.000Z",
                      *             "released_by": {
                      *               "kind": "user",
-                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *               "email": "user-574c8b58@example.com"
+                     *               "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *               "email": "user-14cb4171@example.com"
                      *             },
                      *             "release_reason": "Inquiry closed without findings"
                      *           }
                      *         ],
                      *         "erasures": [
                      *           {
-                     *             "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
+                     *             "id": "294baa31-ca78-432e-a958-832616faeea8",
                      *             "kind": "request",
                      *             "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *             "requested_by": {
                      *               "kind": "user",
-                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *               "email": "user-574c8b58@example.com"
+                     *               "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *               "email": "user-14cb4171@example.com"
                      *             },
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "erased_count": 1,
                      *             "record_log_ids": [
-                     *               "019ca945-0a00-7086-976e-82bcbe833a26"
+                     *               "019ca945-0a00-702f-8091-1ad06b5e87ea"
                      *             ]
                      *           }
                      *         ],
@@ -15175,16 +15190,16 @@ export interface operations {
                      *           "count": 1,
                      *           "items": [
                      *             {
-                     *               "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+                     *               "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
                      *               "created_at": "2026-03-01T12:00:00.000Z",
-                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *               "data": {
-                     *                 "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
-                     *                 "rejection_id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                     *                 "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+                     *                 "rejection_id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
                      *                 "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
                      *                 "reviewer": "maria.gonzalez@acme.example",
                      *                 "submitted_by": {
-                     *                   "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *                   "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
                      *                   "kind": "user"
                      *                 }
                      *               }
@@ -15195,7 +15210,7 @@ export interface operations {
                      *           "integrity_violations": [],
                      *           "traces_with_anomalies": [
                      *             {
-                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *               "first_at": "2026-03-01T12:00:00.000Z",
                      *               "last_at": "2026-03-01T12:00:00.000Z",
                      *               "event_count": 5
@@ -15205,10 +15220,10 @@ export interface operations {
                      *       },
                      *       "signature": {
                      *         "algorithm": "Ed25519",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
-                     *         "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c",
-                     *         "value": "MUtco6hJ0FzYuz/LvjkTONSLWrsTn0E9+Lf4YvabHwfcRt+axXSfzqIsapDuoSsJpwwjuY9z1nAQnE7Mq9vOBw=="
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
+                     *         "digest": "e3ce71fba36541352c8270f72266bdf5ba9ec63dadb0fc56628cffbab9e99cc6",
+                     *         "value": "yDuu8oGTi5ThH8n5rER0QaNekn7pAvOUL8ZYVJ7UnXYg9hJVBpzq6lvoJmlIHDvEN1WuXIVPGz/sZJ5o1DvJCQ=="
                      *       }
                      *     }
                      */
@@ -15232,8 +15247,8 @@ export interface operations {
                      * @example {
                      *       "format": "audit-ledger/compliance-report/v1",
                      *       "report": {
-                     *         "report_id": "fa8f58ab-608e-4e3b-a4c5-0f0b6d717611",
-                     *         "company_id": "9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *         "report_id": "38c6f577-8dfb-428e-a6c1-1fd94e7cdf2f",
+                     *         "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *         "company_name": "Acme Capital",
                      *         "period": {
                      *           "from": "2026-03-01T00:00:00.000Z",
@@ -15242,8 +15257,8 @@ export interface operations {
                      *         "generated_at": "2026-03-01T12:00:00.000Z",
                      *         "generated_by": {
                      *           "kind": "user",
-                     *           "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *           "email": "user-574c8b58@example.com"
+                     *           "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *           "email": "user-14cb4171@example.com"
                      *         },
                      *         "summary": {
                      *           "entries": 24,
@@ -15298,26 +15313,26 @@ export interface operations {
                      *           "signed_in_period": 23,
                      *           "first": {
                      *             "tree_size": 1,
-                     *             "root_hash": "5088751354c713023dd4107f7f4b36a8a96ed1a2f5c98d176355622bc247bd0c",
+                     *             "root_hash": "1e0c9c6bff5a1b13cbf96ad74730fdd178e20e01163a105b88cb0b576a4b1fce",
                      *             "timestamp": "2026-03-01T12:00:00.000Z"
                      *           },
                      *           "last": {
-                     *             "origin": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9",
+                     *             "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
                      *             "tree_size": 24,
-                     *             "root_hash": "3f4231aa10b9143117189954662cfeca8660890d87631a1f34e6f54dca220fc5",
+                     *             "root_hash": "8a129477529882817fe31afb687e4cb41f936c0c1525ccc2b9aa222e60a7e468",
                      *             "timestamp": "2026-03-01T12:00:00.000Z",
-                     *             "key_id": "43059807f7b110d0",
-                     *             "note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n",
+                     *             "key_id": "dcd4005aa957a038",
+                     *             "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n24\nihKUd1KYgoF/4xr7aH5MtB+TbAwVJczCuaoiLmCn5Gg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsBgE61IVl1sS2Dh1nUisQBIjYuy375RGkBJtO8Kp1GG1yfC6/g9201XK71tCHbAdBgG8FOSu9+YJdPsXRCHVwE=\n",
                      *             "cosignatures": [],
-                     *             "cosigned_note": "audit-ledger.local/9291d759-93e2-4260-9e0e-e531f75c44c9\n24\nP0IxqhC5FDEXGJlUZiz+yoZgiQ2HYxofNOb1TcoiD8U=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local k/QVB36Rw4TTPIUkY5qbczZO+F9vOO6OGOo6xIsJijVlYIOGrtFz/9sBv8DHK058jtK/dzENNHDHZztdKtsDOue+CQA=\n"
+                     *             "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n24\nihKUd1KYgoF/4xr7aH5MtB+TbAwVJczCuaoiLmCn5Gg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsBgE61IVl1sS2Dh1nUisQBIjYuy375RGkBJtO8Kp1GG1yfC6/g9201XK71tCHbAdBgG8FOSu9+YJdPsXRCHVwE=\n"
                      *           },
                      *           "covers_period": true
                      *         },
                      *         "keys": [
                      *           {
-                     *             "key_id": "43059807f7b110d0",
+                     *             "key_id": "dcd4005aa957a038",
                      *             "algorithm": "Ed25519",
-                     *             "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
+                     *             "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
                      *             "active_from": "2026-03-01T12:00:00.000Z",
                      *             "active_to": null
                      *           }
@@ -15331,8 +15346,8 @@ export interface operations {
                      *           "updated_at": "2026-03-01T12:00:00.000Z",
                      *           "updated_by": {
                      *             "kind": "user",
-                     *             "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *             "email": "user-574c8b58@example.com"
+                     *             "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *             "email": "user-14cb4171@example.com"
                      *           },
                      *           "last_run_at": "2026-03-01T12:00:00.000Z",
                      *           "erased_total": 0,
@@ -15340,7 +15355,7 @@ export interface operations {
                      *         },
                      *         "legal_holds": [
                      *           {
-                     *             "id": "2cc62331-df68-4b5a-bfaf-4a45b9628174",
+                     *             "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
                      *             "scope": {
                      *               "agent_id": "trading-agent-2"
                      *             },
@@ -15350,32 +15365,32 @@ export interface operations {
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "created_by": {
                      *               "kind": "user",
-                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *               "email": "user-574c8b58@example.com"
+                     *               "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *               "email": "user-14cb4171@example.com"
                      *             },
                      *             "released_at": "2026-03-01T12:00:00.000Z",
                      *             "released_by": {
                      *               "kind": "user",
-                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *               "email": "user-574c8b58@example.com"
+                     *               "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *               "email": "user-14cb4171@example.com"
                      *             },
                      *             "release_reason": "Inquiry closed without findings"
                      *           }
                      *         ],
                      *         "erasures": [
                      *           {
-                     *             "id": "992f2e6d-d20e-4c50-930d-6d1dd451a447",
+                     *             "id": "294baa31-ca78-432e-a958-832616faeea8",
                      *             "kind": "request",
                      *             "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
                      *             "requested_by": {
                      *               "kind": "user",
-                     *               "user_id": "9b5460ff-2034-4038-9541-af3a144890ca",
-                     *               "email": "user-574c8b58@example.com"
+                     *               "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                     *               "email": "user-14cb4171@example.com"
                      *             },
                      *             "created_at": "2026-03-01T12:00:00.000Z",
                      *             "erased_count": 1,
                      *             "record_log_ids": [
-                     *               "019ca945-0a00-7086-976e-82bcbe833a26"
+                     *               "019ca945-0a00-702f-8091-1ad06b5e87ea"
                      *             ]
                      *           }
                      *         ],
@@ -15383,16 +15398,16 @@ export interface operations {
                      *           "count": 1,
                      *           "items": [
                      *             {
-                     *               "log_id": "019ca945-0a00-707b-8f41-a72dac2f631d",
+                     *               "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
                      *               "created_at": "2026-03-01T12:00:00.000Z",
-                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *               "data": {
-                     *                 "decision_id": "e4c4d980-4a4b-4085-92b6-1e49fbe59d26",
-                     *                 "rejection_id": "019ca945-0a00-707a-a66d-ce6222a75d7d",
+                     *                 "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+                     *                 "rejection_id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
                      *                 "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
                      *                 "reviewer": "maria.gonzalez@acme.example",
                      *                 "submitted_by": {
-                     *                   "id": "9b5460ff-2034-4038-9541-af3a144890ca",
+                     *                   "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
                      *                   "kind": "user"
                      *                 }
                      *               }
@@ -15403,7 +15418,7 @@ export interface operations {
                      *           "integrity_violations": [],
                      *           "traces_with_anomalies": [
                      *             {
-                     *               "trace_id": "56cffeb5-7eba-4f66-8fa5-94f1f5562168",
+                     *               "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
                      *               "first_at": "2026-03-01T12:00:00.000Z",
                      *               "last_at": "2026-03-01T12:00:00.000Z",
                      *               "event_count": 5
@@ -15413,10 +15428,10 @@ export interface operations {
                      *       },
                      *       "signature": {
                      *         "algorithm": "Ed25519",
-                     *         "key_id": "43059807f7b110d0",
-                     *         "public_key": "uI/lrgiu16s+PtpKCV79gySe4kIYljGpvLi5aN1EDws=",
-                     *         "digest": "096acc2a676ca572cde35d9a4049e2fe1922ebcc26a8ae3004ba7efe904bc60c",
-                     *         "value": "MUtco6hJ0FzYuz/LvjkTONSLWrsTn0E9+Lf4YvabHwfcRt+axXSfzqIsapDuoSsJpwwjuY9z1nAQnE7Mq9vOBw=="
+                     *         "key_id": "dcd4005aa957a038",
+                     *         "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
+                     *         "digest": "e3ce71fba36541352c8270f72266bdf5ba9ec63dadb0fc56628cffbab9e99cc6",
+                     *         "value": "yDuu8oGTi5ThH8n5rER0QaNekn7pAvOUL8ZYVJ7UnXYg9hJVBpzq6lvoJmlIHDvEN1WuXIVPGz/sZJ5o1DvJCQ=="
                      *       }
                      *     }
                      */

@@ -167,6 +167,7 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
     expect(run.erased_count).toBe(free.length);
     for (const [i, id] of c.ids.entries()) expect((await c.entry(id)).erased, `entry ${i}`).toBe(!held(i));
     expect(run.retention).toMatchObject({ content_days: 0, erased_total: free.length, pending_erasures: 0 });
+    expect((await c.call('GET', '/integrity/status')).json().retention).toMatchObject({ content_days: 0, erased_total: free.length, pending_erasures: 0, last_run_at: expect.any(String) });
     // Batches of RETENTION_BATCH_SIZE, each one compliance.erasure entry by the service.
     const records = (await c.adminEntries()).filter((e) => e.event_type === 'compliance.erasure');
     expect(records.length).toBeGreaterThan(1);

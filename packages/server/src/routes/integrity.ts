@@ -79,7 +79,7 @@ function wantsText(request: FastifyRequest): boolean {
 }
 
 /** The services these routes use. */
-export type IntegrityServices = Pick<Services, 'config' | 'integrityStore' | 'ledger' | 'trail' | 'verifier' | 'witnessStore'>;
+export type IntegrityServices = Pick<Services, 'compliance' | 'config' | 'integrityStore' | 'ledger' | 'trail' | 'verifier' | 'witnessStore'>;
 
 export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -119,6 +119,15 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
                 },
                 { description: 'Independent witnesses (WITNESSES) and what they cosigned of this log' },
               ),
+              retention: Type.Object(
+                {
+                  content_days: Type.Union([Type.Integer(), Type.Null()]),
+                  last_run_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+                  erased_total: Type.Integer({ description: 'Entries whose content retention erased, in all' }),
+                  pending_erasures: Type.Integer({ description: 'Erasures recorded or planned but not yet applied (finished by the next run)' }),
+                },
+                { description: "The retention job's progress (GET /compliance/retention has the whole policy)" },
+              ),
             }),
             ...problemResponses(401, 429),
           },
@@ -133,7 +142,9 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           const st = states.get(w.name);
           return { name: w.name, tree_size: Number(st?.tree_size ?? 0), refusals: st?.refusals ?? 0, last_error: st?.last_error ?? null, last_error_at: st?.last_error_at ?? null };
         });
-        return { ...status, witnesses: { quorum: ctx.config.witnessQuorum, latest_checkpoint_cosigned_by: cosigned, quorum_met: cosigned.length >= ctx.config.witnessQuorum, items } };
+        const r = await ctx.compliance.retention(companyId);
+        const retention = { content_days: r.content_days, last_run_at: r.last_run_at, erased_total: r.erased_total, pending_erasures: r.pending_erasures };
+        return { ...status, witnesses: { quorum: ctx.config.witnessQuorum, latest_checkpoint_cosigned_by: cosigned, quorum_met: cosigned.length >= ctx.config.witnessQuorum, items }, retention };
       },
     );
 
