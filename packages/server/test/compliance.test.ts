@@ -80,6 +80,7 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
     expect(JSON.stringify(after)).not.toContain('"i":4');
     const verdict = (await c.call('GET', `/logs/${target}/verify`)).json();
     expect(verdict).toMatchObject({ chain_valid: true, signature_valid: true, erased: true, problems: [], merkle_included: true });
+    expect(verdict.erasure).toMatchObject({ log_id: erasure.record_log_ids[0], legal_basis: 'GDPR Art. 17(1)(a), request 118', actor: { kind: 'user', email: c.acct.email }, erased_at: expect.any(String) });
 
     // The erasure record: who, when, which entries, the basis.
     const record = await c.entry(erasure.record_log_ids[0]);

@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+      "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-7016-8eaa-8a85b4fe420f"
+        "019ca945-0a00-700e-b420-8d3ae3281d41"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3"
+          "idempotency_key": "decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,15 +68,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-7017-8db0-3c2cadb208d7",
-        "019ca945-0a00-7018-befe-d2505675dcfc"
+        "019ca945-0a00-700f-818f-961b71f29f13",
+        "019ca945-0a00-7010-b8a5-dfd9eddb2a71"
       ]
     }
   },
   "changePassword": {
     "status": 204,
     "request": {
-      "current_password": "6C15rcqcPpeVFNiVHr7RTHCd",
+      "current_password": "9IKVFOkQ8v1JVjAzUkd_Po-L",
       "new_password": "a passphrase Ana chose herself"
     }
   },
@@ -87,28 +87,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
+      "id": "78acd107-1c1f-47d1-9830-c3360e88c339",
       "name": "trading-agents-prod",
-      "key_prefix": "alk_W1tLZDND",
+      "key_prefix": "alk_k5LCg7X8",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk_W1tLZDNDFGulgfT9febPSYze0Y1ArR0z8yhIGFmau-A"
+      "key": "alk_k5LCg7X8PP1HC0wX4hxTiqBYRulkduU7vZsckg7u9FY"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "id": "019ca945-0a00-7019-9336-a8dd59969b23",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -125,33 +125,33 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "to": "2026-03-02T00:00:00Z"
     },
     "response": {
-      "id": "38c6f577-8dfb-428e-a6c1-1fd94e7cdf2f",
+      "id": "9b49fbea-e666-4e4f-b1e3-3f5665dcc308",
       "status": "completed",
       "from": "2026-03-01T00:00:00.000Z",
       "to": "2026-03-02T00:00:00.000Z",
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com"
+        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com"
       },
-      "digest": "e3ce71fba36541352c8270f72266bdf5ba9ec63dadb0fc56628cffbab9e99cc6"
+      "digest": "21fcb2540a6a50ac0c06330c248a9e0ab827caf4b60aed05727bceca0ad16ba7"
     }
   },
   "createSession": {
     "status": 201,
     "request": {
-      "email": "user-14cb4171@example.com",
-      "password": "pw-98bf9afa4f9560a5"
+      "email": "user-d0e55d49@example.com",
+      "password": "pw-d456948ebafc27b0"
     },
     "response": {
-      "csrf_token": "ACLmakE-w6jzcDnlgSapGsTJqnf6VdyWVr9-kLRKUr0",
+      "csrf_token": "yNJYcxE69g9XSrxojSHLQ0G856YoU7Z_AFCfFADtidw",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com",
+        "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com",
         "role": "admin"
       }
     }
@@ -164,7 +164,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     },
     "response": {
       "user": {
-        "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
+        "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
         "email": "ana.lima@acme.example",
         "role": "auditor",
         "created_at": "2026-03-01T12:00:00.000Z",
@@ -172,7 +172,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "disabled_at": null,
         "password_change_required": true
       },
-      "one_time_password": "WQzPvwWNuAcqyUAKJd9c7yW4"
+      "one_time_password": "gyPdcYoSBMvWaHcSf_maz3Kg"
     }
   },
   "createWebhookEndpoint": {
@@ -186,7 +186,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
+      "id": "019ca945-0a00-701e-b4cf-7162634729b3",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -197,7 +197,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_OIl8Rk91Ot4PiV9Xjf3eatXwa3jGsUAnCTdks1E4y2Q="
+      "secret": "whsec_oqOJZ+j84pZj7GQogpsw232c6PbV7KXxeqTQgVihDKo="
     }
   },
   "deleteSession": {
@@ -208,7 +208,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"13b8de11-5fd0-4a5c-ba56-698cf8df752a\",\"seq\":5,\"log_id\":\"019ca945-0a00-7016-8eaa-8a85b4fe420f\",\"format_version\":2,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"4b553258-783a-48a5-b69a-1c3c9d831540\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5\",\"hash\":\"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57\",\"signature\":\"CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==\",\"key_id\":\"dcd4005aa957a038\",\"idempotency_conflict_of\":null,\"content_commitment\":\"a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2\",\"content_salt\":\"oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57\"}\n{\"company_id\":\"13b8de11-5fd0-4a5c-ba56-698cf8df752a\",\"seq\":6,\"log_id\":\"019ca945-0a00-7017-8db0-3c2cadb208d7\",\"format_version\":2,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"28ba56e2-5d46-4aff-8d67-c059cb156fe3\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"4b553258-783a-48a5-b69a-1c3c9d831540\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57\",\"hash\":\"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b\",\"signature\":\"5/+U2rzlqrEeVDq+7qjQV7gdKRKwgc62NdMkj4mn8D4CS2VLu8MCy/ztNGkuSpifAniEmPpBI7hye/iTOtg/Bw==\",\"key_id\":\"dcd4005aa957a038\",\"idempotency_conflict_of\":null,\"content_commitment\":\"a3e0cb57a0488ab1c292f23d5e472c5977c6850cf17943dd32acead1ee11f275\",\"content_salt\":\"qupukCuUE38caFwDOB4y+wB8CivD388lWpcdL+MHTvI=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b\"}\n{\"company_id\":\"13b8de11-5fd0-4a5c-ba56-698cf8df752a\",\"seq\":7,\"log_id\":\"019ca945-0a00-7018-befe-d2505675dcfc\",\"format_version\":2,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"4b553258-783a-48a5-b69a-1c3c9d831540\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b\",\"hash\":\"408ecf8084fdf3c6bad51d52abff6dcfa1be14c87a09b0d84106050c044c4e6a\",\"signature\":\"5xeZtDZiuOmRt9fGLe/ObXfuBHkyY+wh+wSA7uZezElEPGmZEe5PqEMXg5tluHDSP9nwjXPec3+8MBKPBA+SAg==\",\"key_id\":\"dcd4005aa957a038\",\"idempotency_conflict_of\":null,\"content_commitment\":\"7fc476e2d690f19ff9d73dec8915ca7a4609894f7da12d8f95fe5514f38c4a01\",\"content_salt\":\"TX9M1yXsuBnQXJyupohU5tpAE548VLYmwHkAz5D/M50=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"408ecf8084fdf3c6bad51d52abff6dcfa1be14c87a09b0d84106050c044c4e6a\"}\n{\"company_id\":\"13b8de11-5fd0-4a5c-ba56-698cf8df752a\",\"seq\":11,\"log_id\":\"019ca945-0a00-701e-9eaa-83e6f565d955\",\"format_version\":2,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"4b553258-783a-48a5-b69a-1c3c9d831540\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"3efd44f80942a722a22f62ab561c236ffea830b3e4ff8038b3e57ed9ba1758ec\",\"hash\":\"d60b82ea24817e5383caaf2187c85107d2565bac28d6f3764ece93832ebaff33\",\"signature\":\"X0Kh45JAajW9jmxIxNmITiQ+mibHt+fPKeTpbckxaBO7YaNUPy/o+Giia94oR8WFzWZrmxynJWbPB374FPp5AQ==\",\"key_id\":\"dcd4005aa957a038\",\"idempotency_conflict_of\":null,\"content_commitment\":\"a8640a5541f3d33808a4e20ebb8ba5a1b8a8e1d50343581f339cd0116a866723\",\"content_salt\":\"wP5jJSurpiHN13aJwWdl4KLt3Eky6HsQnC8XGBedGho=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"d60b82ea24817e5383caaf2187c85107d2565bac28d6f3764ece93832ebaff33\"}\n"
+    "response": "{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":5,\"log_id\":\"019ca945-0a00-700e-b420-8d3ae3281d41\",\"format_version\":2,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48\",\"hash\":\"12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca\",\"signature\":\"kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c\",\"content_salt\":\"C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca\"}\n{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":6,\"log_id\":\"019ca945-0a00-700f-818f-961b71f29f13\",\"format_version\":2,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"5036fb85-7f06-43ef-ba3f-4b92e3e11eb3\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca\",\"hash\":\"283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec\",\"signature\":\"eX4wbyLIvBtRYCABi7XTEndQc/bAEk7OPROKN5FuPapyN8ox1GQ1Xtc+QVXFnbODoKHHxajiEtYqlAX6lKV9Cg==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"1d9867fa26766a9c399b705311f80f4bcc6c1b2b0a09c66baca98d1a7511f988\",\"content_salt\":\"UuK4gD6CkxsPJ6jg2KsI1RFeuRsKohmX/X6NlmqF2xk=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec\"}\n{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":7,\"log_id\":\"019ca945-0a00-7010-b8a5-dfd9eddb2a71\",\"format_version\":2,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec\",\"hash\":\"7330fa5dd0be255d0c9e2d2d65393a6c95986e6d36ae860f3e0729c91575ea46\",\"signature\":\"00cmF1FIwn8rkQwWktZKwgWhTZsma1KxQH9/dh1q3qo3NVUcRSniVFXModleyLIvV6uIgd80ylx+jalU/GGrBw==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"d96aed55cd827c27ce87a85c1afbd2b811f9aa67078638a10a561168d0dd9a4a\",\"content_salt\":\"pnEHm60KGWC+he9aJJjSKOBlXP+zaPGu8GzgCD00CBE=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"7330fa5dd0be255d0c9e2d2d65393a6c95986e6d36ae860f3e0729c91575ea46\"}\n{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":11,\"log_id\":\"019ca945-0a00-7016-b551-127ec629228a\",\"format_version\":2,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"dc70243d00e40f647464a177f7459d8eed8c7475e5deb75671c17e56b941e01e\",\"hash\":\"8af5c1b402455b1144a7ae4727249a61fba3a016288551bd29c55b3b6c3c9353\",\"signature\":\"JifuepVXpMV9z/eflTmz6dDbWXjxVEWN5CmZSzp9bGoXeg9tmHTXq2ueSMrLWeiUt4zDNip+n82f5ss7TX/xCQ==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"3c11a835f80ad08c884dd5526325459e3136c1b8167b1332e801989a3e12aade\",\"content_salt\":\"j9nk6/o+OJMMWbYgzKdePB3HGj4t4LH4XfH0tT43AUk=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"8af5c1b402455b1144a7ae4727249a61fba3a016288551bd29c55b3b6c3c9353\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -323,14 +323,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+      "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
       "tree_size": 11,
-      "root_hash": "910cca3ca1226ba3be23caafe8b6680df954e40aa77a42878a4c2968e30b54f1",
+      "root_hash": "ec5c5721f2fafe8da44fb6ed2b65ee029ea529de6e354bcf661eb77e9f0da7c7",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "dcd4005aa957a038",
-      "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n11\nkQzKPKEia6O+I8qv6LZoDflU5AqnekKHikwpaOMLVPE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsV1nbMQe+hnXQzDwEumqgCRkU3/KQQiqVmlrxHaTmxwm6wUCW+rSvXm4un3VCqPTMUdtZ+G6nWGh/FNkRFEUQY=\n",
+      "key_id": "b552f0afd30a5dc7",
+      "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n11\n7FxXIfL6/o2kT7btK2XuAp6lKd5uNUvPZh63fp8Np8c=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzCQlEZRZPJmFY1s+SSsinJdohJdjGg0SWi+tmy59A5NTsrxXRbk1HAJq/k3a6v5HJwAo1fgMuhv5PutKvB979gg=\n",
       "cosignatures": [],
-      "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n11\nkQzKPKEia6O+I8qv6LZoDflU5AqnekKHikwpaOMLVPE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsV1nbMQe+hnXQzDwEumqgCRkU3/KQQiqVmlrxHaTmxwm6wUCW+rSvXm4un3VCqPTMUdtZ+G6nWGh/FNkRFEUQY=\n"
+      "cosigned_note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n11\n7FxXIfL6/o2kT7btK2XuAp6lKd5uNUvPZh63fp8Np8c=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzCQlEZRZPJmFY1s+SSsinJdohJdjGg0SWi+tmy59A5NTsrxXRbk1HAJq/k3a6v5HJwAo1fgMuhv5PutKvB979gg=\n"
     }
   },
   "getConsistencyProof": {
@@ -338,27 +338,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "7ecb5287cd50bae1fb2a8b82a69c0e6c498762fbda1497d2f34ba636a70e03a3",
-      "second_root": "7f5554b6bc82d8c82560003ed737074d8339ccc53d49d08a57cce44a097f6b01",
+      "first_root": "a81cfad66dd6157d52b76128ddc9c7b77252cb56ffe29aee4f912aaa0ffb58ba",
+      "second_root": "c1609523cf7b1ab5e24eea188ad49c7ee5c21478d2f4f4e41f84be9d9257a133",
       "proof": [
-        "87c196ce1dc8645933515db62c0713c34da5abe45d498e7edd249ff30cded20f",
-        "c959986a9bba361d6b6aed781fb6f8fbd0fdef2ddbab7ffc680c278bc13a6368"
+        "3a62c23cc0a929392cb5c88268083f5e04a0cd43133564ecf5ff3f25be8e296c",
+        "f80632753b919dbdc93b6ea84550f98133a79b6402f06da03a5175944b70baea"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
         "tree_size": 3,
-        "root_hash": "7ecb5287cd50bae1fb2a8b82a69c0e6c498762fbda1497d2f34ba636a70e03a3",
+        "root_hash": "a81cfad66dd6157d52b76128ddc9c7b77252cb56ffe29aee4f912aaa0ffb58ba",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "dcd4005aa957a038",
-        "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n3\nfstSh81QuuH7KouCppwObEmHYvvaFJfS80umNqcOA6M=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqj5cXeZpib2O3hCZXCVMyuAxJrsyg82qOWbad3TYMUEE/2ZMOwdYID/mqwpJwBcDqJBqzCFcQeQh5HQXRpD4RQE=\n"
+        "key_id": "b552f0afd30a5dc7",
+        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n3\nqBz61m3WFX1St2Eo3cnHt3JSy1b/4pruT5Eqqg/7WLo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzD2HTtxQwWzoMizLQci66BFFgxwyCKtdOrkk8tbCfPmH2PyQ8/bN/5fjLIlCYF+Zxm3RRBvnf5xsQWBUh9EOkwQ=\n"
       },
       "second_checkpoint": {
-        "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
         "tree_size": 6,
-        "root_hash": "7f5554b6bc82d8c82560003ed737074d8339ccc53d49d08a57cce44a097f6b01",
+        "root_hash": "c1609523cf7b1ab5e24eea188ad49c7ee5c21478d2f4f4e41f84be9d9257a133",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "dcd4005aa957a038",
-        "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n6\nf1VUtryC2MglYAA+1zcHTYM5zMU9SdCKV8zkSgl/awE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqo2RFwuHiaD8Hn2c/1NfsFtlqPUY9PEfK0jYhiHbTVpIJ/YkX3cjcca7gDJ4+DJQ2WyGtuHDXYzC5UT4wIeBTA8=\n"
+        "key_id": "b552f0afd30a5dc7",
+        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n6\nwWCVI897GrXiTuoYitScfuXCFHjS9PTkH4S+nZJXoTM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzEuhp5pbK+if5qVZ513FUsvv0OrwT83CpZQJMmcBGe6rHyNCEdocD4R44oGAd4oJUOD9aBRhx7Abx1XgOmF1JQw=\n"
       }
     }
   },
@@ -366,28 +366,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540"
+        "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
         "tree_size": 13,
-        "root_hash": "d3ac494be8c50034c6f9a1c8b580e2c84f7024a180c91b857af28373363fa9cc",
+        "root_hash": "851a69eafe329821d51a52e754b081a83ea0f88e09145d3f8ddc2ce6334f030a",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "dcd4005aa957a038",
-        "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n13\n06xJS+jFADTG+aHItYDiyE9wJKGAyRuFevKDczY/qcw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqml8U8zkWuWhbd/DnnajhLBntdc69FpTsYwTeuVQOgRJdx/ewuiYN8NFdAOmQUvLIg8rHP93pj/sYTZOfdZpKQ0=\n",
+        "key_id": "b552f0afd30a5dc7",
+        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n13\nhRpp6v4ymCHVGlLnVLCBqD6g+I4JFF0/jdws5jNPAwo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzG8hu838166skedB9dfNBAs3g3t5YIG+jIgIfRwkaU2pXCdi0mMgZVLrUPyno/jRSP655NTyBD3Ht1oKpf3Y/A4=\n",
         "cosignatures": [],
-        "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n13\n06xJS+jFADTG+aHItYDiyE9wJKGAyRuFevKDczY/qcw=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqml8U8zkWuWhbd/DnnajhLBntdc69FpTsYwTeuVQOgRJdx/ewuiYN8NFdAOmQUvLIg8rHP93pj/sYTZOfdZpKQ0=\n"
+        "cosigned_note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n13\nhRpp6v4ymCHVGlLnVLCBqD6g+I4JFF0/jdws5jNPAwo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzG8hu838166skedB9dfNBAs3g3t5YIG+jIgIfRwkaU2pXCdi0mMgZVLrUPyno/jRSP655NTyBD3Ht1oKpf3Y/A4=\n"
       },
       "public_keys": [
         {
-          "key_id": "dcd4005aa957a038",
+          "key_id": "b552f0afd30a5dc7",
           "algorithm": "Ed25519",
-          "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
-          "note_verifier_key": "audit-ledger.local+bf334faa+AZxFTbAzk4wLaswAm5R1KNDxQJ3Hj0galmpAARfgmg/u",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAnEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=\n-----END PUBLIC KEY-----\n",
+          "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
+          "note_verifier_key": "audit-ledger.local+822607cc+AdWRpD1/GXlsx5OKJaXdKBrPu2DT0PyvFCIU1iNwRqXL",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -397,14 +397,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+            "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
             "seq": 5,
             "event_type": "context.retrieved",
-            "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-            "prev_hash": "4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5",
-            "signature": "CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==",
-            "key_id": "dcd4005aa957a038",
-            "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+            "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+            "prev_hash": "7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48",
+            "signature": "kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==",
+            "key_id": "b552f0afd30a5dc7",
+            "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
             "format_version": 2,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
@@ -413,7 +413,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -430,8 +430,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             },
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2",
-            "content_salt": "oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=",
+            "content_commitment": "0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c",
+            "content_salt": "C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=",
             "erased_at": null,
             "erasure_id": null
           },
@@ -439,25 +439,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 5,
             "tree_size": 13,
             "proof": [
-              "2e5f7ad80920f77d1ff542d3d0e64c391a707251bf212e7cd0ab667afb77c833",
-              "09b91ed4ede68d5855845ea8f4254fd9bd0449be8df80b0295e7d55d37f48d88"
+              "5f1f4dcc828685609eb44b037254956716e7e0d6c2d917d66f78afb4847b7224",
+              "fbf8d2366afe046e146c5b1f60db73d88790c758eb751f7a35d6cda3227d414e"
             ]
           }
         },
         {
           "entry": {
-            "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+            "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
             "seq": 6,
             "event_type": "decision.made",
-            "hash": "18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b",
-            "prev_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-            "signature": "5/+U2rzlqrEeVDq+7qjQV7gdKRKwgc62NdMkj4mn8D4CS2VLu8MCy/ztNGkuSpifAniEmPpBI7hye/iTOtg/Bw==",
-            "key_id": "dcd4005aa957a038",
-            "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+            "hash": "283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec",
+            "prev_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+            "signature": "eX4wbyLIvBtRYCABi7XTEndQc/bAEk7OPROKN5FuPapyN8ox1GQ1Xtc+QVXFnbODoKHHxajiEtYqlAX6lKV9Cg==",
+            "key_id": "b552f0afd30a5dc7",
+            "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
             "format_version": 2,
             "data": {
               "decision": "buy",
-              "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+              "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
               "inputs": [
                 "read-1"
               ],
@@ -465,7 +465,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -475,13 +475,13 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+            "idempotency_key": "decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "a3e0cb57a0488ab1c292f23d5e472c5977c6850cf17943dd32acead1ee11f275",
-            "content_salt": "qupukCuUE38caFwDOB4y+wB8CivD388lWpcdL+MHTvI=",
+            "content_commitment": "1d9867fa26766a9c399b705311f80f4bcc6c1b2b0a09c66baca98d1a7511f988",
+            "content_salt": "UuK4gD6CkxsPJ6jg2KsI1RFeuRsKohmX/X6NlmqF2xk=",
             "erased_at": null,
             "erasure_id": null
           },
@@ -489,8 +489,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "leaf_index": 6,
             "tree_size": 13,
             "proof": [
-              "37cc0a204ca98ca5b178d194d5846b880d5ff9835e1c7ee769f381141e2678bd",
-              "86de92b934a6f773746089ca7c1ce9d493e4be507ede82dc4d0d981bd70612fc"
+              "3a0d09ee43e25dd099225d21493b1a71e1774e6fc6e5a733de10023490f6e4db",
+              "485af07c3b08d8824af61ca7ef95de0a1276b567740cf5100b7f1cbc813342e6"
             ]
           }
         }
@@ -507,7 +507,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.28
+          "latency_ms": 5.19
         },
         "signing_key": {
           "status": "ok"
@@ -522,32 +522,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
       "seq": 5,
-      "entry_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-      "leaf_hash": "bd5f93266206ea1a7cc16ef7670e82a49c44e4af0627315c93540b9d631f2d11",
+      "entry_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+      "leaf_hash": "cf7b2a15dc218e5dad7dc4313bd7df501c1d28a711991529a0284583709c3a55",
       "leaf_index": 5,
       "tree_size": 8,
-      "root_hash": "465e3df57b18ff66cd370cb553b31d0f71e35f746ab56534549c5688c7cbff79",
+      "root_hash": "70da824a03830c31529fa9c5b70d0e6abb83d41ed047bdf0042f06a3bf6daa18",
       "proof": [
-        "2e5f7ad80920f77d1ff542d3d0e64c391a707251bf212e7cd0ab667afb77c833",
-        "09b91ed4ede68d5855845ea8f4254fd9bd0449be8df80b0295e7d55d37f48d88"
+        "5f1f4dcc828685609eb44b037254956716e7e0d6c2d917d66f78afb4847b7224",
+        "fbf8d2366afe046e146c5b1f60db73d88790c758eb751f7a35d6cda3227d414e"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
         "tree_size": 8,
-        "root_hash": "465e3df57b18ff66cd370cb553b31d0f71e35f746ab56534549c5688c7cbff79",
+        "root_hash": "70da824a03830c31529fa9c5b70d0e6abb83d41ed047bdf0042f06a3bf6daa18",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "dcd4005aa957a038",
-        "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n8\nRl499XsY/2bNNwy1U7MdD3HjX3RqtWU0VJxWiMfL/3k=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqqoFu7uX+9L77YSr4hKL+FRTmzTfmeopwHc0heCYgk+f1Po5vy76SSSk5GrC5s+oFfsV5Hj2ZBvupn6cA/V9RwE=\n"
+        "key_id": "b552f0afd30a5dc7",
+        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n8\ncNqCSgODDDFSn6nFtw0OaruD1B7QR73wBC8Go79tqhg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzH211bl/Yf94jgb8DvvDV958m2EaLZhUU6rRlllXDV/En7NpFJffPIX1NO5BQfwbuTO+gct8ITJj6hiJVI005go=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+      "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -578,15 +578,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "chain_status": "unverified",
       "head": {
         "seq": 9,
-        "hash": "dceac183da297d129fcd6f77474adb9af953317d0b18992e98d357ab4966f2aa"
+        "hash": "6738424b64a8f681633d4fffdb050a68064bc16e61f427d26f02137d8054da4a"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
         "tree_size": 10,
-        "root_hash": "25db5cd3db0b8e012f7ead5e9f124bd3355109dfab1068b08d591af262fa8953",
+        "root_hash": "b30dc3a91efab821fb9831e162055c3dd77eb520f16ae1a26230b3115a292a52",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "dcd4005aa957a038",
-        "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n10\nJdtc09sLjgEvfq1enxJL0zVRCd+rEGiwjVka8mL6iVM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqjq/nam54h5t4jF/rb2VX1H2wkthkfaomCiOvDjwARRQaF7xIZEPQTPaqjjcx1J31DpLDGThSkyaZwkWQUYcxAM=\n"
+        "key_id": "b552f0afd30a5dc7",
+        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n10\nsw3DqR76uCH7mDHhYgVcPdd+tSDxauGiYjCzEVopKlI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzN/hG/haeyZc0qKV4v13esjBvzr6scP+lDdRzj15J4Z7J9hKNHHGntDGOH7xw+2Nqdv91a79GoH+mthMiX0IfQE=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -615,8 +615,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
       "seq": 5,
       "format_version": 2,
       "event_type": "context.retrieved",
@@ -627,7 +627,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -642,17 +642,17 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "extra": {
         "event_id": "read-1"
       },
-      "content_commitment": "a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2",
-      "content_salt": "oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=",
+      "content_commitment": "0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c",
+      "content_salt": "C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=",
       "erased": false,
       "erasure_id": null,
       "erased_at": null,
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5",
-      "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-      "content_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-      "signature": "CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==",
-      "key_id": "dcd4005aa957a038",
+      "prev_hash": "7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48",
+      "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+      "content_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+      "signature": "kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==",
+      "key_id": "b552f0afd30a5dc7",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -662,19 +662,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "id": "7632d813-7db0-434c-89bf-eb280f77876b",
         "name": "Acme Capital",
-        "created_at": "2026-11-24T02:14:48.407Z"
+        "created_at": "2026-11-24T02:16:24.452Z"
       },
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
-      "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-      "email": "user-14cb4171@example.com",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+      "email": "user-d0e55d49@example.com",
       "is_admin": true,
       "user": {
-        "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com",
+        "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com",
         "role": "admin",
-        "created_at": "2026-11-24T02:14:48.407Z"
+        "created_at": "2026-11-24T02:16:24.452Z"
       }
     }
   },
@@ -691,7 +691,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.09
+          "latency_ms": 0.19
         },
         "signing_key": {
           "status": "ok"
@@ -706,9 +706,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "id": "019ca945-0a00-7019-9336-a8dd59969b23",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -721,11 +721,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "nodes": [
         {
-          "id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+          "id": "019ca945-0a00-700e-b420-8d3ae3281d41",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
@@ -749,14 +749,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+          "source": "019ca945-0a00-700e-b420-8d3ae3281d41",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-7017-8db0-3c2cadb208d7",
-          "target": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+          "source": "019ca945-0a00-700f-818f-961b71f29f13",
+          "target": "019ca945-0a00-700e-b420-8d3ae3281d41",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -768,26 +768,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision 28ba56e2-5d46-4aff-8d67-c059cb156fe3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision 5036fb85-7f06-43ef-ba3f-4b92e3e11eb3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-7016-8eaa-8a85b4fe420f",
-        "019ca945-0a00-7017-8db0-3c2cadb208d7"
+        "019ca945-0a00-700e-b420-8d3ae3281d41",
+        "019ca945-0a00-700f-818f-961b71f29f13"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+          "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
           "seq": 5,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+          "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
           "seq": 6,
           "event_type": "decision.made",
           "role": "outcome"
@@ -796,8 +796,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
-        "description": "decision 28ba56e2-5d46-4aff-8d67-c059cb156fe3 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
+        "description": "decision 5036fb85-7f06-43ef-ba3f-4b92e3e11eb3 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -806,8 +806,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -816,8 +816,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
-          "context_log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+          "used_by_log_id": "019ca945-0a00-700f-818f-961b71f29f13",
+          "context_log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -827,11 +827,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "items": [
         {
-          "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
+          "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
           "seq": 5,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -848,7 +848,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
+          "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
           "seq": 6,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -857,7 +857,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
             "inputs": [
               "read-1"
             ],
@@ -875,8 +875,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "format": "audit-ledger/compliance-report/v1",
       "report": {
-        "report_id": "38c6f577-8dfb-428e-a6c1-1fd94e7cdf2f",
-        "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "report_id": "9b49fbea-e666-4e4f-b1e3-3f5665dcc308",
+        "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
         "company_name": "Acme Capital",
         "period": {
           "from": "2026-03-01T00:00:00.000Z",
@@ -885,8 +885,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "generated_at": "2026-03-01T12:00:00.000Z",
         "generated_by": {
           "kind": "user",
-          "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-          "email": "user-14cb4171@example.com"
+          "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+          "email": "user-d0e55d49@example.com"
         },
         "summary": {
           "entries": 24,
@@ -941,26 +941,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "signed_in_period": 23,
           "first": {
             "tree_size": 1,
-            "root_hash": "1e0c9c6bff5a1b13cbf96ad74730fdd178e20e01163a105b88cb0b576a4b1fce",
+            "root_hash": "1a07a24442af920f8a84755792956c7cb00a25602191a80e66b733bc8cbb8f1f",
             "timestamp": "2026-03-01T12:00:00.000Z"
           },
           "last": {
-            "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+            "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
             "tree_size": 24,
-            "root_hash": "8a129477529882817fe31afb687e4cb41f936c0c1525ccc2b9aa222e60a7e468",
+            "root_hash": "ca55585800cb703744d88b794eb3582d7d50d31be55abfbbddcb8a820c5de03d",
             "timestamp": "2026-03-01T12:00:00.000Z",
-            "key_id": "dcd4005aa957a038",
-            "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n24\nihKUd1KYgoF/4xr7aH5MtB+TbAwVJczCuaoiLmCn5Gg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsBgE61IVl1sS2Dh1nUisQBIjYuy375RGkBJtO8Kp1GG1yfC6/g9201XK71tCHbAdBgG8FOSu9+YJdPsXRCHVwE=\n",
+            "key_id": "b552f0afd30a5dc7",
+            "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n24\nylVYWADLcDdE2It5TrNYLX1Q0xvlWr+73cuKggxd4D0=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzARLI1mCEMXBaI6pX3y0AX3kGgt3Ank/eLbVlHtqfvH35ZsThjrHfM6AJNANYs0OijnUq/N/hYpKC3FpmsM6ugw=\n",
             "cosignatures": [],
-            "cosigned_note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n24\nihKUd1KYgoF/4xr7aH5MtB+TbAwVJczCuaoiLmCn5Gg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqsBgE61IVl1sS2Dh1nUisQBIjYuy375RGkBJtO8Kp1GG1yfC6/g9201XK71tCHbAdBgG8FOSu9+YJdPsXRCHVwE=\n"
+            "cosigned_note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n24\nylVYWADLcDdE2It5TrNYLX1Q0xvlWr+73cuKggxd4D0=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzARLI1mCEMXBaI6pX3y0AX3kGgt3Ank/eLbVlHtqfvH35ZsThjrHfM6AJNANYs0OijnUq/N/hYpKC3FpmsM6ugw=\n"
           },
           "covers_period": true
         },
         "keys": [
           {
-            "key_id": "dcd4005aa957a038",
+            "key_id": "b552f0afd30a5dc7",
             "algorithm": "Ed25519",
-            "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
+            "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
             "active_from": "2026-03-01T12:00:00.000Z",
             "active_to": null
           }
@@ -974,8 +974,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "updated_at": "2026-03-01T12:00:00.000Z",
           "updated_by": {
             "kind": "user",
-            "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-            "email": "user-14cb4171@example.com"
+            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+            "email": "user-d0e55d49@example.com"
           },
           "last_run_at": "2026-03-01T12:00:00.000Z",
           "erased_total": 0,
@@ -983,7 +983,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         },
         "legal_holds": [
           {
-            "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
+            "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
             "scope": {
               "agent_id": "trading-agent-2"
             },
@@ -993,32 +993,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "created_at": "2026-03-01T12:00:00.000Z",
             "created_by": {
               "kind": "user",
-              "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-              "email": "user-14cb4171@example.com"
+              "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+              "email": "user-d0e55d49@example.com"
             },
             "released_at": "2026-03-01T12:00:00.000Z",
             "released_by": {
               "kind": "user",
-              "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-              "email": "user-14cb4171@example.com"
+              "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+              "email": "user-d0e55d49@example.com"
             },
             "release_reason": "Inquiry closed without findings"
           }
         ],
         "erasures": [
           {
-            "id": "294baa31-ca78-432e-a958-832616faeea8",
+            "id": "cc1fa2ad-a88c-4886-bd5b-a8d3106c670a",
             "kind": "request",
             "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
             "requested_by": {
               "kind": "user",
-              "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-              "email": "user-14cb4171@example.com"
+              "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+              "email": "user-d0e55d49@example.com"
             },
             "created_at": "2026-03-01T12:00:00.000Z",
             "erased_count": 1,
             "record_log_ids": [
-              "019ca945-0a00-702f-8091-1ad06b5e87ea"
+              "019ca945-0a00-7027-830a-c24a1066c717"
             ]
           }
         ],
@@ -1026,16 +1026,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "count": 1,
           "items": [
             {
-              "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
+              "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
               "created_at": "2026-03-01T12:00:00.000Z",
-              "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+              "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
               "data": {
-                "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
-                "rejection_id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
+                "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+                "rejection_id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
                 "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
                 "reviewer": "maria.gonzalez@acme.example",
                 "submitted_by": {
-                  "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
+                  "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
                   "kind": "user"
                 }
               }
@@ -1046,7 +1046,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity_violations": [],
           "traces_with_anomalies": [
             {
-              "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+              "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
               "first_at": "2026-03-01T12:00:00.000Z",
               "last_at": "2026-03-01T12:00:00.000Z",
               "event_count": 5
@@ -1056,10 +1056,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       },
       "signature": {
         "algorithm": "Ed25519",
-        "key_id": "dcd4005aa957a038",
-        "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
-        "digest": "e3ce71fba36541352c8270f72266bdf5ba9ec63dadb0fc56628cffbab9e99cc6",
-        "value": "yDuu8oGTi5ThH8n5rER0QaNekn7pAvOUL8ZYVJ7UnXYg9hJVBpzq6lvoJmlIHDvEN1WuXIVPGz/sZJ5o1DvJCQ=="
+        "key_id": "b552f0afd30a5dc7",
+        "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
+        "digest": "21fcb2540a6a50ac0c06330c248a9e0ab827caf4b60aed05727bceca0ad16ba7",
+        "value": "FUa95gF9zeR9YyMsDltILi09fWpjPC/wKV3kfKtL/5NRnynz/znW8XcodAL8ByRAzIe2SmJFaVmFLfnTgxdXDQ=="
       }
     }
   },
@@ -1073,8 +1073,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com"
+        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -1084,13 +1084,13 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getSession": {
     "status": 200,
     "response": {
-      "csrf_token": "ACLmakE-w6jzcDnlgSapGsTJqnf6VdyWVr9-kLRKUr0",
+      "csrf_token": "yNJYcxE69g9XSrxojSHLQ0G856YoU7Z_AFCfFADtidw",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com",
+        "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com",
         "role": "admin"
       }
     }
@@ -1098,7 +1098,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
@@ -1124,9 +1124,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "rate_limited_requests": 0
         },
         {
-          "key_id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
+          "key_id": "78acd107-1c1f-47d1-9830-c3360e88c339",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_W1tLZDND",
+          "key_prefix": "alk_k5LCg7X8",
           "api_requests": 23,
           "events_ingested": 6,
           "rate_limited_requests": 0
@@ -1137,8 +1137,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "data_bytes": 1352
       },
       "rate_limit": {
-        "key_id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
-        "key_prefix": "alk_W1tLZDND",
+        "key_id": "78acd107-1c1f-47d1-9830-c3360e88c339",
+        "key_prefix": "alk_k5LCg7X8",
         "rate_limit_per_minute": 6000
       }
     }
@@ -1146,7 +1146,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
+      "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -1155,8 +1155,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
-        "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
+        "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -1185,7 +1185,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
+      "id": "019ca945-0a00-701e-b4cf-7162634729b3",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1203,9 +1203,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "cf867ecc-af80-47b3-a0a1-d1efcbcc5f52",
+          "id": "78acd107-1c1f-47d1-9830-c3360e88c339",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_W1tLZDND",
+          "key_prefix": "alk_k5LCg7X8",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1220,15 +1220,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "items": [
         {
           "tree_size": 1,
-          "root_hash": "1e0c9c6bff5a1b13cbf96ad74730fdd178e20e01163a105b88cb0b576a4b1fce",
+          "root_hash": "1a07a24442af920f8a84755792956c7cb00a25602191a80e66b733bc8cbb8f1f",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "dcd4005aa957a038"
+          "key_id": "b552f0afd30a5dc7"
         },
         {
           "tree_size": 2,
-          "root_hash": "e79f600da21196415e5577d14f6aac807b21a6fef1b3d5421948764dedac7946",
+          "root_hash": "9ebbaca81d81b964637cf1b07ee9439293720cd6480ddcb4473661f5b8046df7",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "dcd4005aa957a038"
+          "key_id": "b552f0afd30a5dc7"
         }
       ],
       "next_after": 2
@@ -1239,22 +1239,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "294baa31-ca78-432e-a958-832616faeea8",
+          "id": "cc1fa2ad-a88c-4886-bd5b-a8d3106c670a",
           "kind": "request",
           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
           "requested_by": {
             "kind": "user",
-            "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-            "email": "user-14cb4171@example.com"
+            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+            "email": "user-d0e55d49@example.com"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
           "erased_count": 1,
           "already_erased": 0,
           "log_ids": [
-            "019ca945-0a00-702e-a90e-805a23d28826"
+            "019ca945-0a00-7026-bb94-d9ccb4409ff8"
           ],
           "record_log_ids": [
-            "019ca945-0a00-702f-8091-1ad06b5e87ea"
+            "019ca945-0a00-7027-830a-c24a1066c717"
           ],
           "status": "applied"
         }
@@ -1266,7 +1266,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
+          "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
           "scope": {
             "agent_id": "trading-agent-2"
           },
@@ -1276,8 +1276,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "created_at": "2026-03-01T12:00:00.000Z",
           "created_by": {
             "kind": "user",
-            "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-            "email": "user-14cb4171@example.com"
+            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+            "email": "user-d0e55d49@example.com"
           },
           "released_at": null,
           "released_by": null,
@@ -1291,8 +1291,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
-          "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+          "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+          "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
           "seq": 5,
           "format_version": 2,
           "event_type": "context.retrieved",
@@ -1303,7 +1303,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -1318,29 +1318,29 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "extra": {
             "event_id": "read-1"
           },
-          "content_commitment": "a227977234cfc0e7c9be461fec0142c1b94d4a3bb45ccc2e643d5cd8c3427af2",
-          "content_salt": "oImf5nCAN+ehhu05gK8qbKoeMt02dybjWmh8DP/RoAA=",
+          "content_commitment": "0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c",
+          "content_salt": "C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "4086f90afd88cf3d85b1154e85846179a3f4ee92a8667db5bbda398fd3dc50a5",
-          "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-          "content_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-          "signature": "CKcT1Uc7y7MnTQwS2vBTxr9oa9CS2LsuCM2bR3XAEGdAigE7KsndS/Y6BgE3+vJZeD8IcHX1joMPM2ntXVyTBg==",
-          "key_id": "dcd4005aa957a038",
+          "prev_hash": "7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48",
+          "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+          "content_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+          "signature": "kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==",
+          "key_id": "b552f0afd30a5dc7",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-7017-8db0-3c2cadb208d7",
-          "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+          "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
+          "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
           "seq": 6,
           "format_version": 2,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
             "inputs": [
               "read-1"
             ],
@@ -1348,7 +1348,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -1358,20 +1358,20 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-28ba56e2-5d46-4aff-8d67-c059cb156fe3",
+          "idempotency_key": "decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
           "schema_version": null,
           "extra": null,
-          "content_commitment": "a3e0cb57a0488ab1c292f23d5e472c5977c6850cf17943dd32acead1ee11f275",
-          "content_salt": "qupukCuUE38caFwDOB4y+wB8CivD388lWpcdL+MHTvI=",
+          "content_commitment": "1d9867fa26766a9c399b705311f80f4bcc6c1b2b0a09c66baca98d1a7511f988",
+          "content_salt": "UuK4gD6CkxsPJ6jg2KsI1RFeuRsKohmX/X6NlmqF2xk=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
-          "hash": "18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b",
-          "content_hash": "18f77325646265a397c142d34be08aff547cff2cbdf043e91d7abf67bcb9930b",
-          "signature": "5/+U2rzlqrEeVDq+7qjQV7gdKRKwgc62NdMkj4mn8D4CS2VLu8MCy/ztNGkuSpifAniEmPpBI7hye/iTOtg/Bw==",
-          "key_id": "dcd4005aa957a038",
+          "prev_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+          "hash": "283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec",
+          "content_hash": "283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec",
+          "signature": "eX4wbyLIvBtRYCABi7XTEndQc/bAEk7OPROKN5FuPapyN8ox1GQ1Xtc+QVXFnbODoKHHxajiEtYqlAX6lKV9Cg==",
+          "key_id": "b552f0afd30a5dc7",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
@@ -1384,16 +1384,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
-          "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
+          "id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
+          "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
-          "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+          "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52"
+            "id": "6ed2faad-19ca-4606-b89d-16d58453c263"
           }
         }
       ],
@@ -1405,9 +1405,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-          "company_id": "13b8de11-5fd0-4a5c-ba56-698cf8df752a",
-          "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+          "id": "019ca945-0a00-7019-9336-a8dd59969b23",
+          "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
@@ -1425,15 +1425,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "38c6f577-8dfb-428e-a6c1-1fd94e7cdf2f",
+          "id": "9b49fbea-e666-4e4f-b1e3-3f5665dcc308",
           "status": "completed",
           "from": "2026-03-01T00:00:00.000Z",
           "to": "2026-03-02T00:00:00.000Z",
           "created_at": "2026-03-01T12:00:00.000Z",
           "created_by": {
             "kind": "user",
-            "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-            "email": "user-14cb4171@example.com"
+            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+            "email": "user-d0e55d49@example.com"
           }
         }
       ]
@@ -1444,14 +1444,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "key_id": "dcd4005aa957a038",
+          "key_id": "b552f0afd30a5dc7",
           "algorithm": "Ed25519",
-          "public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAnEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=\n-----END PUBLIC KEY-----\n",
+          "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+bf334faa+AZxFTbAzk4wLaswAm5R1KNDxQJ3Hj0galmpAARfgmg/u"
+          "note_verifier_key": "audit-ledger.local+822607cc+AdWRpD1/GXlsx5OKJaXdKBrPu2DT0PyvFCIU1iNwRqXL"
         }
       ],
       "transitions": []
@@ -1462,7 +1462,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
           "first_at": "2026-03-01T12:00:00.000Z",
           "last_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
@@ -1488,7 +1488,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
+          "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
           "email": "ana.lima@acme.example",
           "role": "auditor",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1497,10 +1497,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "password_change_required": true
         },
         {
-          "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-          "email": "user-14cb4171@example.com",
+          "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+          "email": "user-d0e55d49@example.com",
           "role": "admin",
-          "created_at": "2026-11-24T02:14:48.407Z",
+          "created_at": "2026-11-24T02:16:24.452Z",
           "disabled": false,
           "disabled_at": null,
           "password_change_required": false
@@ -1520,7 +1520,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
+          "id": "019ca945-0a00-701e-b4cf-7162634729b3",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1540,51 +1540,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7025-9dad-c0e73328e239",
+          "id": "019ca945-0a00-701d-871e-dc8ea5dbe7df",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
-            "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
+            "id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
+            "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
-            "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52"
+              "id": "6ed2faad-19ca-4606-b89d-16d58453c263"
             }
           }
         },
         {
-          "id": "019ca945-0a00-7022-a8c8-66f31850f49d",
+          "id": "019ca945-0a00-701a-8567-a2a544755360",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-7021-b4f1-c685f9a31e7f",
-            "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+            "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
+            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision 28ba56e2-5d46-4aff-8d67-c059cb156fe3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision 5036fb85-7f06-43ef-ba3f-4b92e3e11eb3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-7016-8eaa-8a85b4fe420f",
-              "019ca945-0a00-7017-8db0-3c2cadb208d7"
+              "019ca945-0a00-700e-b420-8d3ae3281d41",
+              "019ca945-0a00-700f-818f-961b71f29f13"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAyMi1hOGM4LTY2ZjMxODUwZjQ5ZCJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAxYS04NTY3LWEyYTU0NDc1NTM2MCJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-14cb4171@example.com",
-      "password": "pw-98bf9afa4f9560a5"
+      "email": "user-d0e55d49@example.com",
+      "password": "pw-d456948ebafc27b0"
     },
     "response": {
-      "access_token": "alt_VIWhMgwnDhfCHdYTttKk-JH7wa5pwR1J8OhE53M2Fmk",
+      "access_token": "alt_K_nRO-B1Dg0X-7V19fTO-0zsliWJUkmoE-xMpt4H5I0",
       "token_type": "Bearer",
       "expires_in": 3600,
       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1604,7 +1604,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "case_reference": "FCA-2026-0412"
     },
     "response": {
-      "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
+      "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1614,8 +1614,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com"
+        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com"
       },
       "released_at": null,
       "released_by": null,
@@ -1627,19 +1627,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3"
+      "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3"
     },
     "response": {
-      "id": "019ca945-0a00-7023-a280-07dda4dfe3f3",
-      "log_id": "019ca945-0a00-7024-b70b-e862f48439cb",
+      "id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
+      "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "28ba56e2-5d46-4aff-8d67-c059cb156fe3",
-      "trace_id": "4b553258-783a-48a5-b69a-1c3c9d831540",
+      "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "a4119e06-3f3b-416a-a4cc-bd6521353b52"
+        "id": "6ed2faad-19ca-4606-b89d-16d58453c263"
       }
     }
   },
@@ -1649,7 +1649,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "reason": "Inquiry closed without findings"
     },
     "response": {
-      "id": "b16c679f-c20e-4f04-91a5-67b1828836be",
+      "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1659,14 +1659,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com"
+        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com"
       },
       "released_at": "2026-03-01T12:00:00.000Z",
       "released_by": {
         "kind": "user",
-        "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com"
+        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com"
       },
       "release_reason": "Inquiry closed without findings"
     }
@@ -1678,22 +1678,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118"
     },
     "response": {
-      "id": "294baa31-ca78-432e-a958-832616faeea8",
+      "id": "cc1fa2ad-a88c-4886-bd5b-a8d3106c670a",
       "kind": "request",
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
       "requested_by": {
         "kind": "user",
-        "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com"
+        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "erased_count": 1,
       "already_erased": 0,
       "log_ids": [
-        "019ca945-0a00-702e-a90e-805a23d28826"
+        "019ca945-0a00-7026-bb94-d9ccb4409ff8"
       ],
       "record_log_ids": [
-        "019ca945-0a00-702f-8091-1ad06b5e87ea"
+        "019ca945-0a00-7027-830a-c24a1066c717"
       ],
       "status": "applied"
     }
@@ -1701,8 +1701,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "resetUserPassword": {
     "status": 200,
     "response": {
-      "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
-      "one_time_password": "6C15rcqcPpeVFNiVHr7RTHCd"
+      "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
+      "one_time_password": "9IKVFOkQ8v1JVjAzUkd_Po-L"
     }
   },
   "revokeApiKey": {
@@ -1711,14 +1711,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "dcd4005aa957a038",
-      "old_public_key": "nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=",
-      "new_key_id": "8c807aa97b152aaa",
-      "new_public_key": "8U9iNYGXkPG1D8jdZZtTIzfHaaU92X6dryFxmFD3ShY=",
+      "old_key_id": "b552f0afd30a5dc7",
+      "old_public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
+      "new_key_id": "87621d6905e78a9b",
+      "new_public_key": "sLWr49wHykz+DAYQNMgrftIVmLskVl21dpF0kyDuSCg=",
       "created_at": "2026-03-01T12:00:00.000Z",
-      "statement": "audit-ledger/v1/key-transition\nold dcd4005aa957a038 nEVNsDOTjAtqzACblHUo0PFAncePSBqWakABF+CaD+4=\nnew 8c807aa97b152aaa 8U9iNYGXkPG1D8jdZZtTIzfHaaU92X6dryFxmFD3ShY=\ntime 2026-03-01T12:00:00.000Z\n",
-      "old_signature": "zG9Uk2FWbu8C/efl5/3q90iO036ZwNmnKklUfg52Tdww4jsRXn4mxCau9eMm8Db/M9ChAKFlVLDPSR9UCgEACw==",
-      "new_signature": "jOp+6c/12lGX7UrOc29Ykh5P/CwID0Xre8xzfQkyRc1p5MkFcT96CO3X9zNbHIPVAz5MJSR3CuS0cUbm4WAWBA=="
+      "statement": "audit-ledger/v1/key-transition\nold b552f0afd30a5dc7 1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=\nnew 87621d6905e78a9b sLWr49wHykz+DAYQNMgrftIVmLskVl21dpF0kyDuSCg=\ntime 2026-03-01T12:00:00.000Z\n",
+      "old_signature": "5FnYBMeWYMpr0V7+uOCAxz+eY+7+CECdJqPG948OnZ36ABPvL7ntMy8uVf9XfgUVFb3QVBuzDiHva8GBMJPrAw==",
+      "new_signature": "hUXZ12hhzzzbGdiiLRJzAkIkyAqhr21BOuNyX+0NubXJaaAOeVTr+LsjsXPdLHhP5EGWMFbLmRuFDXUvyAMhDw=="
     }
   },
   "runRetention": {
@@ -1734,8 +1734,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "updated_at": "2026-03-01T12:00:00.000Z",
         "updated_by": {
           "kind": "user",
-          "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-          "email": "user-14cb4171@example.com"
+          "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+          "email": "user-d0e55d49@example.com"
         },
         "last_run_at": "2026-03-01T12:00:00.000Z",
         "erased_total": 0,
@@ -1759,8 +1759,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "a4119e06-3f3b-416a-a4cc-bd6521353b52",
-        "email": "user-14cb4171@example.com"
+        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+        "email": "user-d0e55d49@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -1770,7 +1770,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-701b-8540-2881c1a07f03",
+      "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1787,7 +1787,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "role": "reviewer"
     },
     "response": {
-      "user_id": "fc5daef1-26b9-4396-9dba-234472dea10d",
+      "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
       "email": "ana.lima@acme.example",
       "role": "reviewer",
       "created_at": "2026-03-01T12:00:00.000Z",
@@ -1806,7 +1806,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-7026-b33e-9ac8b1e782b1",
+      "id": "019ca945-0a00-701e-b4cf-7162634729b3",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1822,24 +1822,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-7016-8eaa-8a85b4fe420f",
-      "hash": "003656f85b10b1e519aab02b0068439ef983e629d6532be8ec845f3a87dd7b57",
+      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+      "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
       "chain_valid": true,
       "signature_valid": true,
       "erased": false,
       "verified_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "key_id": "dcd4005aa957a038",
+      "key_id": "b552f0afd30a5dc7",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a",
+        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
         "tree_size": 8,
-        "root_hash": "465e3df57b18ff66cd370cb553b31d0f71e35f746ab56534549c5688c7cbff79",
+        "root_hash": "70da824a03830c31529fa9c5b70d0e6abb83d41ed047bdf0042f06a3bf6daa18",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "dcd4005aa957a038",
-        "note": "audit-ledger.local/13b8de11-5fd0-4a5c-ba56-698cf8df752a\n8\nRl499XsY/2bNNwy1U7MdD3HjX3RqtWU0VJxWiMfL/3k=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local vzNPqqoFu7uX+9L77YSr4hKL+FRTmzTfmeopwHc0heCYgk+f1Po5vy76SSSk5GrC5s+oFfsV5Hj2ZBvupn6cA/V9RwE=\n"
-      }
+        "key_id": "b552f0afd30a5dc7",
+        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n8\ncNqCSgODDDFSn6nFtw0OaruD1B7QR73wBC8Go79tqhg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzH211bl/Yf94jgb8DvvDV958m2EaLZhUU6rRlllXDV/En7NpFJffPIX1NO5BQfwbuTO+gct8ITJj6hiJVI005go=\n"
+      },
+      "erasure": null
     }
   }
 };

@@ -16,6 +16,8 @@ export interface EntryCheck extends EntryVerdict {
   merkle_included: boolean;
   /** The checkpoint merkle_included was checked against (null before the first). */
   checkpoint: CheckpointView | null;
+  /** For an erased entry, the erasure record that accounts for it: who, when, on what basis. */
+  erasure: { log_id: string; seq: number; erased_at: string | null; legal_basis: string | null; actor: unknown } | null;
 }
 
 export interface EntryCheckerDeps {
@@ -68,6 +70,12 @@ export class EntryChecker {
       ...verdict,
       merkle_included: merkleIncluded,
       checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+      erasure: verdict.erased && record ? erasureView(record, row.erased_at) : null,
     };
   }
+}
+
+function erasureView(record: { log_id: string; seq: number; data: string | null }, erasedAt: string | null) {
+  const data = (record.data === null ? {} : JSON.parse(record.data)) as { legal_basis?: unknown; actor?: unknown };
+  return { log_id: record.log_id, seq: record.seq, erased_at: erasedAt, legal_basis: typeof data.legal_basis === 'string' ? data.legal_basis : null, actor: data.actor ?? null };
 }

@@ -111,6 +111,19 @@ const VerifyResult = Type.Object({
     description: "True when the entry's recomputed hash is proven, by an inclusion proof, to be in the tree of the latest checkpoint, and that checkpoint's signature holds",
   }),
   checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint merkle_included was checked against (null before the first)' }),
+  erasure: Type.Union(
+    [
+      Type.Object({
+        log_id: Uuid,
+        seq: Type.Integer(),
+        erased_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+        legal_basis: Type.Union([Type.String(), Type.Null()]),
+        actor: Type.Unknown({ description: 'Who erased it (the erasure record names them)' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'For an erased entry, the compliance.erasure entry that accounts for it; null otherwise' },
+  ),
 });
 
 const ListQuery = Type.Object(
