@@ -74,6 +74,8 @@ describe('the append planner', () => {
     ];
     const plan = await planner.plan('company-3', state, group, [], inFlight, undefined);
     const rows = plan.write.rows;
+    // Each entry its own salt, even drawn together.
+    expect(new Set(rows.map((r) => r.content_salt)).size).toBe(rows.length);
     expect(rows.map((r) => [r.seq, JSON.parse(r.data as string).n, r.idempotency_conflict_of])).toEqual([
       [0, 1, null],
       [1, 2, rows[0]?.log_id],

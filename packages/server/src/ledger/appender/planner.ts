@@ -102,6 +102,11 @@ export class Planner {
     const signingKey = this.deps.keyring.active;
     const keyId = signingKey.keyId;
 
+    // Every entry's salt from one draw of random bytes: one call costs about as much as 32 bytes
+    // (2.5 µs), so a group of n entries pays for one instead of n.
+    const salts = randomBytes(CONTENT_SALT_BYTES * group.reduce((n, p) => n + p.events.length, 0));
+    let nextSalt = 0;
+
     for (const p of group) {
       const mark = { seq, prevHash, rows: rows.length, keys: keys.length };
       const results: AppendedEvent[] = [];
@@ -126,7 +131,8 @@ export class Planner {
         seq += 1;
         // The stored row is the hashed body with data and extra as their canonical JSON, and
         // (format version 2) the salted commitment to them that the hash covers instead.
-        const salt = randomBytes(CONTENT_SALT_BYTES);
+        const salt = salts.subarray(nextSalt, nextSalt + CONTENT_SALT_BYTES);
+        nextSalt += CONTENT_SALT_BYTES;
         const row: LogEntryRow = {
           format_version: LEDGER_FORMAT_VERSION,
           company_id: companyId,
