@@ -1,17 +1,16 @@
 // Period reports for regulators and auditors (docs/compliance.md, "Period reports"): for a time
 // range, what was recorded (by type, agent, day; ingestion gaps), whether it verifies (every entry
-// of the range checked: hash, content, link, signature, erasure record; the checkpoints and
+// of the range checked by the core's scan: hash, content, link, signature, erasure record; the checkpoints and
 // witness cosignatures covering it), the keys and their transitions, retention, holds, erasures,
 // human review rejections and anomalies. Signed with the service's key as a JSON document
 // (core/report.ts) that the verify package checks offline, and rendered as a PDF (report-pdf.ts).
 import { randomUUID, sign } from 'node:crypto';
-import { COMPLIANCE_REPORT_FORMAT, erasureRecordProblem, type JsonObject, recomputeHash, recordContentState, reportDigest, reportSignatureMessage, type SignedReport, toBase64, verifyEntrySignature } from '@audit-ledger/core';
+import { COMPLIANCE_REPORT_FORMAT, type JsonObject, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
 import type { Keyring } from '../ledger/keyring.js';
 import { cosignedCheckpointView } from '../ledger/proofs.js';
 import type { IntegrityVerifier } from '../integrity/verifier.js';
 import type { AccountStore } from '../store/accounts.js';
 import type { ForensicsStore } from '../store/forensics.js';
-import type { IntegrityStore } from '../store/integrity.js';
 import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { Period, ReportStore } from '../store/reports.js';
@@ -20,19 +19,17 @@ import { iso } from '../time.js';
 import type { Compliance } from './service.js';
 import type { AdminTrail, TrailActor } from './trail.js';
 
-const PAGE = 1000;
 const DAY_MS = 86_400_000;
 
 export interface ReportDeps {
   reportStore: ReportStore;
   ledger: LedgerStore;
-  integrityStore: IntegrityStore;
   signingKeys: KeyStore;
   witnessStore: WitnessStore;
   forensicsStore: ForensicsStore;
   accounts: AccountStore;
-  keyring: Keyring;
-  verifier: Pick<IntegrityVerifier, 'status'>;
+  keyring: Pick<Keyring, 'active'>;
+  verifier: Pick<IntegrityVerifier, 'status' | 'checkRange'>;
   compliance: Compliance;
   trail: AdminTrail;
   clock: () => number;
@@ -85,7 +82,14 @@ export class Reports {
     const cosigned = last ? cosignedCheckpointView(last, await d.witnessStore.cosignatures(companyId, last.tree_size)) : null;
     const rejections = await d.reportStore.entriesOfType(companyId, period, 'hitl.rejected', 100);
     const traces = (await d.forensicsStore.traceSummaries(companyId, { limit: 1000 })).filter((t) => t.anomaly_detected === true && t.last_at >= period.from && t.first_at < period.to);
-    const integrity = seqs ? await this.verifyRange(companyId, seqs) : { entries_checked: 0, signatures_checked: 0, entries_erased: 0, problems: [] as JsonObject[] };
+    // The period's entries checked as a full verification checks them (the tree is the background verifier's).
+    const checked = seqs ? await d.verifier.checkRange(companyId, seqs.first, seqs.last) : null;
+    const integrity = {
+      entries_checked: checked?.counts.entries ?? 0,
+      signatures_checked: checked?.counts.signatures ?? 0,
+      entries_erased: checked?.counts.erased ?? 0,
+      problems: (checked?.violations ?? []).map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail })),
+    };
     const violations = seqs ? await d.reportStore.violations(companyId, seqs) : [];
     const total = byType.reduce((n, r) => n + r.count, 0);
     return {
@@ -125,42 +129,6 @@ export class Reports {
         traces_with_anomalies: traces.map((t) => ({ trace_id: t.trace_id, first_at: t.first_at, last_at: t.last_at, event_count: t.event_count })),
       },
     };
-  }
-
-  /** Every entry of the range: hash, content, link to the entry before, signature, and an erased entry's record. */
-  private async verifyRange(companyId: string, seqs: { first: number; last: number }) {
-    const { integrityStore, keyring } = this.deps;
-    const problems: JsonObject[] = [];
-    let checked = 0;
-    let signatures = 0;
-    let erased = 0;
-    const before = seqs.first > 0 ? (await integrityStore.entriesInRange(companyId, seqs.first - 1, seqs.first))[0] : undefined;
-    let prevHash: string | null = seqs.first === 0 ? '0'.repeat(64) : (before?.hash ?? null);
-    for (let a = seqs.first; a <= seqs.last; a += PAGE) {
-      const rows = await integrityStore.entriesInRange(companyId, a, Math.min(seqs.last + 1, a + PAGE));
-      const records = await integrityStore.erasureRecordsFor(companyId, rows);
-      for (const row of rows) {
-        const at = { seq: row.seq, log_id: row.log_id };
-        if (recomputeHash(row) !== row.hash) problems.push({ ...at, kind: 'hash_mismatch' });
-        const content = recordContentState(row);
-        if (content.state === 'mismatch') problems.push({ ...at, kind: 'content_mismatch' });
-        if (content.state === 'erased') {
-          const record = row.erasure_id ? records.get(row.erasure_id) : undefined;
-          const problem = erasureRecordProblem(row, record && { ...record, data: record.data === null ? null : (JSON.parse(record.data) as JsonObject) });
-          if (problem) problems.push({ ...at, kind: 'unrecorded_erasure' });
-          else erased++;
-        }
-        if (prevHash !== null && row.prev_hash !== prevHash) problems.push({ ...at, kind: 'broken_link' });
-        const key = await keyring.publicKey(row.key_id);
-        signatures++;
-        if (!key || !verifyEntrySignature(key, row.hash, row.signature)) problems.push({ ...at, kind: 'bad_signature' });
-        prevHash = row.hash;
-        checked++;
-      }
-      const expected = Math.min(seqs.last + 1, a + PAGE) - a;
-      if (rows.length < expected) problems.push({ seq: a, log_id: null, kind: 'missing_entry', detail: `${expected - rows.length} entries of seqs ${a}–${a + expected - 1} are missing` } as JsonObject);
-    }
-    return { entries_checked: checked, signatures_checked: signatures, entries_erased: erased, problems };
   }
 
   async get(companyId: string, id: string): Promise<SignedReport | undefined> {
