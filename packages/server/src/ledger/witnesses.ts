@@ -7,6 +7,7 @@
 // now. Refusals are counted (integrity status, metrics) and logged; nothing is hidden.
 import { consistencyProof, parseNote, parseWitnessKey, toBase64, verifyCosignature, type WitnessKey } from '@audit-ledger/core';
 import type { Metrics } from '../ops/metrics.js';
+import type { AccountStore } from '../store/accounts.js';
 import type { CheckpointRow } from '../store/chain.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
@@ -22,6 +23,7 @@ export interface WitnessSubmitterDeps {
   witnesses: WitnessConfig[];
   witnessStore: WitnessStore;
   ledger: LedgerStore;
+  accounts: Pick<AccountStore, 'companyIds'>;
   metrics: Metrics;
   clock: () => number;
   warn: (obj: Record<string, unknown>, msg: string) => void;
@@ -43,7 +45,10 @@ export class WitnessSubmitter {
 
   /** One pass: every company's newest checkpoint to every witness that has not cosigned it. */
   async pass(): Promise<void> {
-    for (const cp of await this.deps.witnessStore.latestCheckpoints()) {
+    // Each company's latest checkpoint by its key (company_id, tree_size): no scan of the checkpoints kept.
+    for (const companyId of await this.deps.accounts.companyIds()) {
+      const cp = await this.deps.ledger.latestCheckpoint(companyId);
+      if (!cp) continue;
       const have = new Set((await this.deps.witnessStore.cosignatures(cp.company_id, cp.tree_size)).map((c) => c.witness));
       for (const w of this.witnesses) {
         if (!have.has(w.key.name)) await this.submit(cp, w);

@@ -2,6 +2,7 @@
 // recorded in the ledger, applied). Erasing removes a version 2 entry's data, extra and salt and
 // keeps everything hashed (docs/ledger-format.md §14).
 import { type Expression, type ExpressionBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import { RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
 import type { LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
 import type { Database, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable } from './schema.js';
@@ -15,7 +16,7 @@ export type HoldScope = { trace_id: string } | { session_id: string } | { agent_
 
 /** What the erasable entries must satisfy: version 2, content still there, not written by the service itself. */
 const erasable = (eb: ExpressionBuilder<Database, 'log_entries'>) =>
-  eb.and([eb('format_version', '=', 2), eb('content_salt', 'is not', null), eb.or([eb('source', 'is', null), eb('source', 'not like', 'audit-ledger/%')])]);
+  eb.and([eb('format_version', '=', 2), eb('content_salt', 'is not', null), eb.or([eb('source', 'is', null), eb('source', 'not like', `${RESERVED_SOURCE_PREFIX}%`)])]);
 
 export class ComplianceStore {
   /** SQLite: the companies whose retention runs in this process now. */

@@ -1,7 +1,6 @@
 // Storage for independent witnesses: each witness's last cosigned size per company, its
 // refusals, and the cosignatures kept with the checkpoints they sign.
 import type { Selectable } from 'kysely';
-import type { CheckpointRow } from './chain.js';
 import type { DbHandle } from './handle.js';
 import type { CheckpointCosignaturesTable, WitnessStateTable } from './schema.js';
 
@@ -13,16 +12,6 @@ export class WitnessStore {
 
   private get db() {
     return this.store.db;
-  }
-
-  /** Every company's latest checkpoint. */
-  async latestCheckpoints(): Promise<CheckpointRow[]> {
-    const latest = this.db.selectFrom('checkpoints').select(['company_id']).select((eb) => eb.fn.max('tree_size').as('tree_size')).groupBy('company_id').as('latest');
-    return this.db
-      .selectFrom('checkpoints')
-      .innerJoin(latest, (j) => j.onRef('latest.company_id', '=', 'checkpoints.company_id').onRef('latest.tree_size', '=', 'checkpoints.tree_size'))
-      .selectAll('checkpoints')
-      .execute();
   }
 
   states(companyId: string): Promise<WitnessStateRow[]> {
@@ -43,9 +32,7 @@ export class WitnessStore {
 
   /** The witness cosigned the checkpoint: keep the cosignature and its new size. */
   async cosigned(row: CosignatureRow, at: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('checkpoint_cosignatures').values(row).onConflict((oc) => oc.columns(['company_id', 'tree_size', 'witness']).doNothing()).execute();
-    });
+    await this.db.insertInto('checkpoint_cosignatures').values(row).onConflict((oc) => oc.columns(['company_id', 'tree_size', 'witness']).doNothing()).execute();
     await this.upsert(row.company_id, row.witness, { tree_size: row.tree_size, last_error: null, last_error_at: null }, at);
   }
 
