@@ -79,6 +79,7 @@ export { consistencyProof, type HashReader, inclusionProof, inclusionProofs, mis
 export { VIOLATION_KINDS, type ViolationKind } from './violations.js';
 export { type EntryNeighbourhood, type EntryVerdict, verifyEntry, type Violation } from './verify.js';
 export { type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, START as SCAN_START, treeHashRange } from './scan.js';
+export { scanSegment, SEGMENT_LEVEL, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from './scan-segments.js';
 export {
   type Check,
   type CheckCode,

@@ -255,6 +255,24 @@ export class TreeEdge {
     return stored;
   }
 
+  /**
+   * Adds a complete subtree of 2^level leaves (its root) to a tree whose size is a multiple of
+   * 2^level; returns the stored hashes above it that it completes, level + 1 upward.
+   */
+  appendSubtree(root: Hash, level: number): Hash[] {
+    const width = pow2(level);
+    if (this.size_ % width !== 0) throw new Error(`a subtree of level ${level} cannot start at leaf ${this.size_}`);
+    const stored: Hash[] = [];
+    let h = root;
+    for (let n = this.size_ / width; n % 2 === 1; n = Math.floor(n / 2)) {
+      h = nodeHash(this.nodes.pop() as Hash, h);
+      stored.push(h);
+    }
+    this.nodes.push(h);
+    this.size_ += width;
+    return stored;
+  }
+
   root(): Hash {
     return foldSubtrees(this.nodes);
   }

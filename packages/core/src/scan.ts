@@ -67,19 +67,35 @@ export interface ScanCounts {
   signatures: number;
 }
 
+/** A checkpoint whose signature a segment scan checked, with the segment's own edge at its size (scan-segments.ts). */
+export interface SegmentCheckpoint {
+  tree_size: number;
+  root_hash: string;
+  /** Hex hashes of the segment's edge at tree_size; null once the segment's tree cannot be rebuilt. */
+  edge: string[] | null;
+}
+
 export class Scanner {
   readonly counts: ScanCounts = { entries: 0, erased: 0, treeHashes: 0, checkpoints: 0, signatures: 0 };
+  /** Segment scans only: the checkpoints whose roots the joiner compares. */
+  readonly segmentCheckpoints: SegmentCheckpoint[] = [];
   private size: number;
   private lastHash: string | null;
   private edge: TreeEdge | null;
 
+  /**
+   * With `segment` (scan-segments.ts), the tree holds only the leaves scanned by this scanner,
+   * from state.size on (a multiple of the segment size, state.edge ignored): every stored hash
+   * inside the segment is compared, and checkpoint roots are left to the joiner.
+   */
   constructor(
     state: ScanState,
     private readonly opts: ScanOptions,
+    private readonly segment = false,
   ) {
     this.size = state.size;
     this.lastHash = state.lastHash;
-    this.edge = state.edge === null ? null : TreeEdge.of(state.size, state.edge.map(fromHex));
+    this.edge = segment ? TreeEdge.empty() : state.edge === null ? null : TreeEdge.of(state.size, state.edge.map(fromHex));
   }
 
   state(): ScanState {
@@ -168,16 +184,8 @@ export class Scanner {
     const first = storedHashIndex(0, seq);
     this.edge.append(leaf).forEach((h, level) => {
       this.counts.treeHashes++;
-      const stored = page.treeHashes.get(first + level);
-      const want = toHex(h);
-      if (stored === want) return;
-      const where = `stored tree hash ${first + level} (level ${level}, completed by entry ${seq})`;
-      out.push({
-        seq,
-        log_id: row?.log_id ?? null,
-        kind: 'merkle_mismatch',
-        detail: stored === undefined ? `${where} is missing` : `${where} is ${stored}; rebuilt from the entries it is ${want}`,
-      });
+      const v = treeHashViolation(seq, row?.log_id ?? null, first, level, page.treeHashes.get(first + level), toHex(h));
+      if (v) out.push(v);
     });
   }
 
@@ -190,14 +198,32 @@ export class Scanner {
       const at = { seq: size - 1, log_id: null };
       const problems = checkpointProblems(c, this.opts.keyName, this.opts.publicKeys.get(c.key_id));
       for (const p of problems) out.push({ ...at, kind: 'checkpoint_inconsistent', detail: p });
-      if (problems.length === 0 && this.edge !== null) {
-        const rebuilt = toHex(this.edge.root());
-        if (rebuilt !== c.root_hash) {
-          out.push({ ...at, kind: 'checkpoint_inconsistent', detail: `checkpoint at tree size ${size} signs root ${c.root_hash}; the tree rebuilt from the entries has root ${rebuilt}` });
-        }
+      if (problems.length === 0 && this.segment) {
+        this.segmentCheckpoints.push({ tree_size: size, root_hash: c.root_hash, edge: this.edge ? this.edge.hashes().map(toHex) : null });
+      } else if (problems.length === 0 && this.edge !== null) {
+        const v = checkpointRootViolation(c, toHex(this.edge.root()));
+        if (v) out.push(v);
       }
     }
   }
+}
+
+/** A stored tree hash against the one rebuilt from the entries (`first`: the stored index of the leaf that completes it). */
+export function treeHashViolation(seq: number, logId: string | null, first: number, level: number, stored: string | undefined, want: string): ScanViolation | null {
+  if (stored === want) return null;
+  const where = `stored tree hash ${first + level} (level ${level}, completed by entry ${seq})`;
+  return { seq, log_id: logId, kind: 'merkle_mismatch', detail: stored === undefined ? `${where} is missing` : `${where} is ${stored}; rebuilt from the entries it is ${want}` };
+}
+
+/** A signed checkpoint's root against the root rebuilt from the entries. */
+export function checkpointRootViolation(c: { tree_size: number; root_hash: string }, rebuilt: string): ScanViolation | null {
+  if (rebuilt === c.root_hash) return null;
+  return {
+    seq: c.tree_size - 1,
+    log_id: null,
+    kind: 'checkpoint_inconsistent',
+    detail: `checkpoint at tree size ${c.tree_size} signs root ${c.root_hash}; the tree rebuilt from the entries has root ${rebuilt}`,
+  };
 }
 
 /** The stored-hash index range [start, end) a page of seqs [from, to) needs. */

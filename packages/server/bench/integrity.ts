@@ -49,7 +49,7 @@ export async function fullVerification(n: number, event: (i: number) => unknown)
     await appender.checkpoint(company.company_id);
     const buildSeconds = (performance.now() - started) / 1000;
     process.stdout.write('\n');
-    const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o) });
+    const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o), scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: undefined, dataDir: dir } } });
     const job = await verifier.requestFull(company.company_id, { entry_signatures: false });
     for (;;) {
       const j = await store.integrityStore.getJob(company.company_id, job.job_id);

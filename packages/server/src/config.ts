@@ -32,6 +32,7 @@ export interface Config {
   checkpointIntervalMs: number;
   /** Seconds between background verifier runs; 0 turns the background verifier off. */
   integrityVerifyIntervalSeconds: number;
+  verifyWorkers: number;
   /** Max age (seconds) of context by source type, for sources that declare none; "*" for any other type. */
   stalenessMaxAge: Record<string, number>;
   /** Bearer token GET /metrics requires; undefined: metrics are served to loopback clients only. */
@@ -149,6 +150,12 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     name: 'INTEGRITY_VERIFY_INTERVAL_SECONDS',
     default: '300',
     description: 'How often the background verifier checks new entries of every company, 0–86400; 0 turns it off.',
+  },
+  {
+    name: 'VERIFY_WORKERS',
+    default: 'cores',
+    description:
+      'Worker threads a full verification job reads and checks its entries in, each with its own database connection, 0–64; 0 runs it on the main thread. Background passes always run on the main thread.',
   },
   {
     name: 'STALENESS_MAX_AGE_SECONDS',
@@ -356,6 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
     ledgerOrigin,
     checkpointIntervalMs: int('CHECKPOINT_INTERVAL_MS', 1000, 0, 3_600_000),
     integrityVerifyIntervalSeconds: int('INTEGRITY_VERIFY_INTERVAL_SECONDS', 300, 0, 86_400),
+    verifyWorkers: int('VERIFY_WORKERS', os.availableParallelism(), 0, 64),
     stalenessMaxAge,
     metricsToken,
     operatorToken,

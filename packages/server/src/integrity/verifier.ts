@@ -6,7 +6,10 @@
 // verified entry is then anchored to a signature.
 import { randomUUID } from 'node:crypto';
 import { BackgroundTask } from '../background.js';
-import { GENESIS_PREV_HASH, rawKeyFromBase64, SCAN_START, type ScanCounts, Scanner, type ScanState, type ScanViolation, treeHashRange } from '@audit-ledger/core';
+import { GENESIS_PREV_HASH, rawKeyFromBase64, SCAN_START, type ScanCounts, Scanner, type ScanState, type ScanViolation, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from '@audit-ledger/core';
+import type { Config } from '../config.js';
+import { readScanPage } from './scan-pages.js';
+import { ScanPool } from './scan-pool.js';
 import type { EventSink } from '../events.js';
 import type { Metrics } from '../ops/metrics.js';
 import { iso } from '../time.js';
@@ -17,7 +20,7 @@ import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 
 /** Entries per page: large enough to amortize queries, small enough to keep request latency low. */
-const PAGE = 2000;
+const PAGE = SEGMENT_SIZE;
 const LEASE_MS = 60_000;
 const TICK_MS = 5000;
 /** A report lists at most this many violations (and says so); the count is always exact. */
@@ -76,6 +79,11 @@ export interface IntegrityVerifierDeps {
   logError: (obj: object, msg: string) => void;
   events?: EventSink;
   metrics?: Metrics;
+  /**
+   * Full verifications read and scan segments in this many worker threads, each with its own
+   * connection to the store (VERIFY_WORKERS); absent or 0, on the verifier's own thread.
+   */
+  scanWorkers?: { count: number; store: Pick<Config, 'databaseUrl' | 'dataDir'> };
 }
 
 export class IntegrityVerifier {
@@ -189,16 +197,45 @@ export class IntegrityVerifier {
   private async scan(companyId: string, scanner: Scanner, to: number, onPage: (found: ScanViolation[], st: ScanState) => Promise<void>): Promise<void> {
     for (let a = scanner.state().size; a < to; a += PAGE) {
       if (this.task.closed) throw new Closed();
-      const b = Math.min(to, a + PAGE);
-      const [hs, he] = treeHashRange(a, b);
-      const [entries, treeHashes, checkpoints] = await Promise.all([
-        this.integrityStore.entriesInRange(companyId, a, b),
-        this.integrityStore.treeHashes(companyId, hs, he),
-        this.ledger.listCheckpoints(companyId, a, b),
-      ]);
-      const erasureRecords = await this.integrityStore.erasureRecordsFor(companyId, entries);
-      await onPage(scanner.scanPage({ from: a, to: b, entries, treeHashes, checkpoints, erasureRecords }), scanner.state());
+      const { page } = await readScanPage({ ledger: this.ledger, integrityStore: this.integrityStore }, companyId, a, Math.min(to, a + PAGE));
+      await onPage(scanner.scanPage(page), scanner.state());
       await yieldToRequests();
+    }
+  }
+
+  /**
+   * A full scan of [0, to) in worker threads: segments are read and scanned ahead, two per
+   * worker in flight, and joined here in order. The result is the joiner's (scan-segments.ts).
+   */
+  private async scanParallel(companyId: string, { count: workers, store }: NonNullable<IntegrityVerifierDeps['scanWorkers']>, entrySignatures: boolean, to: number, onPage: (found: ScanViolation[]) => Promise<void>): Promise<SegmentJoiner> {
+    const joiner = new SegmentJoiner();
+    const pool = new ScanPool(workers, {
+      store,
+      companyId,
+      keyName: this.opts.ledgerOrigin,
+      publicKeys: [...(await this.publicKeys())],
+      entrySignatures,
+    });
+    const inFlight: Array<Promise<SegmentResult>> = [];
+    let next = 0;
+    const readAhead = () => {
+      for (; inFlight.length < workers * 2 && next < to; next = Math.min(to, next + SEGMENT_SIZE)) {
+        const p = pool.segment(next, Math.min(to, next + SEGMENT_SIZE));
+        p.catch(() => undefined); // awaited in order below; a failure there ends the job
+        inFlight.push(p);
+      }
+    };
+    try {
+      readAhead();
+      while (inFlight.length > 0) {
+        if (this.task.closed) throw new Closed();
+        const result = await (inFlight.shift() as Promise<SegmentResult>);
+        readAhead();
+        await onPage(joiner.join(result));
+      }
+      return joiner;
+    } finally {
+      await pool.close();
     }
   }
 
@@ -239,14 +276,20 @@ export class IntegrityVerifier {
       const base = { job_id: job.job_id, company_id: companyId, options, requested_at: job.requested_at, started_at: iso(startedMs) };
       try {
         const target = (await this.ledger.latestCheckpoint(companyId))?.tree_size ?? 0;
-        const scanner = new Scanner(SCAN_START, { keyName: this.opts.ledgerOrigin, publicKeys: await this.publicKeys(), entrySignatures: options.entry_signatures });
         const found: ScanViolation[] = [];
         let count = 0;
-        await this.scan(companyId, scanner, target, async (v) => {
+        const onPage = async (v: ScanViolation[]) => {
           count += v.length;
           for (const x of v) if (found.length < MAX_REPORTED_VIOLATIONS) found.push(x);
           await this.integrityStore.renewJob(companyId, job.job_id, this.owner, this.now(LEASE_MS));
-        });
+        };
+        const workers = this.opts.scanWorkers;
+        let scanner: Scanner | SegmentJoiner;
+        if (workers && workers.count > 0 && target > SEGMENT_SIZE) scanner = await this.scanParallel(companyId, workers, options.entry_signatures, target, onPage);
+        else {
+          scanner = new Scanner(SCAN_START, { keyName: this.opts.ledgerOrigin, publicKeys: await this.publicKeys(), entrySignatures: options.entry_signatures });
+          await this.scan(companyId, scanner, target, onPage);
+        }
         const report: VerificationReport = {
           ...base,
           status: 'completed',
