@@ -19,9 +19,14 @@ export interface VerifyResult {
   entries: number;
   buildSeconds: number;
   report: VerificationReport;
+  /** The same ledger with every entry signature checked too. */
+  signed: VerificationReport;
+  /** The ledger's data directory and its user, for the growth part. */
+  dataDir: string;
+  login: { email: string; password: string };
 }
 
-/** Builds an n-entry SQLite ledger through the real appender (10,000 per group), then runs a full verification. */
+/** Builds an n-entry SQLite ledger through the real appender (10,000 per group), then runs a full verification, plain and with entry signatures. */
 export async function fullVerification(n: number, event: (i: number) => unknown): Promise<VerifyResult> {
   const dir = scratchDir('al-bench-verify-');
   const store = openSqliteStore(path.join(dir, 'ledger.db'));
@@ -50,15 +55,18 @@ export async function fullVerification(n: number, event: (i: number) => unknown)
     const buildSeconds = (performance.now() - started) / 1000;
     process.stdout.write('\n');
     const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o), scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: undefined, dataDir: dir } } });
-    const job = await verifier.requestFull(company.company_id, { entry_signatures: false });
-    for (;;) {
-      const j = await store.integrityStore.getJob(company.company_id, job.job_id);
-      if (j?.report) {
-        await verifier.close();
-        return { entries: n, buildSeconds, report: JSON.parse(j.report) as VerificationReport };
+    const run = async (entrySignatures: boolean): Promise<VerificationReport> => {
+      const job = await verifier.requestFull(company.company_id, { entry_signatures: entrySignatures });
+      for (;;) {
+        const j = await store.integrityStore.getJob(company.company_id, job.job_id);
+        if (j?.report) return JSON.parse(j.report) as VerificationReport;
+        await new Promise((r) => setTimeout(r, 100));
       }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    };
+    const report = await run(false);
+    const signed = await run(true);
+    await verifier.close();
+    return { entries: n, buildSeconds, report, signed, dataDir: dir, login: { email: 'verify@example.com', password: 'bench password 123' } };
   } finally {
     await appender.close();
     await signer.close();

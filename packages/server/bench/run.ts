@@ -12,13 +12,19 @@ import pg from 'pg';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { LOG_ENTRY_COLUMNS } from '../src/store/columns.js';
 import { uuidv7 } from '../src/ledger/uuidv7.js';
-import { type ExportResult, exportMemory, fullVerification } from './integrity.js';
+import { exportMemory, fullVerification } from './integrity.js';
 import { consoleBudgets, consoleLine } from './console.js';
-import { forensicsOnLongTrace, type ForensicsTimings } from './forensics.js';
+import { forensicsOnLongTrace } from './forensics.js';
 import { atEnd, cleanUp, scratchDir } from './scratch.js';
 import { parserCost, parserLine } from './parser.js';
+import { Command } from 'commander';
+import { compareFigures, readFigures, saveFigures } from './compare.js';
+import { growthPoint } from './growth.js';
+import { manyCompanies, noisyNeighbour } from './multi.js';
+import { type BenchResults, benchFigures, forensicsLine, performanceDoc, readExisting } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const DOCS = path.join(ROOT, '..', '..', 'docs');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -40,6 +46,7 @@ function event(i: number, trace = TRACES[Math.floor(i / 50) % TRACES.length] as 
 }
 const SINGLE_BODIES = TRACES.slice(0, 8).map((trace, i) => JSON.stringify(event(i, trace)));
 const BATCH_BODY = JSON.stringify({ logs: Array.from({ length: BATCH }, (_, i) => event(i)) });
+const manyBody = (n: number) => JSON.stringify({ logs: Array.from({ length: n }, (_, i) => event(i)) });
 
 function startChild(args: string[], env: Record<string, string>, ready: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -76,7 +83,7 @@ async function json(url: string, body: unknown, headers: Record<string, string> 
   return (await res.json()) as Record<string, unknown>;
 }
 
-interface Load {
+export interface Load {
   rps: number;
   p50: number;
   p99: number;
@@ -236,52 +243,43 @@ async function freshPgDatabase(): Promise<{ url: string }> {
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
 const us = (v: number | undefined) => (v === undefined ? '?' : v.toFixed(0));
 
-const exportLine = (e: ExportResult) =>
-  `${fmt(e.entries)} entries, ${e.megabytes.toFixed(0)} MiB in ${e.seconds.toFixed(1)} s; service peak RSS ${e.peakBeforeMiB.toFixed(0)} MiB before, ${e.peakAfterMiB.toFixed(0)} MiB after`;
+const startService = (env: Record<string, string>) =>
+  startChild([CLI, 'serve'], { PORT: '0', LOG_LEVEL: 'info', LEDGER_BOOTSTRAP_EMAIL: 'bench@example.com', LEDGER_BOOTSTRAP_PASSWORD: 'bench password 123', ...env }, 'audit-ledger listening');
 
-const forensicsLine = (f: ForensicsTimings) =>
-  `${fmt(f.events)} events: ${Object.entries(f.ms)
-    .map(([p, [first, again]]) => `${p} ${first.toFixed(0)} ms (again ${again.toFixed(0)} ms)`)
-    .join(', ')}`;
+const growthBodies = { single: SINGLE_BODIES, batch: BATCH_BODY, traceId: TRACES[0] as string };
 
 async function main(): Promise<void> {
+  const options = new Command('bench').option('--compare <file>', "print each figure beside a previous run's saved JSON (docs/performance.json)").parse().opts<{ compare?: string }>();
   console.log(`audit-ledger bench: ${DURATION} s per load run`);
-  if (ONLY === 'parser') {
-    console.log(`body parser: ${parserLine(parserCost())}`);
-    return;
-  }
-  if (ONLY === 'forensics') {
-    console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
-    return;
-  }
-  if (ONLY === 'console') {
-    console.log(`console: ${consoleLine(await consoleBudgets())}`);
-    return;
+  if (ONLY === 'parser') return void console.log(`body parser: ${parserLine(parserCost())}`);
+  if (ONLY === 'forensics') return void console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
+  if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);
+  if (ONLY === 'multi') {
+    for (const n of [1, 2, 4]) console.log(JSON.stringify(await manyCompanies((await freshPgDatabase()).url, startService, n, DURATION, manyBody)));
+    return void console.log(JSON.stringify(await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY)));
   }
   if (ONLY === 'sqlite' || ONLY === 'postgres') {
     const pgdb = ONLY === 'postgres' ? await freshPgDatabase() : undefined;
     const r = await measureService(ONLY, pgdb ? { DATABASE_URL: pgdb.url } : {});
-    console.log(`${ONLY}: batch ${fmt(r.batch.rps * BATCH)} events/s; single ${fmt(r.single.rps)} req/s p50 ${r.single.p50} ms p99 ${r.single.p99} ms, CPU per request: service ${us(r.single.serviceCpuUs)} µs (request thread ${us(r.single.requestThreadCpuUs)} µs), load generator ${us(r.single.loadCpuUs)} µs`);
-    return;
+    return void console.log(`${ONLY}: batch ${fmt(r.batch.rps * BATCH)} events/s; single ${fmt(r.single.rps)} req/s p50 ${r.single.p50} ms p99 ${r.single.p99} ms, CPU per request: service ${us(r.single.serviceCpuUs)} µs (request thread ${us(r.single.requestThreadCpuUs)} µs), load generator ${us(r.single.loadCpuUs)} µs`);
   }
   console.log(`full verification: building a ${fmt(VERIFY_ENTRIES)}-entry SQLite ledger`);
   const verified = await fullVerification(VERIFY_ENTRIES, (i) => event(i));
-  const v = verified.report;
-  console.log(
-    `full verification of ${fmt(v.entries_checked)} entries: ${(v.duration_ms / 1000).toFixed(1)} s (${v.tree_hashes_checked} tree hashes, ${v.checkpoints_checked} checkpoints, ${v.violation_count} violations); ledger built in ${verified.buildSeconds.toFixed(0)} s`,
-  );
+  for (const [name, v] of [['plain', verified.report], ['entry signatures', verified.signed]] as const) {
+    console.log(`full verification (${name}) of ${fmt(v.entries_checked)} entries: ${(v.duration_ms / 1000).toFixed(1)} s (${v.violation_count} violations)`);
+  }
+  console.log('growth: the empty ledger');
+  const growth = [await growthPoint(startService, scratchDir('al-bench-growth-'), { email: 'bench@example.com', password: 'bench password 123' }, Math.min(DURATION, 5), growthBodies)];
+  console.log(`growth: the ${fmt(VERIFY_ENTRIES)}-entry ledger`);
+  growth.push(await growthPoint(startService, verified.dataDir, verified.login, Math.min(DURATION, 5), growthBodies));
+  for (const g of growth) console.log(`  ${JSON.stringify(g)}`);
+  if (ONLY === 'integrity') return;
   const forensics = await forensicsOnLongTrace(10_000);
   console.log(`forensics on one trace of ${forensicsLine(forensics)}`);
   const consoleB = await consoleBudgets();
   console.log(`console: ${consoleLine(consoleB)}`);
-  if (ONLY === 'integrity') {
-    const sqliteOnly = await measureService('sqlite', {});
-    console.log(`export: ${exportLine(sqliteOnly.exported)}`);
-    return;
-  }
   const parser = parserCost();
   console.log(`body parser: ${parserLine(parser)}`);
   const signs = ed25519PerSecond();
@@ -292,117 +290,45 @@ async function main(): Promise<void> {
   const bare = await bareFastify();
   console.log(`bare Fastify req/s: ${fmt(bare.rps)}, CPU per request: service ${us(bare.serviceCpuUs)} µs, load generator ${us(bare.loadCpuUs)} µs`);
   const sqlite = await measureService('sqlite', {});
-  console.log(`sqlite: batch ${fmt(sqlite.batch.rps * BATCH)} events/s; single ${fmt(sqlite.single.rps)} req/s p50 ${sqlite.single.p50} ms p99 ${sqlite.single.p99} ms, CPU per request: service ${us(sqlite.single.serviceCpuUs)} µs (request thread ${us(sqlite.single.requestThreadCpuUs)} µs), load generator ${us(sqlite.single.loadCpuUs)} µs`);
-  console.log('  postgres: creating a database');
-  const pgdb = await freshPgDatabase();
-  const postgres = await measureService('postgres', { DATABASE_URL: pgdb.url });
-  console.log(`postgres: batch ${fmt(postgres.batch.rps * BATCH)} events/s; single ${fmt(postgres.single.rps)} req/s p50 ${postgres.single.p50} ms p99 ${postgres.single.p99} ms, CPU per request: service ${us(postgres.single.serviceCpuUs)} µs (request thread ${us(postgres.single.requestThreadCpuUs)} µs; not the database server's), load generator ${us(postgres.single.loadCpuUs)} µs`);
+  console.log(`sqlite: batch ${fmt(sqlite.batch.rps * BATCH)} events/s; single ${fmt(sqlite.single.rps)} req/s, CPU per request: service ${us(sqlite.single.serviceCpuUs)} µs`);
+  const postgres = await measureService('postgres', { DATABASE_URL: (await freshPgDatabase()).url });
+  console.log(`postgres: batch ${fmt(postgres.batch.rps * BATCH)} events/s; single ${fmt(postgres.single.rps)} req/s, CPU per request: service ${us(postgres.single.serviceCpuUs)} µs`);
+  const multi = [];
+  for (const n of [1, 2, 4]) {
+    multi.push(await manyCompanies((await freshPgDatabase()).url, startService, n, DURATION, manyBody));
+    console.log(`many companies: ${JSON.stringify(multi.at(-1))}`);
+  }
+  const neighbour = await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY);
+  console.log(`noisy neighbour: ${JSON.stringify(neighbour)}`);
 
-  const bad = [sqlite.batch, sqlite.single, postgres.batch, postgres.single].filter((l) => l.non2xx > 0 || l.errors > 0);
-  // The single-event floor: per request, what no implementation of this design avoids (see the doc text).
-  const floorUs = 1e6 / signs + 1e6 / raw + (bare.serviceCpuUs ?? 0) + bare.loadCpuUs;
-  const floorRps = (os.cpus().length * 1e6) / floorUs;
-  const budgetUs = (os.cpus().length * 1e6) / (0.4 * bare.rps);
-  const rows: string[][] = [
-    ['Batch ingestion, SQLite (1000 × ~500 B per request, 4 connections)', `${fmt(sqlite.batch.rps * BATCH)} events/s`, 'raw SQLite inserts', `${fmt(raw)} rows/s`, pct(sqlite.batch.rps * BATCH, raw), '≥ 20,000 events/s'],
-    ['Batch ingestion, PostgreSQL (same)', `${fmt(postgres.batch.rps * BATCH)} events/s`, 'Ed25519 signing, one core', `${fmt(signs)} sig/s`, pct(postgres.batch.rps * BATCH, signs), '≥ 10,000 events/s'],
-    ['Single-event ingestion, SQLite (64 connections)', `${fmt(sqlite.single.rps)} req/s, p50 ${sqlite.single.p50} ms, p99 ${sqlite.single.p99} ms`, 'bare Fastify route', `${fmt(bare.rps)} req/s`, pct(sqlite.single.rps, bare.rps), '≥ 40% of bare, p99 < 50 ms'],
-    ['Single-event ingestion, PostgreSQL (64 connections)', `${fmt(postgres.single.rps)} req/s, p50 ${postgres.single.p50} ms, p99 ${postgres.single.p99} ms`, 'bare Fastify route', `${fmt(bare.rps)} req/s`, pct(postgres.single.rps, bare.rps), '≥ 40% of bare, p99 < 50 ms'],
-    ['Single-event bound of the design: the cores divided by what a request cannot avoid (signature, raw insert, bare route, load generator; see below)', `${fmt(floorRps)} req/s`, 'bare Fastify route', `${fmt(bare.rps)} req/s`, pct(floorRps, bare.rps), ''],
-    [`Full verification, SQLite, ${fmt(v.entries_checked)} entries (hashes, links, every tree hash, ${v.checkpoints_checked} checkpoint signatures)`, `${(v.duration_ms / 1000).toFixed(1)} s`, '', '', '', '< 30 s for 1,000,000'],
-    ['Streamed JSONL export, SQLite (everything the loads above ingested)', exportLine(sqlite.exported), '', '', '', 'constant memory'],
-    ['Streamed JSONL export, PostgreSQL (same)', exportLine(postgres.exported), '', '', '', 'constant memory'],
-    ['Forensics on one trace, SQLite (each endpoint through the app; first call, then again)', forensicsLine(forensics), '', '', '', '< 1 s on 10,000 events'],
-    ['Web console in Chromium, SQLite (JS shipped; logs first paint; in-browser verification)', consoleLine(consoleB), '', '', '', '≤ 250 KB JS; < 1 s paint; < 50 ms per entry; < 2 s per 1,000-event trace'],
-    ['Strict body parser (UTF-8, surrogates, NUL, duplicate keys, exact numbers), one core', parserLine(parser), 'JSON.parse of the same bytes', '', '', ''],
-  ];
-  const table = [
-    '| Measure | Result | Ceiling | Ceiling value | Ratio | Target |',
-    '|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n');
   const cpus = os.cpus();
-  const machine = `${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
-  const out = `# Performance
-
-Measured by \`npm run bench\` (code in \`bench/\`): the service runs as its own process, and
-autocannon drives it over real HTTP on loopback from the bench process, on the same machine (so the
-load generator shares the cores). Each load runs ${DURATION} s after a warm-up. Each part's files and
-databases are removed only when the whole run is over, and the disk is synced before each service
-starts, so no part's writes or deletions slow the next. The ceilings are measured
-in the same run on the same machine. SQLite runs with WAL and \`synchronous=FULL\` (every
-acknowledged commit is on disk); PostgreSQL is the local server with default settings.
-
-Latest run: ${new Date().toISOString()} on ${machine}.
-
-${table}
-
-${bad.length ? `**Warning:** ${bad.length} load run(s) had non-2xx answers or errors; see the console output.\n` : 'Every request in every load run was answered 2xx.'}
-
-## How to read it
-
-- **Batch ingestion** is the rate of events committed (hashed, signed, inserted, fsynced) through
-  \`POST /api/v1/logs/batch\`. Concurrent requests for one company are grouped into one transaction.
-- **Single-event ingestion** is \`POST /api/v1/logs\` with one event per request, 64 connections. Each
-  200 means the event is committed; concurrent requests share a commit (group commit).
-- **Ceilings**: raw prepared inserts of the same events into the real \`log_entries\` table (same
-  indexes and settings) in 1000-row transactions; Ed25519 signatures per second on one core with
-  node:crypto; a bare Fastify route that parses the same body and answers.
-- **Workload**: events of about 500 bytes belonging to agent traces (a batch carries 20 traces of 50
-  events; single-event requests cycle through 8 traces). Index work depends on it: with a new
-  \`trace_id\` on every event, raw inserts fall from ${fmt(raw)} to ${fmt(rawWorst)} rows/s in this run,
-  because every row then lands at a random place in the trace index.
-
-## What limits it
-
-Profiled with \`node --cpu-prof\` on the service under the same loads:
-
-- **Batch, SQLite**: three threads share the two cores with the load generator: the request
-  thread (parsing, validation, canonical JSON, hashing, the Merkle edge, garbage collection), the
-  signing worker (Ed25519, ${(1e6 / signs).toFixed(0)} µs a signature here: at 20,000 events/s that alone is
-  ${pct(20_000, signs)} of one core) and the SQLite writer thread (inserts into the entry table and its six
-  indexes, the tree hashes, the commit's WAL writes and fsync). The appender builds and signs the
-  next group while the writer commits the last. Profiles show all three threads busy and the
-  request thread about a quarter idle: the cores, not one thread, bound the figure.
-- **Batch, PostgreSQL**: one transaction per group holding the company's chain lock (what several
-  processes need); signing is shared between the request thread and the worker, and the database
-  server runs on the same two cores.
-- **Single event**: each 200 waits for its own group's commit, so with 64 connections the
-  rate is 64 divided by a group's latency (p50 ${sqlite.single.p50} ms on SQLite), and each request pays for work on
-  three threads: the request thread (HTTP, authentication, validation, canonical JSON, hashing,
-  the Merkle edge, its log line and metrics, handing the group over: ${us(sqlite.single.requestThreadCpuUs)} µs here) and the
-  writer thread (its Ed25519 signature, as groups of up to 64 entries are signed there, its insert
-  and the commit). In
-  all a request cost the service ${us(sqlite.single.serviceCpuUs)} µs of CPU on SQLite and the load generator ${us(sqlite.single.loadCpuUs)} µs; the
-  bare route costs ${us(bare.serviceCpuUs)} µs and ${us(bare.loadCpuUs)} µs.
-- **Why single-event ingestion stays far from 40% of the bare route on this machine.** Four costs
-  of a single-event request cannot be designed away while every entry carries its own signature
-  and every 200 means committed: the Ed25519 signature (${(1e6 / signs).toFixed(1)} µs, the ceiling above), the
-  indexed insert of the row (${(1e6 / raw).toFixed(1)} µs at the raw-insert ceiling), the bare route's own HTTP work
-  (${us(bare.serviceCpuUs)} µs) and the load generator's share of the same cores (${us(bare.loadCpuUs)} µs). Even if nothing
-  else cost anything, those ${us(floorUs)} µs cap the rate at ${os.cpus().length} cores / ${us(floorUs)} µs = ${fmt(floorRps)} req/s,
-  ${pct(floorRps, bare.rps)} of the bare route. At the 40% target (${fmt(0.4 * bare.rps)} req/s) a request may cost ${us(budgetUs)} µs of CPU
-  in all, which leaves ${us(budgetUs - floorUs)} µs for authentication, validation, canonicalization, hashing, the
-  Merkle tree, the commit, the log line, metrics and the hand-offs between threads; the request
-  thread alone spends ${us((sqlite.single.requestThreadCpuUs ?? 0) - (bare.serviceCpuUs ?? 0))} µs beyond the bare route's whole process. Tuning cannot close that
-  gap: reaching the target needs more cores, or a signature per group of entries instead of per
-  entry (a ledger-format change) together with a much cheaper request path.
-- **Full verification** reads the entries, tree hashes and checkpoints page by page (2000 entries),
-  recomputes every entry hash and link, rebuilds the Merkle tree and compares every stored tree hash
-  and every checkpoint root, and checks each checkpoint's signature. Entry signatures are not
-  checked by default (about 60 µs each; \`entry_signatures: true\` adds them): the checkpoint
-  signatures cover every entry through the tree.
-- **Forensics**: each endpoint loads the session's events (by the trace index, below its pinned
-  tree size), verifies each (hash recomputed; signature checked on first sight, then remembered
-  by its exact key, hash and signature), and runs its analysis. The first call pays the signature
-  checks; later calls only the hashing.
-- **Export** memory: the service's peak resident memory (VmHWM) before and after streaming the whole
-  ledger a second time; it pages through the store 1000 entries at a time and writes as the socket
-  drains. The first export is not counted: on SQLite it also fills the reading connection's page
-  cache (appends go through the writer thread's own connection), at most 64 MiB that stay.
-`;
-  fs.writeFileSync(path.join(ROOT, '..', '..', 'docs', 'performance.md'), out);
-  console.log(`\n${table}\n\nwritten to docs/performance.md`);
+  const results: BenchResults = {
+    runAt: new Date().toISOString(),
+    machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    cores: cpus.length,
+    duration: DURATION,
+    verified,
+    growth,
+    forensics,
+    consoleB,
+    parser,
+    signs,
+    raw,
+    rawWorst,
+    bare,
+    sqlite,
+    postgres,
+    multi,
+    neighbour,
+  };
+  const figures = benchFigures(results);
+  const jsonFile = path.join(DOCS, 'performance.json');
+  const previous = options.compare ? readFigures(options.compare) : undefined;
+  saveFigures(jsonFile, figures);
+  const docFile = path.join(DOCS, 'performance.md');
+  fs.writeFileSync(docFile, performanceDoc(results, readExisting(docFile)));
+  console.log('\nwritten to docs/performance.md and docs/performance.json');
+  if (previous) console.log(`\n${compareFigures(previous, figures)}`);
 }
 
 main()

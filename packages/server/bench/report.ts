@@ -1,0 +1,201 @@
+// The bench's results as docs/performance.md (generated part) and as the figures saved to
+// docs/performance.json. What follows the HAND_WRITTEN marker in the existing document (the
+// profiles, the console's budgets) is kept as it is.
+import fs from 'node:fs';
+import type { ConsoleBudgets } from './console.js';
+import { consoleLine } from './console.js';
+import type { Figure, FiguresFile } from './compare.js';
+import type { ForensicsTimings } from './forensics.js';
+import type { GrowthRow } from './growth.js';
+import type { ExportResult, VerifyResult } from './integrity.js';
+import type { MultiRow, Neighbour } from './multi.js';
+import { parserLine, type parserCost } from './parser.js';
+import type { Load } from './run.js';
+
+export interface ServiceResult {
+  batch: Load;
+  single: Load;
+  exported: ExportResult;
+}
+
+export interface BenchResults {
+  runAt: string;
+  machine: string;
+  cores: number;
+  duration: number;
+  verified: VerifyResult;
+  growth: GrowthRow[];
+  forensics: ForensicsTimings;
+  consoleB: ConsoleBudgets;
+  parser: ReturnType<typeof parserCost>;
+  signs: number;
+  raw: number;
+  rawWorst: number;
+  bare: Load;
+  sqlite: ServiceResult;
+  postgres: ServiceResult;
+  multi: MultiRow[];
+  neighbour: Neighbour;
+}
+
+export const HAND_WRITTEN = '<!-- Everything below is written by hand and kept by `npm run bench`. -->';
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const x = (n: number) => `${n.toFixed(2)}×`;
+const s1 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const met = (ok: boolean) => (ok ? 'met' : '**not met**');
+
+export const exportLine = (e: ExportResult) =>
+  `${fmt(e.entries)} entries, ${e.megabytes.toFixed(0)} MiB in ${e.seconds.toFixed(1)} s; service peak RSS ${e.peakBeforeMiB.toFixed(0)} MiB before, ${e.peakAfterMiB.toFixed(0)} MiB after`;
+
+export const forensicsLine = (f: ForensicsTimings) =>
+  `${fmt(f.events)} events: ${Object.entries(f.ms)
+    .map(([p, [first, again]]) => `${p} ${first.toFixed(0)} ms (again ${again.toFixed(0)} ms)`)
+    .join(', ')}`;
+
+/** The unavoidable CPU of one single-event request: a signature, a raw insert, the bare route's own CPU (µs). */
+export function unavoidableUs(r: BenchResults): number {
+  return 1e6 / r.signs + 1e6 / r.raw + (r.bare.serviceCpuUs ?? 0);
+}
+
+export function benchFigures(r: BenchResults): FiguresFile {
+  const f: Record<string, Figure> = {};
+  const put = (name: string, value: number, unit: string, better: Figure['better']) => (f[name] = { value, unit, better });
+  const floor = unavoidableUs(r);
+  put('batch_sqlite_per_signing_rate', (r.sqlite.batch.rps * 1000) / r.signs, '×', 'higher');
+  put('batch_sqlite_events_per_s', r.sqlite.batch.rps * 1000, 'ev/s', 'higher');
+  put('batch_postgres_per_signing_rate', (r.postgres.batch.rps * 1000) / r.signs, '×', 'higher');
+  put('single_sqlite_cpu_per_unavoidable', (r.sqlite.single.serviceCpuUs ?? 0) / floor, '×', 'lower');
+  put('single_postgres_cpu_per_unavoidable', (r.postgres.single.serviceCpuUs ?? 0) / floor, '×', 'lower');
+  put('single_sqlite_per_bare', r.sqlite.single.rps / r.bare.rps, '×', 'higher');
+  put('single_sqlite_p99_ms', r.sqlite.single.p99, 'ms', 'lower');
+  put('verify_1m_plain_s', (r.verified.report.duration_ms / 1000) * (1e6 / r.verified.entries), 's', 'lower');
+  put('verify_1m_signatures_s', (r.verified.signed.duration_ms / 1000) * (1e6 / r.verified.entries), 's', 'lower');
+  for (const g of r.growth) {
+    const at = g.entries < 1e6 ? 'empty' : `${Math.round(g.entries / 1e6)}m`;
+    put(`growth_${at}_batch_events_per_s`, g.batchEventsPerSecond, 'ev/s', 'higher');
+    put(`growth_${at}_entry_read_p99_ms`, g.entryReadP99, 'ms', 'lower');
+    put(`growth_${at}_inclusion_p99_ms`, g.inclusionProofP99, 'ms', 'lower');
+    put(`growth_${at}_trace_search_p99_ms`, g.traceSearchP99, 'ms', 'lower');
+    put(`growth_${at}_bytes_per_canonical_byte`, g.bytesPerEntry / g.canonicalBytesPerEntry, '×', 'lower');
+  }
+  for (const m of r.multi) put(`multi_${m.processes}p_events_per_s`, m.eventsPerSecond, 'ev/s', 'higher');
+  put('neighbour_single_p99_ms', r.neighbour.besideBatches.p99, 'ms', 'lower');
+  return { run_at: r.runAt, machine: r.machine, figures: f };
+}
+
+function table(head: string[], rows: Array<Array<string | number>>): string {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+export function performanceDoc(r: BenchResults, existing: string): string {
+  const floor = unavoidableUs(r);
+  const v = r.verified;
+  const per1m = (ms: number) => (ms / 1000) * (1e6 / v.entries);
+  const batchRatio = (r.sqlite.batch.rps * 1000) / r.signs;
+  const cpuS = (r.sqlite.single.serviceCpuUs ?? 0) / floor;
+  const cpuP = (r.postgres.single.serviceCpuUs ?? 0) / floor;
+  const [g0, g1] = r.growth;
+  const kept = existing.includes(HAND_WRITTEN) ? existing.slice(existing.indexOf(HAND_WRITTEN)) : HAND_WRITTEN;
+  const targets = table(
+    ['Target', 'Measured', 'Ceiling or bound (same run)', 'Ratio', 'Status'],
+    [
+      ['Full verification of 1,000,000 entries, SQLite, < 5 s', s1(per1m(v.report.duration_ms)), '', '', met(per1m(v.report.duration_ms) < 5)],
+      ['… with entry signatures, < 40 s', s1(per1m(v.signed.duration_ms)), '', '', met(per1m(v.signed.duration_ms) < 40)],
+      ['Batch ingestion, SQLite, 1000-event batches on 4 connections, ≥ one-core Ed25519 signing rate', `${fmt(r.sqlite.batch.rps * 1000)} events/s`, `${fmt(r.signs)} signatures/s`, x(batchRatio), met(batchRatio >= 1)],
+      [
+        'Single-event service CPU per request ≤ 1.6× the unavoidable cost, SQLite',
+        `${(r.sqlite.single.serviceCpuUs ?? 0).toFixed(0)} µs`,
+        `${floor.toFixed(0)} µs (signature ${(1e6 / r.signs).toFixed(1)} + raw insert ${(1e6 / r.raw).toFixed(1)} + bare route ${(r.bare.serviceCpuUs ?? 0).toFixed(1)})`,
+        x(cpuS),
+        met(cpuS <= 1.6),
+      ],
+      ['… PostgreSQL (the service process only)', `${(r.postgres.single.serviceCpuUs ?? 0).toFixed(0)} µs`, `${floor.toFixed(0)} µs`, x(cpuP), met(cpuP <= 1.6)],
+      ...(g0 && g1
+        ? [
+            [`Ingestion at ${fmt(g1.entries)} entries within 10% of the empty ledger (batch)`, `${fmt(g1.batchEventsPerSecond)} events/s`, `${fmt(g0.batchEventsPerSecond)} events/s empty`, x(g1.batchEventsPerSecond / g0.batchEventsPerSecond), met(g1.batchEventsPerSecond >= 0.9 * g0.batchEventsPerSecond)],
+            [`Entry read and inclusion proof p99 < 5 ms at ${fmt(g1.entries)}`, `${g1.entryReadP99} ms, ${g1.inclusionProofP99} ms`, '', '', met(g1.entryReadP99 < 5 && g1.inclusionProofP99 < 5)],
+            [`Trace search p99 < 10 ms at ${fmt(g1.entries)}`, `${g1.traceSearchP99} ms`, '', '', met(g1.traceSearchP99 < 10)],
+            ['Storage ≤ 2.5× the canonical JSON of the entries', `${fmt(g1.bytesPerEntry)} B per entry`, `${fmt(g1.canonicalBytesPerEntry)} B canonical JSON`, x(g1.bytesPerEntry / g1.canonicalBytesPerEntry), met(g1.bytesPerEntry / g1.canonicalBytesPerEntry <= 2.5)],
+          ]
+        : []),
+      ['Another company\'s single events beside 1000-event batches on 4 connections, p99 < 50 ms (PostgreSQL)', `${r.neighbour.besideBatches.p99} ms`, `${r.neighbour.alone.p99} ms alone`, '', met(r.neighbour.besideBatches.p99 < 50)],
+      ['Chains gap-free and linked after 100 companies on 1, 2 and 4 processes', r.multi.map((m) => `${m.processes}: ${m.gapFree && m.linked ? 'yes' : 'NO'}`).join(', '), '', '', met(r.multi.every((m) => m.gapFree && m.linked))],
+    ],
+  );
+  const growth = table(
+    ['Entries', 'Batch events/s', 'Single req/s (p99)', 'GET /logs/{id} p99', 'Inclusion proof p99', 'Consistency proof p99', 'Trace search p99', 'Bytes on disk per entry', 'Canonical JSON per entry'],
+    r.growth.map((g) => [fmt(g.entries), fmt(g.batchEventsPerSecond), `${fmt(g.singleRps)} (${g.singleP99} ms)`, `${g.entryReadP99} ms`, `${g.inclusionProofP99} ms`, `${g.consistencyProofP99} ms`, `${g.traceSearchP99} ms`, fmt(g.bytesPerEntry), fmt(g.canonicalBytesPerEntry)]),
+  );
+  const multi = table(
+    ['Service processes', 'Companies', 'Events/s (all)', 'p99 (slowest process)', 'Failed requests', 'Every chain gap-free', 'Every chain linked'],
+    r.multi.map((m) => [m.processes, m.companies, fmt(m.eventsPerSecond), `${m.p99} ms`, m.non2xx, m.gapFree ? 'yes' : 'NO', m.linked ? 'yes' : 'NO']),
+  );
+  const other = table(
+    ['Measure', 'Result'],
+    [
+      ['Batch ingestion, PostgreSQL', `${fmt(r.postgres.batch.rps * 1000)} events/s (${x((r.postgres.batch.rps * 1000) / r.signs)} the signing rate)`],
+      ['Single-event ingestion, SQLite, 64 connections', `${fmt(r.sqlite.single.rps)} req/s, p50 ${r.sqlite.single.p50} ms, p99 ${r.sqlite.single.p99} ms; bare route ${fmt(r.bare.rps)} req/s`],
+      ['Single-event ingestion, PostgreSQL, 64 connections', `${fmt(r.postgres.single.rps)} req/s, p50 ${r.postgres.single.p50} ms, p99 ${r.postgres.single.p99} ms`],
+      ['Raw SQLite inserts, 1000-row transactions', `${fmt(r.raw)} rows/s (a new trace_id on every row: ${fmt(r.rawWorst)})`],
+      ['Streamed JSONL export, SQLite', exportLine(r.sqlite.exported)],
+      ['Streamed JSONL export, PostgreSQL', exportLine(r.postgres.exported)],
+      ['Forensics on one trace, SQLite (first call, then again)', forensicsLine(r.forensics)],
+      ['Web console in Chromium', consoleLine(r.consoleB)],
+      ['Strict body parser, one core', parserLine(r.parser)],
+    ],
+  );
+  return `# Performance
+
+Generated by \`npm run bench\` (code in \`packages/server/bench/\`); the figures are also saved to
+\`docs/performance.json\`, and \`npm run bench -- --compare docs/performance.json\` (run before the new
+results overwrite it, so copy it first) prints every figure beside a saved run's with the change in percent.
+The service runs as its own process, driven over real HTTP on loopback by autocannon from the bench
+process on the same machine. Each load runs ${r.duration} s after a warm-up (the growth points 5 s).
+SQLite runs with WAL and \`synchronous=FULL\`; PostgreSQL is the local server with default settings.
+Ceilings are measured in the same run, and targets are ratios to them where one exists: this machine's
+absolute speed varies from run to run.
+
+Latest run: ${r.runAt} on ${r.machine}.
+
+## Targets
+
+${targets}
+
+## Verification at scale
+
+A ${fmt(v.entries)}-entry SQLite ledger built through the real appender in ${v.buildSeconds.toFixed(0)} s, then
+verified in full by the service's verifier with VERIFY_WORKERS = ${r.cores}: ${s1(v.report.duration_ms)} plain
+(${v.report.tree_hashes_checked.toLocaleString('en-US')} tree hashes, ${v.report.checkpoints_checked} checkpoint signatures, ${v.report.violation_count} violations), ${s1(v.signed.duration_ms)} with every
+entry signature (${v.signed.signatures_checked.toLocaleString('en-US')} signatures).
+
+## Growth
+
+The same service and loads on the empty ledger and on the verification part's ledger.
+
+${growth}
+
+## Many companies, several processes (PostgreSQL)
+
+100 companies, each loading 100-event batches, split between the processes, 8 connections per process;
+every process has its own port on one database. After the load, every company's chain is checked in
+SQL: seqs 0…n−1 with none missing, and every \`prev_hash\` equal to the hash before it.
+
+${multi}
+
+Noisy neighbour, one process: company B's single events on 4 connections took p50 ${r.neighbour.alone.p50} ms,
+p99 ${r.neighbour.alone.p99} ms alone (${fmt(r.neighbour.alone.rps)} req/s), and p50 ${r.neighbour.besideBatches.p50} ms, p99 ${r.neighbour.besideBatches.p99} ms
+(${fmt(r.neighbour.besideBatches.rps)} req/s) while company A loaded 1000-event batches on 4 connections
+(${fmt(r.neighbour.batchEventsPerSecond)} events/s).
+
+## Other measures
+
+${other}
+
+${kept}
+`;
+}
+
+export function readExisting(file: string): string {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+}
