@@ -23,8 +23,9 @@ export interface GrowthRow {
 
 type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
 
+// One connection: the latency of a read, not of a queue of them on two shared cores.
 const get = (url: string, key: string, seconds: number, paths: string[]) =>
-  autocannon({ url, connections: 8, duration: seconds, requests: paths.map((p) => ({ method: 'GET' as const, path: p, headers: { 'x-api-key': key } })) });
+  autocannon({ url, connections: 1, duration: seconds, requests: paths.map((p) => ({ method: 'GET' as const, path: p, headers: { 'x-api-key': key } })) });
 
 /** Bytes of the SQLite files (database and WAL), and the mean canonical JSON size of a sample of entries. */
 async function sizes(dataDir: string, companyId: string, entries: number): Promise<{ bytesPerEntry: number; canonicalBytesPerEntry: number }> {

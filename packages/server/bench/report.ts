@@ -36,6 +36,8 @@ export interface BenchResults {
   postgres: ServiceResult;
   multi: MultiRow[];
   neighbour: Neighbour;
+  /** µs of CPU per request by stage, all threads, from CPU profiles (profile-stages.ts). */
+  profile: { single: Map<string, number>; batch: Map<string, number> };
 }
 
 export const HAND_WRITTEN = '<!-- Everything below is written by hand and kept by `npm run bench`. -->';
@@ -131,6 +133,15 @@ export function performanceDoc(r: BenchResults, existing: string): string {
     ['Service processes', 'Companies', 'Events/s (all)', 'p99 (slowest process)', 'Failed requests', 'Every chain gap-free', 'Every chain linked'],
     r.multi.map((m) => [m.processes, m.companies, fmt(m.eventsPerSecond), `${m.p99} ms`, m.non2xx, m.gapFree ? 'yes' : 'NO', m.linked ? 'yes' : 'NO']),
   );
+  const stageNames = [...new Set([...r.profile.single.keys(), ...r.profile.batch.keys()])].sort((a, b) => (r.profile.single.get(b) ?? 0) - (r.profile.single.get(a) ?? 0));
+  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const stages = table(
+    ['Stage', 'Single event, µs per request', 'Batch, µs per event'],
+    [
+      ...stageNames.map((st) => [st, (r.profile.single.get(st) ?? 0).toFixed(1), ((r.profile.batch.get(st) ?? 0) / 1000).toFixed(1)]),
+      ['**all threads**', sum(r.profile.single).toFixed(1), (sum(r.profile.batch) / 1000).toFixed(1)],
+    ],
+  );
   const other = table(
     ['Measure', 'Result'],
     [
@@ -187,6 +198,17 @@ Noisy neighbour, one process: company B's single events on 4 connections took p5
 p99 ${r.neighbour.alone.p99} ms alone (${fmt(r.neighbour.alone.rps)} req/s), and p50 ${r.neighbour.besideBatches.p50} ms, p99 ${r.neighbour.besideBatches.p99} ms
 (${fmt(r.neighbour.besideBatches.rps)} req/s) while company A loaded 1000-event batches on 4 connections
 (${fmt(r.neighbour.batchEventsPerSecond)} events/s).
+
+## Where the CPU goes
+
+The service run again under each load with V8's CPU profiler on every thread (\`node --cpu-prof\`;
+the profiler itself slows it, so these totals are above the unprofiled ones), each sample given to
+the deepest frame that belongs to a stage (\`bench/profile-stages.ts\`): \`commit\` is the SQLite
+writer thread's inserts, tree hashes and commits; \`signature\` the Ed25519 signing wherever it
+runs; \`hand-off\` the appender building the group and passing it on; \`HTTP\` Fastify, Node's HTTP
+and the route handlers; \`startup\` the loading of modules before the load began.
+
+${stages}
 
 ## Other measures
 

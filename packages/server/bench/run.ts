@@ -21,6 +21,7 @@ import { Command } from 'commander';
 import { compareFigures, readFigures, saveFigures } from './compare.js';
 import { growthPoint } from './growth.js';
 import { manyCompanies, noisyNeighbour } from './multi.js';
+import { stagesOf } from './profile-stages.js';
 import { type BenchResults, benchFigures, forensicsLine, performanceDoc, readExisting } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -164,6 +165,26 @@ async function measureService(name: string, env: Record<string, string>) {
   }
 }
 
+/** The service under one load with V8's CPU profiler on every thread: microseconds per request by stage (profile-stages.ts). */
+async function profiledStages(body: string | readonly string[], path_: string, connections: number): Promise<Map<string, number>> {
+  const dir = scratchDir('al-bench-prof-');
+  const { url, child } = await startChild(['--cpu-prof', '--cpu-prof-dir', dir, CLI, 'serve'], { LEDGER_DATA_DIR: scratchDir('al-bench-profdata-'), PORT: '0', LOG_LEVEL: 'info', LEDGER_BOOTSTRAP_EMAIL: 'bench@example.com', LEDGER_BOOTSTRAP_PASSWORD: 'bench password 123' }, 'audit-ledger listening');
+  let requests = 0;
+  try {
+    const { access_token } = (await json(`${url}/api/v1/auth/login`, { email: 'bench@example.com', password: 'bench password 123' })) as { access_token: string };
+    const { key } = (await json(`${url}/api/v1/auth/api_keys`, { name: 'bench', rate_limit_per_minute: 1_000_000 }, { authorization: `Bearer ${access_token}` })) as { key: string };
+    const r = await load(`${url}${path_}`, typeof body === 'string' ? body : [...body], connections, { 'x-api-key': key });
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`profile load: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+    requests = r.rps * DURATION;
+  } finally {
+    await stop(child);
+  }
+  const total = new Map<string, number>();
+  for (const f of fs.readdirSync(dir)) for (const [st, t] of stagesOf(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')))) total.set(st, (total.get(st) ?? 0) + t / requests);
+  total.delete('idle');
+  return total;
+}
+
 async function bareFastify(): Promise<Load> {
   const { url, child } = await startChild([path.join(ROOT, 'dist', 'bench', 'bare-server.js')], {}, 'bare listening');
   try {
@@ -190,11 +211,14 @@ async function rawSqliteInserts(traceOf: (i: number) => string = (i) => event(i)
   db.pragma('synchronous = FULL');
   db.pragma('cache_size = -65536'); // as the service sets it
   const insert = db.prepare(`INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map((c) => `@${c}`).join(', ')})`);
+  // Every column, null unless set below (version 2 rows, as the service writes them).
+  const NULL_ROW = Object.fromEntries(LOG_ENTRY_COLUMNS.map((c) => [c, null]));
   const tx = db.transaction((start: number) => {
     for (let i = start; i < start + 1000; i++) {
       const e = event(i, traceOf(i));
       insert.run({
-        company_id: 'c', seq: i, log_id: uuidv7(Date.now()), format_version: 1, event_type: e.event_type, data: JSON.stringify(e.data), source: e.source, trace_id: e.trace_id,
+        ...NULL_ROW,
+        company_id: 'c', seq: i, log_id: uuidv7(Date.now()), format_version: 2, event_type: e.event_type, data: JSON.stringify(e.data), content_commitment: 'd'.repeat(64), content_salt: 'e'.repeat(44), source: e.source, trace_id: e.trace_id,
         session_id: null, timestamp: null, span_id: null, parent_span_id: null, parent_event_id: null, root_event_id: null, agent_id: null, workflow_id: null,
         causality_type: null, idempotency_key: null, schema_version: null, extra: null, created_at: new Date().toISOString(), prev_hash: 'a'.repeat(64), hash: 'b'.repeat(64),
         signature: 'c'.repeat(88), key_id: '0123456789abcdef',
@@ -256,9 +280,19 @@ async function main(): Promise<void> {
   if (ONLY === 'parser') return void console.log(`body parser: ${parserLine(parserCost())}`);
   if (ONLY === 'forensics') return void console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
   if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);
+  if (ONLY === 'neighbour') return void console.log(JSON.stringify(await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY)));
   if (ONLY === 'multi') {
     for (const n of [1, 2, 4]) console.log(JSON.stringify(await manyCompanies((await freshPgDatabase()).url, startService, n, DURATION, manyBody)));
     return void console.log(JSON.stringify(await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY)));
+  }
+  if (ONLY === 'profile') {
+    for (const [name, body, p, c] of [['single', SINGLE_BODIES, '/api/v1/logs', 64], ['batch (per event)', BATCH_BODY, '/api/v1/logs/batch', 4]] as const) {
+      const stages = await profiledStages(body as string | string[], p, c);
+      const per = name === 'single' ? 1 : BATCH;
+      if (process.env.PROFILE_JSON) fs.writeFileSync(`${process.env.PROFILE_JSON}-${per}.json`, JSON.stringify(Object.fromEntries(stages)));
+      console.log(`${name}: ${[...stages].sort((a, b) => b[1] - a[1]).map(([st, t]) => `${st} ${(t / per).toFixed(1)} µs`).join(', ')}; all ${([...stages.values()].reduce((a, b) => a + b, 0) / per).toFixed(1)} µs`);
+    }
+    return;
   }
   if (ONLY === 'sqlite' || ONLY === 'postgres') {
     const pgdb = ONLY === 'postgres' ? await freshPgDatabase() : undefined;
@@ -301,6 +335,8 @@ async function main(): Promise<void> {
   const neighbour = await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY);
   console.log(`noisy neighbour: ${JSON.stringify(neighbour)}`);
 
+  const profile = { single: await profiledStages(SINGLE_BODIES, '/api/v1/logs', 64), batch: await profiledStages(BATCH_BODY, '/api/v1/logs/batch', 4) };
+  console.log(`profiles: ${JSON.stringify({ single: Object.fromEntries(profile.single), batch: Object.fromEntries(profile.batch) })}`);
   const cpus = os.cpus();
   const results: BenchResults = {
     runAt: new Date().toISOString(),
@@ -320,6 +356,7 @@ async function main(): Promise<void> {
     postgres,
     multi,
     neighbour,
+    profile,
   };
   const figures = benchFigures(results);
   const jsonFile = path.join(DOCS, 'performance.json');
