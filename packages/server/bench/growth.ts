@@ -19,6 +19,8 @@ export interface GrowthRow {
   traceSearchP99: number;
   bytesPerEntry: number;
   canonicalBytesPerEntry: number;
+  /** On a large ledger: batch ingestion while a full verification runs, and that verification's time. */
+  duringVerification?: { batchEventsPerSecond: number; verificationMs: number };
 }
 
 type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
@@ -86,6 +88,20 @@ export async function growthPoint(
     const search = await get(url, key, seconds, [`/api/v1/logs?trace_id=${bodies.traceId}&limit=100`, `/api/v1/logs?event_type=tool.called&limit=100`]);
     const batch = await autocannon({ url: `${url}/api/v1/logs/batch`, connections: 4, duration: seconds, requests: [{ method: 'POST', body: bodies.batch, headers: { 'content-type': 'application/json', ...h } }] });
     const single = await autocannon({ url: `${url}/api/v1/logs`, connections: 64, duration: seconds, requests: bodies.single.map((b) => ({ method: 'POST' as const, body: b, headers: { 'content-type': 'application/json', ...h } })) });
+    let duringVerification: GrowthRow['duringVerification'];
+    if (size > 100_000) {
+      // Ingestion while a full verification of the whole ledger runs (it keeps one core free while the service ingests).
+      const job = await post('/api/v1/integrity/verify', {}, h);
+      const loaded = await autocannon({ url: `${url}/api/v1/logs/batch`, connections: 4, duration: seconds, requests: [{ method: 'POST', body: bodies.batch, headers: { 'content-type': 'application/json', ...h } }] });
+      let report: { duration_ms?: number } | undefined;
+      while (!report) {
+        const j = (await (await fetch(`${url}/api/v1/integrity/jobs/${job.job_id as string}`, { headers: h })).json()) as { status: string; report?: { duration_ms: number } };
+        if (j.status === 'failed') throw new Error('the verification failed');
+        if (j.status === 'completed') report = j.report;
+        else await new Promise((r) => setTimeout(r, 200));
+      }
+      duringVerification = { batchEventsPerSecond: loaded.requests.average * 1000, verificationMs: report?.duration_ms ?? NaN };
+    }
     const bad = [reads, proofs, consistency, search, batch, single].reduce((s, r) => s + r.non2xx + r.errors, 0);
     if (bad > 0) throw new Error(`growth at ${size}: ${bad} requests failed`);
     return {
@@ -98,6 +114,7 @@ export async function growthPoint(
       consistencyProofP99: consistency.latency.p99,
       traceSearchP99: search.latency.p99,
       ...disk,
+      ...(duringVerification ? { duringVerification } : {}),
     };
   } finally {
     child.removeAllListeners('exit');

@@ -93,7 +93,8 @@ function table(head: string[], rows: Array<Array<string | number>>): string {
 export function performanceDoc(r: BenchResults, existing: string): string {
   const floor = unavoidableUs(r);
   const v = r.verified;
-  const per1m = (ms: number) => (ms / 1000) * (1e6 / v.entries);
+  /** Milliseconds for a million entries. */
+  const per1m = (ms: number) => ms * (1e6 / v.entries);
   const batchRatio = (r.sqlite.batch.rps * 1000) / r.signs;
   const cpuS = (r.sqlite.single.serviceCpuUs ?? 0) / floor;
   const cpuP = (r.postgres.single.serviceCpuUs ?? 0) / floor;
@@ -102,8 +103,8 @@ export function performanceDoc(r: BenchResults, existing: string): string {
   const targets = table(
     ['Target', 'Measured', 'Ceiling or bound (same run)', 'Ratio', 'Status'],
     [
-      ['Full verification of 1,000,000 entries, SQLite, < 5 s', s1(per1m(v.report.duration_ms)), '', '', met(per1m(v.report.duration_ms) < 5)],
-      ['… with entry signatures, < 40 s', s1(per1m(v.signed.duration_ms)), '', '', met(per1m(v.signed.duration_ms) < 40)],
+      ['Full verification of 1,000,000 entries, SQLite, < 5 s', s1(per1m(v.report.duration_ms)), '', '', met(per1m(v.report.duration_ms) < 5000)],
+      ['… with entry signatures, < 40 s', s1(per1m(v.signed.duration_ms)), '', '', met(per1m(v.signed.duration_ms) < 40_000)],
       ['Batch ingestion, SQLite, 1000-event batches on 4 connections, ≥ one-core Ed25519 signing rate', `${fmt(r.sqlite.batch.rps * 1000)} events/s`, `${fmt(r.signs)} signatures/s`, x(batchRatio), met(batchRatio >= 1)],
       [
         'Single-event service CPU per request ≤ 1.6× the unavoidable cost, SQLite',
@@ -119,6 +120,17 @@ export function performanceDoc(r: BenchResults, existing: string): string {
             [`Entry read and inclusion proof p99 < 5 ms at ${fmt(g1.entries)}`, `${g1.entryReadP99} ms, ${g1.inclusionProofP99} ms`, '', '', met(g1.entryReadP99 < 5 && g1.inclusionProofP99 < 5)],
             [`Trace search p99 < 10 ms at ${fmt(g1.entries)}`, `${g1.traceSearchP99} ms`, '', '', met(g1.traceSearchP99 < 10)],
             ['Storage ≤ 2.5× the canonical JSON of the entries', `${fmt(g1.bytesPerEntry)} B per entry`, `${fmt(g1.canonicalBytesPerEntry)} B canonical JSON`, x(g1.bytesPerEntry / g1.canonicalBytesPerEntry), met(g1.bytesPerEntry / g1.canonicalBytesPerEntry <= 2.5)],
+          ]
+        : []),
+      ...(g1?.duringVerification
+        ? [
+            [
+              'A full verification takes at most one core from ingestion (batch ingestion while it runs ≥ half the rate without it)',
+              `${fmt(g1.duringVerification.batchEventsPerSecond)} events/s while verifying (${s1(g1.duringVerification.verificationMs)})`,
+              `${fmt(g1.batchEventsPerSecond)} events/s without`,
+              x(g1.duringVerification.batchEventsPerSecond / g1.batchEventsPerSecond),
+              met(g1.duringVerification.batchEventsPerSecond >= 0.5 * g1.batchEventsPerSecond),
+            ],
           ]
         : []),
       ['Another company\'s single events beside 1000-event batches on 4 connections, p99 < 50 ms (PostgreSQL)', `${r.neighbour.besideBatches.p99} ms`, `${r.neighbour.alone.p99} ms alone`, '', met(r.neighbour.besideBatches.p99 < 50)],

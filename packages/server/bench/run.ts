@@ -181,7 +181,9 @@ async function profiledStages(body: string | readonly string[], path_: string, c
   }
   const total = new Map<string, number>();
   for (const f of fs.readdirSync(dir)) for (const [st, t] of stagesOf(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')))) total.set(st, (total.get(st) ?? 0) + t / requests);
+  // Idle time, and the modules loaded before the load began: not a request's cost.
   total.delete('idle');
+  total.delete('startup');
   return total;
 }
 
