@@ -120,6 +120,8 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const keyring = await Keyring.open({ config, signingKeys, secretBox, clock });
   const signer = new WorkerSigner(keyring.active, config.signingWorkers);
   const metrics = new Metrics({ rateLimitFallback: () => counters.fallbackActive });
+  // When this process last committed an append: a full verification then leaves a core to ingestion.
+  let lastCommitAt = 0;
   const appender = new Appender({
     store,
     keyring,
@@ -129,6 +131,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     checkpointIntervalMs: config.checkpointIntervalMs,
     onError: (err, message) => logError({ err }, message),
     onCommit: (entries, seconds, idempotencyConflicts) => {
+      lastCommitAt = clock();
       metrics.eventsAppended.inc(entries);
       if (idempotencyConflicts > 0) metrics.idempotencyConflicts.inc(idempotencyConflicts);
       metrics.appendBatchSize.observe(entries);
@@ -141,6 +144,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const usage = new UsageCounter({ usageStore, clock, logError });
   const verifier = new IntegrityVerifier({ ledger, integrityStore, signingKeys, ledgerOrigin, intervalSeconds: config.integrityVerifyIntervalSeconds, clock, logError, events, metrics,
     scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: config.databaseUrl, dataDir: config.dataDir } },
+    ingesting: () => clock() - lastCommitAt < 1000,
   });
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
   const entryChecker = new EntryChecker({ ledger, keyring, clock, ledgerOrigin });

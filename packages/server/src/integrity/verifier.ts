@@ -84,6 +84,8 @@ export interface IntegrityVerifierDeps {
    * connection to the store (VERIFY_WORKERS); absent or 0, on the verifier's own thread.
    */
   scanWorkers?: { count: number; store: Pick<Config, 'databaseUrl' | 'dataDir'> };
+  /** True while the service is ingesting: a full verification then keeps one segment in flight (about one core) instead of two per worker. */
+  ingesting?: () => boolean;
 }
 
 export class IntegrityVerifier {
@@ -219,7 +221,8 @@ export class IntegrityVerifier {
     const inFlight: Array<Promise<SegmentResult>> = [];
     let next = 0;
     const readAhead = () => {
-      for (; inFlight.length < workers * 2 && next < to; next = Math.min(to, next + SEGMENT_SIZE)) {
+      const limit = this.opts.ingesting?.() ? 1 : workers * 2;
+      for (; inFlight.length < limit && next < to; next = Math.min(to, next + SEGMENT_SIZE)) {
         const p = pool.segment(next, Math.min(to, next + SEGMENT_SIZE));
         p.catch(() => undefined); // awaited in order below; a failure there ends the job
         inFlight.push(p);
