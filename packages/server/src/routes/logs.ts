@@ -1,4 +1,5 @@
 // Ingestion, reads and verification of ledger entries (spec 2.1–2.4, 4.2).
+import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { count } from '../plural.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
@@ -144,19 +145,23 @@ const ListQuery = Type.Object(
 
 
 
-function prepareAll(items: LogInputT[], pointer: (i: number) => string, strictKey = false): PreparedEvent[] {
+/** Events validated between turns of the event loop: a large batch does not hold other requests up for all of it. */
+const PREPARE_SLICE = 200;
+
+async function prepareAll(items: LogInputT[], pointer: (i: number) => string, strictKey = false): Promise<PreparedEvent[]> {
   const prepared: PreparedEvent[] = [];
   const errors: FieldError[] = [];
-  items.forEach((item, i) => {
+  for (const [i, item] of items.entries()) {
+    if (i > 0 && i % PREPARE_SLICE === 0) await yieldTurn();
     // Entries from the service itself (HITL rejections) carry this source; nobody may forge one.
     if (typeof item.source === 'string' && item.source.startsWith(RESERVED_SOURCE_PREFIX)) {
       errors.push({ field: `${pointer(i)}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` });
-      return;
+      continue;
     }
     const p = prepareEvent(item, pointer(i), { strictKey });
     if (Array.isArray(p)) errors.push(...p);
     else prepared.push(p);
-  });
+  }
   if (errors.length) throw new ApiError(400, 'validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
   return prepared;
 }
@@ -205,7 +210,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           }
           body.idempotency_key = header;
         }
-        const [event] = prepareAll([body], () => '/body', header !== undefined);
+        const [event] = await prepareAll([body], () => '/body', header !== undefined);
         const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
         const result = r as NonNullable<typeof r>;
         countUsage(request, [event as PreparedEvent], [result]);
@@ -247,7 +252,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         const { companyId } = principalOf(request);
         const { logs } = request.body;
         const pointer = (i: number) => `/body/logs/${i}`;
-        const events = prepareAll(logs, pointer);
+        const events = await prepareAll(logs, pointer);
         const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
         countUsage(request, events, results);
         const conflicts = results.flatMap((r, index) => (r.idempotency_conflict_of !== null ? [{ index, log_id: r.log_id, idempotency_conflict_of: r.idempotency_conflict_of }] : []));

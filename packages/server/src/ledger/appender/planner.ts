@@ -2,6 +2,7 @@
 // chain state, hash them, sign them (or leave a small pipelined group to the writer thread),
 // extend the tree, and sign a checkpoint when one is due. It advances the state past the
 // group; it writes nothing (appender.ts commits the plan).
+import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, verifyConsistency } from '@audit-ledger/core';
 import type { ChainHead, ChainTx, ChainWriter, LogEntryRow } from '../../store/chain.js';
@@ -13,6 +14,9 @@ import { uuidv7 } from '../uuidv7.js';
 import { type AppendedEvent, IdempotencyConflictError, InconsistentTreeError } from './errors.js';
 import type { ChainState, KeyUse, Pending, Plan } from './types.js';
 
+
+/** Events built between turns of the event loop when a group is built in slices. */
+const SLICE = 200;
 /**
  * Pipelined groups up to this many entries are signed by the writer thread as it inserts them:
  * a round trip to a signing worker costs more (in latency, and in CPU for waking threads) than
@@ -107,11 +111,16 @@ export class Planner {
     const salts = randomBytes(CONTENT_SALT_BYTES * group.reduce((n, p) => n + p.events.length, 0));
     let nextSalt = 0;
 
+    // Under the chain lock (no writer), a large group is built in slices, serving the event loop
+    // between them: other companies' requests do not wait for all of it. (A pipelined group is
+    // built without a break: the pipeline's state must not change under it.)
+    let built = 0;
     for (const p of group) {
       const mark = { seq, prevHash, rows: rows.length, keys: keys.length };
       const results: AppendedEvent[] = [];
       let failure: Error | undefined;
       for (const [index, ev] of p.events.entries()) {
+        if (!writer && ++built % SLICE === 0) await yieldTurn();
         const key = ev.envelope.idempotency_key;
         const uses = key === null ? undefined : byKey.get(key);
         let conflictOf: string | null = null;
@@ -190,7 +199,11 @@ export class Planner {
     if (!writer || rows.length > WRITER_SIGNS_UP_TO) {
       signed = this.deps.signer.signMany(
         rows.map((r) => r.hash),
-        { offThread: writer !== undefined, keyId },
+        // A large group under the chain lock is signed off this thread too, so it serves other
+        // companies' requests meanwhile (measured: another company's single-event p99 beside
+        // 1000-event batches 37 ms instead of 134 ms; batch rate on PostgreSQL 8,700 events/s
+        // instead of 10,800 in back-to-back runs, docs/performance.md).
+        { offThread: writer !== undefined || rows.length > SLICE, keyId },
       ).then((signatures) => rows.forEach((r, i) => (r.signature = signatures[i] as string)));
       signed.catch(() => undefined); // awaited by the caller; never an unhandled rejection
     }
