@@ -10,7 +10,19 @@ import type { GrowthRow } from './growth.js';
 import type { ExportResult, VerifyResult } from './integrity.js';
 import type { MultiRow, Neighbour } from './multi.js';
 import { parserLine, type parserCost } from './parser.js';
-import type { Load } from './run.js';
+
+export interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  /** CPU time per request (all threads), in µs: the service's (when measured) and the load generator's. */
+  serviceCpuUs?: number;
+  /** The part of serviceCpuUs spent on the service's main thread (HTTP, validation, hashing, building groups). */
+  requestThreadCpuUs?: number;
+  loadCpuUs: number;
+}
 
 export interface ServiceResult {
   batch: Load;

@@ -22,7 +22,7 @@ import { compareFigures, readFigures, saveFigures } from './compare.js';
 import { growthPoint } from './growth.js';
 import { manyCompanies, noisyNeighbour } from './multi.js';
 import { stagesOf } from './profile-stages.js';
-import { type BenchResults, benchFigures, forensicsLine, performanceDoc, readExisting } from './report.js';
+import { type BenchResults, benchFigures, forensicsLine, type Load, performanceDoc, readExisting } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const DOCS = path.join(ROOT, '..', '..', 'docs');
@@ -84,18 +84,6 @@ async function json(url: string, body: unknown, headers: Record<string, string> 
   return (await res.json()) as Record<string, unknown>;
 }
 
-export interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-  /** CPU time per request (all threads), in µs: the service's (when measured) and the load generator's. */
-  serviceCpuUs?: number;
-  /** The part of serviceCpuUs spent on the service's main thread (HTTP, validation, hashing, building groups). */
-  requestThreadCpuUs?: number;
-  loadCpuUs: number;
-}
 
 const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 
