@@ -30,8 +30,10 @@ function workerUrl(): URL {
   return here.endsWith('.ts') ? new URL(here.replace(/\/src\/integrity\/scan-pool\.ts$/, '/dist/src/integrity/scan-worker.js')) : new URL('./scan-worker.js', here);
 }
 
+const SOURCE_CONDITION = '@audit-ledger/source';
+
 /** The parent's flags without the condition that picks the workspace's TypeScript sources (set by the test runner). */
-function buildConditions(argv: string[]): string[] {
+function withoutSourceCondition(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
@@ -41,35 +43,32 @@ function buildConditions(argv: string[]): string[] {
   return out;
 }
 
-const SOURCE_CONDITION = '@audit-ledger/source';
-
 export class ScanPool {
-  private readonly workers: Worker[];
+  private readonly workers: Array<{ worker: Worker; exited: Promise<void>; load: number }>;
   private readonly pending = new Map<number, { resolve(r: SegmentResult): void; reject(e: Error): void }>();
-  private readonly load: number[];
   private nextId = 0;
+  private closing = false;
 
   constructor(count: number, data: ScanWorkerData) {
     this.workers = Array.from({ length: count }, () => this.spawn(data));
-    this.load = this.workers.map(() => 0);
   }
 
-  get size(): number {
-    return this.workers.length;
-  }
-
-  private spawn(data: ScanWorkerData): Worker {
-    const w = new Worker(workerUrl(), { workerData: data, execArgv: buildConditions(process.execArgv) });
-    w.on('message', (m: Reply) => {
+  private spawn(data: ScanWorkerData): { worker: Worker; exited: Promise<void>; load: number } {
+    const worker = new Worker(workerUrl(), { workerData: data, execArgv: withoutSourceCondition(process.execArgv) });
+    const slot = { worker, load: 0, exited: new Promise<void>((r) => worker.once('exit', () => r())) };
+    worker.on('message', (m: Reply) => {
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
-      const i = this.workers.indexOf(w);
-      this.load[i] = (this.load[i] ?? 1) - 1;
+      slot.load--;
       if ('error' in m) p?.reject(new Error(m.error));
       else p?.resolve(m.result);
     });
-    w.on('error', (err) => this.failAll(err));
-    return w;
+    worker.on('error', (err) => this.failAll(err));
+    // A worker gone before close() leaves its segments unanswered: the job fails instead of waiting.
+    void slot.exited.then(() => {
+      if (!this.closing) this.failAll(new Error('a scan worker exited'));
+    });
+    return slot;
   }
 
   private failAll(err: Error): void {
@@ -79,22 +78,22 @@ export class ScanPool {
 
   /** Reads and scans seqs [from, to) on the least busy worker. */
   segment(from: number, to: number): Promise<SegmentResult> {
-    const i = this.load.indexOf(Math.min(...this.load));
-    this.load[i] = (this.load[i] ?? 0) + 1;
+    const slot = this.workers.reduce((a, b) => (b.load < a.load ? b : a));
+    slot.load++;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      (this.workers[i] as Worker).postMessage({ id, from, to } satisfies SegmentRequest);
+      slot.worker.postMessage({ id, from, to } satisfies SegmentRequest);
     });
   }
 
-  /** Lets each worker close its store, then ends it. */
+  /** Lets each worker close its store, then ends it (at the latest after 5 s; at once if it is already gone). */
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(
-      this.workers.map(async (w) => {
-        const exited = new Promise((r) => w.once('exit', r));
-        w.postMessage('close');
-        const timer = setTimeout(() => void w.terminate(), 5000);
+      this.workers.map(async ({ worker, exited }) => {
+        worker.postMessage('close');
+        const timer = setTimeout(() => void worker.terminate(), 5000);
         await exited;
         clearTimeout(timer);
       }),

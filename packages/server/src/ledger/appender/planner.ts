@@ -14,9 +14,9 @@ import { uuidv7 } from '../uuidv7.js';
 import { type AppendedEvent, IdempotencyConflictError, InconsistentTreeError } from './errors.js';
 import type { ChainState, KeyUse, Pending, Plan } from './types.js';
 
-
 /** Events built between turns of the event loop when a group is built in slices. */
 const SLICE = 200;
+
 /**
  * Pipelined groups up to this many entries are signed by the writer thread as it inserts them:
  * a round trip to a signing worker costs more (in latency, and in CPU for waking threads) than
