@@ -61,21 +61,24 @@ export {
   type Hash,
   HASH_SIZE,
   inclusionRanges,
+  isStoredLevel,
   type LeafRange,
   leafHash,
   nodeHash,
   referenceRoot,
   rootWithLeaves,
   splitPoint,
+  splitStoredHashIndex,
   storedHashCount,
   storedHashIndex,
   type Subtree,
   subtreesOf,
+  TREE_STRIDE,
   TreeEdge,
   verifyConsistency,
   verifyInclusion,
 } from './merkle.js';
-export { consistencyProof, type HashReader, inclusionProof, inclusionProofs, missingTreeHash, readEdge, readRoot } from './tree.js';
+export { consistencyProof, type EntryHashReader, type HashReader, inclusionProof, inclusionProofs, layeredReader, missingTreeHash, readEdge, readRoot } from './tree.js';
 export { VIOLATION_KINDS, type ViolationKind } from './violations.js';
 export { type EntryNeighbourhood, type EntryVerdict, verifyEntry, type Violation } from './verify.js';
 export { type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, START as SCAN_START, treeHashRange } from './scan.js';

@@ -71,6 +71,34 @@ export function storedHashIndex(level: number, n: number): number {
   return i + level;
 }
 
+/**
+ * Which levels storage keeps: every TREE_STRIDE-th level above the leaves (4, 8, 12, …), as
+ * C2SP tlog-tiles keeps one level of every tile. A leaf is SHA-256(0x00 ‖ entry hash), so the
+ * entries keep the leaves; any other subtree is folded from at most 2^TREE_STRIDE − 1 hashes
+ * of the stored level (or the leaves) below it. A tree of n leaves stores about n/15 hashes.
+ */
+export const TREE_STRIDE = 4;
+
+export function isStoredLevel(level: number): boolean {
+  return level > 0 && level % TREE_STRIDE === 0;
+}
+
+/** The subtree whose hash sits at stored-hash index `index` (the inverse of storedHashIndex). */
+export function splitStoredHashIndex(index: number): Subtree {
+  // storedHashIndex(0, n) ≤ index < storedHashIndex(0, n + 1) for the leaf n whose append wrote it.
+  let n = Math.floor(index / 2);
+  let at = storedHashIndex(0, n);
+  while (at > index) at = storedHashIndex(0, --n);
+  for (;;) {
+    const next = storedHashIndex(0, n + 1);
+    if (next > index) break;
+    n++;
+    at = next;
+  }
+  const level = index - at;
+  return { level, index: Math.floor(n / pow2(level)) };
+}
+
 /** How many stored hashes a tree of n leaves has. */
 export function storedHashCount(n: number): number {
   if (n === 0) return 0;
@@ -271,6 +299,20 @@ export class TreeEdge {
     this.nodes.push(h);
     this.size_ += width;
     return stored;
+  }
+
+  /**
+   * Goes back to an earlier size whose subtrees are a prefix of this edge's: `size` a multiple
+   * of a power of two larger than the leaves dropped (the start of a TREE_STRIDE block, say).
+   */
+  rewind(size: number): void {
+    const keep = subtreesOf(0, size).length;
+    const dropped = subtreesOf(size, this.size_);
+    if (size > this.size_ || keep + dropped.length !== this.nodes.length || (dropped[0] !== undefined && dropped[0].index * pow2(dropped[0].level) !== size)) {
+      throw new Error(`a tree edge of size ${this.size_} cannot go back to size ${size}`);
+    }
+    this.nodes.length = keep;
+    this.size_ = size;
   }
 
   root(): Hash {
