@@ -9,6 +9,7 @@ import { canonicalJson, type JsonObject } from './json.js';
 /** The first bytes of every commitment's input, so it can be nothing else the service hashes. */
 export const CONTENT_COMMITMENT_CONTEXT = 'audit-ledger/v2/content\n';
 export const CONTENT_SALT_BYTES = 32;
+const CONTEXT_BYTES = utf8(CONTENT_COMMITMENT_CONTEXT);
 
 /** The canonical content text: JCS of {"data": data, "extra": extra}, built from their canonical texts. */
 export function contentText(dataJson: string, extraJson: string | null): string {
@@ -17,7 +18,7 @@ export function contentText(dataJson: string, extraJson: string | null): string 
 
 /** lowercase_hex(SHA-256(context ‖ salt ‖ UTF-8(content text))). */
 export function contentCommitment(salt: Uint8Array, text: string): string {
-  const ctx = utf8(CONTENT_COMMITMENT_CONTEXT);
+  const ctx = CONTEXT_BYTES;
   const body = utf8(text);
   const input = new Uint8Array(ctx.length + salt.length + body.length);
   input.set(ctx, 0);

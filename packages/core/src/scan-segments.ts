@@ -8,7 +8,7 @@
 // leaf both missing), a sequential scan stops comparing tree hashes; segments after it still
 // compare their own.
 import { fromHex, toHex } from '#crypto';
-import { storedHashIndex, TreeEdge, foldSubtrees } from './merkle.js';
+import { foldSubtrees, isStoredLevel, storedHashIndex, TreeEdge } from './merkle.js';
 import { checkpointRootViolation, type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, type SegmentCheckpoint, treeHashViolation } from './scan.js';
 import { GENESIS_PREV_HASH } from './entry.js';
 
@@ -29,7 +29,7 @@ export interface SegmentResult {
   /** Hex hashes of the segment's own tree edge at its end; null when it cannot be rebuilt. */
   edge: string[] | null;
   checkpoints: SegmentCheckpoint[];
-  /** For a full segment: the stored hashes (null: missing) of the levels above SEGMENT_LEVEL its last leaf completes, lowest first. */
+  /** For a full segment: the stored hashes (null: missing or not a stored level) of the levels above SEGMENT_LEVEL its last leaf completes, lowest first. */
   upper: Array<string | null>;
 }
 
@@ -56,7 +56,7 @@ export function scanSegment(page: ScanPage, lastHash: string | null, opts: ScanO
   if (page.to - page.from === SEGMENT_SIZE) {
     const first = storedHashIndex(0, page.to - 1);
     const levels = trailingOnes(page.to / SEGMENT_SIZE - 1);
-    for (let i = 1; i <= levels; i++) upper.push(page.treeHashes.get(first + SEGMENT_LEVEL + i) ?? null);
+    for (let i = 1; i <= levels; i++) upper.push(isStoredLevel(SEGMENT_LEVEL + i) ? (page.treeHashes.get(first + SEGMENT_LEVEL + i) ?? null) : null);
   }
   const last = page.entries.at(-1);
   return {
@@ -66,7 +66,8 @@ export function scanSegment(page: ScanPage, lastHash: string | null, opts: ScanO
     counts: scanner.counts,
     lastHash: state.lastHash,
     lastLogId: last && last.seq === page.to - 1 ? last.log_id : null,
-    edge: state.edge,
+    // A segment that ends inside a gap (scan.ts) has no edge at its end.
+    edge: state.gapEnd == null ? state.edge : null,
     checkpoints: scanner.segmentCheckpoints,
     upper,
   };
@@ -94,6 +95,7 @@ export class SegmentJoiner {
       const seq = r.to - 1;
       const first = storedHashIndex(0, seq);
       this.edge.appendSubtree(fromHex(r.edge[0] as string), SEGMENT_LEVEL).forEach((h, i) => {
+        if (!isStoredLevel(SEGMENT_LEVEL + 1 + i)) return;
         this.counts.treeHashes++;
         const stored = r.upper[i];
         const v = treeHashViolation(seq, r.lastLogId, first, SEGMENT_LEVEL + 1 + i, stored ?? undefined, toHex(h));

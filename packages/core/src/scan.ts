@@ -10,12 +10,16 @@
 import { fromHex, toHex } from '#crypto';
 import { checkpointProblems } from './checkpoint.js';
 import { GENESIS_PREV_HASH } from './entry.js';
-import { entryLeafHash, type Hash, storedHashCount, storedHashIndex, TreeEdge } from './merkle.js';
+import { entryLeafHash, type Hash, storedHashCount, storedHashIndex, TREE_STRIDE, TreeEdge } from './merkle.js';
 import { erasureRecordProblem } from './content.js';
 import type { JsonObject } from './json.js';
 import { type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState } from './record.js';
 import { verifyEntrySignature } from './signature.js';
 import type { ViolationKind } from './violations.js';
+
+const HEX_HASH = /^[0-9a-f]{64}$/;
+/** Leaves per stored hash of the lowest stored level. */
+const BLOCK = 2 ** TREE_STRIDE;
 
 export interface ScanViolation {
   seq: number | null;
@@ -31,6 +35,12 @@ export interface ScanState {
   lastHash: string | null;
   /** Hex hashes of the tree edge rebuilt from entries; null once the tree cannot be rebuilt. */
   edge: string[] | null;
+  /**
+   * Set while a block of 2^TREE_STRIDE leaves with a missing entry is being passed: the seq the
+   * block ends at; `edge` is then the edge at the block's start, and the block's stored hash will
+   * stand in for its leaves.
+   */
+  gapEnd?: number | null;
 }
 
 export const START: ScanState = { size: 0, lastHash: GENESIS_PREV_HASH, edge: [] };
@@ -82,6 +92,10 @@ export class Scanner {
   private size: number;
   private lastHash: string | null;
   private edge: TreeEdge | null;
+  /** See ScanState.gapEnd. */
+  private gapEnd: number | null;
+  /** The seq of the edge's first leaf: 0, or the segment's start. */
+  private readonly base: number;
 
   /**
    * With `segment` (scan-segments.ts), the tree holds only the leaves scanned by this scanner,
@@ -95,11 +109,15 @@ export class Scanner {
   ) {
     this.size = state.size;
     this.lastHash = state.lastHash;
-    this.edge = segment ? TreeEdge.empty() : state.edge === null ? null : TreeEdge.of(state.size, state.edge.map(fromHex));
+    this.gapEnd = segment ? null : (state.gapEnd ?? null);
+    this.base = segment ? state.size : 0;
+    const edgeSize = this.gapEnd === null ? state.size : this.gapEnd - BLOCK;
+    this.edge = segment ? TreeEdge.empty() : state.edge === null ? null : TreeEdge.of(edgeSize, state.edge.map(fromHex));
   }
 
   state(): ScanState {
-    return { size: this.size, lastHash: this.lastHash, edge: this.edge ? this.edge.hashes().map(toHex) : null };
+    const edge = this.edge ? this.edge.hashes().map(toHex) : null;
+    return this.gapEnd === null ? { size: this.size, lastHash: this.lastHash, edge } : { size: this.size, lastHash: this.lastHash, edge, gapEnd: this.gapEnd };
   }
 
   scanPage(page: ScanPage): ScanViolation[] {
@@ -114,9 +132,9 @@ export class Scanner {
         const end = row === undefined ? page.to : row.seq;
         out.push({ seq, log_id: null, kind: 'missing_entry', detail: end - seq === 1 ? `entry ${seq} is missing` : `entries ${seq}–${end - 1} are missing (${end - seq})` });
         for (; seq < end; seq++) {
-          // Keep the tree going on the stored leaf, so one deletion does not hide later damage.
-          const stored = page.treeHashes.get(storedHashIndex(0, seq));
-          this.extendTree(seq, null, stored === undefined ? null : fromHex(stored), page, out);
+          // Keep the tree going on the stored hash of the missing entry's block, so one deletion
+          // does not hide later damage.
+          this.extendTree(seq, null, null, page, out);
           this.lastHash = null;
           this.checkCheckpoints(seq + 1, checkpoints, out);
         }
@@ -128,7 +146,7 @@ export class Scanner {
       this.checkContent(row, page, out);
       // The tree was built from the stored hash; one that is not even hex is already a
       // hash_mismatch, and the rebuild goes on from what the fields hash to.
-      this.extendTree(seq, row, entryLeafHash(/^[0-9a-f]{64}$/.test(row.hash) ? row.hash : recomputed), page, out);
+      this.extendTree(seq, row, entryLeafHash(recomputed === row.hash || HEX_HASH.test(row.hash) ? row.hash : recomputed), page, out);
       this.lastHash = row.hash;
       this.counts.entries++;
       this.checkCheckpoints(seq + 1, checkpoints, out);
@@ -173,20 +191,43 @@ export class Scanner {
     else this.counts.erased++;
   }
 
-  /** Adds leaf `seq` to the rebuilt tree and compares every hash it completes with the stored one. */
+  /**
+   * Adds leaf `seq` (null: its entry is missing) to the rebuilt tree and compares every stored
+   * hash it completes. A missing leaf opens a gap to the end of its block of 2^TREE_STRIDE
+   * leaves, where the block's stored hash takes the place of its leaves.
+   */
   private extendTree(seq: number, row: EntryRecord | null, leaf: Hash | null, page: ScanPage, out: ScanViolation[]): void {
     if (this.edge === null) return;
-    if (leaf === null) {
-      this.edge = null;
-      out.push({ seq, log_id: null, kind: 'merkle_mismatch', detail: `entry ${seq} and its stored leaf are missing: the tree cannot be rebuilt from here on` });
-      return;
+    if (leaf === null && this.gapEnd === null) {
+      const start = seq - (seq % BLOCK);
+      this.edge.rewind(start - this.base);
+      this.gapEnd = start + BLOCK;
     }
     const first = storedHashIndex(0, seq);
-    this.edge.append(leaf).forEach((h, level) => {
+    if (this.gapEnd === null) {
+      this.compareStored(seq, row, first, 0, this.edge.append(leaf as Hash), page, out);
+      return;
+    }
+    if (seq + 1 < this.gapEnd) return;
+    // The block ends here: its stored hash stands in for the leaves it was built from.
+    this.gapEnd = null;
+    const stored = page.treeHashes.get(first + TREE_STRIDE);
+    if (stored === undefined || !HEX_HASH.test(stored)) {
+      this.edge = null;
+      out.push({ seq, log_id: null, kind: 'merkle_mismatch', detail: `an entry of leaves ${seq + 1 - BLOCK}–${seq} is missing and so is their stored tree hash ${first + TREE_STRIDE}: the tree cannot be rebuilt from here on` });
+      return;
+    }
+    this.compareStored(seq, row, first, TREE_STRIDE + 1, this.edge.appendSubtree(fromHex(stored), TREE_STRIDE), page, out);
+  }
+
+  /** Compares hashes completed by leaf `seq`, from level `from` up, with the stored ones (stored levels only). */
+  private compareStored(seq: number, row: EntryRecord | null, first: number, from: number, completed: Hash[], page: ScanPage, out: ScanViolation[]): void {
+    for (let level = from + ((TREE_STRIDE - (from % TREE_STRIDE)) % TREE_STRIDE); level - from < completed.length; level += TREE_STRIDE) {
+      if (level === 0) continue;
       this.counts.treeHashes++;
-      const v = treeHashViolation(seq, row?.log_id ?? null, first, level, page.treeHashes.get(first + level), toHex(h));
+      const v = treeHashViolation(seq, row?.log_id ?? null, first, level, page.treeHashes.get(first + level), toHex(completed[level - from] as Hash));
       if (v) out.push(v);
-    });
+    }
   }
 
   private checkCheckpoints(size: number, pending: CheckpointRecord[], out: ScanViolation[]): void {
@@ -198,10 +239,12 @@ export class Scanner {
       const at = { seq: size - 1, log_id: null };
       const problems = checkpointProblems(c, this.opts.keyName, this.opts.publicKeys.get(c.key_id));
       for (const p of problems) out.push({ ...at, kind: 'checkpoint_inconsistent', detail: p });
+      // Inside a gap the edge is the block's start: the root at this size cannot be rebuilt.
+      const edge = this.gapEnd === null ? this.edge : null;
       if (problems.length === 0 && this.segment) {
-        this.segmentCheckpoints.push({ tree_size: size, root_hash: c.root_hash, edge: this.edge ? this.edge.hashes().map(toHex) : null });
-      } else if (problems.length === 0 && this.edge !== null) {
-        const v = checkpointRootViolation(c, toHex(this.edge.root()));
+        this.segmentCheckpoints.push({ tree_size: size, root_hash: c.root_hash, edge: edge ? edge.hashes().map(toHex) : null });
+      } else if (problems.length === 0 && edge !== null) {
+        const v = checkpointRootViolation(c, toHex(edge.root()));
         if (v) out.push(v);
       }
     }

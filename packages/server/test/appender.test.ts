@@ -12,7 +12,8 @@ import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
 import { Keyring } from '../src/ledger/keyring.js';
 import { openSecretBox } from '../src/webhooks/secrets.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
-import { readEdge, toHex } from '@audit-ledger/core';
+import { readEdge, storedHashIndex, toHex } from '@audit-ledger/core';
+import { treeReader } from '../src/ledger/proofs.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { FakeClock, testConfig } from './helpers/app.js';
@@ -78,8 +79,11 @@ describe('an in-memory SQLite database', () => {
       expect(await assertChainIntact(store, id)).toBe(50);
       const latest = await store.db.selectFrom('checkpoints').selectAll().where('company_id', '=', id).orderBy('tree_size', 'desc').executeTakeFirstOrThrow();
       expect(latest.tree_size).toBe(50);
-      const edge = await readEdge(async (idx) => new Map((await store.db.selectFrom('merkle_hashes').select(['idx', 'hash']).where('company_id', '=', id).where('idx', 'in', idx).execute()).map((r) => [r.idx, r.hash])), 50);
+      const edge = await readEdge(treeReader(store.ledger, id), 50);
       expect(toHex(edge.root())).toBe(latest.root_hash);
+      // Only the stored levels are kept: the level-4 nodes over entries 0–15, 16–31 and 32–47.
+      const stored = await store.db.selectFrom('merkle_hashes').select('idx').where('company_id', '=', id).orderBy('idx').execute();
+      expect(stored.map((r) => r.idx)).toEqual([0, 1, 2].map((i) => storedHashIndex(4, i)));
     } finally {
       await appender.close();
       await signer.close();

@@ -74,7 +74,8 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
       violations: [],
       options: { entry_signatures: false },
     });
-    expect(report.tree_hashes_checked).toBe(storedHashIndex(0, 300) + 1); // 301 = …100101101: leaf 300 completes no subtree
+    // The stored levels only: 18 level-4 nodes (16 entries each) and one level-8 node (256 entries).
+    expect(report.tree_hashes_checked).toBe(19);
     const after = (await l.req('GET', '/api/v1/integrity/status')).json();
     expect(after).toMatchObject({ chain_status: 'valid', head: { seq: 300, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }, last_verified_seq: 300, violation_count: 0, coverage_percent: 100 });
     expect(after.last_verified_at).toEqual(expect.any(String));
@@ -106,17 +107,35 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
     await l.sql.updateTable('log_entries').set({ data, content_commitment: forged.content_commitment, hash: entryHash(recordToEntry(forged)) }).where('company_id', '=', l.c).where('seq', '=', 10).execute();
     const kinds = (await l.verify()).violations.map((v) => `${v.seq}:${v.kind}`);
     expect(kinds).toContain('11:broken_link');
-    expect(kinds).toContain('10:merkle_mismatch');
+    expect(kinds).toContain('15:merkle_mismatch'); // the stored level-4 node over entries 0–15
     expect(kinds).not.toContain('10:hash_mismatch');
     expect(kinds).not.toContain('10:content_mismatch');
   });
 
   it('a changed stored tree node → merkle_mismatch naming it', async () => {
     const l = await ledger(64);
-    const idx = storedHashIndex(2, 3); // the level-2 node over entries 12–15, completed by entry 15
+    const idx = storedHashIndex(4, 1); // the level-4 node over entries 16–31, completed by entry 31
     await l.sql.updateTable('merkle_hashes').set({ hash: 'ab'.repeat(32) }).where('company_id', '=', l.c).where('idx', '=', idx).execute();
     const report = await l.verify();
-    expect(report.violations).toEqual([{ seq: 15, log_id: l.ids[15], kind: 'merkle_mismatch', detail: expect.stringContaining(`stored tree hash ${idx} (level 2`) }]);
+    expect(report.violations).toEqual([{ seq: 31, log_id: l.ids[31], kind: 'merkle_mismatch', detail: expect.stringContaining(`stored tree hash ${idx} (level 4`) }]);
+  });
+
+  it('a deleted entry: the tree goes on from the stored hash of its block, so later tree damage still shows; with that hash gone too, it says the tree cannot be rebuilt', async () => {
+    const l = await ledger(100);
+    await l.sql.deleteFrom('log_entries').where('company_id', '=', l.c).where('seq', '=', 30).execute();
+    const later = storedHashIndex(4, 4); // entries 64–79, completed by entry 79
+    await l.sql.updateTable('merkle_hashes').set({ hash: 'ab'.repeat(32) }).where('company_id', '=', l.c).where('idx', '=', later).execute();
+    expect((await l.verify()).violations.map((v) => [v.seq, v.kind])).toEqual([
+      [30, 'missing_entry'],
+      [79, 'merkle_mismatch'],
+    ]);
+    await l.sql.deleteFrom('merkle_hashes').where('company_id', '=', l.c).where('idx', '=', storedHashIndex(4, 1)).execute();
+    const report = await l.verify();
+    expect(report.violations.map((v) => [v.seq, v.kind])).toEqual([
+      [30, 'missing_entry'],
+      [31, 'merkle_mismatch'],
+    ]);
+    expect(report.violations[1]?.detail).toMatch(/leaves 16–31 is missing and so is their stored tree hash .*cannot be rebuilt/);
   });
 
   it('a changed stored checkpoint → checkpoint_inconsistent, whether its root column, its note, or its signer changed', async () => {

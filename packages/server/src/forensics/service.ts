@@ -6,6 +6,7 @@ import type { EventSink } from '../events.js';
 import { entriesOf } from '../ledger/export.js';
 import type { Keyring } from '../ledger/keyring.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
+import { treeReader } from '../ledger/proofs.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { ForensicsStore, ReplaySession } from '../store/forensics.js';
 import type { LedgerStore } from '../store/ledger.js';
@@ -128,7 +129,7 @@ export class Forensics {
     if (known.size === 0) return none;
     const need: Subtree[] = [];
     rootWithLeaves(cp.tree_size, known, undefined, need);
-    const stored = await this.ledger.readTreeHashes(companyId, [...new Set(need.map((x) => storedHashIndex(x.level, x.index)))]);
+    const stored = await treeReader(this.ledger, companyId)([...new Set(need.map((x) => storedHashIndex(x.level, x.index)))]);
     let root: Hash;
     try {
       root = rootWithLeaves(cp.tree_size, known, (x) => {

@@ -189,7 +189,8 @@ export class IntegrityVerifier {
     return {
       verified_size: st.size,
       verified_hash: st.lastHash ?? '',
-      verified_edge: JSON.stringify(st.edge),
+      // Inside a gap (core's ScanState.gapEnd) the edge is the gap block's start, and says so.
+      verified_edge: JSON.stringify(st.gapEnd != null ? { edge: st.edge, gap_end: st.gapEnd } : st.edge),
       checkpoint_size: st.size,
       last_verified_at: this.now(),
       lease_until: this.now(LEASE_MS),
@@ -376,7 +377,10 @@ function countsView(c: ScanCounts) {
 }
 
 function parseState(s: IntegrityState): ScanState {
-  return { size: s.verified_size, lastHash: s.verified_hash === '' ? null : s.verified_hash, edge: JSON.parse(s.verified_edge) as string[] | null };
+  const edge = JSON.parse(s.verified_edge) as string[] | null | { edge: string[] | null; gap_end: number };
+  const lastHash = s.verified_hash === '' ? null : s.verified_hash;
+  if (edge !== null && !Array.isArray(edge)) return { size: s.verified_size, lastHash, edge: edge.edge, gapEnd: edge.gap_end };
+  return { size: s.verified_size, lastHash, edge };
 }
 
 function violationRow(companyId: string, v: ScanViolation, at: string, jobId: string | null): ViolationRow {

@@ -1,6 +1,6 @@
 // What the proof, checkpoint and evidence endpoints answer, in the JSON shapes of
 // docs/ledger-format.md: hashes as lowercase hex, the note exactly as signed.
-import { consistencyProof, type Hash, inclusionProofs, parseCheckpointText, parseNote, readRoot, toHex } from '@audit-ledger/core';
+import { consistencyProof, type Hash, type HashReader, inclusionProofs, layeredReader, parseCheckpointText, parseNote, readRoot, toHex } from '@audit-ledger/core';
 import type { CheckpointRow } from '../store/chain.js';
 import type { LedgerStore } from '../store/ledger.js';
 
@@ -41,8 +41,12 @@ export interface InclusionView {
 }
 
 
-export function treeReader(ledger: LedgerStore, companyId: string) {
-  return (indexes: number[]) => ledger.readTreeHashes(companyId, indexes);
+/** Any subtree's hash, from the stored levels and the entries' hashes. */
+export function treeReader(ledger: LedgerStore, companyId: string): HashReader {
+  return layeredReader(
+    (indexes) => ledger.readTreeHashes(companyId, indexes),
+    (seqs) => ledger.readEntryHashes(companyId, seqs),
+  );
 }
 
 /** Inclusion proofs of the entries at these seqs in the tree of `size` leaves. */

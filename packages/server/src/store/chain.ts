@@ -21,10 +21,12 @@ export interface ChainTx {
   readonly head: ChainHead;
   /** Entries of this company already holding any of these idempotency keys. */
   findByIdempotencyKeys(keys: string[]): Promise<LogEntryRow[]>;
-  /** Inserts the entries and their tree hashes (at treeFirst, treeFirst + 1, …) and moves the head: one round trip where the backend allows. */
-  append(rows: LogEntryRow[], head: ChainHead, treeFirst: number, treeHashes: string[]): Promise<void>;
+  /** Inserts the entries and their tree hashes (treeHashes[i] at stored-hash index treeIndexes[i]) and moves the head: one round trip where the backend allows. */
+  append(rows: LogEntryRow[], head: ChainHead, treeIndexes: number[], treeHashes: string[]): Promise<void>;
   /** Stored Merkle hashes (hex) by stored-hash index; absent indexes are missing from the map. */
   readTreeHashes(indexes: number[]): Promise<Map<number, string>>;
+  /** Entry hashes (hex) by seq, the tree's leaves (core's layeredReader); absent seqs are missing from the map. */
+  readEntryHashes(seqs: number[]): Promise<Map<number, string>>;
   latestCheckpoint(): Promise<CheckpointRow | undefined>;
   insertCheckpoint(row: CheckpointRow): Promise<void>;
 }
@@ -41,8 +43,8 @@ export interface ChainWrite {
   expect: ChainHead;
   rows: LogEntryRow[];
   head: ChainHead;
-  /** Stored-hash index of treeHashes[0]. */
-  treeFirst: number;
+  /** The stored levels' hashes the group completes (core's isStoredLevel), at these stored-hash indexes. */
+  treeIndexes: number[];
   treeHashes: string[];
   checkpoint?: CheckpointRow;
 }

@@ -90,6 +90,16 @@ export class LedgerStore {
     return out;
   }
 
+  /** Entry hashes (hex) by seq: the tree's leaves (core's layeredReader). */
+  async readEntryHashes(companyId: string, seqs: number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    for (let i = 0; i < seqs.length; i += 5000) {
+      const rows = await this.h.db.selectFrom('log_entries').select(['seq', 'hash']).where('company_id', '=', companyId).where('seq', 'in', seqs.slice(i, i + 5000)).execute();
+      for (const r of rows) out.set(r.seq, r.hash);
+    }
+    return out;
+  }
+
   /** Stored hashes with index in [from, to), in order: what the verifier compares with the tree it rebuilds. */
   async treeHashRange(companyId: string, from: number, to: number): Promise<Array<{ idx: number; hash: string }>> {
     return this.h.db

@@ -16,7 +16,7 @@ function uniqueViolation(err: unknown): string | undefined {
 // tens of thousands of parameters.
 const INTEGER_COLUMNS: Record<string, string> = { seq: 'int8', format_version: 'int4' };
 const COLUMN_ARRAYS = LOG_ENTRY_COLUMNS.map((c, i) => `$${i + 1}::${INTEGER_COLUMNS[c] ?? 'text'}[]`).join(', ');
-const [COMPANY, FIRST, HASHES, SEQ, HASH, CREATED] = [1, 2, 3, 4, 5, 6].map((i) => `$${LOG_ENTRY_COLUMNS.length + i}`);
+const [COMPANY, INDEXES, HASHES, SEQ, HASH, CREATED] = [1, 2, 3, 4, 5, 6].map((i) => `$${LOG_ENTRY_COLUMNS.length + i}`);
 const KEYS = `$${LOG_ENTRY_COLUMNS.length + 7}`;
 // A group's entries, its tree hashes and the new head in one statement (data-modifying CTEs):
 // one round trip instead of three while the company's chain lock is held. It writes only if
@@ -27,7 +27,7 @@ const KEYS = `$${LOG_ENTRY_COLUMNS.length + 7}`;
 const APPEND = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = ANY(${KEYS}::text[]) AND active_to IS NULL),
   ok AS (SELECT (SELECT count(*) FROM keys_ok) = cardinality(${KEYS}::text[]) AS yes),
   entries AS (INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMN_ARRAYS}) WHERE (SELECT yes FROM ok)),
-  tree AS (INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ${COMPANY}, ${FIRST}::int8 + n - 1, h FROM unnest(${HASHES}::text[]) WITH ORDINALITY AS t(h, n) WHERE (SELECT yes FROM ok))
+  tree AS (INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ${COMPANY}, i, h FROM unnest(${INDEXES}::int8[], ${HASHES}::text[]) AS t(i, h) WHERE (SELECT yes FROM ok))
   UPDATE chain_heads SET last_seq = ${SEQ}::int8, last_hash = ${HASH}, last_created_at = ${CREATED} WHERE company_id = ${COMPANY} AND (SELECT yes FROM ok)`;
 
 // A checkpoint, likewise only under a key that is still active.
@@ -61,10 +61,10 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
           keys.length
             ? trx.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('idempotency_key', 'in', keys).execute()
             : [],
-        append: async (rows, h, first, hashes) => {
+        append: async (rows, h, indexes, hashes) => {
           const params: unknown[] = LOG_ENTRY_COLUMNS.map((c) => rows.map((r) => r[c]));
           const keyIds = signingKeyIds(rows);
-          params.push(companyId, first, hashes, h.lastSeq, h.lastHash, h.lastCreatedAt, keyIds);
+          params.push(companyId, indexes, hashes, h.lastSeq, h.lastHash, h.lastCreatedAt, keyIds);
           const result = await trx.executeQuery(CompiledQuery.raw(APPEND, params));
           if (Number(result.numAffectedRows ?? 0) !== 1) throw new KeyRetiredError(keyIds.join(', '));
         },
@@ -72,6 +72,11 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
           if (indexes.length === 0) return new Map();
           const rows = await trx.selectFrom('merkle_hashes').select(['idx', 'hash']).where('company_id', '=', companyId).where('idx', 'in', indexes).execute();
           return new Map(rows.map((r) => [r.idx, r.hash]));
+        },
+        readEntryHashes: async (seqs) => {
+          if (seqs.length === 0) return new Map();
+          const rows = await trx.selectFrom('log_entries').select(['seq', 'hash']).where('company_id', '=', companyId).where('seq', 'in', seqs).execute();
+          return new Map(rows.map((r) => [r.seq, r.hash]));
         },
         latestCheckpoint: () =>
           trx.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst(),

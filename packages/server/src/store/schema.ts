@@ -162,7 +162,7 @@ export interface IntegrityStateTable {
   verified_size: number;
   /** Hash of entry verified_size - 1 (64 zeros when none). */
   verified_hash: string;
-  /** JSON array of the hex hashes of the tree edge rebuilt from the verified entries. */
+  /** JSON array of the hex hashes of the tree edge rebuilt from the verified entries (null: it cannot be; {edge, gap_end} inside a gap, core's ScanState). */
   verified_edge: string;
   /** Checkpoints up to this tree size have been checked. */
   checkpoint_size: number;

@@ -19,7 +19,9 @@ export const APPEND_SQL = {
     ON CONFLICT (company_id) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash, last_created_at = excluded.last_created_at`,
   insert: `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) VALUES (${LOG_ENTRY_COLUMNS.map(() => '?').join(', ')})`,
   // All of a write's tree hashes in one statement: half the cost of one insert each.
-  insertTreeHashes: 'INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ?, ? + key, value FROM json_each(?)',
+  insertTreeHashes: 'INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ?, i.value, h.value FROM json_each(?) AS i JOIN json_each(?) AS h ON h.key = i.key',
+  // The tree's leaves are the entries' hashes (core's layeredReader).
+  entryHashes: 'SELECT seq, hash FROM log_entries WHERE company_id = ? AND seq IN (SELECT value FROM json_each(?))',
   // A checkpoint of a tree another writer already signed stores nothing (both sign the same root).
   byIdempotency: 'SELECT * FROM log_entries WHERE company_id = ? AND idempotency_key IN (SELECT value FROM json_each(?))',
   insertCheckpoint: 'INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (company_id, tree_size) DO NOTHING',
@@ -38,7 +40,7 @@ interface WriteMessage {
   expect: [number, string];
   rows: unknown[][];
   head: [number, string, string];
-  treeFirst: number;
+  treeIndexes: number[];
   treeHashes: string[];
   checkpoint: unknown[] | null;
 }
@@ -86,7 +88,7 @@ function apply(w) {
   if (w.checkpoint) keyIds.add(w.checkpoint[C.checkpointKeyId]);
   for (const k of keyIds) if (!s.keyActive.get(k)) return { retired: k };
   for (const r of w.rows) s.insert.run(r);
-  if (w.treeHashes.length > 0) s.insertTreeHashes.run(w.companyId, w.treeFirst, JSON.stringify(w.treeHashes));
+  if (w.treeHashes.length > 0) s.insertTreeHashes.run(w.companyId, JSON.stringify(w.treeIndexes), JSON.stringify(w.treeHashes));
   if (w.rows.length > 0) s.setHead.run(w.companyId, w.head[0], w.head[1], w.head[2]);
   if (w.checkpoint) s.insertCheckpoint.run(w.checkpoint);
   return {};
@@ -190,7 +192,7 @@ export class SqliteChainWriter implements ChainWriter {
         expect: [w.expect.lastSeq, w.expect.lastHash],
         rows: w.rows.map(entryValues),
         head: [w.head.lastSeq, w.head.lastHash, w.head.lastCreatedAt],
-        treeFirst: w.treeFirst,
+        treeIndexes: w.treeIndexes,
         treeHashes: w.treeHashes,
         checkpoint: w.checkpoint ? checkpointValues(w.checkpoint) : null,
       };

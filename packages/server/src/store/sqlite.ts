@@ -47,6 +47,7 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
       'SELECT idx, hash FROM merkle_hashes WHERE company_id = ? AND idx IN (SELECT value FROM json_each(?))',
     ),
     insertTreeHashes: database.prepare(APPEND_SQL.insertTreeHashes),
+    entryHashes: database.prepare<[string, string], { seq: number; hash: string }>(APPEND_SQL.entryHashes),
     latestCheckpoint: database.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE company_id = ? ORDER BY tree_size DESC LIMIT 1'),
     insertCheckpoint: database.prepare(APPEND_SQL.insertCheckpoint),
     byIdempotency: database.prepare<[string, string], LogEntryRow>(APPEND_SQL.byIdempotency),
@@ -64,14 +65,15 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
         const result = await fn({
           head,
           findByIdempotencyKeys: async (keys) => (keys.length ? s.byIdempotency.all(companyId, JSON.stringify(keys)) : []),
-          append: async (rows, h, first, hashes) => {
+          append: async (rows, h, indexes, hashes) => {
             for (const k of signingKeyIds(rows)) if (!s.keyActive.get(k)) throw new KeyRetiredError(k);
             for (const r of rows) s.insert.run(entryValues(r));
-            if (hashes.length > 0) s.insertTreeHashes.run(companyId, first, JSON.stringify(hashes));
+            if (hashes.length > 0) s.insertTreeHashes.run(companyId, JSON.stringify(indexes), JSON.stringify(hashes));
             s.setHead.run(companyId, h.lastSeq, h.lastHash, h.lastCreatedAt);
           },
           readTreeHashes: async (indexes) =>
             new Map(indexes.length ? s.treeHashes.all(companyId, JSON.stringify(indexes)).map((r) => [r.idx, r.hash]) : []),
+          readEntryHashes: async (seqs) => new Map(seqs.length ? s.entryHashes.all(companyId, JSON.stringify(seqs)).map((r) => [r.seq, r.hash]) : []),
           latestCheckpoint: async () => s.latestCheckpoint.get(companyId),
           insertCheckpoint: async (row) => {
             if (!s.keyActive.get(row.key_id)) throw new KeyRetiredError(row.key_id);

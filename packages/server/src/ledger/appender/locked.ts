@@ -33,7 +33,7 @@ export class LockedCommitter implements Committer {
           const plan = await this.deps.planner.plan(companyId, state, group, await tx.findByIdempotencyKeys(idempotencyKeys(group)), new Map(), undefined);
           await plan.signed;
           const w = plan.write;
-          if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeFirst, w.treeHashes);
+          if (w.rows.length > 0) await tx.append(w.rows, w.head, w.treeIndexes, w.treeHashes);
           if (w.checkpoint) await tx.insertCheckpoint(w.checkpoint);
           return plan;
         });

@@ -4,7 +4,7 @@
 // group; it writes nothing (appender.ts commits the plan).
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
-import { canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, verifyConsistency } from '@audit-ledger/core';
+import { canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, type Hash, layeredReader, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, TREE_STRIDE, verifyConsistency } from '@audit-ledger/core';
 import type { ChainHead, ChainTx, ChainWriter, LogEntryRow } from '../../store/chain.js';
 import { iso } from '../../time.js';
 import type { CheckpointSigner } from '../checkpoints.js';
@@ -41,7 +41,8 @@ export class Planner {
   /** The chain as stored, read inside the locked transaction. */
   async loadState(tx: ChainTx, checkNow = false, known?: Pick<ChainState, 'edge' | 'latest'>): Promise<ChainState> {
     const size = tx.head.lastSeq + 1;
-    const edge = known?.edge ?? (await readEdge((i) => tx.readTreeHashes(i), size));
+    const read = layeredReader((i) => tx.readTreeHashes(i), (seqs) => tx.readEntryHashes(seqs));
+    const edge = known?.edge ?? (await readEdge(read, size));
     const latest = known ? known.latest : await tx.latestCheckpoint();
     const rootAt = edge.root();
     let verdict: Promise<boolean> | undefined;
@@ -49,7 +50,7 @@ export class Planner {
       (verdict ??= (async () => {
         if (!latest) return true;
         if (latest.tree_size > size) return false;
-        const proof = await consistencyProof((i) => tx.readTreeHashes(i), latest.tree_size, size);
+        const proof = await consistencyProof(read, latest.tree_size, size);
         return verifyConsistency(latest.tree_size, size, proof, fromHex(latest.root_hash), rootAt);
       })());
     const head = { ...tx.head };
@@ -189,10 +190,18 @@ export class Planner {
       }
     }
 
-    // The tree grows with the entries: they and their leaves commit together.
-    const treeFirst = storedHashIndex(0, state.edge.size);
+    // The tree grows with the entries, and the stored levels' hashes they complete commit with
+    // them (the leaves are the entries' own hashes: core's isStoredLevel, layeredReader).
+    const treeIndexes: number[] = [];
     const treeHashes: string[] = [];
-    for (const r of rows) for (const h of state.edge.append(entryLeafHash(r.hash))) treeHashes.push(toHex(h));
+    for (const r of rows) {
+      const first = storedHashIndex(0, state.edge.size);
+      const completed = state.edge.append(entryLeafHash(r.hash));
+      for (let level = TREE_STRIDE; level < completed.length; level += TREE_STRIDE) {
+        treeIndexes.push(first + level);
+        treeHashes.push(toHex(completed[level] as Hash));
+      }
+    }
     // Signing runs while the caller goes on (the next group can be built meanwhile); a small
     // pipelined group goes unsigned (signature '') to the writer, which signs it.
     let signed = Promise.resolve();
@@ -212,7 +221,7 @@ export class Planner {
     const planKeys: Array<[string, KeyUse[]]> = [...new Set(keys)].map((k) => [k, byKey.get(k) as KeyUse[]]);
     for (const [k, uses] of planKeys) inFlightKeys.set(k, uses);
 
-    const plan: Plan = { outcomes, keys: planKeys, signed, write: { companyId, expect, rows, head, treeFirst, treeHashes } };
+    const plan: Plan = { outcomes, keys: planKeys, signed, write: { companyId, expect, rows, head, treeIndexes, treeHashes } };
     const size = state.edge.size;
     const covered = state.latest?.tree_size ?? 0;
     if (size === covered) return plan;
