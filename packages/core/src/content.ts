@@ -3,7 +3,7 @@
 // the commitment: the entry hash, the chain, the tree and every proof still verify, and the
 // 256-bit salt keeps the erased content from being guessed back from the commitment.
 // Specified in docs/ledger-format.md §14.
-import { fromBase64, sha256Hex, toBase64, utf8 } from '#crypto';
+import { bytesThenUtf8, fromBase64, sha256Hex, toBase64, utf8 } from '#crypto';
 import { canonicalJson, type JsonObject } from './json.js';
 
 /** The first bytes of every commitment's input, so it can be nothing else the service hashes. */
@@ -18,13 +18,7 @@ export function contentText(dataJson: string, extraJson: string | null): string 
 
 /** lowercase_hex(SHA-256(context ‖ salt ‖ UTF-8(content text))). */
 export function contentCommitment(salt: Uint8Array, text: string): string {
-  const ctx = CONTEXT_BYTES;
-  const body = utf8(text);
-  const input = new Uint8Array(ctx.length + salt.length + body.length);
-  input.set(ctx, 0);
-  input.set(salt, ctx.length);
-  input.set(body, ctx.length + salt.length);
-  return sha256Hex(input);
+  return sha256Hex(bytesThenUtf8([CONTEXT_BYTES, salt], text));
 }
 
 export type ContentState =

@@ -99,6 +99,9 @@ export function entryHash(e: EntryBody): string {
 
 // The hashed field names in RFC 8785 order (UTF-16 code unit order; all ASCII here).
 const SORTED_FIELDS = [...HASHED_FIELDS].sort();
+/** What JSON.stringify (and so RFC 8785) escapes in a string: quote, backslash, controls, and lone surrogates (any surrogate here, to be safe). */
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 const SORTED_FIELDS_V2 = [...HASHED_FIELDS_V2].sort();
 
 /**
@@ -119,7 +122,8 @@ export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra'>, dataJso
     else if (f === 'extra') out += extraJson ?? 'null';
     else {
       const v = e[f] ?? null;
-      out += v === null ? 'null' : typeof v === 'number' ? String(v) : JSON.stringify(v);
+      // A string with nothing JSON escapes is itself in quotes; only others go through JSON.stringify.
+      out += v === null ? 'null' : typeof v === 'number' ? String(v) : typeof v === 'string' && !NEEDS_ESCAPE.test(v) ? `"${v}"` : JSON.stringify(v);
     }
   }
   return out + '}';

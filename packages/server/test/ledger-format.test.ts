@@ -36,7 +36,7 @@ describe('published vectors', () => {
 
 describe('the append fast path', () => {
   // Random JSON with the awkward parts of RFC 8785: escapes, non-BMP characters, numbers.
-  const chars = ['a', 'Z', '"', '\\', '\n', '\u0001', '\u007f', 'é', '€', '\ud83d\ude00', '\u2028', ' ', '/'];
+  const chars = ['a', 'Z', '"', '\\', '\n', '\u0001', '\u001f', '\u007f', 'é', '€', '\ud83d\ude00', '\u2028', ' ', '/'];
   let seed = 42;
   const rnd = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -56,12 +56,12 @@ describe('the append fast path', () => {
   const obj = () => Object.fromEntries(Array.from({ length: rnd(6) }, () => [str(), value(1)])) as JsonObject;
   const maybe = () => (rnd(2) ? str() : null);
 
-  it('builds the same canonical text as the generic RFC 8785 path, on 2000 random entries', () => {
-    for (let i = 0; i < 2000; i++) {
+  it('builds the same canonical text as the generic RFC 8785 path, on 2000 random entries of each format version', () => {
+    for (let i = 0; i < 4000; i++) {
       const data = obj();
       const extra = rnd(2) ? obj() : null;
       const body: EntryBody = {
-        format_version: 1, company_id: str(), seq: rnd(1_000_000), log_id: str(), event_type: str(), data,
+        format_version: i % 2 ? 2 : 1, content_commitment: i % 2 ? str() : null, company_id: str(), seq: rnd(1_000_000), log_id: str(), event_type: str(), data,
         source: maybe(), trace_id: maybe(), session_id: maybe(), timestamp: maybe(), span_id: maybe(), parent_span_id: maybe(), parent_event_id: maybe(),
         root_event_id: maybe(), agent_id: maybe(), workflow_id: maybe(), causality_type: maybe(), idempotency_key: maybe(), schema_version: maybe(),
         extra, created_at: str(), prev_hash: str(),

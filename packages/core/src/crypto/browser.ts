@@ -9,6 +9,17 @@ const encoder = new TextEncoder();
 
 export const utf8 = (text: string): Uint8Array => encoder.encode(text);
 
+export function bytesThenUtf8(parts: Uint8Array[], text: string): Uint8Array {
+  const body = encoder.encode(text);
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0) + body.length);
+  let at = 0;
+  for (const p of [...parts, body]) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 export function sha256(data: Uint8Array | string): Uint8Array {
   return nobleSha256(typeof data === 'string' ? utf8(data) : data);
 }

@@ -61,5 +61,20 @@ export function fromBase64(text: string): Uint8Array {
 
 export const utf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 
+export function bytesThenUtf8(parts: Uint8Array[], text: string): Uint8Array {
+  // One allocation (from Buffer's pool when small) and the text encoded in place: a commitment's
+  // input is built once per entry on the append and verification paths.
+  let at = 0;
+  for (const p of parts) at += p.length;
+  const out = Buffer.allocUnsafe(at + Buffer.byteLength(text, 'utf8'));
+  at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  out.write(text, at, 'utf8');
+  return out;
+}
+
 export const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && asBuffer(a).equals(b);
 export const CRYPTO_IMPLEMENTATION = 'node:crypto';

@@ -26,6 +26,8 @@ export interface CryptoSeam {
   /** Strict: exactly the canonical text toBase64 would give (standard alphabet, padding); anything else throws. */
   fromBase64(text: string): Uint8Array;
   utf8(text: string): Uint8Array;
+  /** The bytes of `parts`, then the UTF-8 of `text`, in one new array. */
+  bytesThenUtf8(parts: Uint8Array[], text: string): Uint8Array;
   bytesEqual(a: Uint8Array, b: Uint8Array): boolean;
   /** Which implementation this is, for tests and diagnostics. */
   CRYPTO_IMPLEMENTATION: string;
