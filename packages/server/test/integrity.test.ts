@@ -229,4 +229,36 @@ describe.each(STORE_KINDS)('background verifier on %s', (kind) => {
       await t.close();
     }
   });
+
+  it('a pass that ends inside the block of a missing entry saves the gap, and the next pass closes it on the stored hash of that block', async () => {
+    const clock = new FakeClock();
+    const t = await startTestApp(kind, { clock, env: { CHECKPOINT_INTERVAL_MS: '0', INTEGRITY_VERIFY_INTERVAL_SECONDS: '1' } });
+    try {
+      const acct = await t.newAccount();
+      const c = acct.companyId;
+      const { key } = await t.createKey(acct.token, 100_000);
+      const status = async () => (await t.inject({ method: 'GET', url: '/api/v1/integrity/status', headers: { 'x-api-key': key } })).json();
+      const savedEdge = async () => JSON.parse((await t.store.db.selectFrom('integrity_state').select('verified_edge').where('company_id', '=', c).executeTakeFirstOrThrow()).verified_edge);
+      await ingestBatch(t, key, Array.from({ length: 20 }, (_, i) => ({ event_type: 'e', data: { i } })));
+      await t.store.db.deleteFrom('log_entries').where('company_id', '=', c).where('seq', '=', 17).execute();
+      clock.advance(1500);
+      await vi.waitFor(async () => expect(await status()).toMatchObject({ last_verified_seq: 19, violation_count: 1 }), { timeout: 10_000, interval: 50 });
+      // Entries 16–31 are one block: the pass stopped at 20, inside it.
+      expect(await savedEdge()).toEqual({ edge: expect.any(Array), gap_end: 32 });
+
+      await ingestBatch(t, key, Array.from({ length: 20 }, (_, i) => ({ event_type: 'e', data: { i: 20 + i } })));
+      // The block's stored hash is gone too: only a pass that resumed the gap can say so, at entry 31.
+      await t.store.db.deleteFrom('merkle_hashes').where('company_id', '=', c).where('idx', '=', storedHashIndex(4, 1)).execute();
+      clock.advance(1500);
+      await vi.waitFor(async () => expect(await status()).toMatchObject({ last_verified_seq: 39, violation_count: 2 }), { timeout: 10_000, interval: 50 });
+      const found = await t.store.db.selectFrom('integrity_violations').select(['seq', 'kind']).where('company_id', '=', c).orderBy('seq').execute();
+      expect(found.map((v) => [v.seq, v.kind])).toEqual([
+        [17, 'missing_entry'],
+        [31, 'merkle_mismatch'],
+      ]);
+      expect(await savedEdge()).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
 });
