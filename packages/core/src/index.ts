@@ -70,6 +70,7 @@ export {
   splitPoint,
   splitStoredHashIndex,
   storedHashCount,
+  storedLevelIndexes,
   storedHashIndex,
   type Subtree,
   subtreesOf,

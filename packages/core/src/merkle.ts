@@ -99,6 +99,21 @@ export function splitStoredHashIndex(index: number): Subtree {
   return { level, index: Math.floor(n / pow2(level)) };
 }
 
+/** The stored-hash indexes in [from, to) whose level storage keeps (isStoredLevel), ascending. */
+export function storedLevelIndexes(from: number, to: number): number[] {
+  const out: number[] = [];
+  if (from >= to) return out;
+  // The leaf whose append wrote index `from`, then each leaf on: leaf n writes from storedHashIndex(0, n) on.
+  const s = splitStoredHashIndex(from);
+  for (let n = (s.index + 1) * pow2(s.level) - 1; ; n++) {
+    const first = storedHashIndex(0, n);
+    if (first >= to) return out;
+    for (let level = TREE_STRIDE; (n + 1) % pow2(level) === 0; level += TREE_STRIDE) {
+      if (first + level >= from && first + level < to) out.push(first + level);
+    }
+  }
+}
+
 /** How many stored hashes a tree of n leaves has. */
 export function storedHashCount(n: number): number {
   if (n === 0) return 0;

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { entryLeafHash, type Hash, inclusionProof, isStoredLevel, layeredReader, readRoot, referenceRoot, splitStoredHashIndex, storedHashCount, storedHashIndex, subtreesOf, toHex, TREE_STRIDE, TreeEdge } from '../src/index.js';
+import { entryLeafHash, type Hash, inclusionProof, isStoredLevel, layeredReader, readRoot, referenceRoot, splitStoredHashIndex, storedHashCount, storedHashIndex, storedLevelIndexes, subtreesOf, toHex, TREE_STRIDE, TreeEdge } from '../src/index.js';
 
 /** n entries' hashes, every stored hash of their tree, and the stores the service keeps: stored levels only, and the entries. */
 function ledger(n: number) {
@@ -34,6 +34,13 @@ describe('stored levels', () => {
         expect(splitStoredHashIndex(storedHashIndex(level, index))).toEqual({ level, index });
       }),
     );
+  });
+
+  it('storedLevelIndexes lists exactly the kept indexes of a range', () => {
+    const all = Array.from({ length: storedHashCount(5000) }, (_, i) => i).filter((i) => isStoredLevel(splitStoredHashIndex(i).level));
+    for (const [from, to] of [[0, 0], [0, 1], [0, storedHashCount(5000)], [17, 40], [100, 9000], [4095, 4200], [storedHashIndex(8, 3), storedHashIndex(8, 3) + 1]]) {
+      expect(storedLevelIndexes(from as number, to as number)).toEqual(all.filter((i) => i >= (from as number) && i < (to as number)));
+    }
   });
 
   it('every TREE_STRIDE-th level above the leaves is kept: about one hash per 2^TREE_STRIDE − 1 entries', () => {

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The `audit-ledger` command: serve, migrate, users create, keys rotate, verify-bundle.
+// The `audit-ledger` command: serve, migrate, users create, keys rotate, tree prune, verify-bundle.
 // Parsed by commander: every command and subcommand answers --help/-h with its usage and does
 // nothing else; an unknown command or option prints the usage and exits 2.
 import { Command, CommanderError, Option } from 'commander';
 import { AccountInputError, createUser } from './accounts.js';
 import { ConfigError, envExample, loadConfig } from './config.js';
+import { pruneTree } from './ledger/prune-command.js';
 import { rotateKeyCommand } from './ledger/rotate-command.js';
 import { flushLogs } from './logger.js';
 import { handleSignals, startService } from './server.js';
@@ -115,6 +116,22 @@ function program(): Command {
       const { code, output } = await rotateKeyCommand({ url: opts.url, token: process.env.LEDGER_OPERATOR_TOKEN });
       (code === 0 ? process.stdout : process.stderr).write(output);
       throw new Exit(code);
+    });
+
+  const tree = cli.command('tree').description('maintain the stored Merkle tree').helpOption('-h, --help', 'show this help and do nothing else');
+  tree
+    .command('prune')
+    .description(
+      'remove the tree hash rows of levels no longer stored (written before the tree kept only levels 4, 8, 12, …); ' +
+        'no proof, root or verification changes. Safe while the service runs.',
+    )
+    .action(async () => {
+      const store = openStore(loadConfig());
+      try {
+        await pruneTree(store.ledger, (line) => console.log(line));
+      } finally {
+        await store.close();
+      }
     });
 
   const witness = cli.command('witness').description('an independent witness of checkpoints (C2SP tlog-witness)').helpOption('-h, --help', 'show this help and do nothing else');

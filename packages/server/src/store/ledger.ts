@@ -100,6 +100,20 @@ export class LedgerStore {
     return out;
   }
 
+  /** Every company's chain size (last seq + 1), for maintenance over all companies (`tree prune`). */
+  async chainSizes(): Promise<Array<{ company_id: string; size: number }>> {
+    const rows = await this.h.db.selectFrom('chain_heads').select(['company_id', 'last_seq']).where('last_seq', '>=', 0).orderBy('company_id').execute();
+    return rows.map((r) => ({ company_id: r.company_id, size: r.last_seq + 1 }));
+  }
+
+  /** Deletes a company's stored tree hashes with index in [from, to) except those in `keep`; returns how many went. */
+  async deleteTreeHashesExcept(companyId: string, from: number, to: number, keep: number[]): Promise<number> {
+    let q = this.h.db.deleteFrom('merkle_hashes').where('company_id', '=', companyId).where('idx', '>=', from).where('idx', '<', to);
+    if (keep.length > 0) q = q.where('idx', 'not in', keep);
+    const [result] = await q.execute();
+    return Number(result?.numDeletedRows ?? 0);
+  }
+
   /** Stored hashes with index in [from, to), in order: what the verifier compares with the tree it rebuilds. */
   async treeHashRange(companyId: string, from: number, to: number): Promise<Array<{ idx: number; hash: string }>> {
     return this.h.db
