@@ -6366,6 +6366,7 @@ export interface operations {
                             entries_checked?: number;
                             /** @description Version 2 entries whose content was erased, each accounted for by its erasure record (not violations) */
                             entries_erased?: number;
+                            /** @description Stored Merkle tree hashes (levels 4, 8, 12, …) compared with the tree rebuilt from the entries */
                             tree_hashes_checked?: number;
                             checkpoints_checked?: number;
                             /** @description Entry signatures checked (only with entry_signatures) */
@@ -6618,6 +6619,7 @@ export interface operations {
                             entries_checked?: number;
                             /** @description Version 2 entries whose content was erased, each accounted for by its erasure record (not violations) */
                             entries_erased?: number;
+                            /** @description Stored Merkle tree hashes (levels 4, 8, 12, …) compared with the tree rebuilt from the entries */
                             tree_hashes_checked?: number;
                             checkpoints_checked?: number;
                             /** @description Entry signatures checked (only with entry_signatures) */
@@ -6843,6 +6845,7 @@ export interface operations {
                         entries_checked?: number;
                         /** @description Version 2 entries whose content was erased, each accounted for by its erasure record (not violations) */
                         entries_erased?: number;
+                        /** @description Stored Merkle tree hashes (levels 4, 8, 12, …) compared with the tree rebuilt from the entries */
                         tree_hashes_checked?: number;
                         checkpoints_checked?: number;
                         /** @description Entry signatures checked (only with entry_signatures) */

@@ -36,7 +36,7 @@ const ReportSchema = Type.Object(
     range: Type.Optional(Type.Union([Type.Object({ from_seq: Type.Integer(), to_seq: Type.Integer() }), Type.Null()])),
     entries_checked: Type.Optional(Type.Integer()),
     entries_erased: Type.Optional(Type.Integer({ description: 'Version 2 entries whose content was erased, each accounted for by its erasure record (not violations)' })),
-    tree_hashes_checked: Type.Optional(Type.Integer()),
+    tree_hashes_checked: Type.Optional(Type.Integer({ description: 'Stored Merkle tree hashes (levels 4, 8, 12, …) compared with the tree rebuilt from the entries' })),
     checkpoints_checked: Type.Optional(Type.Integer()),
     signatures_checked: Type.Optional(Type.Integer({ description: 'Entry signatures checked (only with entry_signatures)' })),
     violation_count: Type.Optional(Type.Integer()),
