@@ -110,12 +110,21 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
       expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs }, api)).status).toBe(200);
     }
     const status = async (url: string) => (await call(`${url}/api/v1/integrity/status`, 'GET', undefined, api)).json();
-    await vi.waitFor(async () => expect((await status(svc.url)).witnesses).toMatchObject({ quorum: 2, quorum_met: true, latest_checkpoint_cosigned_by: ['witness.test/w1', 'witness.test/w2'] }), { timeout: 20_000, interval: 50 });
-    const cp = (await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, api)).json();
+    let cosignedSize = 0;
+    await vi.waitFor(
+      async () => {
+        const st = await status(svc.url);
+        expect(st.witnesses).toMatchObject({ quorum: 2, quorum_met: true, latest_checkpoint_cosigned_by: ['witness.test/w1', 'witness.test/w2'] });
+        cosignedSize = st.checkpoint.tree_size;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    // That checkpoint by its size: the service may sign a newer one meanwhile (every 100 ms), not yet cosigned.
+    const cp = (await call(`${svc.url}/api/v1/integrity/checkpoint?tree_size=${cosignedSize}`, 'GET', undefined, api)).json();
     expect(cp.cosignatures).toHaveLength(2);
     const noteText = parseNote(cp.note).text;
     for (const [c, w] of [[cp.cosignatures[0], w1], [cp.cosignatures[1], w2]] as const) expect(verifyCosignature(noteText, c.line, parseWitnessKey(w.vkey)).ok).toBe(true);
-    const text = await (await fetch(`${svc.url}/api/v1/integrity/checkpoint`, { headers: { ...api, accept: 'text/plain' } })).text();
+    const text = await (await fetch(`${svc.url}/api/v1/integrity/checkpoint?tree_size=${cosignedSize}`, { headers: { ...api, accept: 'text/plain' } })).text();
     expect(text).toBe(cp.cosigned_note);
     expect(text.split('\n').filter((l) => l.startsWith('— '))).toHaveLength(3);
 
