@@ -86,9 +86,9 @@ export function isStoredLevel(level: number): boolean {
 /** The subtree whose hash sits at stored-hash index `index` (the inverse of storedHashIndex). */
 export function splitStoredHashIndex(index: number): Subtree {
   // storedHashIndex(0, n) ≤ index < storedHashIndex(0, n + 1) for the leaf n whose append wrote it.
+  // storedHashIndex(0, n) = 2n − popcount(n) ≤ index for n = ⌊index / 2⌋: start there and walk up.
   let n = Math.floor(index / 2);
   let at = storedHashIndex(0, n);
-  while (at > index) at = storedHashIndex(0, --n);
   for (;;) {
     const next = storedHashIndex(0, n + 1);
     if (next > index) break;

@@ -194,13 +194,15 @@ export class Planner {
     // them (the leaves are the entries' own hashes: core's isStoredLevel, layeredReader).
     const treeIndexes: number[] = [];
     const treeHashes: string[] = [];
+    // A leaf's hashes are written from storedHashIndex(0, its seq) on, one per hash it completes.
+    let first = storedHashIndex(0, state.edge.size);
     for (const r of rows) {
-      const first = storedHashIndex(0, state.edge.size);
       const completed = state.edge.append(entryLeafHash(r.hash));
       for (let level = TREE_STRIDE; level < completed.length; level += TREE_STRIDE) {
         treeIndexes.push(first + level);
         treeHashes.push(toHex(completed[level] as Hash));
       }
+      first += completed.length;
     }
     // Signing runs while the caller goes on (the next group can be built meanwhile); a small
     // pipelined group goes unsigned (signature '') to the writer, which signs it.
