@@ -3592,9 +3592,9 @@ export interface operations {
                 source?: string;
                 /** @description Not indexed: on a large ledger, narrow by time or trace too */
                 agent_id?: string;
-                /** @description created_at at or after */
+                /** @description created_at at or after; RFC 3339 with an offset, compared as an instant */
                 from?: string;
-                /** @description created_at before */
+                /** @description created_at before; RFC 3339 with an offset, compared as an instant */
                 to?: string;
                 limit: number;
                 /** @description next_cursor of the previous page */
@@ -7910,9 +7910,9 @@ export interface operations {
         parameters: {
             query: {
                 format: "jsonl" | "csv";
-                /** @description created_at at or after */
+                /** @description created_at at or after; RFC 3339 with an offset, compared as an instant */
                 from?: string;
-                /** @description created_at before */
+                /** @description created_at before; RFC 3339 with an offset, compared as an instant */
                 to?: string;
                 /** @description UUID */
                 trace_id?: string;
@@ -13333,12 +13333,12 @@ export interface operations {
                                 agent_id?: string;
                                 /**
                                  * Format: date-time
-                                 * @description created_at at or after
+                                 * @description created_at at or after; RFC 3339 with an offset, compared as an instant
                                  */
                                 from?: string;
                                 /**
                                  * Format: date-time
-                                 * @description created_at before
+                                 * @description created_at before; RFC 3339 with an offset, compared as an instant
                                  */
                                 to?: string;
                                 /**
@@ -13510,12 +13510,12 @@ export interface operations {
                         agent_id?: string;
                         /**
                          * Format: date-time
-                         * @description created_at at or after
+                         * @description created_at at or after; RFC 3339 with an offset, compared as an instant
                          */
                         from?: string;
                         /**
                          * Format: date-time
-                         * @description created_at before
+                         * @description created_at before; RFC 3339 with an offset, compared as an instant
                          */
                         to?: string;
                         /**
@@ -13579,12 +13579,12 @@ export interface operations {
                             agent_id?: string;
                             /**
                              * Format: date-time
-                             * @description created_at at or after
+                             * @description created_at at or after; RFC 3339 with an offset, compared as an instant
                              */
                             from?: string;
                             /**
                              * Format: date-time
-                             * @description created_at before
+                             * @description created_at before; RFC 3339 with an offset, compared as an instant
                              */
                             to?: string;
                             /**
@@ -13862,12 +13862,12 @@ export interface operations {
                             agent_id?: string;
                             /**
                              * Format: date-time
-                             * @description created_at at or after
+                             * @description created_at at or after; RFC 3339 with an offset, compared as an instant
                              */
                             from?: string;
                             /**
                              * Format: date-time
-                             * @description created_at before
+                             * @description created_at before; RFC 3339 with an offset, compared as an instant
                              */
                             to?: string;
                             /**
@@ -14808,9 +14808,15 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description Start of the period, included; RFC 3339 with an offset, compared as an instant
+                     */
                     from: string;
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description End of the period, excluded; RFC 3339 with an offset, compared as an instant
+                     */
                     to: string;
                 };
             };

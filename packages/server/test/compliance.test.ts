@@ -40,7 +40,7 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
       trace_id: i < 10 ? trace : other,
       agent_id: i % 3 === 0 ? 'agent-a' : 'agent-b',
     }));
-    const ids: string[] = (await ingestBatch(t, key, logs)).json().log_ids;
+    const ids: string[] = n > 0 ? (await ingestBatch(t, key, logs)).json().log_ids : [];
     const admin = { authorization: `Bearer ${acct.token}` };
     const call = (method: string, url: string, payload?: object, headers: Record<string, string> = admin) =>
       t.inject({ method: method as 'GET', url: `/api/v1${url}`, headers, ...(payload ? { payload } : {}) });
@@ -203,6 +203,45 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
     for (const [i, id] of c.ids.entries()) expect((await c.entry(id)).erased, `entry ${i}`).toBe(i % 2 === 0);
     expect((await c.entry(late)).erased).toBe(false);
     expect((await c.call('GET', '/compliance/retention')).json()).toMatchObject({ by_event_type: { 'tool.called': 2 }, erased_total: 5 });
+  });
+
+  it('time range holds compare instants: offsets, missing milliseconds and the exact edges hold on erasure and retention', async () => {
+    const c = await company(0);
+    // Three entries, each at a known instant with milliseconds.
+    t.clock.advance(1000 - (t.clock.ms % 1000) + 732);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await ingestBatch(t, c.key, [{ event_type: 'tool.called', data: { i } }])).json().log_ids[0]);
+      t.clock.advance(60_000);
+    }
+    const at = await Promise.all(ids.map(async (id) => Date.parse((await c.entry(id)).created_at as string)));
+    expect(new Date(at[0] as number).getUTCMilliseconds()).toBe(732);
+    const inOffset = (ms: number, offsetHours: number) => `${new Date(ms + offsetHours * 3_600_000).toISOString().slice(0, 19)}+0${offsetHours}:00`;
+    const noMillis = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
+    // Hold A: from an hour before entry 0, written at +02:00 (as text it sorts after every entry).
+    // Hold B: [entry 1's second without milliseconds, entry 2's exact instant): covers entry 1 only.
+    const holdA = await c.call('POST', '/compliance/holds', { scope: { from: inOffset((at[0] as number) - 3_600_000, 2), to: inOffset((at[0] as number) + 1000, 2) }, reason: 'offset' });
+    expect(holdA.statusCode, holdA.body).toBe(201);
+    expect(holdA.json().scope.from).toMatch(/\+02:00$/);
+    const holdB = await c.call('POST', '/compliance/holds', { scope: { from: noMillis(at[1] as number), to: new Date(at[2] as number).toISOString() }, reason: 'no millis' });
+    expect(holdB.statusCode, holdB.body).toBe(201);
+    for (const [i, hold] of [[0, holdA], [1, holdB]] as const) {
+      const refused = problem(await c.call('POST', '/compliance/erasures', { log_ids: [ids[i]], legal_basis: 'x' }), 409, 'under_legal_hold');
+      expect(refused).toMatchObject({ hold_id: hold.json().id, log_ids: [ids[i]] });
+    }
+    // Retention with everything due erases only entry 2 (at hold B's `to`, which is excluded).
+    await c.call('PUT', '/compliance/retention', { content_days: 0 });
+    await c.call('POST', '/compliance/retention/run');
+    expect(await Promise.all(ids.map(async (id) => (await c.entry(id)).erased))).toEqual([false, false, true]);
+    // A leap second names no instant: refused wherever a time range is given, nothing stored.
+    const holdsBefore = (await c.call('GET', '/compliance/holds')).json().items.length;
+    problem(await c.call('POST', '/compliance/holds', { scope: { from: '2026-12-31T23:59:60Z' }, reason: 'leap' }), 400, 'validation_failed');
+    expect((await c.call('GET', '/compliance/holds')).json().items.length).toBe(holdsBefore);
+    problem(await c.call('GET', '/logs?from=2016-12-31T23:59:60Z'), 400, 'validation_failed');
+    problem(await c.call('GET', '/exports/logs?format=jsonl&to=2016-12-31T23:59:60Z'), 400, 'validation_failed');
+    // Search compares instants too: an offset bound finds entry 1 and 2, not 0.
+    const found = (await c.call('GET', `/logs?event_type=tool.called&from=${encodeURIComponent(inOffset((at[1] as number) - 1, 5))}`)).json().items.map((e: { log_id: string }) => e.log_id);
+    expect(found.sort()).toEqual([ids[1], ids[2]].sort());
   });
 
   it('refuses bad requests with a clear problem and changes nothing', async () => {

@@ -90,13 +90,23 @@ export function holdView(h: HoldRow): HoldView {
   };
 }
 
-/** Whether a hold's scope covers an entry (a time range is on the entry's created_at: [from, to)). */
+/**
+ * Whether a hold's scope covers an entry (a time range is on the entry's created_at: [from, to)).
+ * Times are compared as instants: a hold keeps the bounds exactly as its admin wrote them
+ * (`11:33:01+02:00`, no milliseconds), which as text would not order against the stored
+ * `…T09:33:01.732Z`. A bound that names no instant (never stored: the route refuses it) covers
+ * everything rather than nothing, so a hold can only ever keep too much.
+ */
 export function holdCovers(scope: HoldScope, e: Pick<LogEntryRow, 'trace_id' | 'session_id' | 'agent_id' | 'created_at'>): boolean {
   if ('all' in scope) return true;
   if ('trace_id' in scope) return e.trace_id === scope.trace_id;
   if ('session_id' in scope) return e.session_id === scope.session_id;
   if ('agent_id' in scope) return e.agent_id === scope.agent_id;
-  return (scope.from === undefined || e.created_at >= scope.from) && (scope.to === undefined || e.created_at < scope.to);
+  const at = Date.parse(e.created_at);
+  const from = scope.from === undefined ? Number.NEGATIVE_INFINITY : Date.parse(scope.from);
+  const to = scope.to === undefined ? Number.POSITIVE_INFINITY : Date.parse(scope.to);
+  if (Number.isNaN(from) || Number.isNaN(to)) return true;
+  return at >= from && at < to;
 }
 
 export class Compliance {

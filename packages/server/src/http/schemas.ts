@@ -3,6 +3,14 @@ import Type from 'typebox';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 
+/**
+ * A time a request compares against stored times (search and export ranges, hold scopes, report
+ * periods): RFC 3339 with an offset. Compared as an instant, never as text. A leap second
+ * (`…:60`) is refused: it names no instant on the POSIX time line the service stores
+ * (`Date.parse` would give NaN, and a comparison with NaN is always false).
+ */
+export const Instant = (description: string) => Type.String({ format: 'date-time', pattern: '^.{17}[0-5]', description: `${description}; RFC 3339 with an offset, compared as an instant` });
+
 /** A string or null: the envelope fields of an entry. */
 export const NullableString = Type.Union([Type.String(), Type.Null()]);
 

@@ -6,7 +6,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
 import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { Instant, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import type { HoldScope } from '../store/compliance.js';
 
@@ -46,8 +46,8 @@ const Scope = Type.Object(
     trace_id: Type.Optional(Uuid),
     session_id: Type.Optional(Uuid),
     agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at at or after' })),
-    to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at before' })),
+    from: Type.Optional(Instant('created_at at or after')),
+    to: Type.Optional(Instant('created_at before')),
     all: Type.Optional(Type.Literal(true, { description: 'Every entry of the company' })),
   },
   { additionalProperties: false, description: 'Exactly one of: trace_id, session_id, agent_id, a time range (from and/or to), all' },

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { CheckpointSchema, Uuid } from '../http/schemas.js';
+import { CheckpointSchema, Instant, Uuid } from '../http/schemas.js';
 
 const Open = (properties: Parameters<typeof Type.Object>[0], description: string) => Type.Object(properties, { additionalProperties: true, description });
 
@@ -46,8 +46,8 @@ import { requestActor } from '../compliance/trail.js';
 const ExportQuery = Type.Object(
   {
     format: Type.Union([Type.Literal('jsonl'), Type.Literal('csv')], { default: 'jsonl' }),
-    from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at at or after' })),
-    to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at before' })),
+    from: Type.Optional(Instant('created_at at or after')),
+    to: Type.Optional(Instant('created_at before')),
     trace_id: Type.Optional(Uuid),
     event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   },

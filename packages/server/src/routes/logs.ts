@@ -6,7 +6,7 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { entryLeafHash, recordToEntry, toHex } from '@audit-ledger/core';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
-import { CheckpointSchema, JsonObjectSchema, NullableString, Uuid } from '../http/schemas.js';
+import { CheckpointSchema, Instant, JsonObjectSchema, NullableString, Uuid } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { LogEntryRow } from '../store/chain.js';
@@ -134,8 +134,8 @@ const ListQuery = Type.Object(
     event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Not indexed: on a large ledger, narrow by time or trace too' })),
-    from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at at or after' })),
-    to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at before' })),
+    from: Type.Optional(Instant('created_at at or after')),
+    to: Type.Optional(Instant('created_at before')),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: 'By seq' }),

@@ -8,7 +8,7 @@ import { reportPdf } from '../compliance/report-pdf.js';
 import { MAX_REPORT_DAYS } from '../compliance/reports.js';
 import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { Instant, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import { iso } from '../time.js';
 
@@ -44,7 +44,7 @@ export function reportRoutes(ctx: ReportServices): FastifyPluginAsyncTypebox {
           operationId: 'createReport',
           summary: 'Generate a signed period report for regulators and auditors',
           description: `For [from, to): entries by type and agent, events per day and days without any, every entry of the period verified (hash, content, link, signature, erasure records), the checkpoints and witness cosignatures covering it, keys and transitions, retention, legal holds, erasures, human review rejections and anomalies. At most ${MAX_REPORT_DAYS} days. Signed with the service key; kept; recorded as a \`compliance.report_generated\` entry.`,
-          body: Type.Object({ from: Type.String({ format: 'date-time' }), to: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+          body: Type.Object({ from: Instant('Start of the period, included'), to: Instant('End of the period, excluded') }, { additionalProperties: false }),
           response: { 201: ReportSummary, ...problemResponses(400, 401, 403, 429, 503) },
         },
       },
