@@ -18,6 +18,14 @@ describe('numberIsExact', () => {
   });
 });
 
+/** Compression bombs, built once: 1 GiB of zeros as brotli, 256 MiB as deflate. */
+let built: { br: Buffer; deflate: Buffer } | undefined;
+const bombs = () =>
+  (built ??= {
+    br: zlib.brotliCompressSync(Buffer.alloc(1024 * 1024 * 1024), { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
+    deflate: zlib.deflateSync(Buffer.alloc(256 * 1024 * 1024), { level: 9 }),
+  });
+
 describe.each(STORE_KINDS)('input fidelity on %s', (kind) => {
   let t: TestApp;
   let key: string;
@@ -131,6 +139,27 @@ describe.each(STORE_KINDS)('input fidelity on %s', (kind) => {
     const bomb = zlib.gzipSync(Buffer.concat([Buffer.from('{"event_type":"t","data":{}'), Buffer.alloc(2 * 1024 * 1024, 0x20), Buffer.from('}')]));
     expect(bomb.length).toBeLessThan(t.config.maxBodyBytes);
     problem(await raw('/api/v1/logs', bomb, { 'content-encoding': 'gzip' }), 413, 'payload_too_large');
+  });
+
+  it('a decompression bomb is refused at the limit and stops there: no CPU is spent on it after the 413, on any route', async () => {
+    // 1 GiB of zeros is about 1.6 KB as brotli (and 1 MiB as gzip): the decoder must be destroyed
+    // when the decoded size passes the limit, not left running (68 CPU-seconds each, once).
+    const { br, deflate } = bombs();
+    expect(br.length).toBeLessThan(10_000);
+    const routes = ['/api/v1/auth/login', '/api/v1/logs', '/api/v1/logs/batch', '/api/v1/otlp/v1/traces'];
+    for (const url of routes) {
+      problem(await raw(url, br, { 'content-encoding': 'br' }), 413, 'payload_too_large');
+      problem(await raw(url, deflate, { 'content-encoding': 'deflate' }), 413, 'payload_too_large');
+      const otlp = await raw(url, br, { 'content-encoding': 'br', 'content-type': 'application/x-protobuf' });
+      expect([413, 415]).toContain(otlp.statusCode);
+    }
+    // Over the next second the process is idle: a leftover decoder would keep a core busy.
+    const before = process.cpuUsage();
+    await new Promise((r) => setTimeout(r, 1000));
+    const used = process.cpuUsage(before);
+    expect((used.user + used.system) / 1000, 'CPU ms spent in the second after the 413s').toBeLessThan(400);
+    // And the service still answers.
+    expect((await raw('/api/v1/logs', zlib.brotliCompressSync('{"event_type":"after.bomb","data":{}}'), { 'content-encoding': 'br' })).statusCode).toBe(200);
   });
 
   it('the URL gets the same rule: %00 and percent-encoding that is not UTF-8 → 400 invalid_text, never a 500', async () => {
