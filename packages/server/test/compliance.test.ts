@@ -144,6 +144,19 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
     expect(await c.fullVerification()).toMatchObject({ chain_status: 'valid', entries_erased: 7 });
   });
 
+  it('erasure by subject matches the JSON string only, on both stores: never a number, boolean, null, object or array that prints the same', async () => {
+    const c = await company(0);
+    const values: unknown[] = ['259398927', 259398927, 'true', true, 'null', null, '{"a":1}', { a: 1 }, '[1]', [1], 259398927.0];
+    const ids: string[] = (await ingestBatch(t, c.key, values.map((v) => ({ event_type: 'typed.subject', data: { subject_id: v } })))).json().log_ids;
+    for (const subject of ['259398927', 'true', 'null', '{"a":1}', '[1]']) {
+      const res = await c.call('POST', '/compliance/erasures', { subject, legal_basis: 'GDPR Art. 17' });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().log_ids, subject).toEqual([ids[values.indexOf(subject)]]);
+    }
+    // Every entry whose subject was not a string still has its content.
+    for (const [i, v] of values.entries()) expect((await c.entry(ids[i] as string)).erased, JSON.stringify(v)).toBe(typeof v === 'string');
+  });
+
   it('legal holds block erasure and retention until every hold covering an entry is released', async () => {
     const c = await company();
     // Two overlapping holds: the first trace, and agent-a (entries 0, 3, 6, …).

@@ -137,7 +137,11 @@ export class ComplianceStore {
 
   // ---- erasures ----
 
-  /** Entries whose data holds `value` (a string) at one of the JSON paths (each a list of member names). Not indexed. */
+  /**
+   * Entries whose data holds the JSON string `value` at one of the JSON paths (each a list of
+   * member names): a string equal to it, never a number, boolean, object or array that prints the
+   * same (`"259398927"` does not match 259398927, nor `"true"` true). Not indexed.
+   */
   entriesBySubject(companyId: string, paths: string[][], value: string): Promise<LogEntryRow[]> {
     if (paths.length === 0) return Promise.resolve([]);
     return this.db
@@ -147,11 +151,13 @@ export class ComplianceStore {
       .where('data', 'is not', null)
       .where((eb) =>
         eb.or(
-          paths.map((p) =>
-            this.store.kind === 'sqlite'
-              ? eb(sql<string>`json_extract(data, ${'$' + p.map((m) => `."${m.replace(/"/g, '')}"`).join('')})`, '=', value)
-              : eb(sql<string>`(data::jsonb #>> ${sql.val(p)}::text[])`, '=', value),
-          ),
+          paths.map((p) => {
+            if (this.store.kind === 'sqlite') {
+              const at = '$' + p.map((m) => `."${m.replace(/"/g, '')}"`).join('');
+              return eb.and([eb(sql<string>`json_type(data, ${at})`, '=', 'text'), eb(sql<string>`json_extract(data, ${at})`, '=', value)]);
+            }
+            return eb(sql<string>`(data::jsonb #> ${sql.val(p)}::text[])`, '=', sql<string>`to_jsonb(${value}::text)`);
+          }),
         ),
       )
       .orderBy('seq')
