@@ -71,6 +71,8 @@ export interface ComplianceDeps {
   subjectPaths: string[][];
   /** Entries per retention batch. */
   retentionBatch: number;
+  /** Told when erased content could not yet be scrubbed from the database's files (a reader held the WAL); the next erasure or retention run tries again. */
+  onScrubIncomplete?: () => void;
 }
 
 const parseActor = (text: string): TrailActor => JSON.parse(text) as TrailActor;
@@ -210,6 +212,7 @@ export class Compliance {
       erased += done.erased;
       records.push(done.recordLogId);
     }
+    if (erased > 0) await this.scrub();
     return { id: requestId, kind: 'request', legal_basis: input.legal_basis, requested_by: actor, created_at: chunks[0]?.created_at ?? this.now(), erased_count: erased, already_erased: alreadyErased, log_ids: targets.map((r) => r.log_id), record_log_ids: records, status: 'applied' };
   }
 
@@ -277,7 +280,13 @@ export class Compliance {
       if (this.closed) break;
       total += await this.retainCompany(companyId);
     }
+    if (total > 0) await this.scrub();
     return total;
+  }
+
+  /** After content was erased: removes the copies the database still holds (store's scrubErasedContent). */
+  private async scrub(): Promise<void> {
+    if (!(await this.deps.store.scrubErasedContent())) this.deps.onScrubIncomplete?.();
   }
 
   private async retainCompany(companyId: string): Promise<number> {

@@ -204,6 +204,25 @@ export class ComplianceStore {
     });
   }
 
+  /**
+   * Removes the copies of erased content that the database keeps beside the live rows, once an
+   * erasure is applied. SQLite: the rows were rewritten with secure_delete (zeroed in place), but
+   * the WAL still holds every earlier image of their pages, the erased text and salt included,
+   * until a checkpoint; a TRUNCATE checkpoint copies the erased pages into the database file and
+   * empties the WAL. It waits for readers (busy_timeout) and is tried again while one holds it.
+   * PostgreSQL has no such setting: the old row versions stay in the table's freed space and in
+   * WAL until reused, and a plain VACUUM does not overwrite them (measured; docs/compliance.md
+   * says what the operator does about it), so nothing is done here. Returns whether it completed.
+   */
+  async scrubErasedContent(): Promise<boolean> {
+    if (this.store.kind !== 'sqlite') return true;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const r = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.db);
+      if (r.rows[0]?.busy === 0) return true;
+    }
+    return false;
+  }
+
   listErasures(companyId: string, requestId?: string): Promise<ErasureRow[]> {
     let q = this.db.selectFrom('erasures').selectAll().where('company_id', '=', companyId);
     if (requestId !== undefined) q = q.where('request_id', '=', requestId);

@@ -9,8 +9,13 @@ import type SQLite from 'better-sqlite3';
 import { type ChainWrite, type ChainWriter, type CheckpointRow, type EntrySigningKey, HeadMovedError, KeyRetiredError, type LogEntryRow } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 
-/** Connection settings both connections share (see openSqliteStore). */
-export const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'busy_timeout = 5000', 'cache_size = -65536'];
+/**
+ * Connection settings both connections share (see openSqliteStore). secure_delete: a row's old
+ * bytes are overwritten with zeros when it is changed or deleted, so erased content (and its salt)
+ * does not stay in a page's free space (GDPR Art. 17; docs/compliance.md). The ledger only
+ * appends, so it costs nothing on the write path; it makes erasure and tree pruning zero what they free.
+ */
+export const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'busy_timeout = 5000', 'cache_size = -65536', 'secure_delete = ON'];
 
 /** The statements of an append, shared with the store's own connection (see sqlite.ts). */
 export const APPEND_SQL = {
