@@ -51,8 +51,13 @@ export function principalOf(request: FastifyRequest): Principal {
 export const SESSION_COOKIE = 'al_session';
 /** Methods that change nothing: no CSRF token needed. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** An idle deadline is written again only when it would move by more than this (one write a minute per session, not one per request). */
-const TOUCH_GRANULARITY_MS = 60_000;
+/**
+ * An idle deadline is written again only when it would move by more than this: at most one write
+ * every 5 s per active session, not one per request, so a session's real idle timeout is its
+ * setting less at most 5 s (a 1/12 of it for short settings). A fixed minute once made a 60 s
+ * timeout end sessions in use.
+ */
+export const touchGranularityMs = (idleTimeoutSeconds: number) => Math.min(5_000, (idleTimeoutSeconds * 1000) / 12);
 
 export interface AuthenticationDeps {
   accounts: AccountStore;
@@ -156,7 +161,7 @@ async function resolveAccessToken(deps: AuthenticationDeps, secret: string, viaC
     const idle = Date.parse(grant.idle_expires_at ?? '');
     if (!(idle > now)) return undefined;
     const next = now + deps.sessionIdleTimeoutSeconds * 1000;
-    if (next - idle > TOUCH_GRANULARITY_MS) await deps.accounts.touchSession(grant.company_id, hash, iso(Math.min(next, Date.parse(grant.expires_at))));
+    if (next - idle > touchGranularityMs(deps.sessionIdleTimeoutSeconds)) await deps.accounts.touchSession(grant.company_id, hash, iso(Math.min(next, Date.parse(grant.expires_at))));
   }
   return {
     kind: 'user',
