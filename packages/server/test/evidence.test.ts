@@ -40,7 +40,8 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     const trace = randomUUID();
     const logs = Array.from({ length: 40 }, (_, i) => ({
       event_type: i % 3 === 0 ? 'tool.called' : 'llm.call',
-      data: { i, note: i === 5 ? 'comma, "quote"\nnewline' : `n${i}` },
+      // Entry 7 holds U+2028, U+2029 and a CR raw: valid JSON the export writes as it is (JSON Lines splits on LF only).
+      data: { i, note: i === 5 ? 'comma, "quote"\nnewline' : i === 7 ? 'line\u2028separator\u2029paragraph\rreturn' : `n${i}` },
       ...(i % 4 === 0 ? { trace_id: trace } : {}),
     }));
     const ids: string[] = (await ingestBatch(t, key, logs)).json().log_ids;
@@ -144,6 +145,7 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     const checkpoint = write('cp.json', (await c.get('/api/v1/integrity/checkpoint')).body);
     const note = write('cp.txt', (await c.get('/api/v1/integrity/checkpoint', { accept: 'text/plain' })).body);
 
+    expect(res.body).toContain('line\u2028separator\u2029paragraph');
     const ok = await verifyBundle([write('export.jsonl', res.body), '--checkpoint', checkpoint, '--public-key', c.keysFile]);
     expect(ok.stdout).toContain('OK   41 entries');
     expect(ok.code).toBe(0);

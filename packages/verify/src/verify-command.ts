@@ -2,8 +2,7 @@
 // configuration, server or database. The checks are the core's (verifyBundle, ExportVerifier);
 // this file reads the files and turns the structured report into lines for people.
 import fs from 'node:fs';
-import readline from 'node:readline';
-import { type Check, COMPLIANCE_REPORT_FORMAT, ExportVerifier, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
+import { type Check, COMPLIANCE_REPORT_FORMAT, ExportVerifier, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
 
 /** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
 export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
@@ -31,9 +30,8 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     const raw = fs.readFileSync(opts.checkpoint, 'utf8');
     const json = raw.trimStart().startsWith('{') ? (JSON.parse(raw) as CheckpointJson) : null;
     checkpoint = { note: json ? String(json.note) : raw, cosignatures: linesOf(json ?? undefined) };
-    const v = new ExportVerifier(keys, checkpoint.note, null, json ?? {});
-    const lines = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
-    for await (const line of lines) v.addLine(line);
+    const v = new ExportVerifier(keys, checkpoint.note, null, json ?? {}, keyFileTransitions(fs.readFileSync(opts.publicKey as string, 'utf8')));
+    for await (const line of jsonLines(fs.createReadStream(file))) v.addLine(line);
     report = v.finish();
   } else {
     const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format?: unknown; checkpoint?: CheckpointJson };
@@ -47,6 +45,37 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     report = { ...report, ok: report.ok && check.status !== 'fail', checks: [...report.checks, check] };
   }
   return finish(report);
+}
+
+/**
+ * The lines of a JSON Lines file, split on LF (U+000A) only, in constant memory: JSON strings may
+ * hold U+2028 and U+2029 raw (valid JSON, and the export writes them so), which node:readline
+ * would take for line ends. A CR before the LF is JSON whitespace and left to JSON.parse.
+ */
+export async function* jsonLines(input: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: false });
+  let rest = '';
+  for await (const chunk of input) {
+    rest += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = rest.indexOf('\n')) >= 0) {
+      yield rest.slice(0, nl);
+      rest = rest.slice(nl + 1);
+    }
+  }
+  rest += decoder.decode();
+  if (rest !== '') yield rest;
+}
+
+/** The transitions of a --public-key file that is the JSON of GET /integrity/keys (none for PEM or verifier keys). */
+function keyFileTransitions(text: string): KeyTransition[] {
+  if (!text.trimStart().startsWith('{')) return [];
+  try {
+    const t = (JSON.parse(text) as { transitions?: unknown }).transitions;
+    return Array.isArray(t) ? (t as KeyTransition[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 function finish(report: VerificationReport): { code: number; output: string } {
