@@ -9,6 +9,7 @@ import { ErasureLedger } from './bundle-erasures.js';
 import type { Check, CheckCode, VerificationReport } from './checks.js';
 import { entryHash, GENESIS_PREV_HASH, hashedFields, type LedgerEntry } from './entry.js';
 import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
+import { applyTransitions, instantOf, type KeyPeriod, keyNotActive, OPEN_PERIOD } from './key-periods.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 import { entryLeafHash, type Hash, TreeEdge, verifyInclusion } from './merkle.js';
 import { verifyEntrySignature } from './signature.js';
@@ -20,7 +21,7 @@ export type { Check, CheckCode, VerificationReport } from './checks.js';
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /** Checks a checkpoint note against the trusted keys; returns the parsed checkpoint or the reason it fails. */
-export function checkCheckpointNote(note: string, keys: TrustedKey[], companyId: string | null): { checkpoint?: Checkpoint; signer?: string; failure?: string } {
+export function checkCheckpointNote(note: string, keys: TrustedKey[], companyId: string | null): { checkpoint?: Checkpoint; signer?: string; failure?: string; inactive?: boolean } {
   let parsed;
   let checkpoint: Checkpoint;
   try {
@@ -30,9 +31,14 @@ export function checkCheckpointNote(note: string, keys: TrustedKey[], companyId:
     return { failure: `checkpoint is malformed: ${(err as Error).message}` };
   }
   const text = utf8(parsed.text);
-  const signer = parsed.signatures
-    .flatMap((s) => keys.filter((k) => bytesEqual(noteKeyId(s.name, k.raw), s.keyId) && verifyEd25519(k.raw, text, s.signature)).map((k) => `${s.name} key ${k.keyId}`))
-    .at(0);
+  const signers = parsed.signatures.flatMap((s) => keys.filter((k) => bytesEqual(noteKeyId(s.name, k.raw), s.keyId) && verifyEd25519(k.raw, text, s.signature)).map((k) => ({ name: s.name, key: k })));
+  // Only a key active at the checkpoint's own timestamp counts (§8, §12).
+  const active = signers.find((s) => keyNotActive(s.key.keyId, s.key.period, checkpoint.timestamp, 'a checkpoint timestamped') === null);
+  const signer = active ? `${active.name} key ${active.key.keyId}` : undefined;
+  if (!signer && signers.length > 0) {
+    const first = signers[0] as { key: TrustedKey };
+    return { failure: `key_not_active: ${keyNotActive(first.key.keyId, first.key.period, checkpoint.timestamp, 'a checkpoint timestamped') as string}`, inactive: true };
+  }
   if (!signer) {
     const names = parsed.signatures.map((s) => `${s.name} (key hash ${toHex(s.keyId)})`).join(', ');
     return { failure: `checkpoint signature does not verify with any trusted key (signed as ${names || 'nobody'})` };
@@ -42,24 +48,37 @@ export function checkCheckpointNote(note: string, keys: TrustedKey[], companyId:
 }
 
 /**
- * The trusted keys plus every key a trusted key endorsed (transitively), in the order the
- * transitions were made. A transition from an untrusted key is ignored; one from a trusted key
- * that does not verify is a failed check.
+ * The trusted keys plus every key a trusted key endorsed (transitively), each with its signing
+ * period from the signed transitions (key-periods.ts), taken in the order of their times. A
+ * transition from an untrusted key is passed over; one from a trusted key that does not verify,
+ * or that the period rules refuse (a retired key's second statement), is a failed check.
  */
 export function followTransitions(pinned: TrustedKey[], transitions: KeyTransition[]): { keys: TrustedKey[]; checks: Check[] } {
   const keys = [...pinned];
   const checks: Check[] = [];
-  for (const t of transitions) {
-    const old = keys.find((k) => k.keyId === t.old_key_id);
-    if (!old || keys.some((k) => k.keyId === t.new_key_id)) continue;
-    const result = verifyKeyTransition(t, old.raw);
-    if ('failure' in result) checks.push({ status: 'fail', code: 'key_transition', message: `key transition ${t.old_key_id} → ${t.new_key_id}: ${result.failure}` });
-    else {
-      keys.push(trustedKey(result.newKey));
-      checks.push({ status: 'ok', code: 'key_transition', message: `key transition ${t.old_key_id} → ${t.new_key_id} at ${t.created_at}, endorsed by the trusted key ${t.old_key_id}` });
-    }
+  const periods = new Map<string, KeyPeriod>();
+  const endorsed = new Map<KeyTransition, Uint8Array>();
+  const steps = applyTransitions(
+    periods,
+    transitions,
+    (t) => {
+      const old = keys.find((k) => k.keyId === t.old_key_id);
+      if (!old) return undefined;
+      const result = verifyKeyTransition(t, old.raw);
+      if ('failure' in result) return result.failure;
+      endorsed.set(t, result.newKey);
+      return null;
+    },
+    (t) => {
+      if (!keys.some((k) => k.keyId === t.new_key_id)) keys.push(trustedKey(endorsed.get(t) as Uint8Array));
+    },
+  );
+  for (const s of steps) {
+    const { transition: t } = s;
+    if (s.taken) checks.push({ status: 'ok', code: 'key_transition', message: `key transition ${t.old_key_id} → ${t.new_key_id} at ${t.created_at}, endorsed by the trusted key ${t.old_key_id}` });
+    else checks.push({ status: 'fail', code: /key_not_active/.test(s.reason) ? 'key_not_active' : 'key_transition', message: `key transition ${t.old_key_id} → ${t.new_key_id}: ${s.reason}` });
   }
-  return { keys, checks };
+  return { keys: keys.map((k) => ({ ...k, period: periods.get(k.keyId) ?? OPEN_PERIOD })), checks };
 }
 
 /** Why a checkpoint's unsigned JSON fields disagree with its signed note, or null when they agree (or are absent). */
@@ -110,6 +129,11 @@ function checkEntry(e: Record<string, unknown>, keys: TrustedKey[]): EntryCheck 
   // Over the stored hash, as the service checks it (docs/ledger-format.md §5): whether the key signed
   // this hash; whether the hash is that of these fields is the check above.
   else if (!verifyEntrySignature(key.raw, String(e.hash), String(e.signature))) failures.push(fail('bad_signature', `signature does not verify with key ${key.keyId}`));
+  else {
+    // A signature counts only inside its key's period (§12): a retired key can sign anything.
+    const inactive = keyNotActive(key.keyId, key.period, e.created_at, 'an entry created at');
+    if (inactive) failures.push(fail('key_not_active', inactive));
+  }
   return { hash, failures, erased: content.state === 'erased' };
 }
 
@@ -157,8 +181,8 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): V
   }
   const companyId = String(b.company_id);
   const cp = checkCheckpointNote(b.checkpoint.note, keys, companyId);
-  if (!cp.checkpoint) {
-    checks.push({ status: 'fail', code: 'checkpoint', message: cp.failure as string });
+  if (!cp.checkpoint || !cp.signer) {
+    checks.push({ status: 'fail', code: cp.inactive ? 'key_not_active' : 'checkpoint', message: cp.failure as string });
     return report();
   }
   const { treeSize, rootHash } = cp.checkpoint;
@@ -209,15 +233,44 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): V
   return report();
 }
 
+/** An entry whose signing key is not trusted yet (ExportVerifier.pending). */
+type PendingSignature = { seq: number; log_id: unknown; key_id: string; hash: string; signature: string; created_at: unknown };
+
+/** The event type of the entry that records a key rotation in every company's chain (data: the signed transition). */
+export const KEY_ROTATION_EVENT_TYPE = 'signing_key.rotated';
+
 /**
  * Verifies a JSON Lines export against a checkpoint, line by line in constant memory.
  * The export must hold seq 0 onwards without gaps, so the tree can be rebuilt and its
  * root at the checkpoint's size compared with the signed one.
+ *
+ * Key rotations: starting from the pinned keys (and any transitions given), the verifier follows
+ * each signed transition it reads in the export itself (the `signing_key.rotated` entries, whose
+ * data is the transition: self-authenticating, so nothing else about the entry is trusted for
+ * it). An entry is checked against the periods known when it is read; because an entry can come
+ * before the record of the rotation that retires its key, the earliest and latest `created_at`
+ * each key signed are checked again against the final periods, and the checkpoint is checked at
+ * the end with every key followed.
  */
 export class ExportVerifier {
   private readonly edge = TreeEdge.empty();
-  private readonly cp: ReturnType<typeof checkCheckpointNote>;
+  private readonly transitions: KeyTransition[];
+  private keys: TrustedKey[];
+  private transitionChecks: Check[] = [];
+  /** Per key: the earliest and latest created_at it signed (valid signatures only), with their seqs. */
+  private readonly signedSpan = new Map<string, { min: number; minSeq: number; minAt: string; max: number; maxSeq: number; maxAt: string }>();
+  private readonly inactiveSeqs = new Set<number>();
+  /**
+   * Entries signed by a key not (yet) trusted, kept until a transition read later endorses it:
+   * with several processes, entries signed by the new key are appended before the rotation's own
+   * record. What is left at the end is untrusted. Bounded by the entries between a rotation and
+   * its record in the chain.
+   */
+  private pending: PendingSignature[] = [];
+  /** The tree size the note claims, read before its signature can be judged (at the end). */
+  private readonly claimedSize: number | null;
   private prevHash = GENESIS_PREV_HASH;
+  private prevCreatedAt = Number.NEGATIVE_INFINITY;
   private count = 0;
   private rootAtCheckpoint: Hash | null = null;
   private readonly failures: Check[] = [];
@@ -225,15 +278,53 @@ export class ExportVerifier {
   private readonly erasures = new ErasureLedger();
 
   constructor(
-    private readonly keys: TrustedKey[],
-    checkpointNote: string,
-    companyId: string | null,
+    private readonly pinned: TrustedKey[],
+    private readonly checkpointNote: string,
+    private readonly companyId: string | null,
     /** The checkpoint's JSON fields, when it came as JSON: each must agree with the signed note. */
-    checkpointJson: { tree_size?: unknown; root_hash?: unknown } = {},
+    private readonly checkpointJson: { tree_size?: unknown; root_hash?: unknown } = {},
+    /** Transitions known beforehand (GET /integrity/keys); those in the export are added as read. */
+    transitions: KeyTransition[] = [],
   ) {
-    this.cp = checkCheckpointNote(checkpointNote, keys, companyId);
-    const differs = this.cp.checkpoint ? checkpointJsonDiffers(checkpointJson, this.cp.checkpoint) : null;
-    if (differs) this.failures.push({ status: 'fail', code: 'checkpoint_fields', message: differs });
+    this.transitions = [...transitions];
+    const followed = followTransitions(pinned, this.transitions);
+    this.keys = followed.keys;
+    this.transitionChecks = followed.checks;
+    let size: number | null = null;
+    try {
+      size = parseCheckpointText(parseNote(checkpointNote).text).treeSize;
+    } catch {
+      // judged in finish()
+    }
+    this.claimedSize = size;
+  }
+
+  /** A transition read from the export: followed from the pinned keys again, with every one so far. */
+  private addTransition(data: unknown): void {
+    const t = data as KeyTransition;
+    if (typeof t?.statement !== 'string' || this.transitions.some((x) => x.statement === t.statement && x.old_signature === t.old_signature)) return;
+    this.transitions.push(t);
+    const followed = followTransitions(this.pinned, this.transitions);
+    this.keys = followed.keys;
+    this.transitionChecks = followed.checks;
+    const still: PendingSignature[] = [];
+    for (const p of this.pending) {
+      const k = this.keys.find((x) => x.keyId === p.key_id);
+      if (!k) {
+        still.push(p);
+        continue;
+      }
+      const label = `entry seq ${p.seq} (log_id ${String(p.log_id)})`;
+      if (!verifyEntrySignature(k.raw, p.hash, p.signature)) this.failures.push({ status: 'fail', code: 'bad_signature', message: `${label}: signature does not verify with key ${k.keyId}`, seq: p.seq });
+      else {
+        const why = keyNotActive(k.keyId, k.period, p.created_at, 'an entry created at');
+        if (why) {
+          this.inactiveSeqs.add(p.seq);
+          this.failures.push({ status: 'fail', code: 'key_not_active', message: `${label}: ${why}`, seq: p.seq });
+        } else this.noteSigned(k.keyId, p.created_at, p.seq);
+      }
+    }
+    this.pending = still;
   }
 
   addLine(line: string): void {
@@ -255,22 +346,64 @@ export class ExportVerifier {
       this.broken = true;
       return;
     }
+    if (e.event_type === KEY_ROTATION_EVENT_TYPE && e.data !== null && typeof e.data === 'object') this.addTransition(e.data);
     const { hash, failures, erased } = checkEntry(e, this.keys);
-    this.failures.push(...failures);
+    const untrusted = failures.find((f) => f.code === 'untrusted_key');
+    if (untrusted && typeof e.hash === 'string') this.pending.push({ seq: this.count, log_id: e.log_id, key_id: String(e.key_id), hash: e.hash, signature: String(e.signature), created_at: e.created_at });
+    this.failures.push(...failures.filter((f) => f !== untrusted || typeof e.hash !== 'string'));
+    if (failures.some((f) => f.code === 'key_not_active')) this.inactiveSeqs.add(this.count);
+    else if (!failures.some((f) => f.code === 'bad_signature' || f.code === 'untrusted_key')) this.noteSigned(String(e.key_id), e.created_at, this.count);
+    // created_at never decreases along a chain (§2).
+    const createdAt = instantOf(e.created_at);
+    if (!(createdAt >= this.prevCreatedAt)) this.failures.push({ status: 'fail', code: 'created_at_order', message: `entry seq ${this.count} (log_id ${String(e.log_id)}): created_at ${String(e.created_at)} is earlier than the entry before it, or not an RFC 3339 time`, seq: this.count });
+    if (!Number.isNaN(createdAt)) this.prevCreatedAt = createdAt;
     if (erased) this.erasures.erased(e);
     this.failures.push(...this.erasures.record(e));
     if (e.prev_hash !== this.prevHash) this.failures.push({ status: 'fail', code: 'broken_link', message: `entry seq ${this.count} (log_id ${String(e.log_id)}): prev_hash does not match the entry before it`, seq: this.count });
     this.prevHash = typeof e.hash === 'string' ? e.hash : '';
     this.edge.append(entryLeafHash(hash ?? (/^([0-9a-f]{2})*$/.test(this.prevHash) ? this.prevHash : '')));
     this.count++;
-    if (this.count === this.cp.checkpoint?.treeSize) this.rootAtCheckpoint = this.edge.root();
+    if (this.count === this.claimedSize) this.rootAtCheckpoint = this.edge.root();
+  }
+
+  private noteSigned(keyId: string, createdAt: unknown, seq: number): void {
+    const t = instantOf(createdAt);
+    if (Number.isNaN(t)) return;
+    const span = this.signedSpan.get(keyId);
+    const at = String(createdAt);
+    if (!span) this.signedSpan.set(keyId, { min: t, minSeq: seq, minAt: at, max: t, maxSeq: seq, maxAt: at });
+    else {
+      if (t < span.min) Object.assign(span, { min: t, minSeq: seq, minAt: at });
+      if (t >= span.max) Object.assign(span, { max: t, maxSeq: seq, maxAt: at });
+    }
+  }
+
+  /** Entries whose key's period was still open when they were read, judged by the final periods. */
+  private lateInactive(): Check[] {
+    const out: Check[] = [];
+    for (const [keyId, span] of this.signedSpan) {
+      const key = this.keys.find((k) => k.keyId === keyId);
+      for (const [seq, at] of [[span.minSeq, span.minAt], [span.maxSeq, span.maxAt]] as const) {
+        if (this.inactiveSeqs.has(seq)) continue;
+        const why = keyNotActive(keyId, key?.period, at, 'an entry created at');
+        if (why) {
+          this.inactiveSeqs.add(seq);
+          out.push({ status: 'fail', code: 'key_not_active', message: `entry seq ${seq}: ${why}`, seq });
+        }
+      }
+    }
+    return out;
   }
 
   finish(): VerificationReport {
-    if (!this.cp.checkpoint) return { ok: false, pinned: true, checks: [{ status: 'fail', code: 'checkpoint', message: this.cp.failure as string }] };
-    const { treeSize, rootHash, origin } = this.cp.checkpoint;
-    const checks: Check[] = [{ status: 'ok', code: 'checkpoint', message: `checkpoint ${origin} tree size ${treeSize} root ${toHex(rootHash)}, signed by ${this.cp.signer}` }];
-    const failures = [...this.failures];
+    const cp = checkCheckpointNote(this.checkpointNote, this.keys, this.companyId);
+    if (!cp.checkpoint || !cp.signer) return { ok: false, pinned: true, checks: [...this.transitionChecks, { status: 'fail', code: cp.inactive ? 'key_not_active' : 'checkpoint', message: cp.failure as string }] };
+    const { treeSize, rootHash, origin } = cp.checkpoint;
+    const checks: Check[] = [...this.transitionChecks.filter((c) => c.status !== 'fail'), { status: 'ok', code: 'checkpoint', message: `checkpoint ${origin} tree size ${treeSize} root ${toHex(rootHash)}, signed by ${cp.signer}` }];
+    const untrusted: Check[] = this.pending.map((p) => ({ status: 'fail', code: 'untrusted_key', message: `entry seq ${p.seq} (log_id ${String(p.log_id)}): signed by key ${p.key_id}, which is not a trusted key (no transition from a pinned key endorses it)`, seq: p.seq }));
+    const failures = [...this.transitionChecks.filter((c) => c.status === 'fail'), ...this.failures, ...untrusted, ...this.lateInactive()];
+    const differs = checkpointJsonDiffers(this.checkpointJson, cp.checkpoint);
+    if (differs) failures.push({ status: 'fail', code: 'checkpoint_fields', message: differs });
     if (!this.broken) {
       if (this.count < treeSize) {
         failures.push({ status: 'fail', code: 'entries_missing', message: `the export holds ${plural(this.count, 'entry', 'entries')} but the checkpoint covers ${treeSize}: entries are missing` });

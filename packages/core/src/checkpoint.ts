@@ -2,6 +2,7 @@
 // Ed25519. https://c2sp.org/tlog-checkpoint and https://c2sp.org/signed-note
 // The core parses and checks; the server signs (it builds the same text with checkpointText and
 // the same key id with noteKeyId).
+import { type KeyPeriod, keyNotActive } from './key-periods.js';
 import { bytesEqual, fromBase64, sha256, toBase64, toHex, utf8, verifyEd25519 } from '#crypto';
 import { CoreError } from './errors.js';
 import type { CheckpointRecord } from './record.js';
@@ -120,7 +121,7 @@ export function parseCheckpointText(text: string): Checkpoint {
  * this company's origin, and say what its columns say. Empty when it holds. `publicKey` is the
  * raw key for row.key_id, undefined when no such key is known.
  */
-export function checkpointProblems(row: CheckpointRecord, keyName: string, publicKey: Uint8Array | undefined): string[] {
+export function checkpointProblems(row: CheckpointRecord, keyName: string, publicKey: Uint8Array | undefined, keyPeriod?: KeyPeriod): string[] {
   if (!publicKey) return [`checkpoint at tree size ${row.tree_size} names unknown key ${row.key_id}`];
   if (!noteSignedBy(row.note, keyName, publicKey)) {
     return [`checkpoint at tree size ${row.tree_size}: the note signature does not verify with key ${row.key_id}`];
@@ -132,6 +133,9 @@ export function checkpointProblems(row: CheckpointRecord, keyName: string, publi
     return [`checkpoint at tree size ${row.tree_size}: ${(err as Error).message}`];
   }
   const problems: string[] = [];
+  // A retired key's signature does not count (§12): only one made inside the key's period.
+  const inactive = keyNotActive(row.key_id, keyPeriod, c.timestamp, `the checkpoint at tree size ${row.tree_size}, timestamped`);
+  if (inactive) problems.push(`key_not_active: ${inactive}`);
   if (c.origin !== companyOrigin(keyName, row.company_id)) problems.push(`checkpoint at tree size ${row.tree_size} is for origin "${c.origin}"`);
   if (c.treeSize !== row.tree_size) problems.push(`checkpoint stored at tree size ${row.tree_size} signs tree size ${c.treeSize}`);
   const signedRoot = toHex(c.rootHash);

@@ -24,12 +24,16 @@ export type CheckCode =
   | 'untrusted_key'
   /** An entry's signature does not verify. */
   | 'bad_signature'
+  /** A signature (of an entry, a checkpoint or a key transition) made outside its key's period: after the key was retired, or before it was introduced (docs/ledger-format.md §12). */
+  | 'key_not_active'
   /** An entry belongs to another company than the bundle's. */
   | 'wrong_company'
   /** An entry's inclusion proof is for another leaf or tree size, or does not reach the signed root. */
   | 'not_included'
   /** prev_hash does not link to the entry before it (or entry 0's is not 64 zeros). */
   | 'broken_link'
+  /** An entry's created_at is earlier than the entry's before it (it never decreases along a chain, docs/ledger-format.md §2). */
+  | 'created_at_order'
   /** An export line that is not JSON, or out of seq order. */
   | 'line_unreadable'
   /** The export holds fewer entries than the checkpoint covers. */

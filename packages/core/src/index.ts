@@ -81,6 +81,7 @@ export {
 } from './merkle.js';
 export { consistencyProof, type EntryHashReader, type HashReader, inclusionProof, inclusionProofs, layeredReader, missingTreeHash, readEdge, readRoot } from './tree.js';
 export { VIOLATION_KINDS, type ViolationKind } from './violations.js';
+export { applyTransitions, instantOf, type KeyPeriod, keyNotActive, OPEN_PERIOD, type PeriodStep } from './key-periods.js';
 export { type EntryNeighbourhood, type EntryVerdict, verifyEntry, type Violation } from './verify.js';
 export { type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, START as SCAN_START, treeHashRange } from './scan.js';
 export { scanSegment, SEGMENT_LEVEL, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from './scan-segments.js';
@@ -92,6 +93,7 @@ export {
   EVIDENCE_BUNDLE_FORMAT,
   ExportVerifier,
   followTransitions,
+  KEY_ROTATION_EVENT_TYPE,
   type VerificationReport,
   verifyBundle,
 } from './bundle.js';

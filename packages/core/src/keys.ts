@@ -3,6 +3,7 @@
 // GET /api/v1/integrity/keys or a bundle's public_keys. Pure: the caller reads the file.
 import { fromBase64, toBase64 } from '#crypto';
 import { CoreError } from './errors.js';
+import type { KeyPeriod } from './key-periods.js';
 import { keyIdOf } from './signature.js';
 
 /** A key the verifier trusts: its id and raw bytes. */
@@ -10,6 +11,8 @@ export interface TrustedKey {
   keyId: string;
   /** The raw 32-byte Ed25519 public key. */
   raw: Uint8Array;
+  /** When it may sign, from the signed transitions (key-periods.ts); absent: any time. */
+  period?: KeyPeriod;
 }
 
 /** DER of SubjectPublicKeyInfo for Ed25519 (RFC 8410) up to the 32 key bytes. */

@@ -14,6 +14,7 @@ import { entryLeafHash, type Hash, storedHashCount, storedHashIndex, TREE_STRIDE
 import { erasureRecordProblem } from './content.js';
 import type { JsonObject } from './json.js';
 import { type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState } from './record.js';
+import { instantOf, type KeyPeriod, keyNotActive } from './key-periods.js';
 import { verifyEntrySignature } from './signature.js';
 import type { ViolationKind } from './violations.js';
 
@@ -64,6 +65,8 @@ export interface ScanOptions {
   keyName: string;
   /** Raw public keys by key_id. */
   publicKeys: Map<string, Uint8Array>;
+  /** When each key may sign, from the signed transitions (key-periods.ts); a key without one: any time. */
+  keyPeriods?: Map<string, KeyPeriod>;
   /** Also verify every entry's Ed25519 signature (about 60 µs each). */
   entrySignatures: boolean;
 }
@@ -91,6 +94,8 @@ export class Scanner {
   readonly segmentCheckpoints: SegmentCheckpoint[] = [];
   private size: number;
   private lastHash: string | null;
+  /** created_at of the entry before (null at the start of a run or segment: not judged there). */
+  private lastCreatedAt: string | null = null;
   private edge: TreeEdge | null;
   /** See ScanState.gapEnd. */
   private gapEnd: number | null;
@@ -169,7 +174,20 @@ export class Scanner {
       const key = this.opts.publicKeys.get(row.key_id);
       if (!key) out.push({ ...at, kind: 'bad_signature', detail: `no signing key with key_id ${row.key_id}` });
       else if (!verifyEntrySignature(key, row.hash, row.signature)) out.push({ ...at, kind: 'bad_signature', detail: `signature does not verify with key ${row.key_id}` });
+      else {
+        const inactive = keyNotActive(row.key_id, this.opts.keyPeriods?.get(row.key_id), row.created_at, 'an entry created at');
+        if (inactive) out.push({ ...at, kind: 'key_not_active', detail: inactive });
+      }
     }
+    // created_at never decreases along a chain (§2). The service writes one fixed-width UTC form,
+    // compared as text on that fast path (the same order as instants); anything else is parsed.
+    const prev = this.lastCreatedAt;
+    if (prev !== null) {
+      const cur = row.created_at;
+      const ordered = prev.length === 24 && cur.length === 24 && prev.endsWith('Z') && cur.endsWith('Z') ? cur >= prev : instantOf(cur) >= instantOf(prev);
+      if (!ordered) out.push({ ...at, kind: 'created_at_order', detail: `created_at ${cur} is earlier than the previous entry's (${prev})` });
+    }
+    this.lastCreatedAt = row.created_at;
     return recomputed;
   }
 
@@ -237,7 +255,7 @@ export class Scanner {
       if (c.tree_size < size) continue;
       this.counts.checkpoints++;
       const at = { seq: size - 1, log_id: null };
-      const problems = checkpointProblems(c, this.opts.keyName, this.opts.publicKeys.get(c.key_id));
+      const problems = checkpointProblems(c, this.opts.keyName, this.opts.publicKeys.get(c.key_id), this.opts.keyPeriods?.get(c.key_id));
       for (const p of problems) out.push({ ...at, kind: 'checkpoint_inconsistent', detail: p });
       // Inside a gap the edge is the block's start: the root at this size cannot be rebuilt.
       const edge = this.gapEnd === null ? this.edge : null;

@@ -2,6 +2,7 @@
 // entry seq-1, entry seq+1, the chain head and the public key named by key_id.
 import { contentState, erasureRecordProblem } from './content.js';
 import { entryHash, GENESIS_PREV_HASH, type LedgerEntry } from './entry.js';
+import { instantOf, type KeyPeriod, keyNotActive } from './key-periods.js';
 import { verifyEntrySignature } from './signature.js';
 import type { ViolationKind } from './violations.js';
 
@@ -20,6 +21,8 @@ export interface EntryNeighbourhood {
   headSeq: number | null;
   /** The raw public key for entry.key_id, or undefined when no such key is known. */
   publicKey: Uint8Array | undefined;
+  /** When that key may sign, from the signed transitions (key-periods.ts); undefined: any time. */
+  keyPeriod?: KeyPeriod | undefined;
   /** For an erased entry: the entry its erasure_id names (undefined when there is none). */
   erasureRecord?: LedgerEntry | undefined;
 }
@@ -73,6 +76,12 @@ export function verifyEntry(n: EntryNeighbourhood): EntryVerdict {
     sig.push({ kind: 'unknown_key', detail: `no signing key with key_id ${entry.key_id}` });
   } else if (!verifyEntrySignature(n.publicKey, entry.hash, entry.signature)) {
     sig.push({ kind: 'bad_signature', detail: `signature does not verify over the stored hash with key ${entry.key_id}` });
+  } else {
+    const inactive = keyNotActive(entry.key_id, n.keyPeriod, entry.created_at, 'an entry created at');
+    if (inactive) sig.push({ kind: 'key_not_active', detail: inactive });
+  }
+  if (n.prev !== null && entry.seq > 0 && !(instantOf(entry.created_at) >= instantOf(n.prev.created_at))) {
+    chain.push({ kind: 'created_at_order', detail: `created_at ${entry.created_at} is earlier than entry ${entry.seq - 1}'s (${n.prev.created_at})` });
   }
 
   return { chain_valid: chain.length === 0, signature_valid: sig.length === 0, erased: content.state === 'erased', problems: [...chain, ...sig] };

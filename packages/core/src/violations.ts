@@ -16,6 +16,10 @@ export const VIOLATION_KINDS = [
   'bad_signature',
   /** The entry names a key_id no signing key has (single-entry check). */
   'unknown_key',
+  /** The signature verifies, but the key was not active at the entry's created_at (or the checkpoint's timestamp): retired by then, or not yet introduced. Periods come from the signed key transitions (docs/ledger-format.md §12). */
+  'key_not_active',
+  /** created_at is earlier than the previous entry's: it never decreases along a chain (docs/ledger-format.md §2). */
+  'created_at_order',
   /** The entry lies beyond the recorded chain head: it was not appended by the service. */
   'beyond_head',
   /** A stored Merkle tree hash differs from the tree rebuilt from the entries, or is missing. */

@@ -147,7 +147,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     ingesting: () => clock() - lastCommitAt < 1000,
   });
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
-  const entryChecker = new EntryChecker({ ledger, keyring, clock, ledgerOrigin });
+  const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin });
   const rejections = new Rejections({ ledger, appender, events, clock });
   const otlp = new OtlpIngest({ appender, usage, config });
   const trail = new AdminTrail({ appender });

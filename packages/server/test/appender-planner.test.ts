@@ -17,7 +17,7 @@ const pending = (events: PreparedEvent[]): Pending => ({ events, resolve: () => 
 
 describe('the append planner', () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const key = { keyId: keyIdOfKey(publicKey), privateKey, publicKey, raw: rawPublicKey(publicKey) };
+  const key = { keyId: keyIdOfKey(publicKey), privateKey, publicKey, raw: rawPublicKey(publicKey), activeFrom: Number.NEGATIVE_INFINITY };
   const signed: string[][] = [];
   const planner = new Planner({
     clock: () => Date.parse('2026-03-01T12:00:00.000Z'),

@@ -9,7 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../src/accounts.js';
 import { buildApp } from '../src/app.js';
-import { rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { checkpointText, fromHex, rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
+import { rawPublicKey, signEntryHash, signNote } from '../src/ledger/signing.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import type { Store } from '../src/store/store.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -26,6 +28,7 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
   const apps: FastifyInstance[] = [];
   let companyId: string;
   let key: string;
+  let adminToken: string;
   beforeAll(async () => {
     db = await createTestDatabase(kind);
     const config = testConfig(db, { LEDGER_OPERATOR_TOKEN: OPERATOR, CHECKPOINT_INTERVAL_MS: '0' });
@@ -41,6 +44,7 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
     companyId = company.company_id;
     const a = apps[0] as FastifyInstance;
     const token = (await a.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: `rot-${kind}@example.com`, password: 'rotation password' } })).json().access_token;
+    adminToken = token;
     key = (await a.inject({ method: 'POST', url: '/api/v1/auth/api_keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'k', rate_limit_per_minute: 1_000_000 } })).json().key;
   });
   afterAll(async () => {
@@ -86,9 +90,11 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
     const firstNew = rows.findIndex((r) => r.key_id === transition.new_key_id);
     expect(firstNew).toBeGreaterThan(0);
     expect(rows.slice(firstNew).every((r) => r.key_id === transition.new_key_id)).toBe(true);
-    expect(rows.filter((r) => r.key_id === before).every((r) => r.created_at <= transition.created_at)).toBe(true);
+    // Strictly before: at the transition's instant the new key signs (ledger-format.md §12).
+    expect(rows.filter((r) => r.key_id === before).every((r) => Date.parse(r.created_at) < Date.parse(transition.created_at))).toBe(true);
+    expect(rows.filter((r) => r.key_id === transition.new_key_id).every((r) => Date.parse(r.created_at) >= Date.parse(transition.created_at))).toBe(true);
     const checkpoints = await store.db.selectFrom('checkpoints').select(['key_id', 'timestamp']).where('company_id', '=', companyId).execute();
-    expect(checkpoints.filter((c) => c.key_id === before).every((c) => c.timestamp <= transition.created_at)).toBe(true);
+    expect(checkpoints.filter((c) => c.key_id === before).every((c) => Date.parse(c.timestamp) < Date.parse(transition.created_at))).toBe(true);
     expect(checkpoints.some((c) => c.key_id === transition.new_key_id)).toBe(true);
 
     // Both keys listed, the old one retired at the transition; the statement verifies against the old key.
@@ -133,6 +139,69 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
     expect(again.json().old_key_id).toBe(transition.new_key_id);
     expect((await send(a, 1000)).statusCode).toBe(200);
     await assertChainIntact(store, companyId);
+  });
+
+  it('a retired key is trusted only inside its signed period: a post-rotation signature by it fails with key_not_active in /verify, the full verification, bundles, exports and checkpoints', async () => {
+    const a = apps[0] as FastifyInstance;
+    const store = stores[0] as Store;
+    const keys = (await a.inject({ method: 'GET', url: '/api/v1/integrity/keys' })).json();
+    const [first, ...later] = keys.items as Array<{ key_id: string; public_key_pem: string }>;
+    expect(later.length).toBeGreaterThan(0);
+    const dir = fs.mkdtempSync(path.join(db.dataDir, 'retired-'));
+    const file = (name: string, text: string) => {
+      fs.writeFileSync(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    const firstPem = file('first.pem', (first as { public_key_pem: string }).public_key_pem);
+    const verifyCli = (args: string[]) => runCli(['verify-bundle', ...args, '--public-key', firstPem], {});
+
+    // Genuine: an export spanning both rotations verifies with only the first key pinned, the
+    // transitions followed from the signing_key.rotated entries in the chain itself (defect 3).
+    const exportText = (await a.inject({ method: 'GET', url: '/api/v1/exports/logs?format=jsonl', headers: { 'x-api-key': key } })).body;
+    const checkpoint = (await a.inject({ method: 'GET', url: '/api/v1/integrity/checkpoint', headers: { 'x-api-key': key } })).json();
+    const genuine = await verifyCli([file('export.jsonl', exportText), '--checkpoint', file('cp.json', JSON.stringify(checkpoint))]);
+    expect(genuine.stdout, genuine.stderr).toContain('VERIFIED: every check holds');
+    expect(genuine.code).toBe(0);
+
+    // The attacker holds the first (retired) key and a copy of the database: they re-sign the
+    // newest entry, created long after that key was retired, and name the old key.
+    const retired = createPrivateKey(fs.readFileSync(path.join(db.dataDir, 'signing-key.pem')));
+    const victim = await store.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('event_type', '=', 'rot').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
+    await store.db.updateTable('log_entries').set({ key_id: (first as { key_id: string }).key_id, signature: signEntryHash(retired, victim.hash) }).where('company_id', '=', companyId).where('seq', '=', victim.seq).execute();
+
+    const verdict = (await a.inject({ method: 'GET', url: `/api/v1/logs/${victim.log_id}/verify`, headers: { 'x-api-key': key } })).json();
+    expect(verdict).toMatchObject({ chain_valid: true, signature_valid: false });
+    expect(verdict.problems.map((p: { kind: string }) => p.kind)).toEqual(['key_not_active']);
+
+    const job = (await a.inject({ method: 'POST', url: '/api/v1/integrity/verify', headers: { authorization: `Bearer ${adminToken}` }, payload: { entry_signatures: true } })).json();
+    let report;
+    for (;;) {
+      const j = (await a.inject({ method: 'GET', url: `/api/v1/integrity/jobs/${job.job_id}`, headers: { authorization: `Bearer ${adminToken}` } })).json();
+      if (j.status === 'completed' || j.status === 'failed') {
+        report = j.report;
+        break;
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(report.violations.map((v: { kind: string; seq: number }) => [v.kind, v.seq])).toEqual([['key_not_active', victim.seq]]);
+
+    // The bundle with that entry fails with only the first key pinned.
+    const bundle = (await a.inject({ method: 'GET', url: `/api/v1/exports/evidence?from_seq=${victim.seq}&to_seq=${victim.seq}`, headers: { 'x-api-key': key } })).json();
+    const bundleRun = await verifyCli([file('bundle.json', JSON.stringify(bundle))]);
+    expect(bundleRun.code).toBe(1);
+    expect(bundleRun.stdout).toMatch(new RegExp(`FAIL entry seq ${victim.seq} .*after it was retired at`));
+    // So does the export, where the forged entry comes after the rotation records.
+    const forgedExport = exportText.split('\n').map((l) => (l.includes(`"log_id":"${victim.log_id}"`) ? JSON.stringify({ ...JSON.parse(l), key_id: (first as { key_id: string }).key_id, signature: signEntryHash(retired, victim.hash) }) : l)).join('\n');
+    const exportRun = await verifyCli([file('forged.jsonl', forgedExport), '--checkpoint', file('cp.json', JSON.stringify(checkpoint))]);
+    expect(exportRun.code).toBe(1);
+    expect(exportRun.stdout).toContain('after it was retired at');
+
+    // A checkpoint signed by the retired key, dated after its retirement, is refused.
+    const text = checkpointText({ origin: `${testConfig(db).ledgerOrigin}/${companyId}`, treeSize: checkpoint.tree_size, rootHash: fromHex(checkpoint.root_hash), timestamp: new Date().toISOString() });
+    const forgedNote = signNote(text, testConfig(db).ledgerOrigin, retired, rawPublicKey(createPublicKey(retired)));
+    const cpRun = await verifyCli([file('export.jsonl', exportText), '--checkpoint', file('forged-cp.txt', forgedNote)]);
+    expect(cpRun.code).toBe(1);
+    expect(cpRun.stdout).toContain('key_not_active');
   });
 });
 

@@ -1,7 +1,7 @@
 // Worker threads for a full verification (scan-worker.ts): each reads and scans whole segments
 // of the ledger, so a job uses every core it is given, reading ahead of the join.
 import { Worker } from 'node:worker_threads';
-import type { SegmentResult } from '@audit-ledger/core';
+import type { KeyPeriod, SegmentResult } from '@audit-ledger/core';
 import type { Config } from '../config.js';
 
 export interface ScanWorkerData {
@@ -10,6 +10,7 @@ export interface ScanWorkerData {
   companyId: string;
   keyName: string;
   publicKeys: Array<[string, Uint8Array]>;
+  keyPeriods: Array<[string, KeyPeriod]>;
   entrySignatures: boolean;
 }
 

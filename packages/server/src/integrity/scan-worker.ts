@@ -9,7 +9,7 @@ import type { ScanWorkerData, SegmentRequest } from './scan-pool.js';
 
 const data = workerData as ScanWorkerData;
 const store = openStore(data.store);
-const options = { keyName: data.keyName, publicKeys: new Map(data.publicKeys), entrySignatures: data.entrySignatures };
+const options = { keyName: data.keyName, publicKeys: new Map(data.publicKeys), keyPeriods: new Map(data.keyPeriods), entrySignatures: data.entrySignatures };
 
 parentPort?.on('message', (m: SegmentRequest | 'close') => {
   if (m === 'close') {

@@ -6,7 +6,7 @@
 // verified entry is then anchored to a signature.
 import { randomUUID } from 'node:crypto';
 import { BackgroundTask } from '../background.js';
-import { GENESIS_PREV_HASH, rawKeyFromBase64, SCAN_START, type ScanCounts, Scanner, type ScanState, type ScanViolation, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from '@audit-ledger/core';
+import { GENESIS_PREV_HASH, type KeyPeriod, SCAN_START, type ScanCounts, Scanner, type ScanState, type ScanViolation, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from '@audit-ledger/core';
 import type { Config } from '../config.js';
 import { readScanPage } from './scan-pages.js';
 import { ScanPool } from './scan-pool.js';
@@ -17,6 +17,7 @@ import { type CheckpointView, checkpointView } from '../ledger/proofs.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { IntegrityState, IntegrityStore, JobRow, ViolationRow } from '../store/integrity.js';
 import type { KeyStore } from '../store/keys.js';
+import { serviceKeys } from '../ledger/key-periods.js';
 import type { LedgerStore } from '../store/ledger.js';
 
 /** Entries per page: large enough to amortize queries, small enough to keep request latency low. */
@@ -140,8 +141,10 @@ export class IntegrityVerifier {
     return iso(this.opts.clock() + offsetMs);
   }
 
-  private async publicKeys(): Promise<Map<string, Uint8Array>> {
-    return new Map((await this.signingKeys.list()).map((k) => [k.key_id, rawKeyFromBase64(k.public_key)]));
+  /** Every key's raw public key and signing period (ledger/key-periods.ts). */
+  private async keys(): Promise<{ publicKeys: Map<string, Uint8Array>; keyPeriods: Map<string, KeyPeriod> }> {
+    const k = await serviceKeys(this.signingKeys);
+    return { publicKeys: k.publicKeys, keyPeriods: k.periods };
   }
 
   /**
@@ -151,7 +154,7 @@ export class IntegrityVerifier {
   async checkRange(companyId: string, first: number, last: number): Promise<{ counts: ScanCounts; violations: ScanViolation[] }> {
     const before = first > 0 ? (await this.integrityStore.entriesInRange(companyId, first - 1, first))[0] : undefined;
     const lastHash = first === 0 ? GENESIS_PREV_HASH : (before?.hash ?? null);
-    const scanner = new Scanner({ size: first, lastHash, edge: null }, { keyName: this.opts.ledgerOrigin, publicKeys: await this.publicKeys(), entrySignatures: true });
+    const scanner = new Scanner({ size: first, lastHash, edge: null }, { keyName: this.opts.ledgerOrigin, ...(await this.keys()), entrySignatures: true });
     const violations: ScanViolation[] = [];
     await this.scan(companyId, scanner, last + 1, async (found) => {
       violations.push(...found);
@@ -172,7 +175,7 @@ export class IntegrityVerifier {
       const target = latest?.tree_size ?? 0;
       const from = state as IntegrityState;
       if (target <= from.verified_size) return;
-      const scanner = new Scanner(parseState(from), { keyName: this.opts.ledgerOrigin, publicKeys: await this.publicKeys(), entrySignatures: false });
+      const scanner = new Scanner(parseState(from), { keyName: this.opts.ledgerOrigin, ...(await this.keys()), entrySignatures: false });
       let total = 0;
       await this.scan(companyId, scanner, target, async (found, st) => {
         await this.integrityStore.saveProgress(companyId, this.progress(st), found.map((v) => violationRow(companyId, v, this.now(), null)));
@@ -216,7 +219,7 @@ export class IntegrityVerifier {
       store,
       companyId,
       keyName: this.opts.ledgerOrigin,
-      publicKeys: [...(await this.publicKeys())],
+      ...(await this.keys().then((k) => ({ publicKeys: [...k.publicKeys], keyPeriods: [...k.keyPeriods] }))),
       entrySignatures,
     });
     const inFlight: Array<Promise<SegmentResult>> = [];
@@ -291,7 +294,7 @@ export class IntegrityVerifier {
         let scanner: Scanner | SegmentJoiner;
         if (workers && workers.count > 0 && target > SEGMENT_SIZE) scanner = await this.scanParallel(companyId, workers, options.entry_signatures, target, onPage);
         else {
-          scanner = new Scanner(SCAN_START, { keyName: this.opts.ledgerOrigin, publicKeys: await this.publicKeys(), entrySignatures: options.entry_signatures });
+          scanner = new Scanner(SCAN_START, { keyName: this.opts.ledgerOrigin, ...(await this.keys()), entrySignatures: options.entry_signatures });
           await this.scan(companyId, scanner, target, onPage);
         }
         const report: VerificationReport = {

@@ -12,7 +12,8 @@ export class CheckpointSigner {
 
   /** Signs with `key`: the active key the caller read once for the whole append group. */
   sign(key: SigningKey, companyId: string, treeSize: number, root: Uint8Array, nowMs: number): CheckpointRow {
-    const timestamp = iso(nowMs);
+    // Never before the key's period began (a clock behind the rotation's time): ledger-format.md §12.
+    const timestamp = iso(Math.max(nowMs, key.activeFrom));
     const text = checkpointText({ origin: companyOrigin(this.keyName, companyId), treeSize, rootHash: root, timestamp });
     return {
       company_id: companyId,

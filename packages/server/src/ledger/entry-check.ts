@@ -4,7 +4,8 @@
 import { checkpointProblems, type EntryVerdict, entryHash, entryLeafHash, fromHex, inclusionProof, recordToEntry, verifyEntry, verifyInclusion } from '@audit-ledger/core';
 import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../time.js';
-import type { Keyring } from './keyring.js';
+import type { KeyStore } from '../store/keys.js';
+import { serviceKeys } from './key-periods.js';
 import { type CheckpointView, checkpointView, treeReader } from './proofs.js';
 
 export interface EntryCheck extends EntryVerdict {
@@ -22,7 +23,8 @@ export interface EntryCheck extends EntryVerdict {
 
 export interface EntryCheckerDeps {
   ledger: LedgerStore;
-  keyring: Pick<Keyring, 'publicKey'>;
+  /** The service's keys with their signing periods (ledger/key-periods.ts). */
+  signingKeys: Pick<KeyStore, 'list' | 'transitions'>;
   clock: () => number;
   /** The checkpoint key name (LEDGER_ORIGIN). */
   ledgerOrigin: string;
@@ -33,13 +35,13 @@ export class EntryChecker {
 
   /** The entry's check, or undefined when the company has no entry with this id. */
   async check(companyId: string, logId: string): Promise<EntryCheck | undefined> {
-    const { ledger, keyring } = this.deps;
+    const { ledger } = this.deps;
     const row = await ledger.getEntry(companyId, logId);
     if (!row) return undefined;
-    const [neighbours, head, publicKey, checkpoint] = await Promise.all([
+    const [neighbours, head, keys, checkpoint] = await Promise.all([
       ledger.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
       ledger.getChainHead(companyId),
-      keyring.publicKey(row.key_id),
+      serviceKeys(this.deps.signingKeys),
       ledger.latestCheckpoint(companyId),
     ]);
     const prev = neighbours.find((n) => n.seq === row.seq - 1);
@@ -53,10 +55,11 @@ export class EntryChecker {
       prev: prev ? recordToEntry(prev) : null,
       next: next ? recordToEntry(next) : null,
       headSeq: head?.lastSeq ?? null,
-      publicKey,
+      publicKey: keys.publicKeys.get(row.key_id),
+      keyPeriod: keys.periods.get(row.key_id),
     });
     let merkleIncluded = false;
-    if (checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, this.deps.ledgerOrigin, await keyring.publicKey(checkpoint.key_id)).length === 0) {
+    if (checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, this.deps.ledgerOrigin, keys.publicKeys.get(checkpoint.key_id), keys.periods.get(checkpoint.key_id)).length === 0) {
       // A damaged stored tree (a missing hash) simply means not proven.
       const proof = await inclusionProof(treeReader(ledger, companyId), row.seq, checkpoint.tree_size).catch(() => undefined);
       merkleIncluded = proof !== undefined && verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(entry)), proof, fromHex(checkpoint.root_hash));

@@ -21,16 +21,22 @@ export interface SigningKey {
   publicKey: KeyObject;
   /** The raw 32-byte public key (what the core verifies with). */
   raw: Uint8Array;
+  /**
+   * When its signing period began (ms): the time of the transition that introduced it, or
+   * -Infinity for a key file's key. Nothing it signs is dated earlier (entries' created_at,
+   * checkpoints' timestamp), so every signature falls inside its period (ledger-format.md §12).
+   */
+  activeFrom: number;
 }
 
 export function signingKeyPath(config: Pick<Config, 'signingKeyFile' | 'dataDir'>): string {
   return config.signingKeyFile ?? path.join(config.dataDir, 'signing-key.pem');
 }
 
-function fromPrivate(privateKey: KeyObject): SigningKey {
+function fromPrivate(privateKey: KeyObject, activeFrom = Number.NEGATIVE_INFINITY): SigningKey {
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`the signing key must be Ed25519, not ${privateKey.asymmetricKeyType}`);
   const publicKey = createPublicKey(privateKey);
-  return { keyId: keyIdOfKey(publicKey), privateKey, publicKey, raw: rawPublicKey(publicKey) };
+  return { keyId: keyIdOfKey(publicKey), privateKey, publicKey, raw: rawPublicKey(publicKey), activeFrom };
 }
 
 /** Reads the key file; creates it (0600) when it is the default path and missing. */
@@ -92,7 +98,7 @@ export class Keyring {
   static async open(deps: KeyringDeps): Promise<Keyring> {
     const now = deps.clock();
     const active = await deps.signingKeys.active();
-    if (active?.private_key_encrypted) return new Keyring(fromPrivate(createPrivateKey(deps.secretBox.open(active.private_key_encrypted))), deps);
+    if (active?.private_key_encrypted) return new Keyring(fromPrivate(createPrivateKey(deps.secretBox.open(active.private_key_encrypted)), Date.parse(active.active_from)), deps);
     const key = loadOrCreateKeyFile(signingKeyPath(deps.config), deps.config.signingKeyFile === undefined);
     const known = (await deps.signingKeys.list()).find((k) => k.key_id === key.keyId);
     if (!known) {
@@ -119,17 +125,26 @@ export class Keyring {
     for (const l of this.listeners) l(key);
   }
 
-  /** Makes a new key the active one for every process: the old key endorses it (ledger/signing.ts; the core checks it). */
+  /**
+   * Makes a new key the active one for every process: the old key endorses it (ledger/signing.ts;
+   * the core checks it). The transition's time is chosen inside the rotation's transaction, after
+   * every append signed with the old key has committed, and later than all they dated (the
+   * store's notBefore): so every old-key signature lies before it, and the new key dates nothing
+   * earlier (activeFrom).
+   */
   async rotate(): Promise<KeyTransition> {
-    const now = this.deps.clock();
     const old = this.current;
     const { privateKey } = generateKeyPairSync('ed25519');
-    const next = fromPrivate(privateKey);
-    const at = iso(now);
-    const transition = signKeyTransition(old, next, at);
     const sealed = this.deps.secretBox.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-    await this.deps.signingKeys.rotate({ ...publicKeyRow(next, at), private_key_encrypted: sealed }, transition);
-    this.switchTo(next);
+    let next: SigningKey | undefined;
+    const transition = await this.deps.signingKeys.rotate(old.keyId, (notBefore) => {
+      const atMs = Math.max(this.deps.clock(), notBefore);
+      const at = iso(atMs);
+      next = fromPrivate(privateKey, atMs);
+      const t = signKeyTransition(old, next, at);
+      return { newKey: { ...publicKeyRow(next, at), private_key_encrypted: sealed }, transition: t };
+    });
+    this.switchTo(next as SigningKey);
     return transition;
   }
 
@@ -142,7 +157,7 @@ export class Keyring {
         if (!row.private_key_encrypted) {
           throw new Error(`the active signing key ${row.key_id} came from a key file, not an online rotation: restart this process with that key file`);
         }
-        this.switchTo(fromPrivate(createPrivateKey(this.deps.secretBox.open(row.private_key_encrypted))));
+        this.switchTo(fromPrivate(createPrivateKey(this.deps.secretBox.open(row.private_key_encrypted)), Date.parse(row.active_from)));
       } finally {
         this.reloading = undefined;
       }

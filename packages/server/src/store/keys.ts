@@ -47,25 +47,31 @@ export class KeyStore {
   }
 
   /**
-   * One transaction: the old key retired at `transition.created_at`, the new key active from
-   * then, and the statement recorded. Appends check their key inside their own transaction
+   * One transaction: the old key retired at the transition's time (chosen by `build` from
+   * `notBefore`, later than every time the old key signed), the new key active from then, and
+   * the statement recorded. Appends check their key inside their own transaction
    * (postgres.ts, sqlite-writer.ts). On PostgreSQL this takes signing_keys' ACCESS EXCLUSIVE lock
    * first: it waits for the appends in flight (their check holds ACCESS SHARE until they commit),
    * and appends that start meanwhile wait for it and then find the key retired. On SQLite the
    * write lock serializes it with every append.
    */
-  async rotate(newKey: SigningKeyRow, transition: KeyTransition): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async rotate(oldKeyId: string, build: (notBefore: number) => { newKey: SigningKeyRow; transition: KeyTransition }): Promise<KeyTransition> {
+    return this.db.transaction().execute(async (trx) => {
       if (this.kind === 'postgres') await sql`LOCK TABLE signing_keys IN ACCESS EXCLUSIVE MODE`.execute(trx);
-      const retired = await trx
-        .updateTable('signing_keys')
-        .set({ active_to: transition.created_at })
-        .where('key_id', '=', transition.old_key_id)
-        .where('active_to', 'is', null)
-        .executeTakeFirst();
-      if (Number(retired.numUpdatedRows) !== 1) throw new RotationConflictError(transition.old_key_id);
+      // SQLite: a write first, so this transaction holds the write lock before it reads.
+      const active = await trx.updateTable('signing_keys').set({ active_to: null }).where('key_id', '=', oldKeyId).where('active_to', 'is', null).executeTakeFirst();
+      if (Number(active.numUpdatedRows) !== 1) throw new RotationConflictError(oldKeyId);
+      // Every append and checkpoint signed with the old key has committed (PostgreSQL: the lock
+      // waited for them; SQLite: the write lock). The transition is dated after all of them, so
+      // each old-key signature lies inside the old key's period (ledger-format.md §12).
+      const heads = await trx.selectFrom('chain_heads').select((eb) => eb.fn.max('last_created_at').as('at')).executeTakeFirst();
+      const cps = await trx.selectFrom('checkpoints').select((eb) => eb.fn.max('timestamp').as('at')).executeTakeFirst();
+      const latest = Math.max(...[heads?.at, cps?.at].map((t) => (typeof t === 'string' ? Date.parse(t) : Number.NEGATIVE_INFINITY)));
+      const { newKey, transition } = build(latest + 1);
+      await trx.updateTable('signing_keys').set({ active_to: transition.created_at }).where('key_id', '=', oldKeyId).execute();
       await trx.insertInto('signing_keys').values(newKey).execute();
       await trx.insertInto('key_transitions').values(transition).execute();
+      return transition;
     });
   }
 

@@ -91,8 +91,13 @@ export class Planner {
       else uses.push(use);
     }
 
-    // Entries' created_at never goes backwards along the chain, even if the clock does.
-    const nowMs = this.deps.clock();
+    // One key for the whole group, read once: a rotation meanwhile makes the store refuse the
+    // write (KeyRetiredError), and the group is built again with the new key.
+    const signingKey = this.deps.keyring.active;
+    const keyId = signingKey.keyId;
+    // Entries' created_at never goes backwards along the chain, even if the clock does, and never
+    // precedes the signing key's period (a rotation dated just after the newest entry).
+    const nowMs = Math.max(this.deps.clock(), signingKey.activeFrom);
     const now = iso(nowMs);
     const expect = state.head;
     const createdAt = now > expect.lastCreatedAt ? now : expect.lastCreatedAt;
@@ -102,10 +107,6 @@ export class Planner {
     const outcomes: Array<AppendedEvent[] | Error> = [];
     /** Keys this group added a use of, in order (undone from the end when a request fails). */
     const keys: string[] = [];
-    // One key for the whole group, read once: a rotation meanwhile makes the store refuse the
-    // write (KeyRetiredError), and the group is built again with the new key.
-    const signingKey = this.deps.keyring.active;
-    const keyId = signingKey.keyId;
 
     // Every entry's salt from one draw of random bytes: one call costs about as much as 32 bytes
     // (2.5 µs), so a group of n entries pays for one instead of n.
