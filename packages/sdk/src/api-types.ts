@@ -6378,7 +6378,7 @@ export interface operations {
                                 /** @description The entry (or, for a checkpoint, tree size − 1) it concerns */
                                 seq: number | null;
                                 log_id: string | null;
-                                kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
+                                kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "key_not_active" | "created_at_order" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
                                 detail: string;
                             }[];
                             /** @description Why a failed job failed */
@@ -6631,7 +6631,7 @@ export interface operations {
                                 /** @description The entry (or, for a checkpoint, tree size − 1) it concerns */
                                 seq: number | null;
                                 log_id: string | null;
-                                kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
+                                kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "key_not_active" | "created_at_order" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
                                 detail: string;
                             }[];
                             /** @description Why a failed job failed */
@@ -6857,7 +6857,7 @@ export interface operations {
                             /** @description The entry (or, for a checkpoint, tree size − 1) it concerns */
                             seq: number | null;
                             log_id: string | null;
-                            kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
+                            kind: "hash_mismatch" | "content_mismatch" | "unrecorded_erasure" | "broken_link" | "missing_entry" | "bad_signature" | "unknown_key" | "key_not_active" | "created_at_order" | "beyond_head" | "merkle_mismatch" | "checkpoint_inconsistent";
                             detail: string;
                         }[];
                         /** @description Why a failed job failed */
