@@ -9,5 +9,7 @@ export default defineConfig({
   base: '/console/',
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
   resolve: { conditions: ['@audit-ledger/source', 'browser', 'module', 'import', 'default'] },
-  build: { outDir: 'dist', emptyOutDir: true, sourcemap: true, target: 'es2022', reportCompressedSize: true },
+  // Source maps map stack traces to file and line, without the source itself (sourcesContent):
+  // the service serves them publicly, and 374 KB of source is nobody's business but ours.
+  build: { outDir: 'dist', emptyOutDir: true, sourcemap: true, target: 'es2022', reportCompressedSize: true, rollupOptions: { output: { sourcemapExcludeSources: true } } },
 });

@@ -1336,7 +1336,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1369,7 +1369,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1402,7 +1402,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1484,7 +1484,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1517,7 +1517,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1612,7 +1612,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1645,7 +1645,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1678,7 +1678,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1729,7 +1729,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1762,7 +1762,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1813,7 +1813,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1846,7 +1846,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1946,7 +1946,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -1979,7 +1979,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2063,7 +2063,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2096,7 +2096,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2192,7 +2192,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2225,7 +2225,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2258,7 +2258,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2291,7 +2291,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2315,7 +2315,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 id: string;
             };
             cookie?: never;
@@ -2345,7 +2345,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2378,7 +2378,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2411,7 +2411,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2444,7 +2444,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2538,7 +2538,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2571,7 +2571,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2604,7 +2604,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2705,7 +2705,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2738,7 +2738,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2771,7 +2771,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2804,7 +2804,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2837,7 +2837,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2870,7 +2870,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2894,7 +2894,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 user_id: string;
             };
             cookie?: never;
@@ -2965,7 +2965,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -2998,7 +2998,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3031,7 +3031,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3064,7 +3064,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3097,7 +3097,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3130,7 +3130,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3163,7 +3163,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3187,7 +3187,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 user_id: string;
             };
             cookie?: never;
@@ -3233,7 +3233,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3266,7 +3266,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3299,7 +3299,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3332,7 +3332,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3365,7 +3365,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3398,7 +3398,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3463,7 +3463,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3496,7 +3496,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3529,7 +3529,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3562,7 +3562,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3780,7 +3780,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3813,7 +3813,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3846,7 +3846,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -3987,7 +3987,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4020,7 +4020,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4053,7 +4053,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4086,7 +4086,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4119,7 +4119,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4152,7 +4152,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4185,7 +4185,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4218,7 +4218,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4370,7 +4370,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4403,7 +4403,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4436,7 +4436,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4469,7 +4469,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4502,7 +4502,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4535,7 +4535,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4568,7 +4568,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4601,7 +4601,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4625,7 +4625,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 log_id: string;
             };
             cookie?: never;
@@ -4753,7 +4753,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4786,7 +4786,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4819,7 +4819,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4852,7 +4852,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -4876,7 +4876,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 log_id: string;
             };
             cookie?: never;
@@ -4992,7 +4992,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5025,7 +5025,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5058,7 +5058,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5091,7 +5091,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5117,7 +5117,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 log_id: string;
             };
             cookie?: never;
@@ -5214,7 +5214,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5247,7 +5247,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5280,7 +5280,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5313,7 +5313,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5346,7 +5346,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5523,7 +5523,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5556,7 +5556,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5589,7 +5589,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5622,7 +5622,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5655,7 +5655,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5688,7 +5688,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5721,7 +5721,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5890,7 +5890,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5923,7 +5923,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5956,7 +5956,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -5989,7 +5989,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6022,7 +6022,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6055,7 +6055,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6088,7 +6088,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6237,7 +6237,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6270,7 +6270,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6403,7 +6403,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6436,7 +6436,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6469,7 +6469,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6502,7 +6502,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6526,7 +6526,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 job_id: string;
             };
             cookie?: never;
@@ -6656,7 +6656,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6689,7 +6689,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6722,7 +6722,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6755,7 +6755,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6881,7 +6881,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6914,7 +6914,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -6947,7 +6947,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7032,7 +7032,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7065,7 +7065,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7098,7 +7098,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7226,7 +7226,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7251,7 +7251,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7284,7 +7284,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7309,7 +7309,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7342,7 +7342,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7367,7 +7367,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7400,7 +7400,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7425,7 +7425,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7567,7 +7567,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7600,7 +7600,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7633,7 +7633,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7738,7 +7738,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7821,7 +7821,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7854,7 +7854,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7887,7 +7887,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7962,7 +7962,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -7987,7 +7987,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8020,7 +8020,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8045,7 +8045,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8078,7 +8078,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8103,7 +8103,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8407,7 +8407,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8440,7 +8440,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8473,7 +8473,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8506,7 +8506,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8539,7 +8539,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8641,7 +8641,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8674,7 +8674,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8707,7 +8707,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8820,7 +8820,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8853,7 +8853,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8886,7 +8886,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -8919,7 +8919,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9017,7 +9017,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9050,7 +9050,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9083,7 +9083,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9107,7 +9107,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 replay_session_id: string;
             };
             cookie?: never;
@@ -9175,7 +9175,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9208,7 +9208,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9241,7 +9241,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9274,7 +9274,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9298,7 +9298,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 replay_session_id: string;
             };
             cookie?: never;
@@ -9407,7 +9407,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9440,7 +9440,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9473,7 +9473,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9506,7 +9506,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9532,7 +9532,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 replay_session_id: string;
             };
             cookie?: never;
@@ -9731,7 +9731,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9756,7 +9756,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9789,7 +9789,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9814,7 +9814,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9847,7 +9847,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9872,7 +9872,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9905,7 +9905,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9930,7 +9930,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -9954,7 +9954,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 replay_session_id: string;
             };
             cookie?: never;
@@ -10038,7 +10038,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10071,7 +10071,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10104,7 +10104,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10137,7 +10137,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10161,7 +10161,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 replay_session_id: string;
             };
             cookie?: never;
@@ -10283,7 +10283,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10316,7 +10316,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10349,7 +10349,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10382,7 +10382,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10498,7 +10498,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10531,7 +10531,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10564,7 +10564,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10597,7 +10597,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10702,7 +10702,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10735,7 +10735,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -10768,7 +10768,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11040,7 +11040,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11073,7 +11073,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11215,7 +11215,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11248,7 +11248,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11281,7 +11281,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11395,7 +11395,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11428,7 +11428,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11461,7 +11461,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11550,7 +11550,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11583,7 +11583,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11616,7 +11616,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11721,7 +11721,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11754,7 +11754,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11787,7 +11787,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11820,7 +11820,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11844,7 +11844,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 id: string;
             };
             cookie?: never;
@@ -11906,7 +11906,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11939,7 +11939,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -11972,7 +11972,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12005,7 +12005,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12038,7 +12038,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12062,7 +12062,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 id: string;
             };
             cookie?: never;
@@ -12092,7 +12092,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12125,7 +12125,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12158,7 +12158,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12191,7 +12191,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12224,7 +12224,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12248,7 +12248,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 id: string;
             };
             cookie?: never;
@@ -12332,7 +12332,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12365,7 +12365,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12398,7 +12398,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12431,7 +12431,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12464,7 +12464,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12491,7 +12491,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 id: string;
             };
             cookie?: never;
@@ -12556,7 +12556,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12589,7 +12589,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12622,7 +12622,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12655,7 +12655,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12745,7 +12745,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12778,7 +12778,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12811,7 +12811,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12850,7 +12850,7 @@ export interface operations {
                 "application/json": {
                     /** @description null: content is kept forever (unless by_event_type says otherwise) */
                     content_days: number | null;
-                    /** @description Per event type, overriding content_days */
+                    /** @description Per event type (1–200 characters), overriding content_days */
                     by_event_type?: {
                         [key: string]: number;
                     };
@@ -12920,7 +12920,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12953,7 +12953,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -12986,7 +12986,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13019,7 +13019,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13052,7 +13052,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13154,7 +13154,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13187,7 +13187,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13220,7 +13220,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13253,7 +13253,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13391,7 +13391,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13424,7 +13424,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13457,7 +13457,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13636,7 +13636,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13669,7 +13669,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13702,7 +13702,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13735,7 +13735,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13768,7 +13768,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13792,7 +13792,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 hold_id: string;
             };
             cookie?: never;
@@ -13919,7 +13919,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13952,7 +13952,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -13985,7 +13985,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14018,7 +14018,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14051,7 +14051,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14084,7 +14084,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14117,7 +14117,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14226,7 +14226,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14259,7 +14259,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14292,7 +14292,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14411,7 +14411,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14444,7 +14444,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14477,7 +14477,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14510,7 +14510,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14543,7 +14543,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14576,7 +14576,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14609,7 +14609,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14707,7 +14707,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14740,7 +14740,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14773,7 +14773,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14887,7 +14887,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14920,7 +14920,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14953,7 +14953,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -14986,7 +14986,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15019,7 +15019,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15045,7 +15045,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description UUID */
+                /** @description UUID in lowercase, as the service writes it */
                 report_id: string;
             };
             cookie?: never;
@@ -15492,7 +15492,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15517,7 +15517,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15550,7 +15550,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15575,7 +15575,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15608,7 +15608,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15633,7 +15633,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15666,7 +15666,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15691,7 +15691,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15724,7 +15724,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */
@@ -15749,7 +15749,7 @@ export interface operations {
                          * @description Stable machine-readable code
                          * @enum {string}
                          */
-                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "service_unavailable" | "internal_error";
+                        code: "validation_failed" | "malformed_json" | "invalid_text" | "duplicate_key" | "unrepresentable_number" | "malformed_otlp" | "payload_too_large" | "unsupported_media_type" | "not_found" | "missing_credential" | "invalid_credential" | "invalid_login" | "forbidden" | "password_change_required" | "csrf_failed" | "last_admin" | "email_taken" | "active_key_exists" | "batch_too_large" | "idempotency_key_reused" | "invalid_cursor" | "tree_size_out_of_range" | "not_yet_checkpointed" | "verification_running" | "rotation_conflict" | "under_legal_hold" | "not_erasable" | "hold_released" | "rate_limited" | "too_many_login_attempts" | "integrity_failure" | "service_unavailable" | "internal_error";
                         instance?: string;
                         request_id?: string;
                         /** @description Every offending field, for validation problems */

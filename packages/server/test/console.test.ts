@@ -366,6 +366,21 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(res.headers['referrer-policy']).toBe('no-referrer');
     // An API client asking for JSON at / still gets the index.
     expect((await call(`${svc.url}/`, 'GET')).json()).toMatchObject({ name: 'audit-ledger', docs: '/api/v1/docs' });
+    // Source maps map to file and line but carry no source (sourcesContent).
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(String(res.body))?.[1] as string;
+    expect(script).toBeDefined();
+    const map = (await call(`${svc.url}${script}.map`, 'GET')).json();
+    expect(map.mappings.length).toBeGreaterThan(0);
+    expect(map.sourcesContent ?? []).toEqual([]);
+    // A path that climbs out of /console is refused with the code of its status (403 forbidden).
+    const climbed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      http.get(`${svc.url}/console/../x`, (r) => {
+        let body = '';
+        r.on('data', (c: Buffer) => (body += c.toString()));
+        r.on('end', () => resolve({ status: r.statusCode as number, body }));
+      }).on('error', reject);
+    });
+    expect([climbed.status, JSON.parse(climbed.body).code]).toEqual([403, 'forbidden']);
   });
 });
 

@@ -162,6 +162,19 @@ describe.each(STORE_KINDS)('input fidelity on %s', (kind) => {
     expect((await raw('/api/v1/logs', zlib.brotliCompressSync('{"event_type":"after.bomb","data":{}}'), { 'content-encoding': 'br' })).statusCode).toBe(200);
   });
 
+  it('refused, never taken: an upper-case log id (400, not a lookup that finds nothing), the reserved source in any letter case, a non-UTF-8 charset on OTLP', async () => {
+    const id = (await raw('/api/v1/logs', '{"event_type":"t","data":{}}')).json().log_id as string;
+    expect((await t.inject({ method: 'GET', url: `/api/v1/logs/${id}`, headers: { 'x-api-key': key } })).statusCode).toBe(200);
+    for (const path of ['', '/verify', '/proof']) problem(await t.inject({ method: 'GET', url: `/api/v1/logs/${id.toUpperCase()}${path}`, headers: { 'x-api-key': key } }), 400, 'validation_failed');
+    for (const source of ['AUDIT-LEDGER/admin', 'Audit-Ledger/hitl']) await refusedEverywhere(JSON.stringify({ event_type: 't', data: {}, source }), 400, 'validation_failed', /\/source"/);
+    const otlp = { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'AUDIT-LEDGER/admin' } }] }, scopeSpans: [{ spans: [{ traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'x', startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] };
+    const before = await countEntries(t.store, companyId);
+    const res = await raw('/api/v1/otlp/v1/traces', JSON.stringify(otlp));
+    expect(res.json().partialSuccess?.rejectedSpans, res.body).toBe('1');
+    problem(await raw('/api/v1/otlp/v1/traces', JSON.stringify(otlp), { 'content-type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type');
+    expect(await countEntries(t.store, companyId)).toBe(before);
+  });
+
   it('the URL gets the same rule: %00 and percent-encoding that is not UTF-8 → 400 invalid_text, never a 500', async () => {
     for (const url of ['/api/v1/logs?event_type=%00', '/api/v1/logs?source=a%00b', '/api/v1/logs?event_type=%ED%A0%80', '/api/v1/logs?event_type=%FF', '/api/v1/exports/logs?event_type=%00', '/api/v1/logs/%00', '/api/v1/forensics/replays?trace_id=%C0%AF']) {
       problem(await t.inject({ method: 'GET', url, headers: { 'x-api-key': key } }), 400, 'invalid_text');

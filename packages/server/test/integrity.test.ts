@@ -7,6 +7,8 @@ import { rawPublicKey, signNote } from '../src/ledger/signing.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
 import { ingestBatch } from './helpers/ledger.js';
+import { buildApp } from '../src/app.js';
+import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 
 interface Violation {
   seq: number | null;
@@ -53,6 +55,54 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
     const sql = t.store.db;
     return { acct, key, ids, c, req, verify, sql };
   }
+
+  it('deleting the newest entries: the full verification runs and names them; appends and proofs answer a clear 503, never a 500', async () => {
+    const l = await ledger(40);
+    // The last three entries (seq 37–39), as an attacker with the database would remove them.
+    await l.sql.deleteFrom('log_entries').where('company_id', '=', l.c).where('seq', '>=', 37).execute();
+    const append = await l.req('POST', '/api/v1/logs', { event_type: 'after.delete', data: {} });
+    expect(append.statusCode, append.body).not.toBe(500);
+    const proof = await l.req('GET', `/api/v1/logs/${l.ids[10]}/proof`);
+    expect(proof.statusCode, proof.body).not.toBe(500);
+    for (const res of [append, proof].filter((r) => r.statusCode >= 500)) {
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toMatchObject({ code: 'integrity_failure' });
+      expect(res.json().detail).toMatch(/missing/);
+    }
+    const report = await l.verify();
+    expect(report.chain_status).toBe('broken');
+    expect(report.violations.filter((v) => v.kind === 'missing_entry').map((v) => v.seq)).toEqual([37]);
+    expect(report.violations.find((v) => v.kind === 'missing_entry')?.detail).toMatch(/37.39/);
+
+    // Another process, which has not seen this chain yet, reads its edge from the damaged store:
+    // its appends and proofs are refused with 503 integrity_failure, and the full verification
+    // (which cannot record its request in the damaged chain) still runs and names the damage.
+    const otherStore = t.db.open();
+    const other = await buildApp({ config: t.config, store: otherStore, counters: new MemoryCounterStore(), logger: false });
+    try {
+      const headers = { 'x-api-key': l.key };
+      for (const res of [
+        await other.inject({ method: 'POST', url: '/api/v1/logs', headers, payload: { event_type: 'after.delete', data: {} } }),
+        await other.inject({ method: 'GET', url: `/api/v1/logs/${l.ids[10]}/proof`, headers }),
+      ]) {
+        expect(problem(res, 503, 'integrity_failure').detail).toMatch(/missing/);
+      }
+      const job = await other.inject({ method: 'POST', url: '/api/v1/integrity/verify', headers, payload: {} });
+      expect(job.statusCode, job.body).toBe(202);
+      let done;
+      await vi.waitFor(
+        async () => {
+          done = (await other.inject({ method: 'GET', url: `/api/v1/integrity/jobs/${job.json().job_id}`, headers })).json();
+          expect(done.status).toBe('completed');
+        },
+        { timeout: 20_000, interval: 20 },
+      );
+      expect((done as unknown as { report: { violations: Violation[] } }).report.violations.filter((v) => v.kind === 'missing_entry').map((v) => v.seq)).toEqual([37]);
+    } finally {
+      await other.close();
+      await otherStore.close();
+    }
+  });
 
   it('a clean chain: valid report, counts, range, and status at full coverage', async () => {
     const l = await ledger(300);

@@ -28,7 +28,8 @@ function bodyProblem(err: JsonBodyError): ApiError {
   return new ApiError(400, err.code, err.message, { errors: [{ field: `/body${err.pointer}`, message: err.message }] });
 }
 
-function checkCharset(request: FastifyRequest): void {
+/** 415 for a JSON body declared in another charset than UTF-8 (every JSON route, OTLP included). */
+export function checkCharset(request: FastifyRequest): void {
   const type = request.headers['content-type'] ?? '';
   const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(type);
   if (m && !/^utf-?8$/i.test(m[1] as string)) {

@@ -3,6 +3,7 @@
 // body parsing, unknown failures) into the same shape. Never a stack trace.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
+import { CoreError } from '@audit-ledger/core';
 import { DomainError } from '../domain-error.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -39,6 +40,7 @@ export const PROBLEM_TITLES = {
   hold_released: 'The legal hold was already released',
   rate_limited: 'Rate limit exceeded',
   too_many_login_attempts: 'Too many failed login attempts',
+  integrity_failure: 'The stored ledger is damaged',
   service_unavailable: 'Service unavailable',
   internal_error: 'Internal server error',
 } as const;
@@ -193,8 +195,15 @@ export function registerProblemHandlers(app: FastifyInstance, deps: ProblemHandl
     }
     // JSON bodies are parsed in app.ts, which throws ApiError(400, 'malformed_json') itself.
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-      // A Fastify client error we have no specific code for: keep its status.
-      return sendProblem(request, reply, error.statusCode, error.statusCode === 404 ? 'not_found' : 'validation_failed', error.message);
+      // A Fastify client error we have no specific code for: keep its status, with the code of that status.
+      const code = error.statusCode === 404 ? 'not_found' : error.statusCode === 403 ? 'forbidden' : error.statusCode === 413 ? 'payload_too_large' : error.statusCode === 415 ? 'unsupported_media_type' : 'validation_failed';
+      return sendProblem(request, reply, error.statusCode, code, error.message);
+    }
+    // The stored tree lacks a hash an answer needs: an entry or tree row was removed from the
+    // database. Nothing is answered from a damaged tree; the full verification names the damage.
+    if (error instanceof CoreError && error.code === 'missing_tree_hash') {
+      request.log.warn({ err: error }, 'the stored Merkle tree is damaged');
+      return sendProblem(request, reply, 503, 'integrity_failure', `The stored ledger is damaged: ${error.message} (an entry or a tree row was removed from the database). Nothing was changed. POST /api/v1/integrity/verify names every missing entry; an operator restores them from a backup.`);
     }
     if (deps.unavailable(error)) {
       deps.onUnavailable(error);

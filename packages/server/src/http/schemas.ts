@@ -4,6 +4,12 @@ import Type from 'typebox';
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 
 /**
+ * An id the service made (log_id, hold_id, job_id…): a UUID in lowercase, as the service writes
+ * every one. An upper-case spelling is refused with 400 rather than found by no lookup (404).
+ */
+export const ServiceId = Type.String({ format: 'uuid', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', description: 'UUID in lowercase, as the service writes it' });
+
+/**
  * A time a request compares against stored times (search and export ranges, hold scopes, report
  * periods): RFC 3339 with an offset. Compared as an instant, never as text. A leap second
  * (`…:60`) is refused: it names no instant on the POSIX time line the service stores

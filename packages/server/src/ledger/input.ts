@@ -7,6 +7,9 @@ import { Uuid } from '../http/schemas.js';
 /** Entries the service writes itself (HITL rejections) carry a source under this prefix; clients may not. */
 export const RESERVED_SOURCE_PREFIX = 'audit-ledger/';
 
+/** Whether a client-sent source claims the service's reserved prefix, in any letter case (`AUDIT-LEDGER/admin` too). */
+export const isReservedSource = (source: unknown): boolean => typeof source === 'string' && source.toLowerCase().startsWith(RESERVED_SOURCE_PREFIX);
+
 const MAX_DEPTH = 64;
 
 const text = (max: number, description?: string) => Type.Union([Type.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) }), Type.Null()]);

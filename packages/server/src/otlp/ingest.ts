@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { compileBodySchema } from '../http/validation.js';
 import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
-import { LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import { isReservedSource, LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
 import type { UsageCounter } from '../ops/usage.js';
 import type { LogRecord, ResourceGroup, Span } from './decode.js';
 import { type Mapped, mapLogs, mapSpans } from './map.js';
@@ -48,7 +48,7 @@ export class OtlpIngest {
       if (!m.ok) return refuse(m.reason);
       if (!validInput(m.event)) return refuse((validInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; '));
       const input = m.event as LogInputT;
-      if (typeof input.source === 'string' && input.source.startsWith(RESERVED_SOURCE_PREFIX)) return refuse(`service.name may not start with "${RESERVED_SOURCE_PREFIX}" (reserved for entries the service writes itself)`);
+      if (isReservedSource(input.source)) return refuse(`service.name may not start with "${RESERVED_SOURCE_PREFIX}" (reserved for entries the service writes itself)`);
       const p = prepareEvent(input, '');
       if (Array.isArray(p)) return refuse(p.map((e) => `${e.field || '/'} ${e.message}`).join('; '));
       accepted.push({ event: p, sortKey: m.sortKey });

@@ -5,7 +5,7 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from '../auth/secrets.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../http/schemas.js';
 import type { ApiKey } from '../store/accounts.js';
 import type { Services } from '../services.js';
 import { iso } from '../time.js';
@@ -110,7 +110,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
           operationId: 'revokeApiKey',
           summary: 'Revoke an API key',
           description: 'Idempotent: revoking a revoked key answers 204 too. Another company\'s key is 404.',
-          params: Type.Object({ id: Uuid }),
+          params: Type.Object({ id: ServiceId }),
           response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404) },
         },
       },

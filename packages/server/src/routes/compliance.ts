@@ -6,7 +6,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
 import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Instant, Uuid } from '../http/schemas.js';
+import { Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import type { HoldScope } from '../store/compliance.js';
 
@@ -27,7 +27,9 @@ const Actor = Type.Object(
 const RetentionBody = Type.Object(
   {
     content_days: Type.Union([Days, Type.Null()], { description: 'null: content is kept forever (unless by_event_type says otherwise)' }),
-    by_event_type: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Days, { description: 'Per event type, overriding content_days', maxProperties: 200 })),
+    // Type.Record drops a key schema's length limits (it becomes patternProperties "^.*$"): the
+    // keys are bounded with propertyNames, so an empty or 300-character event type is refused.
+    by_event_type: Type.Optional(Type.Record(Type.String(), Days, { description: 'Per event type (1–200 characters), overriding content_days', maxProperties: 200, propertyNames: { minLength: 1, maxLength: 200 } })),
   },
   { additionalProperties: false },
 );
@@ -179,7 +181,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
           operationId: 'releaseHold',
           summary: 'Release a legal hold',
           description: 'Needs an admin and a reason; recorded as a `compliance.hold_released` entry. 409 `hold_released` when it already was.',
-          params: Type.Object({ hold_id: Uuid }),
+          params: Type.Object({ hold_id: ServiceId }),
           body: Type.Object({ reason: Text(2000, 'Why it is released') }, { additionalProperties: false }),
           response: { 200: HoldSchema, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
         },
@@ -199,7 +201,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
             "Removes the content (data, extra, salt) of format version 2 entries and keeps their commitment, so the chain, the tree, every proof and checkpoint still verify; `GET /logs/{id}` then shows `erased: true` and no data. `subject` finds every entry whose data carries it at a path of COMPLIANCE_SUBJECT_FIELDS (not indexed: a scan of the company's entries). All or nothing: 409 `under_legal_hold` (naming the hold) when any entry is held, 409 `not_erasable` for version 1 entries and the service's own entries, 404 for unknown ids. Recorded as `compliance.erasure` entries (who, when, which entries, the legal basis; never the subject's identifier).",
           body: Type.Object(
             {
-              log_ids: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: 10_000 })),
+              log_ids: Type.Optional(Type.Array(ServiceId, { minItems: 1, maxItems: 10_000 })),
               subject: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'A data subject identifier, looked for at COMPLIANCE_SUBJECT_FIELDS' })),
               legal_basis: Text(2000, 'e.g. "GDPR Art. 17(1)(a), request 2026-118"'),
             },

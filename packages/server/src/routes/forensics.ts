@@ -7,7 +7,7 @@ import { principalOf } from '../auth/authenticate.js';
 import type { JsonObject } from '@audit-ledger/core';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../http/schemas.js';
 import { toMermaid } from '../forensics/graph.js';
 import type { Services } from '../services.js';
 import { READ } from '../auth/rules.js';
@@ -63,7 +63,7 @@ const Outcome = Type.Object({
   description: Type.String(),
 });
 
-const SessionParams = Type.Object({ replay_session_id: Uuid });
+const SessionParams = Type.Object({ replay_session_id: ServiceId });
 
 /** The services these routes use. */
 export type ForensicsServices = Pick<Services, 'forensics' | 'forensicsStore'>;

@@ -1,4 +1,5 @@
 // Integrity endpoints: public keys, signed checkpoints, consistency proofs.
+import { CoreError } from '@audit-ledger/core';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
@@ -7,7 +8,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { checkpointView, consistencyView, cosignedCheckpointView } from '../ledger/proofs.js';
-import { CheckpointSchema, Uuid } from '../http/schemas.js';
+import { CheckpointSchema, ServiceId, Uuid } from '../http/schemas.js';
 import type { JobRow } from '../store/integrity.js';
 import type { Services } from '../services.js';
 import { READ } from '../auth/rules.js';
@@ -170,7 +171,14 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         const { companyId } = principalOf(request);
         const entrySignatures = request.body.entry_signatures ?? false;
         const job = await ctx.verifier.requestFull(companyId, { entry_signatures: entrySignatures }, async (queued) => {
-          await ctx.trail.record(companyId, 'integrity.verification_requested', requestActor(request), { job_id: queued.job_id, entry_signatures: entrySignatures });
+          try {
+            await ctx.trail.record(companyId, 'integrity.verification_requested', requestActor(request), { job_id: queued.job_id, entry_signatures: entrySignatures });
+          } catch (err) {
+            // A chain whose stored tree is damaged (entries removed) takes no appends; the
+            // verification is how the damage is found, so it runs unrecorded rather than not at all.
+            if (!(err instanceof CoreError && err.code === 'missing_tree_hash')) throw err;
+            request.log.warn({ err, job_id: queued.job_id }, 'verification requested on a damaged chain: runs without its ledger record');
+          }
         });
         return reply.code(202).header('location', `/api/v1/integrity/jobs/${job.job_id}`).send(jobView(job));
       },
@@ -185,7 +193,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           operationId: 'getVerificationJob',
           summary: 'A full verification job and, once finished, its report',
           description: 'Poll this after POST /integrity/verify: status is queued, running, completed or failed, with progress while running and the full report (chain status, violations, tree root check) once completed.',
-          params: Type.Object({ job_id: Uuid }),
+          params: Type.Object({ job_id: ServiceId }),
           response: { 200: JobSchema, ...problemResponses(400, 401, 404, 429) },
         },
       },

@@ -6,13 +6,13 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { entryLeafHash, recordToEntry, toHex } from '@audit-ledger/core';
 import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
-import { CheckpointSchema, Instant, JsonObjectSchema, NullableString, Uuid } from '../http/schemas.js';
+import { CheckpointSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { LogEntryRow } from '../store/chain.js';
 import { appendFailure, notYetCheckpointed } from '../http/ledger-problems.js';
 import type { FastifyRequest } from 'fastify';
-import { LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import { isReservedSource, LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
 import type { Services } from '../services.js';
 import { checkpointView, inclusionViews } from '../ledger/proofs.js';
 import { iso } from '../time.js';
@@ -154,7 +154,7 @@ async function prepareAll(items: LogInputT[], pointer: (i: number) => string, st
   for (const [i, item] of items.entries()) {
     if (i > 0 && i % PREPARE_SLICE === 0) await yieldTurn();
     // Entries from the service itself (HITL rejections) carry this source; nobody may forge one.
-    if (typeof item.source === 'string' && item.source.startsWith(RESERVED_SOURCE_PREFIX)) {
+    if (isReservedSource(item.source)) {
       errors.push({ field: `${pointer(i)}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` });
       continue;
     }
@@ -306,7 +306,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           operationId: 'getLog',
           summary: 'One stored entry with its hash, link and signature',
           description: 'The entry exactly as stored and hashed (docs/ledger-format.md), with hash, prev_hash, signature and key_id, so a client can check it on its own (the SDK\'s verifyReceipt). Another company\'s log_id is answered 404.',
-          params: Type.Object({ log_id: Uuid }),
+          params: Type.Object({ log_id: ServiceId }),
           response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
         },
       },
@@ -322,7 +322,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           operationId: 'verifyLog',
           summary: "Check one entry's hash, its links to both neighbours, and its signature",
           description: 'The service recomputes the entry\'s hash, checks prev_hash against the entry before it and the next entry\'s link to it, verifies the Ed25519 signature, and proves the entry\'s inclusion in the latest signed checkpoint. `problems` lists what failed.',
-          params: Type.Object({ log_id: Uuid }),
+          params: Type.Object({ log_id: ServiceId }),
           response: { 200: VerifyResult, ...problemResponses(400, 401, 404, 429) },
         },
       },
@@ -343,7 +343,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           summary: 'Inclusion proof of one entry in a signed tree (RFC 9162 §2.1.3)',
           description:
             'tree_size defaults to the latest checkpoint. The leaf is SHA-256(0x00 ‖ entry hash bytes); check the proof against the root of a checkpoint you hold for that size.',
-          params: Type.Object({ log_id: Uuid }),
+          params: Type.Object({ log_id: ServiceId }),
           querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
           response: {
             200: Type.Object({

@@ -7,6 +7,7 @@
 // like every error of this API (OTel exporters read only the status: 400 is final, 429 and 503
 // are retried after Retry-After). Authenticated with the company's API key (X-API-Key, or
 // Authorization: Bearer, which OTEL_EXPORTER_OTLP_HEADERS can set).
+import { checkCharset } from '../http/body.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
@@ -65,7 +66,12 @@ export function otlpRoutes(ctx: OtlpServices): FastifyPluginAsyncTypebox {
     // OTLP bodies have their own JSON rules (64-bit integers as strings or numbers, kept exact),
     // so this plugin replaces the strict JSON parser for its routes only.
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      try {
+        checkCharset(request); // the same rule as every JSON body: UTF-8 or 415, never reinterpreted
+      } catch (err) {
+        return done(err as Error, undefined);
+      }
       try {
         const text = utf8.decode(body as Buffer);
         done(null, { json: parseOtlpJson(text) });

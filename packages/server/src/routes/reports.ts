@@ -8,7 +8,7 @@ import { reportPdf } from '../compliance/report-pdf.js';
 import { MAX_REPORT_DAYS } from '../compliance/reports.js';
 import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Instant, Uuid } from '../http/schemas.js';
+import { Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import { iso } from '../time.js';
 
@@ -80,7 +80,7 @@ export function reportRoutes(ctx: ReportServices): FastifyPluginAsyncTypebox {
           operationId: 'getReport',
           summary: 'A report: the signed JSON, or ?format=pdf',
           description: 'The signed JSON is the evidence (verify it offline); `format=pdf` renders it for reading, with charts of events per day and verification coverage.',
-          params: Type.Object({ report_id: Uuid }),
+          params: Type.Object({ report_id: ServiceId }),
           querystring: Type.Object({ format: Type.Union([Type.Literal('json'), Type.Literal('pdf')], { default: 'json' }) }, { additionalProperties: false }),
           produces: ['application/json', 'application/pdf'],
           response: { 200: SignedReportSchema, ...problemResponses(400, 401, 403, 404, 429) },

@@ -6,7 +6,7 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, OWN_ACCOUNT } from '../auth/rules.js';
 import { problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import { type Actor, userView } from '../users/admin.js';
 
@@ -86,7 +86,7 @@ export function userRoutes(ctx: UserServices): FastifyPluginAsyncTypebox {
           summary: "Change a user's role, or disable or re-enable them",
           description:
             "A disabled user cannot log in and every token of theirs stops working at once. Each change is recorded in the ledger (`user.role_changed`, `user.disabled`, `user.enabled`). 409 `last_admin` when it would leave the company without an active admin.",
-          params: Type.Object({ user_id: Uuid }),
+          params: Type.Object({ user_id: ServiceId }),
           body: Type.Object({ role: Type.Optional(Role), disabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
           response: { 200: UserSchema, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
         },
@@ -103,7 +103,7 @@ export function userRoutes(ctx: UserServices): FastifyPluginAsyncTypebox {
           operationId: 'resetUserPassword',
           summary: "Reset a user's password to a one-time one",
           description: "The user's tokens stop working; the one-time password (shown once) must be replaced at first login. Recorded as `user.password_reset`.",
-          params: Type.Object({ user_id: Uuid }),
+          params: Type.Object({ user_id: ServiceId }),
           response: { 200: Type.Object({ user_id: Uuid, one_time_password: OneTimePassword }), ...problemResponses(400, 401, 403, 404, 429, 503) },
         },
       },

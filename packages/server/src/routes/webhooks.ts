@@ -6,7 +6,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { EVENT_TYPES } from '../events.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../http/schemas.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { EndpointRow } from '../store/webhooks.js';
 import { iso } from '../time.js';
@@ -151,7 +151,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
 
     app.get(
       '/webhooks/endpoints/:id',
-      { config: ADMIN, schema: { tags: ['webhooks'], operationId: 'getWebhookEndpoint', description: 'One webhook endpoint of the company, without its secret.', summary: 'One endpoint', params: Type.Object({ id: Uuid }), response: { 200: Endpoint, ...problemResponses(400, 401, 403, 404, 429) } } },
+      { config: ADMIN, schema: { tags: ['webhooks'], operationId: 'getWebhookEndpoint', description: 'One webhook endpoint of the company, without its secret.', summary: 'One endpoint', params: Type.Object({ id: ServiceId }), response: { 200: Endpoint, ...problemResponses(400, 401, 403, 404, 429) } } },
       async (request) => view(await endpointOr404(principalOf(request).companyId, request.params.id)),
     );
 
@@ -164,7 +164,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
           operationId: 'updateWebhookEndpoint',
           summary: 'Change an endpoint: URL, event types, description, enabled; or rotate its secret',
           description: 'Re-enabling clears disabled_reason. With rotate_secret: true the answer carries the new secret, shown once; the old one stops signing at once.',
-          params: Type.Object({ id: Uuid }),
+          params: Type.Object({ id: ServiceId }),
           body: Type.Object(
             {
               url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
@@ -203,7 +203,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
       '/webhooks/endpoints/:id',
       {
         config: ADMIN,
-        schema: { tags: ['webhooks'], operationId: 'deleteWebhookEndpoint', description: 'Removes the endpoint; deliveries still pending for it are given up. Recorded events stay.', summary: 'Delete an endpoint; its pending deliveries are given up', params: Type.Object({ id: Uuid }), response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404, 429) } },
+        schema: { tags: ['webhooks'], operationId: 'deleteWebhookEndpoint', description: 'Removes the endpoint; deliveries still pending for it are given up. Recorded events stay.', summary: 'Delete an endpoint; its pending deliveries are given up', params: Type.Object({ id: ServiceId }), response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404, 429) } },
       },
       async (request, reply) => {
         if (!(await ctx.webhookStore.deleteEndpoint(principalOf(request).companyId, request.params.id, iso(ctx.clock())))) {
@@ -223,7 +223,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
           operationId: 'listWebhookDeliveries',
           summary: 'Delivery attempts to an endpoint, newest first',
           description: 'Each delivery to the endpoint with its status, attempts, last response status and next retry time, newest first.',
-          params: Type.Object({ id: Uuid }),
+          params: Type.Object({ id: ServiceId }),
           querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }), cursor: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
           response: {
             200: Type.Object({
