@@ -2,6 +2,7 @@
 // process switches at once and no entry is ever signed by a retired key. Rotating from the
 // command line alone (rewriting the key file under a running service) cannot promise that,
 // so this command never touches the store itself.
+import { readBounded } from '../http/outbound.js';
 
 export async function rotateKeyCommand(opts: { url: string; token: string | undefined }): Promise<{ code: number; output: string }> {
   if (!opts.token) return { code: 2, output: 'keys rotate: set LEDGER_OPERATOR_TOKEN (the same token the service has) in the environment\n' };
@@ -16,7 +17,7 @@ export async function rotateKeyCommand(opts: { url: string; token: string | unde
       output: `keys rotate: no service answered at ${endpoint} (${cause}). The rotation is done by the running service, so that every process switches at once: start it (or pass --url) and run this again.\n`,
     };
   }
-  const body = (await res.json().catch(() => ({}))) as { old_key_id?: string; new_key_id?: string; created_at?: string; detail?: string };
+  const body = (await readBounded(res, 1024 * 1024).then((t) => JSON.parse(t) as unknown).catch(() => ({}))) as { old_key_id?: string; new_key_id?: string; created_at?: string; detail?: string };
   if (!res.ok) return { code: 1, output: `keys rotate: the service answered ${res.status}: ${body.detail ?? 'no detail'}\n` };
   return {
     code: 0,

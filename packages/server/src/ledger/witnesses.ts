@@ -12,6 +12,7 @@ import type { CheckpointRow } from '../store/chain.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../time.js';
+import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../http/outbound.js';
 import { treeReader } from './proofs.js';
 
 export interface WitnessConfig {
@@ -89,7 +90,12 @@ export class WitnessSubmitter {
     } catch (err) {
       return { kind: 'failed', reason: `no answer: ${(err as Error).message}` };
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await readBounded(res, MAX_WITNESS_ANSWER_BYTES);
+    } catch (err) {
+      return { kind: 'failed', reason: `${res.status}: ${(err as Error).message}` };
+    }
     if (res.status === 200) {
       const noteText = parseNote(cp.note).text;
       const line = text.split('\n').map((l) => `${l}\n`).find((l) => verifyCosignature(noteText, l, w.key).ok);
