@@ -20,6 +20,8 @@ export interface Config {
   /** Console sessions: ended this long after login, whatever happens. */
   sessionMaxAgeSeconds: number;
   maxBodyBytes: number;
+  /** MAX_ENTRY_BYTES: the most content (data and extra, canonical JSON) one entry may hold. */
+  maxEntryBytes: number;
   maxBatchSize: number;
   /** Worker threads that sign entries; 0 signs on the request thread. */
   signingWorkers: number;
@@ -107,6 +109,11 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     name: 'MAX_BODY_BYTES',
     default: '1048576',
     description: 'Largest accepted request body; larger bodies get 413. 1024–104857600.',
+  },
+  {
+    name: 'MAX_ENTRY_BYTES',
+    default: '262144',
+    description: "Largest content of one entry (its `data` and extra fields as canonical JSON, UTF-8) on every ingestion path: a larger event is refused naming the cap (the event alone: a 400 naming its place, or a refused OTLP span or log record). One OTLP request would otherwise multiply a large resource attribute into every span's entry. 1024–104857600.",
   },
   {
     name: 'MAX_BATCH_SIZE',
@@ -356,6 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionIdleTimeoutSeconds: int('SESSION_IDLE_TIMEOUT_SECONDS', 1800, 60, 24 * 3600),
     sessionMaxAgeSeconds: int('SESSION_MAX_AGE_SECONDS', 43_200, 300, 7 * 24 * 3600),
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    maxEntryBytes: int('MAX_ENTRY_BYTES', 256 * 1024, 1024, 100 * 1024 * 1024),
     maxBatchSize: int('MAX_BATCH_SIZE', 1000, 1, 100_000),
     signingWorkers: int('LEDGER_SIGNING_WORKERS', Math.max(1, os.availableParallelism() - 1), 0, 64),
     signingKeyFile: get('LEDGER_SIGNING_KEY_FILE') ? path.resolve(get('LEDGER_SIGNING_KEY_FILE') as string) : undefined,

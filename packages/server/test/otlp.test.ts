@@ -67,6 +67,28 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
   });
   afterAll(() => t.close());
 
+  it('caps an entry\'s size on every path: one 300 KB resource attribute over 600 spans is refused span by span, naming MAX_ENTRY_BYTES, and stores nothing', async () => {
+    const acct = await t.newAccount();
+    const k = (await t.createKey(acct.token, 1_000_000)).key;
+    const post = (url: string, body: unknown, type = 'application/json') => t.inject({ method: 'POST', url, headers: { 'x-api-key': k, 'content-type': type }, payload: JSON.stringify(body) });
+    const big = 'x'.repeat(300 * 1024);
+    const traceId = randomUUID().replace(/-/g, '');
+    const spans = Array.from({ length: 600 }, (_, i) => ({ traceId, spanId: (i + 1).toString(16).padStart(16, '0'), name: `s${i}`, startTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(i)), endTimeUnixNano: String(1_700_000_000_000_000_001n + BigInt(i)) }));
+    const body = { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'agent' } }, { key: 'huge', value: { stringValue: big } }] }, scopeSpans: [{ spans }] }] };
+    const res = await post('/api/v1/otlp/v1/traces', body);
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+    expect(res.json().partialSuccess.rejectedSpans).toBe('600');
+    expect(res.json().partialSuccess.errorMessage).toContain('its resource and scope alone are');
+    expect(res.json().partialSuccess.errorMessage).toContain('MAX_ENTRY_BYTES allows 262144');
+    expect(await countEntries(t.store, acct.companyId)).toBe(0);
+    // The same cap on /logs and /logs/batch: the item named, nothing stored.
+    const one = problem(await post('/api/v1/logs', { event_type: 'big', data: { big } }), 400, 'validation_failed');
+    expect(JSON.stringify(one.errors)).toContain('MAX_ENTRY_BYTES allows 262144');
+    const batch = problem(await post('/api/v1/logs/batch', { logs: [{ event_type: 'ok', data: {} }, { event_type: 'big', data: {}, note: big }] }), 400, 'validation_failed');
+    expect(batch.errors).toEqual([{ field: '/body/logs/1', message: expect.stringContaining('MAX_ENTRY_BYTES allows 262144') }]);
+    expect(await countEntries(t.store, acct.companyId)).toBe(0);
+  });
+
   const get = (url: string) => t.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
   const entriesOf = async (traceId: string) => {
     const res = await get(`/api/v1/logs?trace_id=${traceId}&limit=1000`);

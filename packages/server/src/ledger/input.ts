@@ -74,7 +74,7 @@ function depthExceeds(value: unknown, max: number): boolean {
  * Turns a schema-valid item into a PreparedEvent, or returns the field errors that
  * the schema cannot express. `pointer` locates the item in the request (for errors).
  */
-export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKey?: boolean } = {}): PreparedEvent | FieldError[] {
+export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKey?: boolean; maxEntryBytes?: number } = {}): PreparedEvent | FieldError[] {
   const errors: FieldError[] = [];
   if (input.data !== undefined && input.payload !== undefined) errors.push({ field: `${pointer}/payload`, message: 'send data or payload, not both' });
   const data = (input.data ?? input.payload) as JsonObject | undefined;
@@ -90,6 +90,10 @@ export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKe
   // every value here has a canonical form.
   const dataJson = canonicalJson(data);
   const extraJson = hasExtra ? canonicalJson(extra) : null;
+  if (opts.maxEntryBytes !== undefined) {
+    const size = Buffer.byteLength(dataJson) + (extraJson === null ? 0 : Buffer.byteLength(extraJson));
+    if (size > opts.maxEntryBytes) return [{ field: pointer, message: `the entry's content (data and extra fields, canonical JSON) is ${size} bytes; MAX_ENTRY_BYTES allows ${opts.maxEntryBytes}` }];
+  }
 
   const envelope = {} as Record<EnvelopeField, string | null>;
   for (const f of ENVELOPE_FIELDS) {

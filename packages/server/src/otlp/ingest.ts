@@ -23,7 +23,7 @@ export interface OtlpResult {
 export interface OtlpIngestDeps {
   appender: Appender;
   usage: UsageCounter;
-  config: Pick<Config, 'maxBatchSize'>;
+  config: Pick<Config, 'maxBatchSize' | 'maxEntryBytes'>;
 }
 
 const MAX_REASONS = 5;
@@ -33,11 +33,11 @@ export class OtlpIngest {
   constructor(private readonly deps: OtlpIngestDeps) {}
 
   traces(companyId: string, keyId: string | null, groups: Array<ResourceGroup<Span>>): Promise<OtlpResult> {
-    return this.ingest(companyId, keyId, mapSpans(groups), 'span');
+    return this.ingest(companyId, keyId, mapSpans(groups, this.deps.config.maxEntryBytes), 'span');
   }
 
   logs(companyId: string, keyId: string | null, groups: Array<ResourceGroup<LogRecord>>): Promise<OtlpResult> {
-    return this.ingest(companyId, keyId, mapLogs(groups), 'log record');
+    return this.ingest(companyId, keyId, mapLogs(groups, this.deps.config.maxEntryBytes), 'log record');
   }
 
   private async ingest(companyId: string, keyId: string | null, mapped: Mapped[], noun: string): Promise<OtlpResult> {
@@ -49,7 +49,7 @@ export class OtlpIngest {
       if (!validInput(m.event)) return refuse((validInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; '));
       const input = m.event as LogInputT;
       if (isReservedSource(input.source)) return refuse(`service.name may not start with "${RESERVED_SOURCE_PREFIX}" (reserved for entries the service writes itself)`);
-      const p = prepareEvent(input, '');
+      const p = prepareEvent(input, '', { maxEntryBytes: this.deps.config.maxEntryBytes });
       if (Array.isArray(p)) return refuse(p.map((e) => `${e.field || '/'} ${e.message}`).join('; '));
       accepted.push({ event: p, sortKey: m.sortKey });
     });

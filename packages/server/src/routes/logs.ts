@@ -148,7 +148,7 @@ const ListQuery = Type.Object(
 /** Events validated between turns of the event loop: a large batch does not hold other requests up for all of it. */
 const PREPARE_SLICE = 200;
 
-async function prepareAll(items: LogInputT[], pointer: (i: number) => string, strictKey = false): Promise<PreparedEvent[]> {
+async function prepareAll(items: LogInputT[], pointer: (i: number) => string, maxEntryBytes: number, strictKey = false): Promise<PreparedEvent[]> {
   const prepared: PreparedEvent[] = [];
   const errors: FieldError[] = [];
   for (const [i, item] of items.entries()) {
@@ -158,7 +158,7 @@ async function prepareAll(items: LogInputT[], pointer: (i: number) => string, st
       errors.push({ field: `${pointer(i)}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` });
       continue;
     }
-    const p = prepareEvent(item, pointer(i), { strictKey });
+    const p = prepareEvent(item, pointer(i), { strictKey, maxEntryBytes });
     if (Array.isArray(p)) errors.push(...p);
     else prepared.push(p);
   }
@@ -210,7 +210,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           }
           body.idempotency_key = header;
         }
-        const [event] = await prepareAll([body], () => '/body', header !== undefined);
+        const [event] = await prepareAll([body], () => '/body', ctx.config.maxEntryBytes, header !== undefined);
         const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
         const result = r as NonNullable<typeof r>;
         countUsage(request, [event as PreparedEvent], [result]);
@@ -252,7 +252,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         const { companyId } = principalOf(request);
         const { logs } = request.body;
         const pointer = (i: number) => `/body/logs/${i}`;
-        const events = await prepareAll(logs, pointer);
+        const events = await prepareAll(logs, pointer, ctx.config.maxEntryBytes);
         const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
         countUsage(request, events, results);
         const conflicts = results.flatMap((r, index) => (r.idempotency_conflict_of !== null ? [{ index, log_id: r.log_id, idempotency_conflict_of: r.idempotency_conflict_of }] : []));
