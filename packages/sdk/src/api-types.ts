@@ -10258,7 +10258,7 @@ export interface operations {
                         }[];
                         /** @description Anomalies that did not cause the outcome (all of them on a good outcome): informational */
                         findings: {
-                            /** @description A root-cause type, or GRAPH for cycles and dangling references */
+                            /** @description A root-cause type; GRAPH for cycles and dangling references; ERASED for events of the trace whose content was erased (the analysis sees only their type, times and links) */
                             type: string;
                             severity: "info" | "low" | "medium" | "high";
                             description: string;

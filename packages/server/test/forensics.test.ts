@@ -34,10 +34,12 @@ describe.each(STORE_KINDS)('forensics on %s', (kind) => {
   let t: TestApp;
   let key: string;
   let companyId: string;
+  let companyName: string;
   beforeAll(async () => {
     t = await startTestApp(kind);
     const acct = await t.newAccount();
     companyId = acct.companyId;
+    companyName = acct.companyName;
     key = (await t.createKey(acct.token, 1_000_000)).key;
   });
   afterAll(() => t.close());
@@ -70,6 +72,28 @@ describe.each(STORE_KINDS)('forensics on %s', (kind) => {
     const name = (id: string) => byLogId.get(id) ?? (id.startsWith('source:') ? id : `?${id}`);
     return { traceId, byName, name };
   }
+
+  it('erased evidence is named, never read as a clean run: stale-market-feed with the stale read and the decision erased', async () => {
+    const f = JSON.parse(fs.readFileSync(path.join(DIR, 'stale-market-feed.json'), 'utf8')) as Fixture;
+    const { traceId, byName } = await ingestFixture(f);
+    const rootCauseNow = async () => {
+      const s = (await post('/api/v1/forensics/replays', { trace_id: traceId, metadata: {} })).json();
+      return (await get(`/api/v1/forensics/replays/${s.id}/root-cause`)).json();
+    };
+    expect((await rootCauseNow()).root_cause_type).toBe('STALE_CONTEXT');
+    const admin = await t.newAccount({ role: 'admin', company: companyName });
+    const erasedIds = [byName.get('trade-2'), byName.get('trade-5')] as string[];
+    const erasure = await t.inject({ method: 'POST', url: '/api/v1/compliance/erasures', headers: { authorization: `Bearer ${admin.token}` }, payload: { log_ids: erasedIds, legal_basis: 'GDPR Art. 17' } });
+    expect(erasure.statusCode, erasure.body).toBe(201);
+    const rc = await rootCauseNow();
+    const finding = (rc.findings as Array<{ type: string; evidence: string[]; description: string }>).find((x) => x.type === 'ERASED');
+    expect(finding?.evidence.sort()).toEqual([...erasedIds].sort());
+    expect(rc.description).toMatch(/erased/);
+    if (rc.root_cause_type === 'NONE') {
+      expect(rc.description).toContain('a clean run cannot be claimed');
+      expect(rc.confidence).toBeLessThanOrEqual(0.5);
+    }
+  });
 
   it.each(FIXTURES)('%s', async (file) => {
     const f = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')) as Fixture;

@@ -27,7 +27,8 @@ export interface Candidate {
 }
 
 export interface Finding {
-  type: RootCauseType | 'GRAPH';
+  /** A root-cause type; GRAPH for cycles and dangling references; ERASED for evidence whose content was erased. */
+  type: RootCauseType | 'GRAPH' | 'ERASED';
   severity: Severity;
   description: string;
   evidence: string[];

@@ -130,7 +130,33 @@ function fallbackFor(outcome: Outcome, trace: Trace, deps: Dependencies): Anomal
   return undefined;
 }
 
+/**
+ * The root cause, and what erasure hid from it: an erased event takes part by its skeleton alone
+ * (type, times, links), so what its content said cannot be judged. The answer names every erased
+ * event (an ERASED finding), lowers its confidence by the share erased, and never calls a run
+ * clean that it can no longer see whole.
+ */
 export function rootCause(trace: Trace, defaults: MaxAgeDefaults, traceId: string, graph?: CausalGraph): RootCause {
+  const rc = analyse(trace, defaults, traceId, graph);
+  const erased = trace.events.filter((e) => e.erased);
+  if (erased.length === 0 || rc.root_cause_type === 'INTEGRITY_FAILURE') return rc;
+  const share = erased.length / trace.events.length;
+  const seqs = erased.slice(0, 10).map((e) => e.seq).join(', ') + (erased.length > 10 ? ', …' : '');
+  const what = `${erased.length} of the ${trace.events.length} events of this trace had their content erased (seq ${seqs}); the analysis sees their type, times and links, not what they held`;
+  const finding: Finding = { type: 'ERASED', severity: 'medium', description: sentence(what), evidence: erased.map((e) => e.log_id) };
+  if (rc.root_cause_type === 'NONE') {
+    return {
+      ...rc,
+      description: `No failure is visible in what remains of the run (${trace.events.length} events of trace ${traceId}), but ${what}: a clean run cannot be claimed.`,
+      confidence: clamp(Math.min(rc.confidence, 0.5) * (1 - share)),
+      remediation: 'Nothing can be remediated from what remains. If the erased events matter, look for what they held in the systems they came from (an erasure removes it here by law or policy).',
+      findings: [finding, ...rc.findings],
+    };
+  }
+  return { ...rc, description: `${rc.description} Note: ${what}.`, confidence: clamp(rc.confidence * (1 - share / 2)), findings: [finding, ...rc.findings] };
+}
+
+function analyse(trace: Trace, defaults: MaxAgeDefaults, traceId: string, graph?: CausalGraph): RootCause {
   const deps = dependencies(trace);
   const staleness = assessStaleness(trace, defaults, deps).findings;
   const outcome = outcomeOf(trace, staleness);

@@ -42,7 +42,7 @@ const PathStep = Type.Object({
 });
 
 const Finding = Type.Object({
-  type: Type.String({ description: 'A root-cause type, or GRAPH for cycles and dangling references' }),
+  type: Type.String({ description: 'A root-cause type; GRAPH for cycles and dangling references; ERASED for events of the trace whose content was erased (the analysis sees only their type, times and links)' }),
   severity: Type.Union([Type.Literal('info'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
   description: Type.String(),
   evidence: Type.Array(Uuid),
