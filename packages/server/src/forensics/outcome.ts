@@ -39,8 +39,21 @@ const completion = (e: TraceEvent): 'succeeded' | 'failed' | null => {
   return FAILED_STATUS.has(status) ? 'failed' : 'succeeded';
 };
 
-/** The action or tool a denied event is about, to recognize the same thing running later. */
-const actionOf = (e: TraceEvent) => str(e.data.action) ?? toolOf(e);
+/** The action and the tool an event is about (either may be absent), to recognize the same thing running later. */
+const subjectsOf = (e: TraceEvent): string[] => [str(e.data.action), toolOf(e)].filter((s): s is string => s !== null);
+
+/**
+ * Whether `x` does what `subject` asked for: the same action or the same tool. Either counts: a
+ * denied `tool.called` of tool T (no action) and a later `action.executed` of action A through tool
+ * T is the denied request run anyway (once called clean at confidence 0.95 because only the
+ * action was compared).
+ */
+const sameThing = (x: TraceEvent, subject: TraceEvent) => {
+  const wanted = subjectsOf(subject);
+  return subjectsOf(x).some((s) => wanted.includes(s));
+};
+
+
 
 /**
  * Whether the denial was lifted before `until` (an index into the trace): a human approved it
@@ -63,13 +76,16 @@ function violation(trace: Trace): { action: TraceEvent; denial: TraceEvent } | u
   for (const [i, d] of trace.events.entries()) {
     if (!isDenial(d)) continue;
     const subject = deniedSubject(trace, d, i);
-    const what = subject ? actionOf(subject) : null;
     for (let j = i + 1; j < trace.events.length; j++) {
       const x = trace.events[j] as TraceEvent;
-      if (x.event_type !== 'action.executed') continue;
-      // The denied request itself, run: an action caused by it, or doing the same action or tool (an action caused by the denial is a response to it).
-      const same = x.parent_event_id !== null && subject !== undefined && trace.byRef.get(x.parent_event_id) === subject;
-      if ((same || (what !== null && actionOf(x) === what)) && !liftedBefore(trace, d, j)) return { action: x, denial: d };
+      if (x.event_type !== 'action.executed' || subject === undefined) continue;
+      // The denied request itself, run: an action it caused directly, or one doing the same action
+      // or going through the same tool, however it was reached (an LLM step caused by the denial
+      // that decides to go ahead). Anything else the denial led to is a response to it (rerunning
+      // the tests a deploy gate wanted, a notification), not a violation: following causation
+      // alone would call those violations too (measured on the corpus).
+      const run = (x.parent_event_id !== null && trace.byRef.get(x.parent_event_id) === subject) || sameThing(x, subject);
+      if (run && !liftedBefore(trace, d, j)) return { action: x, denial: d };
     }
   }
   return undefined;
