@@ -139,6 +139,8 @@ function checkEntry(e: Record<string, unknown>, keys: TrustedKey[]): EntryCheck 
 
 type BundleShape = {
   format?: unknown;
+  /** What the bundle says it holds: a trace, or every entry of a seq range (inclusive). */
+  selection?: { trace_id?: unknown; from_seq?: unknown; to_seq?: unknown };
   company_id?: unknown;
   checkpoint?: { note?: unknown; tree_size?: unknown; root_hash?: unknown };
   public_keys?: Array<{ public_key?: unknown }>;
@@ -224,6 +226,18 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): V
   }
   // An erasure record that is itself among the selected entries counts too.
   for (const item of b.entries) if (item.entry) checks.push(...erasures.record(item.entry));
+  // A range bundle says what must be in it: every seq of the range that the checkpoint covers.
+  const sel = b.selection;
+  if (sel && Number.isSafeInteger(sel.from_seq) && Number.isSafeInteger(sel.to_seq)) {
+    const from = sel.from_seq as number;
+    const to = Math.min(sel.to_seq as number, treeSize - 1);
+    const have = new Set(b.entries.map((i) => i.entry?.seq));
+    const missing: number[] = [];
+    for (let s = from; s <= to && missing.length <= 10; s++) if (!have.has(s)) missing.push(s);
+    if (missing.length > 0) {
+      checks.push({ status: 'fail', code: 'entries_missing', message: `the bundle is the range seq ${from}–${sel.to_seq as number}, but lacks seq ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ', …' : ''}: a range bundle holds every entry of its range the checkpoint covers`, seq: missing[0] as number });
+    }
+  }
   checks.push(...erasures.unaccounted());
   const erasedNote = erasures.note();
   if (erasedNote) checks.push(erasedNote);
@@ -271,6 +285,8 @@ export class ExportVerifier {
   private readonly claimedSize: number | null;
   private prevHash = GENESIS_PREV_HASH;
   private prevCreatedAt = Number.NEGATIVE_INFINITY;
+  /** Each idempotency key's earliest entry, to check the idempotency_conflict_of marks (§10). One entry per distinct key. */
+  private readonly firstOfKey = new Map<string, string>();
   private count = 0;
   private rootAtCheckpoint: Hash | null = null;
   private readonly failures: Check[] = [];
@@ -353,6 +369,7 @@ export class ExportVerifier {
     this.failures.push(...failures.filter((f) => f !== untrusted || typeof e.hash !== 'string'));
     if (failures.some((f) => f.code === 'key_not_active')) this.inactiveSeqs.add(this.count);
     else if (!failures.some((f) => f.code === 'bad_signature' || f.code === 'untrusted_key')) this.noteSigned(String(e.key_id), e.created_at, this.count);
+    this.checkIdempotencyMark(e);
     // created_at never decreases along a chain (§2).
     const createdAt = instantOf(e.created_at);
     if (!(createdAt >= this.prevCreatedAt)) this.failures.push({ status: 'fail', code: 'created_at_order', message: `entry seq ${this.count} (log_id ${String(e.log_id)}): created_at ${String(e.created_at)} is earlier than the entry before it, or not an RFC 3339 time`, seq: this.count });
@@ -364,6 +381,27 @@ export class ExportVerifier {
     this.edge.append(entryLeafHash(hash ?? (/^([0-9a-f]{2})*$/.test(this.prevHash) ? this.prevHash : '')));
     this.count++;
     if (this.count === this.claimedSize) this.rootAtCheckpoint = this.edge.root();
+  }
+
+  /**
+   * The mark is not hashed but derivable (§10): the service appends a second use of a key only
+   * when it differs (an exact repeat appends nothing), so an entry whose key an earlier entry
+   * used carries that earliest entry's log_id, and an entry with a new key carries null.
+   */
+  private checkIdempotencyMark(e: Record<string, unknown>): void {
+    if (!('idempotency_conflict_of' in e)) return; // an export without the field says nothing
+    const key = e.idempotency_key;
+    const first = typeof key === 'string' ? this.firstOfKey.get(key) : undefined;
+    const expected = first ?? null;
+    if (e.idempotency_conflict_of !== expected) {
+      this.failures.push({
+        status: 'fail',
+        code: 'idempotency_mark',
+        message: `entry seq ${this.count} (log_id ${String(e.log_id)}): idempotency_conflict_of is ${JSON.stringify(e.idempotency_conflict_of)}, but ${first ? `key ${JSON.stringify(key)} was first used by ${first}, so it must name that entry` : 'no earlier entry used its idempotency key, so it must be null'}`,
+        seq: this.count,
+      });
+    }
+    if (typeof key === 'string' && first === undefined && typeof e.log_id === 'string') this.firstOfKey.set(key, e.log_id);
   }
 
   private noteSigned(keyId: string, createdAt: unknown, seq: number): void {

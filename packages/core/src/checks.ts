@@ -34,6 +34,8 @@ export type CheckCode =
   | 'broken_link'
   /** An entry's created_at is earlier than the entry's before it (it never decreases along a chain, docs/ledger-format.md §2). */
   | 'created_at_order'
+  /** An entry's idempotency_conflict_of mark is not what the chain's idempotency keys make it (added, changed or removed). */
+  | 'idempotency_mark'
   /** An export line that is not JSON, or out of seq order. */
   | 'line_unreadable'
   /** The export holds fewer entries than the checkpoint covers. */

@@ -130,6 +130,31 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('FAIL entry seq 13');
     expect(r.stdout).toContain('inclusion proof does not lead to the checkpoint root');
+    // The range says what must be there: an entry taken out of it fails, naming the seq.
+    const holed = structuredClone(bundle);
+    holed.entries.splice(4, 1);
+    const h = await verifyBundle([write('b.json', JSON.stringify(holed)), '--public-key', c.pemFile]);
+    expect(h.code).toBe(1);
+    expect(h.stdout).toContain('lacks seq 14');
+  });
+
+  it('an export checks every idempotency_conflict_of mark against the chain\'s keys: a removed, added or changed mark fails', async () => {
+    const c = await company();
+    const first = (await ingestBatch(t, c.key, [{ event_type: 'order.placed', data: { n: 1 }, idempotency_key: 'order-77' }])).json().log_ids[0];
+    const again = await ingestBatch(t, c.key, [{ event_type: 'order.placed', data: { n: 2 }, idempotency_key: 'order-77' }]);
+    const conflict = again.json().log_ids[0];
+    const text = (await c.get('/api/v1/exports/logs?format=jsonl')).body;
+    const checkpoint = write('cp.json', (await c.get('/api/v1/integrity/checkpoint')).body);
+    const lines = text.trimEnd().split('\n');
+    const at = lines.findIndex((l) => l.includes(`"log_id":"${conflict}"`));
+    expect(JSON.parse(lines[at] as string).idempotency_conflict_of).toBe(first);
+    expect((await verifyBundle([write('export.jsonl', text), '--checkpoint', checkpoint, '--public-key', c.pemFile])).code).toBe(0);
+    const edit = (i: number, mark: string | null) => lines.map((l, j) => (j === i ? JSON.stringify({ ...JSON.parse(l), idempotency_conflict_of: mark }) : l)).join('\n');
+    for (const [i, mark] of [[at, null], [at, c.ids[0] as string], [0, first]] as const) {
+      const r = await verifyBundle([write('export.jsonl', edit(i, mark)), '--checkpoint', checkpoint, '--public-key', c.pemFile]);
+      expect(r.code, `line ${i} marked ${mark}`).toBe(1);
+      expect(r.stdout).toContain('idempotency_conflict_of is');
+    }
   });
 
   it('a complete JSON Lines export verifies against a checkpoint; a changed or missing line fails', async () => {
