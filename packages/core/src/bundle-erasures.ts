@@ -13,6 +13,8 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 export class ErasureLedger {
   private readonly pending = new Map<string, Array<{ seq: number; log_id: string; company_id: string }>>();
   count = 0;
+  /** Erased entries a record was found for but does not account for, or whose record never came. */
+  private failed = 0;
 
   erased(e: Record<string, unknown>): void {
     this.count++;
@@ -28,18 +30,30 @@ export class ErasureLedger {
     if (!waiting) return [];
     this.pending.delete(String(record.log_id));
     const r = { seq: Number(record.seq), company_id: String(record.company_id), event_type: String(record.event_type), source: typeof record.source === 'string' ? record.source : null, data: (record.data ?? null) as JsonObject | null };
-    return waiting.flatMap((w) => {
+    const failures = waiting.flatMap((w) => {
       const problem = erasureRecordProblem(w, r);
       return problem ? [{ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): ${problem}`, seq: w.seq }] : [];
     });
+    this.failed += failures.length;
+    return failures;
   }
 
   /** Failures for the erased entries whose record never came. */
   unaccounted(): Check[] {
-    return [...this.pending.values()].flat().map((w) => ({ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): its content was erased, and no erasure record in the document names it`, seq: w.seq }));
+    const left = [...this.pending.values()].flat();
+    this.failed += left.length;
+    this.pending.clear();
+    return left.map((w) => ({ status: 'fail' as const, code: 'erased' as const, message: `entry seq ${w.seq} (log_id ${w.log_id}): its content was erased, and no erasure record in the document names it`, seq: w.seq }));
   }
 
+  /**
+   * The note on the erased entries a record accounts for (call after unaccounted()). It counts only
+   * those: the ones no record accounts for are FAIL lines, never also "accounted for".
+   */
   note(): Check | null {
-    return this.count === 0 ? null : { status: 'note', code: 'erased', message: `${plural(this.count, 'entry', 'entries')} with erased content: each commitment, hash and signature still verifies, and an erasure record accounts for each` };
+    const ok = this.count - this.failed;
+    if (ok <= 0) return null;
+    const rest = this.failed > 0 ? `; ${plural(this.failed, 'other erased entry is', 'other erased entries are')} not accounted for (the FAIL lines)` : '';
+    return { status: 'note', code: 'erased', message: `${plural(ok, 'entry', 'entries')} with erased content, each accounted for by its erasure record: each commitment, hash and signature still verifies${rest}` };
   }
 }

@@ -84,5 +84,7 @@ export function verifyEntry(n: EntryNeighbourhood): EntryVerdict {
     chain.push({ kind: 'created_at_order', detail: `created_at ${entry.created_at} is earlier than entry ${entry.seq - 1}'s (${n.prev.created_at})` });
   }
 
-  return { chain_valid: chain.length === 0, signature_valid: sig.length === 0, erased: content.state === 'erased', problems: [...chain, ...sig] };
+  // Erased means accounted for (docs/compliance.md): content gone with no record is a problem, not an erasure.
+  const erased = content.state === 'erased' && !chain.some((p) => p.kind === 'unrecorded_erasure');
+  return { chain_valid: chain.length === 0, signature_valid: sig.length === 0, erased, problems: [...chain, ...sig] };
 }

@@ -7712,7 +7712,7 @@ export interface operations {
                              * @description When the new key became active and the old one was retired
                              */
                             created_at: string;
-                            /** @description The signed text (docs/ledger-format.md §11) */
+                            /** @description The signed text (docs/ledger-format.md §12) */
                             statement: string;
                             /** @description Ed25519 signature of the statement by the old key, base64 */
                             old_signature: string;
@@ -7796,7 +7796,7 @@ export interface operations {
                          * @description When the new key became active and the old one was retired
                          */
                         created_at: string;
-                        /** @description The signed text (docs/ledger-format.md §11) */
+                        /** @description The signed text (docs/ledger-format.md §12) */
                         statement: string;
                         /** @description Ed25519 signature of the statement by the old key, base64 */
                         old_signature: string;

@@ -94,6 +94,13 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
     const proof = (await c.call('GET', `/logs/${target}/proof?tree_size=${cp.tree_size}`)).json();
     expect(verifyInclusion(after.seq, cp.tree_size, entryLeafHash(after.hash), proof.proof.map(fromHex), fromHex(cp.root_hash))).toBe(true);
 
+    // Its record's link removed in the database: /verify reports the problem and does not call it erased.
+    await t.store.db.updateTable('log_entries').set({ erasure_id: null }).where('company_id', '=', c.acct.companyId).where('log_id', '=', c.ids[6] as string).execute();
+    const orphan = (await c.call('GET', `/logs/${c.ids[6]}/verify`)).json();
+    expect(orphan).toMatchObject({ chain_valid: false, erased: false });
+    expect(orphan.problems.map((p: { kind: string }) => p.kind)).toEqual(['unrecorded_erasure']);
+    await t.store.db.updateTable('log_entries').set({ erasure_id: erasure.record_log_ids[0] }).where('company_id', '=', c.acct.companyId).where('log_id', '=', c.ids[6] as string).execute();
+
     // The full verification: valid, with the erased entries counted.
     const report = await c.fullVerification();
     expect(report).toMatchObject({ chain_status: 'valid', violation_count: 0, entries_erased: 2 });
@@ -105,12 +112,14 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
     expect(bundle.erasure_records.map((e: { entry: { log_id: string } }) => e.entry.log_id)).toEqual(erasure.record_log_ids);
     const ok = await runCli(['verify-bundle', write('bundle.json', JSON.stringify(bundle)), '--public-key', keys], { LEDGER_DATA_DIR: path.join(tmp, 'none') });
     expect(ok.stdout).toContain('VERIFIED: every check holds');
-    expect(ok.stdout).toContain('NOTE 2 entries with erased content: each commitment, hash and signature still verifies, and an erasure record accounts for each');
+    expect(ok.stdout).toContain('NOTE 2 entries with erased content, each accounted for by its erasure record: each commitment, hash and signature still verifies');
     expect(ok.code).toBe(0);
-    // Without its erasure record, the bundle no longer accounts for the erasure.
+    // Without its erasure record, the bundle no longer accounts for the erasure: FAIL lines, and
+    // the NOTE never counts those entries as accounted for (it once said "accounts for each").
     const bare = await runCli(['verify-bundle', write('bundle.json', JSON.stringify({ ...bundle, erasure_records: [] })), '--public-key', keys], { LEDGER_DATA_DIR: path.join(tmp, 'none') });
     expect(bare.code).toBe(1);
     expect(bare.stdout).toContain(`entry seq 4 (log_id ${target}): its content was erased, and no erasure record in the document names it`);
+    expect(bare.stdout).not.toContain('accounted for by its erasure record');
 
     // The complete JSON Lines export verifies against the checkpoint, erased entries and all.
     const jsonl = (await c.call('GET', '/exports/logs?format=jsonl')).body;

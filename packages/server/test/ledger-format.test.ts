@@ -1,5 +1,6 @@
 // The core against published vectors, and the worked example of docs/ledger-format.md
 // recomputed from the document itself.
+import { spawnSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -80,6 +81,32 @@ describe('docs/ledger-format.md worked example', () => {
     return m[1];
   };
   const entries = JSON.parse(block('example-entries')) as LedgerEntry[];
+
+  it("the doc's self-contained JCS reference in Python gives the core's canonical form: the RFC 8785 vectors, the example entry and 20,000 generated values", () => {
+    const vectors = (JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'core', 'testdata', 'rfc8785-jcs.json'), 'utf8')) as { good: Array<{ input: string; canonical: string }> }).good;
+    // Seeded doubles over every exponent, plus strings and keys with the awkward code points.
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const buf = new DataView(new ArrayBuffer(8));
+    const values: unknown[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      buf.setUint32(0, Math.floor(next() * 2 ** 32));
+      buf.setUint32(4, Math.floor(next() * 2 ** 32));
+      const d = buf.getFloat64(0);
+      values.push(Number.isFinite(d) ? d : i, Number((next() * 10 ** (next() * 40 - 15)).toPrecision(1 + Math.floor(next() * 17))));
+    }
+    values.push({ '\u20ac': 1, '\r': [-0, 1e21, 1e-7, 5e-324], '\ud83d\ude00': 'line\u2028\u0001\u007f"\\', '1': null, '\u0080': true, ö: { b: 1, a: 2 } });
+    const inputs = [...vectors.map((v) => JSON.parse(v.input) as unknown), entryBody(entries[0] as LedgerEntry), ...values];
+    const script = `${block('jcs-reference')}\nimport sys\nfor line in sys.stdin:\n    print(jcs(json.loads(line, parse_int=float)))\n`;
+    const run = spawnSync('python3', ['-c', script], { input: inputs.map((v) => JSON.stringify(v)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 26 });
+    expect(run.status, run.stderr).toBe(0);
+    const got = run.stdout.split('\n').slice(0, -1);
+    expect(got.slice(0, vectors.length)).toEqual(vectors.map((v) => v.canonical));
+    expect(got[vectors.length]).toBe(block('example-canonical-0'));
+    const want = inputs.map((v) => canonicalJson(v as JsonObject));
+    const wrong = got.map((g, i) => (g === want[i] ? null : `${JSON.stringify(inputs[i])}: ${g} ≠ ${want[i]}`)).filter((x) => x !== null);
+    expect(wrong.slice(0, 5)).toEqual([]);
+  });
   const rawKey = fromHex(block('example-public-key').trim());
   const publicKey = publicKeyFromRaw(rawKey);
 

@@ -27,7 +27,7 @@ export const KeyTransitionView = Type.Object(
     new_key_id: Type.String(),
     new_public_key: Type.String({ description: 'Raw Ed25519 public key, base64' }),
     created_at: Type.String({ format: 'date-time', description: 'When the new key became active and the old one was retired' }),
-    statement: Type.String({ description: 'The signed text (docs/ledger-format.md §11)' }),
+    statement: Type.String({ description: 'The signed text (docs/ledger-format.md §12)' }),
     old_signature: Type.String({ description: 'Ed25519 signature of the statement by the old key, base64' }),
     new_signature: Type.String({ description: 'Ed25519 signature of the statement by the new key, base64' }),
   },
