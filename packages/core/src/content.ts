@@ -84,9 +84,11 @@ export const ADMIN_SOURCE = 'audit-ledger/admin';
  * must be an erasure entry of the reserved source, later in the same chain, listing the entry.
  */
 export function erasureRecordProblem(
-  entry: { seq: number; log_id: string; company_id: string },
+  entry: { seq: number; log_id: string; company_id: string; source?: string | null },
   record: { seq: number; company_id: string; event_type: string; source: string | null; data: JsonObject | null } | undefined,
 ): string | null {
+  // The service never erases its own entries (the compliance record is kept): no record can account for one.
+  if (typeof entry.source === 'string' && entry.source.startsWith('audit-ledger/')) return `its content is gone, but it is the service's own entry (source ${entry.source}), which is never erased`;
   if (record === undefined) return 'its content was erased, and no erasure record of the chain names it';
   if (record.company_id !== entry.company_id || record.event_type !== ERASURE_EVENT_TYPE || record.source !== ADMIN_SOURCE) {
     return `its erasure record (seq ${record.seq}) is not a ${ERASURE_EVENT_TYPE} entry of ${ADMIN_SOURCE}`;
