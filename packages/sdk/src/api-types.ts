@@ -6203,7 +6203,7 @@ export interface operations {
                                 name: string;
                                 /** @description The size this witness last cosigned */
                                 tree_size: number;
-                                /** @description Checkpoints it refused as inconsistent with what it cosigned before: a split view or a rewritten history */
+                                /** @description Checkpoints it refused: inconsistent with what it cosigned before (a split view or a rewritten history), or signed by a key it does not trust even after the service sent it the signed key transitions (last_error says which) */
                                 refusals: number;
                                 last_error: string | null;
                                 last_error_at: string | null;

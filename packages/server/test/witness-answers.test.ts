@@ -62,6 +62,7 @@ describe('answers from witnesses are bounded', () => {
       metrics: new Metrics({ rateLimitFallback: () => false }),
       clock: t.clock.now,
       warn: () => {},
+      signingKeys: t.store.signingKeys,
     });
     await submitter.pass();
     const state = await t.store.witnessStore.state(acct.companyId, 'hostile.example/w');

@@ -8,8 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignatureLine, parseNote, parseWitnessKey, toHex, verifierKey, verifyCosignature, witnessVerifierKey } from '@audit-ledger/core';
-import { rawPublicKey } from '../src/ledger/signing.js';
+import { checkpointText, cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignatureLine, parseNote, parseWitnessKey, toHex, verifierKey, verifyCosignature, witnessVerifierKey } from '@audit-ledger/core';
+import { rawPublicKey, signKeyTransition, signNote } from '../src/ledger/signing.js';
+import { Witness } from '../src/witness/witness.js';
 import { BOOTSTRAP, bootstrapKey, call, killLeftovers, startService } from './fault/harness.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { LogWatcher, runCli, spawnCli } from './helpers/process.js';
@@ -62,6 +63,41 @@ describe('audit-ledger witness serve', () => {
   });
 });
 
+describe('a witness across key rotations', () => {
+  it('follows a signed transition only from a key it trusts, then refuses the retired key and cosigns the new one', () => {
+    const k1 = generateKeyPairSync('ed25519');
+    const k2 = generateKeyPairSync('ed25519');
+    const stranger = generateKeyPairSync('ed25519');
+    const name = 'audit-ledger.local';
+    const origin = `${name}/5b0c3a52-8d5e-4a47-9f0e-2a3c1d9b7e10`;
+    let now = Date.parse('2026-03-01T12:00:00.000Z');
+    const state = path.join(tmp, `unit-${randomUUID()}.db`);
+    const w = new Witness('witness.test/unit', generateKeyPairSync('ed25519').privateKey, generateKeyPairSync('ed25519').publicKey, [{ origin_prefix: `${name}/`, verifier_keys: [verifierKey(name, rawPublicKey(k1.publicKey))] }], state, () => now);
+    const root = new Uint8Array(32);
+    const note = (key: typeof k1, size: number, at: string) => signNote(checkpointText({ origin, treeSize: size, rootHash: root, timestamp: at }), name, key.privateKey, rawPublicKey(key.publicKey));
+    const add = (old: number, n: string) => w.addCheckpoint(`old ${old}\n\n${n}`);
+    expect(add(0, note(k1, 1, '2026-03-01T12:00:00.000Z')).status).toBe(200);
+    // Rotation at 12:10: the new key is unknown until the transition is sent.
+    const rotation = signKeyTransition(k1, k2, '2026-03-01T12:10:00.000Z');
+    expect(add(1, note(k2, 1, '2026-03-01T12:11:00.000Z')).status).toBe(403);
+    // A transition from a key it does not trust endorses nothing.
+    expect(w.addKeyTransitions(JSON.stringify({ transitions: [signKeyTransition(stranger, k2, '2026-03-01T12:05:00.000Z')] })).body).toContain('0 new keys');
+    expect(w.addKeyTransitions(JSON.stringify({ transitions: [rotation] })).body).toContain('1 new key trusted');
+    now = Date.parse('2026-03-01T12:11:00.000Z');
+    expect(add(1, note(k2, 1, '2026-03-01T12:11:00.000Z')).status).toBe(200);
+    // The retired key signs a checkpoint dated after its retirement: refused, and recorded.
+    const forged = add(1, note(k1, 1, '2026-03-01T12:20:00.000Z'));
+    expect(forged.status).toBe(403);
+    expect(forged.body).toContain('key_not_active');
+    expect(w.refusals().at(-1)).toMatchObject({ origin, status: 403 });
+    // Kept across a restart of the witness (its state file): the new key is still trusted.
+    w.close();
+    const again = new Witness('witness.test/unit', generateKeyPairSync('ed25519').privateKey, generateKeyPairSync('ed25519').publicKey, [{ origin_prefix: `${name}/`, verifier_keys: [verifierKey(name, rawPublicKey(k1.publicKey))] }], state, () => now);
+    expect(again.addCheckpoint(`old 1\n\n${note(k2, 1, '2026-03-01T12:30:00.000Z')}`).status).toBe(200);
+    again.close();
+  });
+});
+
 describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
   let db: TestDatabase;
   const children: Array<{ kill: () => void }> = [];
@@ -82,6 +118,52 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
     const up = await new LogWatcher(child).waitFor((l) => l.msg === 'witness listening');
     return { url: String(up.url), vkey: String(up.verifier_key) };
   }
+
+  it('after an online key rotation the witness follows the signed transition by itself and cosigns the new key\'s checkpoints, without a restart', async () => {
+    const keyFile = path.join(tmp, `${kind}-rot-service-key.pem`);
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    fs.writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const logsFile = path.join(tmp, `${kind}-rot-logs.json`);
+    fs.writeFileSync(logsFile, JSON.stringify({ logs: [{ origin_prefix: 'audit-ledger.local/', verifier_keys: [verifierKey('audit-ledger.local', rawPublicKey(publicKey))] }] }));
+    const w = await startWitness('witness.test/rot', logsFile);
+    const rotDb = await createTestDatabase(kind);
+    const operator = 'operator-token-0123456789-abcdefghij';
+    const env = {
+      LEDGER_DATA_DIR: rotDb.dataDir,
+      ...(rotDb.databaseUrl ? { DATABASE_URL: rotDb.databaseUrl } : {}),
+      ...BOOTSTRAP,
+      LEDGER_SIGNING_KEY_FILE: keyFile,
+      LEDGER_OPERATOR_TOKEN: operator,
+      CHECKPOINT_INTERVAL_MS: '100',
+      WITNESSES: `${w.url} ${w.vkey}`,
+      WITNESS_QUORUM: '1',
+    };
+    const svc = await startService(env);
+    try {
+      const api = { 'x-api-key': await bootstrapKey(svc.url) };
+      const status = async () => (await call(`${svc.url}/api/v1/integrity/status`, 'GET', undefined, api)).json();
+      const send = async (n: number) => expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs: Array.from({ length: n }, (_, j) => ({ event_type: 'step', data: { j } })) }, api)).status).toBe(200);
+      await send(5);
+      await vi.waitFor(async () => expect((await status()).witnesses.quorum_met).toBe(true), { timeout: 20_000, interval: 50 });
+      const rotated = await call(`${svc.url}/api/v1/integrity/keys/rotate`, 'POST', undefined, { authorization: `Bearer ${operator}` });
+      expect(rotated.status).toBe(200);
+      const newKey = rotated.json().new_key_id as string;
+      await send(5);
+      // The newest checkpoint, signed by the new key, is cosigned: the witness took the transition.
+      await vi.waitFor(
+        async () => {
+          const st = await status();
+          expect(st.checkpoint.key_id).toBe(newKey);
+          expect(st.witnesses.quorum_met, JSON.stringify(st.witnesses)).toBe(true);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+      expect((await status()).witnesses.items[0].refusals).toBe(0);
+    } finally {
+      await svc.stop();
+      await rotDb.drop();
+    }
+  });
 
   it('two witnesses cosign every checkpoint; a rewritten history is refused by both, visibly', async () => {
     // The service's signing key first: the witnesses must know it before the service starts.

@@ -9,6 +9,7 @@ import { consistencyProof, parseNote, parseWitnessKey, toBase64, verifyCosignatu
 import type { Metrics } from '../ops/metrics.js';
 import type { AccountStore } from '../store/accounts.js';
 import type { CheckpointRow } from '../store/chain.js';
+import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../time.js';
@@ -28,10 +29,12 @@ export interface WitnessSubmitterDeps {
   metrics: Metrics;
   clock: () => number;
   warn: (obj: Record<string, unknown>, msg: string) => void;
+  /** The signed key transitions, sent to a witness that does not know the key of a checkpoint. */
+  signingKeys: Pick<KeyStore, 'transitions'>;
   timeoutMs?: number;
 }
 
-type Outcome = { kind: 'cosigned' } | { kind: 'behind'; size: number } | { kind: 'refused'; reason: string } | { kind: 'failed'; reason: string };
+type Outcome = { kind: 'cosigned' } | { kind: 'behind'; size: number } | { kind: 'refused'; reason: string } | { kind: 'failed'; reason: string } | { kind: 'unknown_key'; reason: string };
 
 export class WitnessSubmitter {
   private readonly witnesses: Array<WitnessConfig & { key: WitnessKey }>;
@@ -61,23 +64,48 @@ export class WitnessSubmitter {
     const { witnessStore } = this.deps;
     const at = () => iso(this.deps.clock());
     let old = Number((await witnessStore.state(cp.company_id, w.key.name))?.tree_size ?? 0);
-    // At most two tries: the second from the size a 409 told us.
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // At most three tries: again from the size a 409 told us, and again once the witness was sent
+    // the key transitions it lacked (a 403 after a rotation).
+    let sentTransitions = false;
+    for (let attempt = 0; attempt < 3; attempt++) {
       const outcome = await this.ask(cp, w, old);
       if (outcome.kind === 'cosigned') return;
+      if (outcome.kind === 'unknown_key' && !sentTransitions) {
+        sentTransitions = true;
+        if (await this.sendTransitions(w)) continue;
+      }
       if (outcome.kind === 'behind' && attempt === 0 && outcome.size !== old && outcome.size <= cp.tree_size) {
         await witnessStore.witnessSize(cp.company_id, w.key.name, outcome.size, at());
         old = outcome.size;
         continue;
       }
-      const refused = outcome.kind === 'refused' || outcome.kind === 'behind';
+      // Every refusal counts: an inconsistent history, and a checkpoint whose key the witness does not trust.
+      const refused = outcome.kind === 'refused' || outcome.kind === 'behind' || outcome.kind === 'unknown_key';
       const reason = outcome.kind === 'behind' ? `the witness has cosigned size ${outcome.size} of this log, which this checkpoint (size ${cp.tree_size}) does not extend` : outcome.reason;
       await witnessStore.failed(cp.company_id, w.key.name, reason, refused, at());
       if (refused) {
         this.deps.metrics.witnessRefusals.inc({ witness: w.key.name });
-        this.deps.warn({ company_id: cp.company_id, witness: w.key.name, tree_size: cp.tree_size, reason }, 'a witness refused a checkpoint: its view of this log differs (split view or rewritten history)');
+        this.deps.warn(
+          { company_id: cp.company_id, witness: w.key.name, tree_size: cp.tree_size, reason },
+          outcome.kind === 'unknown_key'
+            ? 'a witness refused a checkpoint: it does not trust the signing key, even with the signed key transitions (configure the key on the witness, or check its logs file)'
+            : 'a witness refused a checkpoint: its view of this log differs (split view or rewritten history)',
+        );
       }
       return;
+    }
+  }
+
+  /** POSTs the signed key transitions to the witness (its /add-key-transitions); whether it took them. */
+  private async sendTransitions(w: WitnessConfig & { key: WitnessKey }): Promise<boolean> {
+    const transitions = await this.deps.signingKeys.transitions();
+    if (transitions.length === 0) return false;
+    try {
+      const res = await fetch(`${w.url}/add-key-transitions`, { method: 'POST', body: JSON.stringify({ transitions }), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(this.deps.timeoutMs ?? 10_000) });
+      await readBounded(res, MAX_WITNESS_ANSWER_BYTES).catch(() => '');
+      return res.status === 200;
+    } catch {
+      return false;
     }
   }
 
@@ -111,6 +139,7 @@ export class WitnessSubmitter {
       return { kind: 'refused', reason: `409: the witness cosigned size ${old} with a different root` };
     }
     if (res.status === 422) return { kind: 'refused', reason: '422: the consistency proof from the size the witness cosigned does not verify' };
+    if (res.status === 403) return { kind: 'unknown_key', reason: `403: the witness does not trust the key that signed this checkpoint: ${text.trim().slice(0, 300)}` };
     return { kind: 'failed', reason: `${res.status}: ${text.trim().slice(0, 200)}` };
   }
 }

@@ -112,7 +112,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
                     Type.Object({
                       name: Type.String(),
                       tree_size: Type.Integer({ description: 'The size this witness last cosigned' }),
-                      refusals: Type.Integer({ description: 'Checkpoints it refused as inconsistent with what it cosigned before: a split view or a rewritten history' }),
+                      refusals: Type.Integer({ description: 'Checkpoints it refused: inconsistent with what it cosigned before (a split view or a rewritten history), or signed by a key it does not trust even after the service sent it the signed key transitions (last_error says which)' }),
                       last_error: Type.Union([Type.String(), Type.Null()]),
                       last_error_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
                     }),

@@ -32,7 +32,7 @@ export async function serveWitness(opts: WitnessServeOptions, log: (line: Record
   const server = http.createServer((req, res) => {
     const answer = (status: number, contentType: string, body: string) => res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body);
     if (req.method === 'GET' && (req.url === '/' || req.url === '')) return answer(200, 'application/json', JSON.stringify({ name: opts.name, verifier_key: vkey }));
-    if (req.url !== '/add-checkpoint') return answer(404, 'text/plain; charset=utf-8', 'not found\n');
+    if (req.url !== '/add-checkpoint' && req.url !== '/add-key-transitions') return answer(404, 'text/plain; charset=utf-8', 'not found\n');
     if (req.method !== 'POST') return answer(405, 'text/plain; charset=utf-8', 'POST only\n');
     const chunks: Buffer[] = [];
     let size = 0;
@@ -47,12 +47,13 @@ export async function serveWitness(opts: WitnessServeOptions, log: (line: Record
       if (res.headersSent) return;
       let result;
       try {
-        result = witness.addCheckpoint(Buffer.concat(chunks).toString('utf8'));
+        const text = Buffer.concat(chunks).toString('utf8');
+        result = req.url === '/add-key-transitions' ? witness.addKeyTransitions(text) : witness.addCheckpoint(text);
       } catch (err) {
         log({ level: 50, msg: 'add-checkpoint failed', err: (err as Error).message });
         return answer(500, 'text/plain; charset=utf-8', 'internal error\n');
       }
-      log({ level: result.status >= 400 ? 40 : 30, msg: 'add-checkpoint', status: result.status });
+      log({ level: result.status >= 400 ? 40 : 30, msg: req.url === '/add-key-transitions' ? 'add-key-transitions' : 'add-checkpoint', status: result.status });
       answer(result.status, result.contentType, result.body);
     });
   });
