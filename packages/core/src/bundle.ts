@@ -10,7 +10,7 @@ import type { Check, CheckCode, VerificationReport } from './checks.js';
 import { entryHash, GENESIS_PREV_HASH, hashedFields, type LedgerEntry } from './entry.js';
 import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
 import { applyTransitions, instantOf, type KeyPeriod, keyNotActive, OPEN_PERIOD } from './key-periods.js';
-import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
+import { parseTrustedKeys, rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 import { entryLeafHash, type Hash, TreeEdge, verifyInclusion } from './merkle.js';
 import { verifyEntrySignature } from './signature.js';
 
@@ -79,6 +79,22 @@ export function followTransitions(pinned: TrustedKey[], transitions: KeyTransiti
     else checks.push({ status: 'fail', code: /key_not_active/.test(s.reason) ? 'key_not_active' : 'key_transition', message: `key transition ${t.old_key_id} → ${t.new_key_id}: ${s.reason}` });
   }
   return { keys: keys.map((k) => ({ ...k, period: periods.get(k.keyId) ?? OPEN_PERIOD })), checks };
+}
+
+/**
+ * The keys of a key file with their periods: parseTrustedKeys, then, when the file is the JSON of
+ * GET /api/v1/integrity/keys, its signed `transitions` followed from those keys (§12). A PEM or
+ * verifier-key file has no transitions: its keys sign at any time, as far as it can tell.
+ */
+export function keysWithPeriods(text: string): TrustedKey[] {
+  const keys = parseTrustedKeys(text);
+  let transitions: unknown;
+  try {
+    transitions = text.trimStart().startsWith('{') ? (JSON.parse(text) as { transitions?: unknown }).transitions : undefined;
+  } catch {
+    transitions = undefined;
+  }
+  return Array.isArray(transitions) ? followTransitions(keys, transitions as KeyTransition[]).keys : keys;
 }
 
 /** Why a checkpoint's unsigned JSON fields disagree with its signed note, or null when they agree (or are absent). */

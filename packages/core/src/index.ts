@@ -94,6 +94,7 @@ export {
   ExportVerifier,
   followTransitions,
   KEY_ROTATION_EVENT_TYPE,
+  keysWithPeriods,
   type VerificationReport,
   verifyBundle,
 } from './bundle.js';

@@ -1,8 +1,8 @@
 // The client side of a transparency log: checkpoints checked against the keys you pinned, each new
 // one proven consistent with the last one you accepted, and inclusion proofs checked against a
 // signed checkpoint. A service that shows two histories (a fork) or rewrites its past is caught.
-import { contentState, entryHash, type EntryBody, entryLeafHash, fromHex, noteSignedBy, parseCheckpointText, parseNote, parseTrustedKeys, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
-import type { PublicKeys } from './receipts.js';
+import { contentState, entryHash, type EntryBody, entryLeafHash, fromHex, keyNotActive, noteSignedBy, parseCheckpointText, parseNote, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
+import { type PublicKeys, trustedKeys } from './receipts.js';
 
 /** A checkpoint as GET /api/v1/integrity/checkpoint answers it. */
 export interface SignedCheckpoint {
@@ -22,7 +22,7 @@ export interface InclusionProof {
   proof: string[];
 }
 
-const trusted = (keys: PublicKeys): TrustedKey[] => (typeof keys === 'string' ? parseTrustedKeys(keys) : keys);
+const trusted = (keys: PublicKeys): TrustedKey[] => trustedKeys(keys);
 
 /** What is wrong with a checkpoint: it must be signed by a pinned key and say what its fields say. Empty when it holds. */
 export function checkpointProblems(cp: SignedCheckpoint, publicKeys: PublicKeys): string[] {
@@ -37,7 +37,12 @@ export function checkpointProblems(cp: SignedCheckpoint, publicKeys: PublicKeys)
   }
   const problems: string[] = [];
   const keys = trusted(publicKeys);
-  if (!names.some((name) => keys.some((k) => noteSignedBy(cp.note, name, k.raw)))) problems.push(`checkpoint at tree size ${cp.tree_size}: no pinned key signed it`);
+  const signers = keys.filter((k) => names.some((name) => noteSignedBy(cp.note, name, k.raw)));
+  if (signers.length === 0) problems.push(`checkpoint at tree size ${cp.tree_size}: no pinned key signed it`);
+  // Only a key inside its period at the checkpoint's own time counts (a retired key signs nothing more).
+  else if (!signers.some((k) => keyNotActive(k.keyId, k.period, text.timestamp, 'a checkpoint timestamped') === null)) {
+    problems.push(`key_not_active: ${keyNotActive((signers[0] as TrustedKey).keyId, (signers[0] as TrustedKey).period, text.timestamp, 'a checkpoint timestamped') as string}`);
+  }
   if (text.origin !== cp.origin) problems.push(`the note is for origin "${text.origin}", the checkpoint says "${cp.origin}"`);
   if (text.treeSize !== cp.tree_size) problems.push(`the note signs tree size ${text.treeSize}, the checkpoint says ${cp.tree_size}`);
   if (toHex(text.rootHash) !== cp.root_hash) problems.push(`the note signs root ${toHex(text.rootHash)}, the checkpoint says ${cp.root_hash}`);

@@ -1,18 +1,24 @@
 // Local verification, trusting only the keys you pinned: an entry's hash and signature (a
 // receipt), without asking the service.
-import { contentState, type EntryBody, entryHash, parseTrustedKeys, type TrustedKey, verifyEntrySignature } from '@audit-ledger/core';
+import { contentState, type EntryBody, entryHash, keyNotActive, keysWithPeriods, type TrustedKey, verifyEntrySignature } from '@audit-ledger/core';
 
 export interface ReceiptCheck {
   ok: boolean;
   problems: string[];
 }
 
-/** The keys to trust: the text of GET /api/v1/integrity/keys, PEM or C2SP verifier keys, or parsed keys. */
+/**
+ * The keys to trust: the text of GET /api/v1/integrity/keys (its signed transitions give each key
+ * its period: docs/ledger-format.md §12), PEM or C2SP verifier keys, or parsed keys.
+ */
 export type PublicKeys = string | TrustedKey[];
+
+/** The pinned keys, each with its signing period when the keys JSON carries transitions. */
+export const trustedKeys = (keys: PublicKeys): TrustedKey[] => (typeof keys === 'string' ? keysWithPeriods(keys) : keys);
 
 /** Checks that the entry's hash recomputes from its fields (and, in format version 2, its content from the commitment) and that a pinned key signed it. */
 export function verifyReceipt(entry: EntryBody & { hash: string; signature: string; key_id: string }, opts: { publicKeys: PublicKeys }): ReceiptCheck {
-  const keys = typeof opts.publicKeys === 'string' ? parseTrustedKeys(opts.publicKeys) : opts.publicKeys;
+  const keys = trustedKeys(opts.publicKeys);
   const problems: string[] = [];
   let recomputed: string | undefined;
   try {
@@ -27,5 +33,10 @@ export function verifyReceipt(entry: EntryBody & { hash: string; signature: stri
   const key = keys.find((k) => k.keyId === entry.key_id);
   if (!key) problems.push(`key ${entry.key_id} is not one of the pinned keys`);
   else if (!verifyEntrySignature(key.raw, entry.hash, entry.signature)) problems.push(`the signature does not verify with key ${entry.key_id}`);
+  else {
+    // A retired key's signature on an entry dated after its retirement does not count.
+    const inactive = keyNotActive(key.keyId, key.period, entry.created_at, 'an entry created at');
+    if (inactive) problems.push(`key_not_active: ${inactive}`);
+  }
   return { ok: problems.length === 0, problems };
 }

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../src/accounts.js';
 import { buildApp } from '../src/app.js';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { checkpointText, fromHex, rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
+import { checkpointText, fromHex, parseCheckpointText, parseNote, rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
+import { checkpointProblems as sdkCheckpointProblems, verifyReceipt } from '@audit-ledger/sdk';
 import { rawPublicKey, signEntryHash, signNote } from '../src/ledger/signing.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import type { Store } from '../src/store/store.js';
@@ -169,6 +170,15 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
     const victim = await store.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('event_type', '=', 'rot').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
     await store.db.updateTable('log_entries').set({ key_id: (first as { key_id: string }).key_id, signature: signEntryHash(retired, victim.hash) }).where('company_id', '=', companyId).where('seq', '=', victim.seq).execute();
 
+    // The SDK, with the keys JSON an auditor pinned (its transitions give the periods): a receipt
+    // check of the genuine entry holds, of the re-signed one fails with key_not_active.
+    const keysJson = (await a.inject({ method: 'GET', url: '/api/v1/integrity/keys' })).body;
+    const genuineEntry = (await a.inject({ method: 'GET', url: `/api/v1/logs/${victim.log_id}`, headers: { 'x-api-key': key } })).json();
+    expect(verifyReceipt({ ...genuineEntry, key_id: victim.key_id, signature: victim.signature }, { publicKeys: keysJson })).toEqual({ ok: true, problems: [] });
+    const sdkVerdict = verifyReceipt(genuineEntry, { publicKeys: keysJson });
+    expect(sdkVerdict.ok).toBe(false);
+    expect(sdkVerdict.problems.join()).toContain('key_not_active');
+
     const verdict = (await a.inject({ method: 'GET', url: `/api/v1/logs/${victim.log_id}/verify`, headers: { 'x-api-key': key } })).json();
     expect(verdict).toMatchObject({ chain_valid: true, signature_valid: false });
     expect(verdict.problems.map((p: { kind: string }) => p.kind)).toEqual(['key_not_active']);
@@ -202,6 +212,9 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
     const cpRun = await verifyCli([file('export.jsonl', exportText), '--checkpoint', file('forged-cp.txt', forgedNote)]);
     expect(cpRun.code).toBe(1);
     expect(cpRun.stdout).toContain('key_not_active');
+    // The SDK's checkpoint check: the genuine checkpoint holds, the retired key's does not.
+    expect(sdkCheckpointProblems(checkpoint, keysJson)).toEqual([]);
+    expect(sdkCheckpointProblems({ ...checkpoint, key_id: (first as { key_id: string }).key_id, note: forgedNote, timestamp: parseCheckpointText(parseNote(forgedNote).text).timestamp }, keysJson).join()).toContain('key_not_active');
   });
 });
 
