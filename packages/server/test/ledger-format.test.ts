@@ -3,10 +3,12 @@
 import { spawnSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/ledger/signing.js';
+import { runCli } from './helpers/process.js';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const rfc8032Key = () =>
@@ -81,6 +83,23 @@ describe('docs/ledger-format.md worked example', () => {
     return m[1];
   };
   const entries = JSON.parse(block('example-entries')) as LedgerEntry[];
+
+  it('the version 1 fixture (packages/core/testdata/v1-export) is the example, and the verifier CLI says VERIFIED for it and FAIL for one changed byte', async () => {
+    const dir = path.join(import.meta.dirname, '..', '..', 'core', 'testdata', 'v1-export');
+    const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
+    const lines = read('export.jsonl').trimEnd().split('\n');
+    expect(lines.map((l) => { const { content_hash: _c, idempotency_conflict_of: _i, ...e } = JSON.parse(l) as Record<string, unknown>; return e; })).toEqual(entries);
+    expect(read('checkpoint.txt')).toBe(`${block('example-checkpoint')}\n`);
+    expect(read('key.txt').trim()).toBe(verifierKey('audit-ledger.local', fromHex(block('example-public-key').trim())));
+    const ok = await runCli(['verify-bundle', path.join(dir, 'export.jsonl'), '--checkpoint', path.join(dir, 'checkpoint.txt'), '--public-key', path.join(dir, 'key.txt')], {});
+    expect(ok.stdout, ok.stderr).toContain('VERIFIED: every check holds');
+    expect(ok.code).toBe(0);
+    const changed = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'v1-')), 'export.jsonl');
+    fs.writeFileSync(changed, read('export.jsonl').replace('"amount":42.5', '"amount":42.6'));
+    const bad = await runCli(['verify-bundle', changed, '--checkpoint', path.join(dir, 'checkpoint.txt'), '--public-key', path.join(dir, 'key.txt')], {});
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('FAIL entry seq 0');
+  });
 
   it("the doc's self-contained JCS reference in Python gives the core's canonical form: the RFC 8785 vectors, the example entry and 20,000 generated values", () => {
     const vectors = (JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'core', 'testdata', 'rfc8785-jcs.json'), 'utf8')) as { good: Array<{ input: string; canonical: string }> }).good;
