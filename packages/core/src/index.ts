@@ -91,13 +91,12 @@ export {
   checkCheckpointNote,
   checkpointJsonDiffers,
   EVIDENCE_BUNDLE_FORMAT,
-  ExportVerifier,
   followTransitions,
-  KEY_ROTATION_EVENT_TYPE,
   keysWithPeriods,
   type VerificationReport,
   verifyBundle,
 } from './bundle.js';
+export { ExportVerifier, KEY_ROTATION_EVENT_TYPE } from './export-verifier.js';
 export {
   COSIGNATURE_V1_ALG,
   type Cosignature,

@@ -1,16 +1,11 @@
 // A witness is another party's server: the service reads at most MAX_WITNESS_ANSWER_BYTES of its
 // answer. A witness answering 200 with 128 MB once grew the process by 580 MB every round.
-import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { witnessVerifierKey } from '@audit-ledger/core';
 import { MAX_WITNESS_ANSWER_BYTES } from '../src/http/outbound.js';
-import { WitnessSubmitter } from '../src/ledger/witnesses.js';
-import { rawPublicKey } from '../src/ledger/signing.js';
-import { Metrics } from '../src/ops/metrics.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { ingestBatch } from './helpers/ledger.js';
+import { ingestBatch, submitterTo } from './helpers/ledger.js';
 
 describe('answers from witnesses are bounded', () => {
   let t: TestApp;
@@ -52,18 +47,7 @@ describe('answers from witnesses are bounded', () => {
     const acct = await t.newAccount();
     const { key } = await t.createKey(acct.token, 1_000_000);
     await ingestBatch(t, key, [{ event_type: 'step', data: {} }]);
-    const raw = rawPublicKey(generateKeyPairSync('ed25519').publicKey);
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const submitter = new WitnessSubmitter({
-      witnesses: [{ url, verifierKey: witnessVerifierKey('hostile.example/w', raw) }],
-      witnessStore: t.store.witnessStore,
-      ledger: t.store.ledger,
-      accounts: t.store.accounts,
-      metrics: new Metrics({ rateLimitFallback: () => false }),
-      clock: t.clock.now,
-      warn: () => {},
-      signingKeys: t.store.signingKeys,
-    });
+    const submitter = submitterTo(t, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'hostile.example/w');
     await submitter.pass();
     const state = await t.store.witnessStore.state(acct.companyId, 'hostile.example/w');
     expect(state?.last_error).toContain(`larger than ${MAX_WITNESS_ANSWER_BYTES} bytes`);

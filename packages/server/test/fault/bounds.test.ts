@@ -9,19 +9,14 @@
 // than MAX_ENTRY_BYTES; after the run the process is idle (CPU in the next half second) and its
 // memory grew by a bounded amount; a hostile answer is cut off, not read.
 // `npm test`: a short run on SQLite with fixed seeds. `npm run chaos`: long runs on both stores.
-import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { witnessVerifierKey } from '@audit-ledger/core';
-import { WitnessSubmitter } from '../../src/ledger/witnesses.js';
-import { rawPublicKey } from '../../src/ledger/signing.js';
-import { Metrics } from '../../src/ops/metrics.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { STORE_KINDS } from '../helpers/env.js';
-import { countEntries, ingestBatch } from '../helpers/ledger.js';
+import { countEntries, ingestBatch, submitterTo } from '../helpers/ledger.js';
 import { CHAOS, scale } from './harness.js';
 
 const SEED = CHAOS ? {} : { seed: 20261125 };
@@ -173,16 +168,7 @@ describe.each(KINDS)('bounded inputs on %s', (kind) => {
     const w = await hostile(() => ({ status: statuses[n % statuses.length] as number, bytes: sizes[Math.floor(n++ / statuses.length) % sizes.length] as number, type: n % 2 ? 'text/plain' : 'text/x.tlog.size' }));
     const rssBefore = rssMiB();
     try {
-      const submitter = new WitnessSubmitter({
-        witnesses: [{ url: w.url, verifierKey: witnessVerifierKey('hostile.example/w', rawPublicKey(generateKeyPairSync('ed25519').publicKey)) }],
-        witnessStore: t.store.witnessStore,
-        ledger: t.store.ledger,
-        accounts: t.store.accounts,
-        metrics: new Metrics({ rateLimitFallback: () => false }),
-        clock: t.clock.now,
-        warn: () => {},
-        signingKeys: t.store.signingKeys,
-      });
+      const submitter = submitterTo(t, w.url, 'hostile.example/w');
       for (let round = 0; round < scale(10, 50); round++) {
         await ingestBatch(t, key, [{ event_type: 'round', data: { round } }]);
         await submitter.pass();

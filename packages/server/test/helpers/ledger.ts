@@ -1,5 +1,9 @@
 // Ledger helpers for tests: ingest over HTTP, and check a company's whole chain from the store.
-import { entryHash, GENESIS_PREV_HASH, rawKeyFromBase64, recordToEntry, verifyEntrySignature } from '@audit-ledger/core';
+import { generateKeyPairSync } from 'node:crypto';
+import { entryHash, GENESIS_PREV_HASH, rawKeyFromBase64, recordToEntry, verifyEntrySignature, witnessVerifierKey } from '@audit-ledger/core';
+import { rawPublicKey } from '../../src/ledger/signing.js';
+import { WitnessSubmitter } from '../../src/ledger/witnesses.js';
+import { Metrics } from '../../src/ops/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import type { TestApp } from './app.js';
 
@@ -32,4 +36,18 @@ export async function assertChainIntact(store: Store, companyId: string): Promis
   const head = await store.ledger.getChainHead(companyId);
   if (rows.length > 0 && (head?.lastSeq !== rows.length - 1 || head.lastHash !== prev)) throw new Error('chain head does not match the last entry');
   return rows.length;
+}
+
+/** A WitnessSubmitter over the test app's store for one witness at `url`, under `name` with a fresh key (the service never gets a valid cosignature from it). */
+export function submitterTo(t: Pick<TestApp, 'store' | 'clock'>, url: string, name: string): WitnessSubmitter {
+  return new WitnessSubmitter({
+    witnesses: [{ url, verifierKey: witnessVerifierKey(name, rawPublicKey(generateKeyPairSync('ed25519').publicKey)) }],
+    witnessStore: t.store.witnessStore,
+    ledger: t.store.ledger,
+    accounts: t.store.accounts,
+    metrics: new Metrics({ rateLimitFallback: () => false }),
+    clock: t.clock.now,
+    warn: () => {},
+    signingKeys: t.store.signingKeys,
+  });
 }
