@@ -60,7 +60,9 @@ export function applyTransitions(
   endorses: (t: KeyTransition) => string | null | undefined,
   onTaken: (t: KeyTransition) => void = () => {},
 ): PeriodStep[] {
-  const ordered = transitions.map((t, i) => ({ t, i, at: instantOf(t.created_at) })).sort((a, b) => (a.at === b.at || (Number.isNaN(a.at) && Number.isNaN(b.at)) ? a.i - b.i : Number.isNaN(a.at) ? 1 : Number.isNaN(b.at) ? -1 : a.at - b.at));
+  // By instant, ties (and times that are no instant, sorted last) in the order listed.
+  const order = (at: number) => (Number.isNaN(at) ? Number.POSITIVE_INFINITY : at);
+  const ordered = transitions.map((t, i) => ({ t, i, at: instantOf(t.created_at) })).sort((a, b) => order(a.at) - order(b.at) || a.i - b.i);
   const steps: PeriodStep[] = [];
   for (const { t, at } of ordered) {
     const refuse = (reason: string) => steps.push({ transition: t, taken: false, reason });

@@ -90,7 +90,8 @@ export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKe
   // every value here has a canonical form.
   const dataJson = canonicalJson(data);
   const extraJson = hasExtra ? canonicalJson(extra) : null;
-  if (opts.maxEntryBytes !== undefined) {
+  // Counted only near the cap: a UTF-16 length times 3 bounds the UTF-8 size, so most events need no count.
+  if (opts.maxEntryBytes !== undefined && (dataJson.length + (extraJson?.length ?? 0)) * 3 > opts.maxEntryBytes) {
     const size = Buffer.byteLength(dataJson) + (extraJson === null ? 0 : Buffer.byteLength(extraJson));
     if (size > opts.maxEntryBytes) return [{ field: pointer, message: `the entry's content (data and extra fields, canonical JSON) is ${size} bytes; MAX_ENTRY_BYTES allows ${opts.maxEntryBytes}` }];
   }
