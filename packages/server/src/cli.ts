@@ -1,17 +1,11 @@
 #!/usr/bin/env node
 // The `audit-ledger` command: serve, migrate, users create, keys rotate, tree prune, verify-bundle.
 // Parsed by commander: every command and subcommand answers --help/-h with its usage and does
-// nothing else; an unknown command or option prints the usage and exits 2.
+// nothing else; an unknown command or option prints the usage and exits 2. Each command imports
+// what it runs when it runs, so --help and a usage error load no server, store or HTTP code.
 import { Command, CommanderError, Option } from 'commander';
-import { AccountInputError, createUser } from './accounts.js';
 import { ConfigError, envExample, loadConfig } from './config.js';
-import { pruneTree } from './ledger/prune-command.js';
-import { rotateKeyCommand } from './ledger/rotate-command.js';
 import { flushLogs } from './logger.js';
-import { handleSignals, startService } from './server.js';
-import { openStore } from './store/open.js';
-import { openApiDocument } from './openapi-document.js';
-import { EmailTakenError } from './store/store.js';
 import { VERSION } from './version.js';
 import { defineVerify, VerifyExit } from '@audit-ledger/verify';
 
@@ -42,6 +36,7 @@ function program(): Command {
     .description('start the HTTP service (configured by environment variables)')
     .action(async () => {
       const config = loadConfig();
+      const { handleSignals, startService } = await import('./server.js');
       const service = await startService(config);
       handleSignals(service);
       service.app.log.info({ url: service.url, store: config.databaseUrl ? 'postgres' : 'sqlite', version: VERSION }, 'audit-ledger listening');
@@ -52,6 +47,7 @@ function program(): Command {
     .command('openapi')
     .description('print the OpenAPI document (JSON) and exit; touches no database (the service is built on an empty in-memory one)')
     .action(async () => {
+      const { openApiDocument } = await import('./openapi-document.js');
       process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
     });
 
@@ -66,6 +62,7 @@ function program(): Command {
     .command('migrate')
     .description('apply pending database migrations and exit')
     .action(async () => {
+      const { openStore } = await import('./store/open.js');
       const store = openStore(loadConfig());
       try {
         const applied = await store.migrate();
@@ -87,6 +84,7 @@ function program(): Command {
     .action(async (opts: { company: string; email: string; role: 'admin' | 'reviewer' | 'auditor' | 'member' }) => {
       const config = loadConfig();
       const password = await readStdin();
+      const [{ AccountInputError, createUser }, { openStore }, { EmailTakenError }] = await Promise.all([import('./accounts.js'), import('./store/open.js'), import('./store/store.js')]);
       const store = openStore(config);
       try {
         await store.migrate();
@@ -113,6 +111,7 @@ function program(): Command {
     )
     .option('--url <url>', 'base URL of the running service', `http://127.0.0.1:${process.env.PORT ?? 8080}`)
     .action(async (opts: { url: string }) => {
+      const { rotateKeyCommand } = await import('./ledger/rotate-command.js');
       const { code, output } = await rotateKeyCommand({ url: opts.url, token: process.env.LEDGER_OPERATOR_TOKEN });
       (code === 0 ? process.stdout : process.stderr).write(output);
       throw new Exit(code);
@@ -126,6 +125,7 @@ function program(): Command {
         'no proof, root or verification changes. Safe while the service runs.',
     )
     .action(async () => {
+      const [{ openStore }, { pruneTree }] = await Promise.all([import('./store/open.js'), import('./ledger/prune-command.js')]);
       const store = openStore(loadConfig());
       try {
         await pruneTree(store.ledger, (line) => console.log(line));
