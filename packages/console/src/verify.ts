@@ -2,7 +2,7 @@
 // an entry's hash recomputed from its fields, its signature and the checkpoint's signature checked
 // with keys the user pinned (kept in this browser's storage), and its inclusion proof checked up
 // to the signed root. The code is the SDK's (and so the core's), the same an auditor runs.
-import { followTransitions, type KeyTransition, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
+import { commitsContent, followTransitions, type KeyTransition, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
 import { type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
 import { api, ApiProblem } from './api';
 
@@ -79,7 +79,7 @@ export async function verifyEntry(entry: Entry): Promise<Verdict> {
   const { keys, endorsed } = await trustedKeys();
   const receipt = verifyReceipt(entry, { publicKeys: keys });
   checks.push({ ok: !receipt.problems.some((p) => p.startsWith('hash') || p.startsWith('the entry')), what: `hash ${entry.hash.slice(0, 16)}… recomputed from the entry's fields` });
-  if (entry.format_version === 2) {
+  if (commitsContent(entry.format_version)) {
     const erased = entry.data === null;
     checks.push({ ok: !receipt.problems.some((p) => p.startsWith('content')), what: erased ? 'content erased: the hash covers its commitment, which still holds' : "data and extra match the content commitment the hash covers" });
   }

@@ -5,6 +5,7 @@
 // Specified in docs/ledger-format.md §14.
 import { bytesThenUtf8, fromBase64, sha256Hex, toBase64, utf8 } from '#crypto';
 import { canonicalJson, type JsonObject } from './json.js';
+import { linksTextOfDataText, skeletonLinksText } from './links.js';
 
 /** The first bytes of every commitment's input, so it can be nothing else the service hashes. */
 export const CONTENT_COMMITMENT_CONTEXT = 'audit-ledger/v2/content\n';
@@ -24,14 +25,33 @@ export function contentCommitment(salt: Uint8Array, text: string): string {
 export type ContentState =
   /** Version 1: the content is hashed directly, nothing more to check. */
   | { state: 'hashed' }
-  /** Version 2 with its content: data, extra and salt rebuild the commitment. */
+  /** Version 2 or 3 with its content: data, extra and salt rebuild the commitment (and, in version 3, the links). */
   | { state: 'intact' }
   /** Version 2 with its content erased: only the commitment is left. */
   | { state: 'erased' }
   /** Version 2 whose content does not match its commitment (or is malformed). */
   | { state: 'mismatch'; detail: string };
 
-type ContentFields = { format_version: number; data: JsonObject | null; extra: JsonObject | null; content_commitment?: string | null | undefined; content_salt?: string | null | undefined };
+type ContentFields = {
+  format_version: number;
+  data: JsonObject | null;
+  extra: JsonObject | null;
+  content_commitment?: string | null | undefined;
+  content_salt?: string | null | undefined;
+  /** Version 3. */
+  links?: JsonObject | null | undefined;
+};
+
+/** Version 3: links must be null or an object, and, while the content is there, the links of its data (links.ts). */
+function linksProblem(e: ContentFields, texts: { data: string | null; links?: string | null | undefined } | undefined, intact: boolean): string | null {
+  if (e.format_version !== 3) return null;
+  const links = texts?.links !== undefined ? (texts.links === null ? null : (JSON.parse(texts.links) as unknown)) : (e.links ?? null);
+  if (links !== null && (typeof links !== 'object' || Array.isArray(links))) return 'links is neither null nor a JSON object';
+  if (!intact) return null;
+  const want = texts?.data != null ? linksTextOfDataText(texts.data) : skeletonLinksText(e.data as JsonObject);
+  const got = links === null ? 'null' : canonicalJson(links as JsonObject);
+  return want === got ? null : `links ${got} are not the links of the content (${want})`;
+}
 
 const canonicalOf = (data: JsonObject, extra: JsonObject | null): string => contentText(canonicalJson(data), extra === null ? null : canonicalJson(extra));
 
@@ -41,9 +61,20 @@ const canonicalOf = (data: JsonObject, extra: JsonObject | null): string => cont
  * text that is not canonical counts by its meaning, as for the entry hash; `e.data` is then only
  * tested for null.
  */
-export function contentState(e: ContentFields, texts?: { data: string | null; extra: string | null }): ContentState {
-  if (e.format_version !== 2) return { state: 'hashed' };
-  if (typeof e.content_commitment !== 'string') return { state: 'mismatch', detail: 'a version 2 entry without content_commitment' };
+export function contentState(e: ContentFields, texts?: { data: string | null; extra: string | null; links?: string | null }): ContentState {
+  const state = commitmentState(e, texts);
+  let problem: string | null;
+  try {
+    problem = state.state === 'intact' || state.state === 'erased' ? linksProblem(e, texts, state.state === 'intact') : null;
+  } catch {
+    problem = 'data or links is not JSON';
+  }
+  return problem === null ? state : { state: 'mismatch', detail: problem };
+}
+
+function commitmentState(e: ContentFields, texts?: { data: string | null; extra: string | null }): ContentState {
+  if (e.format_version !== 2 && e.format_version !== 3) return { state: 'hashed' };
+  if (typeof e.content_commitment !== 'string') return { state: 'mismatch', detail: `a version ${e.format_version} entry without content_commitment` };
   if (e.content_salt === null || e.content_salt === undefined) {
     if ((e.data ?? null) !== null || (e.extra ?? null) !== null) return { state: 'mismatch', detail: 'content without a salt: data and extra must be null once erased' };
     return { state: 'erased' };

@@ -7,10 +7,11 @@ import { canonicalJson, type JsonObject } from './json.js';
 /**
  * The version new entries are written in. Version 1 hashes data and extra directly; version 2
  * hashes a salted commitment to them (content.ts), so their content can be erased later
- * without breaking the chain. Entries of both versions verify.
+ * without breaking the chain; version 3 also hashes the client's event_id and the links the
+ * content names (links.ts), the causal skeleton that erasure keeps. Entries of every version verify.
  */
-export const LEDGER_FORMAT_VERSION = 2;
-export const FORMAT_VERSIONS = [1, 2] as const;
+export const LEDGER_FORMAT_VERSION = 3;
+export const FORMAT_VERSIONS = [1, 2, 3] as const;
 /** prev_hash of entry 0. */
 export const GENESIS_PREV_HASH = '0'.repeat(64);
 
@@ -52,6 +53,10 @@ export type EntryBody = {
   content_salt?: string | null;
   /** An erased entry: the log_id of the erasure record that erased it (not hashed). */
   erasure_id?: string | null;
+  /** Version 3: the client's own id for the event (hashed; kept when the content is erased). */
+  event_id?: string | null;
+  /** Version 3: the references the content names, skeletonLinks(data) (hashed; kept when the content is erased). */
+  links?: JsonObject | null;
   created_at: string;
   prev_hash: string;
 } & { [K in EnvelopeField]: string | null };
@@ -80,9 +85,15 @@ export const HASHED_FIELDS_V2: ReadonlyArray<HashedField> = HASHED_FIELDS.flatMa
   f === 'data' ? ['content_commitment' as const] : f === 'extra' ? [] : [f],
 );
 
+/** The fields a version 3 entry hash covers: version 2's, with event_id and links before created_at. */
+export const HASHED_FIELDS_V3: ReadonlyArray<HashedField> = HASHED_FIELDS_V2.flatMap((f) => (f === 'created_at' ? ['event_id' as const, 'links' as const, f] : [f]));
+
+/** Whether a format version commits to its content (versions 2 and 3), so the content can be erased. */
+export const commitsContent = (formatVersion: number): boolean => formatVersion === 2 || formatVersion === 3;
+
 /** The hashed fields of an entry's format version (version 1's for an unknown version: it then fails to verify). */
 export function hashedFields(formatVersion: number): ReadonlyArray<HashedField> {
-  return formatVersion === 2 ? HASHED_FIELDS_V2 : HASHED_FIELDS;
+  return formatVersion === 3 ? HASHED_FIELDS_V3 : formatVersion === 2 ? HASHED_FIELDS_V2 : HASHED_FIELDS;
 }
 
 /** The hashed object, built field by field so nothing outside the version's hashed fields can slip in. */
@@ -103,16 +114,17 @@ const SORTED_FIELDS = [...HASHED_FIELDS].sort();
 // eslint-disable-next-line no-control-regex -- the control characters are what it looks for
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 const SORTED_FIELDS_V2 = [...HASHED_FIELDS_V2].sort();
+const SORTED_FIELDS_V3 = [...HASHED_FIELDS_V3].sort();
 
 /**
  * The same canonical text as canonicalJson(entryBody(e)), built around the already
- * canonical JSON of data and extra instead of serializing them again: the append path
+ * canonical JSON of data, extra and links instead of serializing them again: the append path
  * has them from validation. RFC 8785 serializes strings exactly as ECMAScript
  * JSON.stringify does and integers as their decimal form, so this is byte-identical
  * (a randomized test holds it to the generic path).
  */
-export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra'>, dataJson: string | null, extraJson: string | null): string {
-  const fields = e.format_version === 2 ? SORTED_FIELDS_V2 : SORTED_FIELDS;
+export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra' | 'links'>, dataJson: string | null, extraJson: string | null, linksJson: string | null = null): string {
+  const fields = e.format_version === 3 ? SORTED_FIELDS_V3 : e.format_version === 2 ? SORTED_FIELDS_V2 : SORTED_FIELDS;
   let out = '{';
   for (let i = 0; i < fields.length; i++) {
     const f = fields[i] as HashedField;
@@ -120,8 +132,9 @@ export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra'>, dataJso
     out += `"${f}":`;
     if (f === 'data') out += dataJson ?? 'null';
     else if (f === 'extra') out += extraJson ?? 'null';
+    else if (f === 'links') out += linksJson ?? 'null';
     else {
-      const v = e[f] ?? null;
+      const v = (e as Record<string, unknown>)[f] ?? null;
       // A string with nothing JSON escapes is itself in quotes; only others go through JSON.stringify.
       out += v === null ? 'null' : typeof v === 'number' ? String(v) : typeof v === 'string' && !NEEDS_ESCAPE.test(v) ? `"${v}"` : JSON.stringify(v);
     }

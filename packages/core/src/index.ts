@@ -9,6 +9,7 @@ export { CoreError, type CoreErrorCode } from './errors.js';
 export { canonicalJson, type Json, type JsonObject } from './json.js';
 export {
   canonicalEntryText,
+  commitsContent,
   ENVELOPE_FIELDS,
   type EntryBody,
   entryBody,
@@ -18,10 +19,12 @@ export {
   GENESIS_PREV_HASH,
   HASHED_FIELDS,
   HASHED_FIELDS_V2,
+  HASHED_FIELDS_V3,
   hashedFields,
   LEDGER_FORMAT_VERSION,
   type LedgerEntry,
 } from './entry.js';
+export { LINK_IDS, LINK_LISTS, linksTextOfDataText, REF_MEMBERS, skeletonLinks, skeletonLinksText } from './links.js';
 export { type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState, recordToEntry } from './record.js';
 export {
   ADMIN_SOURCE,

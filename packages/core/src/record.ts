@@ -10,7 +10,7 @@ import type { JsonObject } from './json.js';
  * A stored entry: data and extra as canonical JSON text (null once a version 2 entry's content
  * is erased), and, for an erased entry, the log_id of the erasure record (not hashed).
  */
-export type EntryRecord = Omit<LedgerEntry, 'data' | 'extra'> & { data: string | null; extra: string | null; erasure_id?: string | null };
+export type EntryRecord = Omit<LedgerEntry, 'data' | 'extra' | 'links'> & { data: string | null; extra: string | null; erasure_id?: string | null; links?: string | null };
 
 /** A stored signed checkpoint (docs/ledger-format.md §8). */
 export interface CheckpointRecord {
@@ -25,10 +25,12 @@ export interface CheckpointRecord {
 }
 
 export function recordToEntry(row: EntryRecord): LedgerEntry {
+  const { links, ...rest } = row;
   return {
-    ...row,
+    ...rest,
     data: row.data === null ? null : (JSON.parse(row.data) as JsonObject),
     extra: row.extra === null ? null : (JSON.parse(row.extra) as JsonObject),
+    ...(links !== undefined ? { links: links === null ? null : (JSON.parse(links) as JsonObject) } : {}),
   };
 }
 
@@ -38,7 +40,7 @@ export function recordToEntry(row: EntryRecord): LedgerEntry {
  * generic way, as an auditor would (stored text that is not canonical counts by its meaning).
  */
 export function recomputeHash(row: EntryRecord): string {
-  const fast = sha256Hex(canonicalEntryText(row, row.data, row.extra));
+  const fast = sha256Hex(canonicalEntryText(row, row.data, row.extra, row.links ?? null));
   if (fast === row.hash || row.format_version === 2) return fast; // version 2 hashes no content text
   try {
     return entryHash(recordToEntry(row));
@@ -47,11 +49,11 @@ export function recomputeHash(row: EntryRecord): string {
   }
 }
 
-/** A stored entry's content against its commitment (version 2), hashing the stored texts. */
+/** A stored entry's content against its commitment (versions 2 and 3; version 3 also its links), hashing the stored texts. */
 export function recordContentState(row: EntryRecord): ContentState {
   const present: JsonObject | null = row.data === null ? null : {};
   return contentState(
     { format_version: row.format_version, data: present, extra: row.extra === null ? null : {}, content_commitment: row.content_commitment, content_salt: row.content_salt },
-    { data: row.data, extra: row.extra },
+    { data: row.data, extra: row.extra, links: row.links ?? null },
   );
 }

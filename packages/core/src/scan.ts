@@ -9,7 +9,7 @@
 // every entry below it, so a full check needs O(n) hashing and few signature checks.
 import { fromHex, toHex } from '#crypto';
 import { checkpointProblems } from './checkpoint.js';
-import { GENESIS_PREV_HASH } from './entry.js';
+import { commitsContent, GENESIS_PREV_HASH } from './entry.js';
 import { entryLeafHash, type Hash, storedHashCount, storedHashIndex, TREE_STRIDE, TreeEdge } from './merkle.js';
 import { erasureRecordProblem } from './content.js';
 import type { JsonObject } from './json.js';
@@ -191,9 +191,9 @@ export class Scanner {
     return recomputed;
   }
 
-  /** Version 2: the content against its commitment; an erased entry against its erasure record. */
+  /** Versions 2 and 3: the content against its commitment (and links); an erased entry against its erasure record. */
   private checkContent(row: EntryRecord, page: ScanPage, out: ScanViolation[]): void {
-    if (row.format_version !== 2) return;
+    if (!commitsContent(row.format_version)) return;
     const at = { seq: row.seq, log_id: row.log_id };
     const content = recordContentState(row);
     if (content.state === 'mismatch') out.push({ ...at, kind: 'content_mismatch', detail: content.detail });

@@ -95,6 +95,60 @@ describe.each(STORE_KINDS)('forensics on %s', (kind) => {
     }
   });
 
+  it("erasing a subject keeps the trace's causal skeleton: event ids, parents, inputs, derived_from, decision and source ids (format version 3)", async () => {
+    const traceId = randomUUID();
+    const events = [
+      { event_type: 'context.retrieved', event_id: 'e1', data: { subject_id: 'ana@example.com', source_id: 'crm:customer', note: 'Ana, 34, gold tier' }, timestamp: '2026-11-25T10:00:00Z' },
+      { event_type: 'memory.summarized', event_id: 'e2', parent_event_id: 'e1', data: { subject_id: 'ana@example.com', derived_from: [{ event_id: 'e1', excerpt: 'Ana' }] }, timestamp: '2026-11-25T10:00:01Z' },
+      { event_type: 'decision.made', event_id: 'e3', parent_event_id: 'e2', data: { decision_id: 'd-1', inputs: ['e2', { source_id: 'crm:customer', why: 'Ana' }], decision: 'approve' }, timestamp: '2026-11-25T10:00:02Z' },
+      { event_type: 'hitl.rejected', event_id: 'e4', data: { decision_id: 'd-1', reviewer: 'rev@example.com', rejection_reason: 'no' }, timestamp: '2026-11-25T10:00:03Z' },
+    ];
+    const res = await ingestBatch(t, key, events.map((e) => ({ ...e, trace_id: traceId })));
+    expect(res.statusCode, res.body).toBe(200);
+    const ids: string[] = res.json().log_ids;
+    const name = (id: string) => `e${ids.indexOf(id) + 1}`;
+    // The skeleton is in the entry itself: event_id and links, hashed (format version 3).
+    const e2 = (await get(`/api/v1/logs/${ids[1]}`)).json();
+    expect(e2).toMatchObject({ format_version: 3, event_id: 'e2', links: { derived_from: [{ event_id: 'e1' }] }, extra: null });
+    expect((await get(`/api/v1/logs/${ids[2]}`)).json().links).toEqual({ decision_id: 'd-1', inputs: ['e2', { source_id: 'crm:customer' }] });
+    expect((await get(`/api/v1/logs/${ids[0]}`)).json().links).toEqual({ source_id: 'crm:customer' });
+
+    const replay = async () => {
+      const s = (await post('/api/v1/forensics/replays', { trace_id: traceId, metadata: {} })).json();
+      const g = (await get(`/api/v1/forensics/replays/${s.id}/causal-graph`)).json();
+      const edges = (g.edges as Array<{ source: string; target: string; type: string }>).map((e) => `${e.source.startsWith('source:') ? e.source : name(e.source)} -${e.type}-> ${e.target.startsWith('source:') ? e.target : name(e.target)}`).sort();
+      const timeline = (await get(`/api/v1/forensics/replays/${s.id}/timeline`)).json().items as Array<{ data: object; erased: boolean }>;
+      return { edges, dangling: g.dangling as unknown[], timeline };
+    };
+    const before = await replay();
+    expect(before.edges).toEqual([
+      'e1 -reads-> source:crm:customer',
+      'e2 -caused_by-> e1',
+      'e3 -caused_by-> e2',
+      'e3 -decided_on-> e2',
+      'e3 -decided_on-> source:crm:customer',
+      'e3 -reviewed_by-> e4',
+      'e4 -caused_by-> e3',
+    ]);
+    expect(before.dangling).toEqual([]);
+
+    const admin = await t.newAccount({ role: 'admin', company: companyName });
+    const erasure = await t.inject({ method: 'POST', url: '/api/v1/compliance/erasures', headers: { authorization: `Bearer ${admin.token}` }, payload: { subject: 'ana@example.com', legal_basis: 'GDPR Art. 17' } });
+    expect(erasure.statusCode, erasure.body).toBe(201);
+    expect((erasure.json().log_ids as string[]).sort()).toEqual([ids[0], ids[1]].sort());
+    const erased = (await get(`/api/v1/logs/${ids[1]}`)).json();
+    expect(erased).toMatchObject({ erased: true, data: null, extra: null, event_id: 'e2', links: { derived_from: [{ event_id: 'e1' }] } });
+    // Still valid: the skeleton is hashed, the content's commitment holds.
+    const v = (await get(`/api/v1/logs/${ids[1]}/verify`)).json();
+    expect(v).toMatchObject({ chain_valid: true, signature_valid: true, erased: true, problems: [] });
+
+    const after = await replay();
+    expect(after.edges).toEqual(before.edges);
+    expect(after.dangling).toEqual([]);
+    // What the content said is not shown: the timeline's data of an erased event is {}.
+    expect(after.timeline.filter((i) => i.erased).map((i) => i.data)).toEqual([{}, {}]);
+  });
+
   it.each(FIXTURES)('%s', async (file) => {
     const f = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')) as Fixture;
     const { traceId, name } = await ingestFixture(f);

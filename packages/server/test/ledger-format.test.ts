@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/ledger/signing.js';
 import { runCli } from './helpers/process.js';
 
@@ -60,16 +60,18 @@ describe('the append fast path', () => {
   const maybe = () => (rnd(2) ? str() : null);
 
   it('builds the same canonical text as the generic RFC 8785 path, on 2000 random entries of each format version', () => {
-    for (let i = 0; i < 4000; i++) {
+    for (let i = 0; i < 6000; i++) {
+      const version = (i % 3) + 1;
       const data = obj();
       const extra = rnd(2) ? obj() : null;
+      const links = version === 3 && rnd(2) ? obj() : null;
       const body: EntryBody = {
-        format_version: i % 2 ? 2 : 1, content_commitment: i % 2 ? str() : null, company_id: str(), seq: rnd(1_000_000), log_id: str(), event_type: str(), data,
+        format_version: version, content_commitment: version > 1 ? str() : null, company_id: str(), seq: rnd(1_000_000), log_id: str(), event_type: str(), data,
         source: maybe(), trace_id: maybe(), session_id: maybe(), timestamp: maybe(), span_id: maybe(), parent_span_id: maybe(), parent_event_id: maybe(),
         root_event_id: maybe(), agent_id: maybe(), workflow_id: maybe(), causality_type: maybe(), idempotency_key: maybe(), schema_version: maybe(),
-        extra, created_at: str(), prev_hash: str(),
+        extra, created_at: str(), prev_hash: str(), ...(version === 3 ? { event_id: maybe(), links } : {}),
       };
-      const fast = canonicalEntryText(body, canonicalJson(data), extra === null ? null : canonicalJson(extra));
+      const fast = canonicalEntryText(body, canonicalJson(data), extra === null ? null : canonicalJson(extra), links === null ? null : canonicalJson(links));
       expect(fast).toBe(canonicalJson(entryBody(body)));
     }
   });
@@ -194,9 +196,54 @@ describe('docs/ledger-format.md worked example', () => {
     expect(contentState({ ...e, data: { tool: 'other' } }).state).toBe('mismatch');
   });
 
+  it('gives a version 3 entry whose links, commitment, canonical body, hash and signature verify, erased or not, and whose links the rule rebuilds', () => {
+    const v2 = JSON.parse(block('example-v2-entry')) as LedgerEntry;
+    const e = JSON.parse(block('example-v3-entry')) as LedgerEntry;
+    expect(e.prev_hash).toBe(v2.hash);
+    expect(e.links).toEqual(skeletonLinks(e.data as JsonObject));
+    const text = block('example-v3-content');
+    expect(contentText(canonicalJson(e.data as JsonObject), null)).toBe(text);
+    expect(contentCommitment(fromBase64(e.content_salt as string), text)).toBe(e.content_commitment);
+    expect(canonicalJson(entryBody(e) as JsonObject)).toBe(block('example-v3-canonical'));
+    expect(sha256Hex(block('example-v3-canonical'))).toBe(e.hash);
+    expect(Object.keys(entryBody(e))).toEqual([...HASHED_FIELDS_V3]);
+    expect(doc).toContain(`The hash covers these ${HASHED_FIELDS_V3.length} fields`);
+    const section16 = doc.slice(doc.indexOf('## 16.'));
+    const listed = /hashed exactly as in\nsection 3:\n\n([\s\S]*?)\n\n/.exec(section16)?.[1] ?? '';
+    expect([...listed.matchAll(/`(\w+)`/g)].map((m) => m[1])).toEqual([...HASHED_FIELDS_V3]);
+    expect(contentState(e)).toEqual({ state: 'intact' });
+    expect(verifyEntrySignature(rawKey, e.hash, e.signature)).toBe(true);
+    expect(signEntryHash(rfc8032Key(), e.hash)).toBe(e.signature);
+    // Erased: the same hash; the links stay, and are no longer compared with anything.
+    const erased = { ...e, data: null, extra: null, content_salt: null };
+    expect(entryHash(erased)).toBe(e.hash);
+    expect(contentState(erased)).toEqual({ state: 'erased' });
+    // Links that are not the content's: a content mismatch (the hash changes too, as for any hashed field).
+    expect(contentState({ ...e, links: { decision_id: 'dec-8' } })).toMatchObject({ state: 'mismatch', detail: expect.stringContaining('links') });
+    expect(contentState({ ...e, links: null })).toMatchObject({ state: 'mismatch' });
+    expect(contentState({ ...erased, links: ['x'] as unknown as JsonObject })).toMatchObject({ state: 'mismatch', detail: expect.stringContaining('neither null nor a JSON object') });
+  });
+
+  it("the links rule's examples, by the core and by the doc's Python", () => {
+    const cases = block('example-v3-links').split('\n').map((l) => l.split(' → ') as [string, string]);
+    expect(cases.length).toBeGreaterThanOrEqual(6);
+    // The same cases as the core's data file (packages/core/testdata/links.json).
+    const file = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'core', 'testdata', 'links.json'), 'utf8')) as { cases: Array<{ data: unknown; links: unknown }> };
+    expect(file.cases).toEqual(cases.map(([d, l]) => ({ data: JSON.parse(d) as unknown, links: JSON.parse(l) as unknown })));
+    for (const [data, links] of cases) expect(canonicalJson(skeletonLinks(JSON.parse(data) as JsonObject)), data).toBe(canonicalJson(JSON.parse(links) as JsonObject));
+    const example = (JSON.parse(block('example-v3-entry')) as LedgerEntry).data as JsonObject;
+    const script = `${block('jcs-reference')}\nHASHED_FIELDS_V2 = []\n${block('links-reference')}\nimport sys\nfor line in sys.stdin:\n    print(jcs(links_of(json.loads(line, parse_int=float))))\n`;
+    const inputs = [...cases.map(([d]) => d), JSON.stringify(example)];
+    const run = spawnSync('python3', ['-c', script], { input: inputs.join('\n') + '\n', encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.split('\n').slice(0, -1)).toEqual([...cases.map(([, l]) => canonicalJson(JSON.parse(l) as JsonObject)), canonicalJson(skeletonLinks(example))]);
+  });
+
   it('says how many fields are hashed, and its table and Python verifier list exactly those', () => {
     expect(doc).toContain(`The hash covers exactly these ${HASHED_FIELDS.length} fields`);
-    expect(doc).not.toMatch(/\b23 fields\b/);
+    // Every field count the doc gives is one of the versions' (a stale count would be another).
+    const counts = new Set([HASHED_FIELDS.length, HASHED_FIELDS_V2.length, HASHED_FIELDS_V3.length].map(String));
+    expect([...doc.matchAll(/\b(\d+) (?:of section \d+|fields)\b/g)].map((m) => m[1]).filter((n) => !counts.has(n as string))).toEqual([]);
     const section2 = doc.slice(doc.indexOf('## 2. The entry body'), doc.indexOf('## 3.'));
     const tableFields = [...section2.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
     expect(tableFields).toEqual([...HASHED_FIELDS]);

@@ -35,8 +35,8 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
 
     const entry = (await get(`/api/v1/logs/${body.log_id}`)).json();
     expect(entry).toMatchObject({
-      log_id: body.log_id, company_id: acct.companyId, seq: 0, format_version: 2, event_type: 'tool.called', data: { tool: 'search', q: 'x' },
-      source: 'agent-1', trace_id: TRACE, session_id: SESSION, timestamp: null, extra: null, prev_hash: GENESIS_PREV_HASH, hash: body.hash,
+      log_id: body.log_id, company_id: acct.companyId, seq: 0, format_version: 3, event_type: 'tool.called', data: { tool: 'search', q: 'x' },
+      source: 'agent-1', trace_id: TRACE, session_id: SESSION, timestamp: null, extra: null, event_id: null, links: null, prev_hash: GENESIS_PREV_HASH, hash: body.hash,
       key_id: expect.stringMatching(/^[0-9a-f]{16}$/),
       content_commitment: expect.stringMatching(/^[0-9a-f]{64}$/), erased: false, erasure_id: null, erased_at: null,
     });
@@ -100,6 +100,9 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
       ['source over 200', { event_type: 'x', data: {}, source: 's'.repeat(201) }, '/body/source'],
       ['idempotency_key over 255', { event_type: 'x', data: {}, idempotency_key: 'k'.repeat(256) }, '/body/idempotency_key'],
       ['span_id empty', { event_type: 'x', data: {}, span_id: '' }, '/body/span_id'],
+      ['event_id not a string', { event_type: 'x', data: {}, event_id: 42 }, '/body/event_id'],
+      ['event_id empty', { event_type: 'x', data: {}, event_id: '' }, '/body/event_id'],
+      ['event_id over 200', { event_type: 'x', data: {}, event_id: 'e'.repeat(201) }, '/body/event_id'],
       ['data nested too deep', { event_type: 'x', data: JSON.parse('{"a":'.repeat(70) + '1' + '}'.repeat(70)) }, '/body/data'],
       ['body an array', [{ event_type: 'x', data: {} }], '/body'],
       ['an extra field nested too deep', { event_type: 'x', data: {}, meta: JSON.parse('{"a":'.repeat(70) + '1' + '}'.repeat(70)) }, '/body'],

@@ -177,7 +177,7 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     expect(root).toMatchObject({ span_id: run.root.spanContext().spanId, parent_span_id: null, agent_id: 'equities-trader', timestamp: new Date(run.at(9)).toISOString() });
     expect(root.data).toMatchObject({ status: 'succeeded', agent: 'equities-trader', otel: { signal: 'span', name: 'invoke_agent equities-trader', kind: 'INTERNAL', status: { code: 'UNSET' }, resource: { 'service.name': 'equities-trader' }, scope: { name: 'agent-runtime', version: '1.4.0' } } });
     const failed = byType('tool.failed');
-    expect(failed).toMatchObject({ span_id: run.failed.spanContext().spanId, parent_span_id: run.root.spanContext().spanId, extra: { event_id: run.failed.spanContext().spanId } });
+    expect(failed).toMatchObject({ span_id: run.failed.spanContext().spanId, parent_span_id: run.root.spanContext().spanId, event_id: run.failed.spanContext().spanId });
     expect(failed.data).toMatchObject({ tool: 'crm_search', error: 'timeout after 10000 ms', operation: 'execute_tool', otel: { status: { code: 'ERROR', message: 'timeout after 10000 ms' } } });
     expect((failed.data.otel as { events: Array<{ name: string }> }).events.map((e) => e.name)).toEqual(['exception']);
     expect(byType('llm.call').data).toMatchObject({ model: 'gpt-4.1', prompt_tokens: 1840, completion_tokens: 212 });

@@ -49,7 +49,7 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     for await (const e of createClient({ baseUrl, apiKey: key }).search({ trace_id: trace })) out.push(e);
     return out;
   };
-  const eventIds = (entries: LedgerEntry[]) => entries.map((e) => (e.extra as { event_id?: string } | null)?.event_id);
+  const eventIds = (entries: LedgerEntry[]) => entries.map((e) => e.event_id);
   const events = (trace: string, n: number, from = 0): AuditEvent[] => Array.from({ length: n }, (_, i) => ({ event_type: 'tool.called', trace_id: trace, data: { i: from + i, tool: 'search' } }));
 
   it('sends batches by size and by time, and delivers every event once', async () => {

@@ -161,13 +161,13 @@ describe.each(STORE_KINDS)('tamper detection on %s', (kind) => {
     const salt = Buffer.alloc(32, 7);
     const forgedBody = {
       ...recordToEntry(last), seq: 6, log_id: '01890000-0000-7000-8000-000000000001', data: { forged: true }, prev_hash: last.hash,
-      content_salt: salt.toString('base64'), content_commitment: contentCommitment(salt, contentText('{"forged":true}', null)),
+      content_salt: salt.toString('base64'), content_commitment: contentCommitment(salt, contentText('{"forged":true}', null)), links: null,
     };
     const hash = entryHash(forgedBody);
     const attacker = generateKeyPairSync('ed25519').privateKey;
     await t.store.db
       .insertInto('log_entries')
-      .values({ ...forgedBody, data: JSON.stringify(forgedBody.data), extra: null, hash, signature: signEntryHash(attacker, hash), key_id: last.key_id })
+      .values({ ...forgedBody, data: JSON.stringify(forgedBody.data), extra: null, links: null, hash, signature: signEntryHash(attacker, hash), key_id: last.key_id })
       .execute();
     c.ids.push(forgedBody.log_id);
     expectOnly(await c.verifyAll(), { 6: ['beyond_head', 'bad_signature'] });

@@ -194,7 +194,7 @@ export class Compliance {
     }
     const reserved = rows.filter((r) => r.source?.startsWith(RESERVED_SOURCE_PREFIX));
     if (reserved.length > 0) throw new NotErasableError(reserved.map((r) => r.log_id), `written by the service itself (source ${ADMIN_SOURCE} and the like): the compliance record is kept`);
-    const v1 = rows.filter((r) => r.format_version !== 2);
+    const v1 = rows.filter((r) => r.format_version < 2);
     if (v1.length > 0) throw new NotErasableError(v1.map((r) => r.log_id), 'format version 1 entries hash their content directly (docs/ledger-format.md §14)');
     const alreadyErased = rows.filter((r) => r.content_salt === null).length;
     const targets = rows.filter((r) => r.content_salt !== null);

@@ -163,10 +163,13 @@ export class Forensics {
       seq: row.seq,
       event_type: row.event_type,
       source: row.source,
-      // An erased entry takes part in the analyses by its skeleton (type, times, links) alone.
-      data: entry.data ?? {},
+      // An erased entry takes part in the analyses by its skeleton alone: its type, times and
+      // envelope, and (format version 3) its links, the references its content named, in the
+      // data members they were copied from (docs/ledger-format.md §16).
+      data: entry.data ?? entry.links ?? {},
       extra: entry.extra,
       erased: content.state === 'erased',
+      event_id: row.event_id,
       timestamp: row.timestamp,
       created_at: row.created_at,
       span_id: row.span_id,

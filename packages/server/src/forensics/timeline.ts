@@ -28,7 +28,7 @@ export function timeline(trace: Trace): TimelineItem[] {
       timestamp_source: client ? 'client' : 'server',
       created_at: e.created_at,
       source: e.source,
-      data: e.data,
+      data: e.erased ? {} : e.data,
       erased: e.erased,
       integrity: e.integrity,
     };

@@ -8,10 +8,12 @@ export interface TraceEvent {
   seq: number;
   event_type: string;
   source: string | null;
-  /** {} once the content was erased (erased: true). */
+  /** Once the content was erased (erased: true): its links (format version 3), else {}. */
   data: JsonObject;
   extra: JsonObject | null;
   erased: boolean;
+  /** The client's own id for the event, hashed beside the envelope (format version 3); null before. */
+  event_id: string | null;
   /** The client's timestamp, as sent (null when it sent none). */
   timestamp: string | null;
   created_at: string;
@@ -45,11 +47,12 @@ export function str(v: Json | undefined): string | null {
 }
 
 /**
- * The names other events may use for this one: its log_id, the client's own event id
- * (`event_id` at the top level, kept under extra, or in data), and its idempotency key.
+ * The names other events may use for this one: its log_id, the client's own event id (`event_id`
+ * at the top level: hashed beside the envelope from format version 3, kept under extra before; or
+ * in data), and its idempotency key.
  */
 export function refsOf(e: TraceEvent): string[] {
-  return [e.log_id, str(e.extra?.event_id), str(e.data.event_id), e.idempotency_key].filter((r): r is string => r !== null);
+  return [e.log_id, e.event_id, str(e.extra?.event_id), str(e.data.event_id), e.idempotency_key].filter((r): r is string => r !== null);
 }
 
 export function buildTrace(events: TraceEvent[]): Trace {

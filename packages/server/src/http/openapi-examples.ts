@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+      "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-700e-b420-8d3ae3281d41"
+        "019ca945-0a00-704e-88a2-b16fdcf88d18"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3"
+          "idempotency_key": "decision-670f5d31-b37d-466d-a8b3-638a7b9a7233"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,15 +68,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-700f-818f-961b71f29f13",
-        "019ca945-0a00-7010-b8a5-dfd9eddb2a71"
+        "019ca945-0a00-704f-b51e-af0022129864",
+        "019ca945-0a00-7050-8388-c093722194e4"
       ]
     }
   },
   "changePassword": {
     "status": 204,
     "request": {
-      "current_password": "9IKVFOkQ8v1JVjAzUkd_Po-L",
+      "current_password": "RMwwcCt4ZTb_pIL_MCB61RSi",
       "new_password": "a passphrase Ana chose herself"
     }
   },
@@ -87,28 +87,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "78acd107-1c1f-47d1-9830-c3360e88c339",
+      "id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
       "name": "trading-agents-prod",
-      "key_prefix": "alk_k5LCg7X8",
+      "key_prefix": "alk_I0JlVFEo",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk_k5LCg7X8PP1HC0wX4hxTiqBYRulkduU7vZsckg7u9FY"
+      "key": "alk_I0JlVFEoCBgA5YAnh0tPShXD3pT1vVSBj6HxdDlP-SA"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-7019-9336-a8dd59969b23",
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -125,33 +125,33 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "to": "2026-03-02T00:00:00Z"
     },
     "response": {
-      "id": "9b49fbea-e666-4e4f-b1e3-3f5665dcc308",
+      "id": "56e341c9-8b27-4608-a694-dc3cb895b821",
       "status": "completed",
       "from": "2026-03-01T00:00:00.000Z",
       "to": "2026-03-02T00:00:00.000Z",
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com"
+        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com"
       },
-      "digest": "21fcb2540a6a50ac0c06330c248a9e0ab827caf4b60aed05727bceca0ad16ba7"
+      "digest": "9091d6f1c9237515ae40aceaf3a6b7f4696f2fd5fe11131f398ca349f8cd3582"
     }
   },
   "createSession": {
     "status": 201,
     "request": {
-      "email": "user-d0e55d49@example.com",
-      "password": "pw-d456948ebafc27b0"
+      "email": "user-461b5c35@example.com",
+      "password": "pw-068b1d0ae5eb5a59"
     },
     "response": {
-      "csrf_token": "yNJYcxE69g9XSrxojSHLQ0G856YoU7Z_AFCfFADtidw",
+      "csrf_token": "XXmw4jIt3WMP2GtvqiQVq2vK2DiBy4jXVoQSwHMr44M",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com",
+        "id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com",
         "role": "admin"
       }
     }
@@ -164,7 +164,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     },
     "response": {
       "user": {
-        "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
+        "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
         "email": "ana.lima@acme.example",
         "role": "auditor",
         "created_at": "2026-03-01T12:00:00.000Z",
@@ -172,7 +172,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "disabled_at": null,
         "password_change_required": true
       },
-      "one_time_password": "gyPdcYoSBMvWaHcSf_maz3Kg"
+      "one_time_password": "-iuf69eNnJO5IPrO72KkB3Q8"
     }
   },
   "createWebhookEndpoint": {
@@ -186,7 +186,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-701e-b4cf-7162634729b3",
+      "id": "019ca945-0a00-705e-a853-23e3734b64b5",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -197,7 +197,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_oqOJZ+j84pZj7GQogpsw232c6PbV7KXxeqTQgVihDKo="
+      "secret": "whsec_85gb78ora5odc5VxUXstcdbExk8+6Zg/v0mCPhD060A="
     }
   },
   "deleteSession": {
@@ -208,7 +208,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":5,\"log_id\":\"019ca945-0a00-700e-b420-8d3ae3281d41\",\"format_version\":2,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":{\"event_id\":\"read-1\"},\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48\",\"hash\":\"12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca\",\"signature\":\"kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c\",\"content_salt\":\"C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca\"}\n{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":6,\"log_id\":\"019ca945-0a00-700f-818f-961b71f29f13\",\"format_version\":2,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"5036fb85-7f06-43ef-ba3f-4b92e3e11eb3\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca\",\"hash\":\"283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec\",\"signature\":\"eX4wbyLIvBtRYCABi7XTEndQc/bAEk7OPROKN5FuPapyN8ox1GQ1Xtc+QVXFnbODoKHHxajiEtYqlAX6lKV9Cg==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"1d9867fa26766a9c399b705311f80f4bcc6c1b2b0a09c66baca98d1a7511f988\",\"content_salt\":\"UuK4gD6CkxsPJ6jg2KsI1RFeuRsKohmX/X6NlmqF2xk=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec\"}\n{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":7,\"log_id\":\"019ca945-0a00-7010-b8a5-dfd9eddb2a71\",\"format_version\":2,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec\",\"hash\":\"7330fa5dd0be255d0c9e2d2d65393a6c95986e6d36ae860f3e0729c91575ea46\",\"signature\":\"00cmF1FIwn8rkQwWktZKwgWhTZsma1KxQH9/dh1q3qo3NVUcRSniVFXModleyLIvV6uIgd80ylx+jalU/GGrBw==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"d96aed55cd827c27ce87a85c1afbd2b811f9aa67078638a10a561168d0dd9a4a\",\"content_salt\":\"pnEHm60KGWC+he9aJJjSKOBlXP+zaPGu8GzgCD00CBE=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"7330fa5dd0be255d0c9e2d2d65393a6c95986e6d36ae860f3e0729c91575ea46\"}\n{\"company_id\":\"7632d813-7db0-434c-89bf-eb280f77876b\",\"seq\":11,\"log_id\":\"019ca945-0a00-7016-b551-127ec629228a\",\"format_version\":2,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"6e3c47b5-c034-4d8f-bb53-f7807a92579a\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"dc70243d00e40f647464a177f7459d8eed8c7475e5deb75671c17e56b941e01e\",\"hash\":\"8af5c1b402455b1144a7ae4727249a61fba3a016288551bd29c55b3b6c3c9353\",\"signature\":\"JifuepVXpMV9z/eflTmz6dDbWXjxVEWN5CmZSzp9bGoXeg9tmHTXq2ueSMrLWeiUt4zDNip+n82f5ss7TX/xCQ==\",\"key_id\":\"b552f0afd30a5dc7\",\"idempotency_conflict_of\":null,\"content_commitment\":\"3c11a835f80ad08c884dd5526325459e3136c1b8167b1332e801989a3e12aade\",\"content_salt\":\"j9nk6/o+OJMMWbYgzKdePB3HGj4t4LH4XfH0tT43AUk=\",\"erased_at\":null,\"erasure_id\":null,\"content_hash\":\"8af5c1b402455b1144a7ae4727249a61fba3a016288551bd29c55b3b6c3c9353\"}\n"
+    "response": "{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":5,\"log_id\":\"019ca945-0a00-704e-88a2-b16fdcf88d18\",\"format_version\":3,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61\",\"hash\":\"69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8\",\"signature\":\"zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827\",\"content_salt\":\"IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":\"read-1\",\"links\":{\"source_id\":\"feed:NASDAQ:ACME\"},\"content_hash\":\"69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8\"}\n{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":6,\"log_id\":\"019ca945-0a00-704f-b51e-af0022129864\",\"format_version\":3,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"670f5d31-b37d-466d-a8b3-638a7b9a7233\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-670f5d31-b37d-466d-a8b3-638a7b9a7233\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8\",\"hash\":\"c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2\",\"signature\":\"xeKpxhoA4zAXPFjzJ9Wi0YYTWtNGK/alYNsNIi3J+UwAqtkQgaIunqSmi0IW1UL5vwfiw6eCMKkow7ZCECHdDQ==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"660d07c0b4c4a8883213b6ac25c812a3997e22c382ee4f7b0e4e9412bce124a6\",\"content_salt\":\"9+xfjbYFmKLI60OwUk9vLEaurxjrMQ7RnfkOF9NHhGE=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":{\"decision_id\":\"670f5d31-b37d-466d-a8b3-638a7b9a7233\",\"inputs\":[\"read-1\"]},\"content_hash\":\"c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2\"}\n{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":7,\"log_id\":\"019ca945-0a00-7050-8388-c093722194e4\",\"format_version\":3,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2\",\"hash\":\"2ccbc14fc7d5db86dd89a8bda39794185b3f2040e7860ccf3044355ea3735762\",\"signature\":\"Yq1TNub/BfqCERZ21hy4mFM+x1axw+SwBjGywwA9qsC1DHg0WwvUmxYNHHHBTO80W8bYLvV1EGEJ1b9fbpDTCg==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"f9ca720d8d1b03d501e414ffeddd13ac81a26b0c5925d8808a8eca6932245bde\",\"content_salt\":\"p+VOCHUJ+EOmmC5KzuH8FfHJHKYeQ+uAAhufoYZ1z2I=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":null,\"content_hash\":\"2ccbc14fc7d5db86dd89a8bda39794185b3f2040e7860ccf3044355ea3735762\"}\n{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":11,\"log_id\":\"019ca945-0a00-7056-b7d3-e008e2fd49e5\",\"format_version\":3,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"a4863e53546be664eb4db1ce8441dfcb5c850b238ca2aa9243258aabff4fcafb\",\"hash\":\"339e47cb65071a97c725c13b7af829bc3bc991c28e1ce76168040a9741b6362f\",\"signature\":\"Xu8KtSsm8EbJuivVGTMGEsstsunFiTx4e4Z5SbuyOatxAIl0LCanSE7eoDhZbRmblsWC0zJpSjzQSKk5c9jIBA==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"af4620dfa7862650414e6ed0848673b01aa4d097731bec103bd0a96e7d0d6640\",\"content_salt\":\"qQJBOtEQRv90JNQpr1f7sF6dAUrhWeWDVYQEcWFDyyA=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":null,\"content_hash\":\"339e47cb65071a97c725c13b7af829bc3bc991c28e1ce76168040a9741b6362f\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -323,14 +323,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+      "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
       "tree_size": 11,
-      "root_hash": "ec5c5721f2fafe8da44fb6ed2b65ee029ea529de6e354bcf661eb77e9f0da7c7",
+      "root_hash": "f6231dbe596eec6c2c9a49a1f3d3dabd3dc1de83a07688931eb6546fe439869a",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "b552f0afd30a5dc7",
-      "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n11\n7FxXIfL6/o2kT7btK2XuAp6lKd5uNUvPZh63fp8Np8c=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzCQlEZRZPJmFY1s+SSsinJdohJdjGg0SWi+tmy59A5NTsrxXRbk1HAJq/k3a6v5HJwAo1fgMuhv5PutKvB979gg=\n",
+      "key_id": "06b84a7871728645",
+      "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n11\n9iMdvllu7Gwsmkmh89PavT3B3oOgdoiTHrZUb+Q5hpo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0JTu9IvcfZsU8YTdmhYdTTrIY7Yt0ykBZJnRqyn28Rsf+68DOgBc4ut4COww0UQtWze0CfkUsNEPqnT+hVsZggU=\n",
       "cosignatures": [],
-      "cosigned_note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n11\n7FxXIfL6/o2kT7btK2XuAp6lKd5uNUvPZh63fp8Np8c=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzCQlEZRZPJmFY1s+SSsinJdohJdjGg0SWi+tmy59A5NTsrxXRbk1HAJq/k3a6v5HJwAo1fgMuhv5PutKvB979gg=\n"
+      "cosigned_note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n11\n9iMdvllu7Gwsmkmh89PavT3B3oOgdoiTHrZUb+Q5hpo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0JTu9IvcfZsU8YTdmhYdTTrIY7Yt0ykBZJnRqyn28Rsf+68DOgBc4ut4COww0UQtWze0CfkUsNEPqnT+hVsZggU=\n"
     }
   },
   "getConsistencyProof": {
@@ -338,27 +338,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "a81cfad66dd6157d52b76128ddc9c7b77252cb56ffe29aee4f912aaa0ffb58ba",
-      "second_root": "c1609523cf7b1ab5e24eea188ad49c7ee5c21478d2f4f4e41f84be9d9257a133",
+      "first_root": "1c23f2682438d29ba48f19978084e57afb6498f5269c445cd9a6d09311150b51",
+      "second_root": "969490becab1950469a0d279b7127f4a3c7ec0ad3399f1682e6c643ea9b5a6b7",
       "proof": [
-        "3a62c23cc0a929392cb5c88268083f5e04a0cd43133564ecf5ff3f25be8e296c",
-        "f80632753b919dbdc93b6ea84550f98133a79b6402f06da03a5175944b70baea"
+        "33acf1f5308c953b9cee4a1e879ab3e35e3d212a5a905e32b1b3024297d3d758",
+        "fadf7b32c9354d79ba2ffeaf620c8aaf430b08bc65743b3c97b42a4a0de4d180"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
         "tree_size": 3,
-        "root_hash": "a81cfad66dd6157d52b76128ddc9c7b77252cb56ffe29aee4f912aaa0ffb58ba",
+        "root_hash": "1c23f2682438d29ba48f19978084e57afb6498f5269c445cd9a6d09311150b51",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "b552f0afd30a5dc7",
-        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n3\nqBz61m3WFX1St2Eo3cnHt3JSy1b/4pruT5Eqqg/7WLo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzD2HTtxQwWzoMizLQci66BFFgxwyCKtdOrkk8tbCfPmH2PyQ8/bN/5fjLIlCYF+Zxm3RRBvnf5xsQWBUh9EOkwQ=\n"
+        "key_id": "06b84a7871728645",
+        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n3\nHCPyaCQ40pukjxmXgITlevtkmPUmnERc2abQkxEVC1E=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0MbrOyD2GbfE9sZDmlP6joFHr5x2C0almCPGFDCuE7ma7pRolaHJFzMMaxQiuCK92PJDuA2cLcshVzU4NGYNjAU=\n"
       },
       "second_checkpoint": {
-        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
         "tree_size": 6,
-        "root_hash": "c1609523cf7b1ab5e24eea188ad49c7ee5c21478d2f4f4e41f84be9d9257a133",
+        "root_hash": "969490becab1950469a0d279b7127f4a3c7ec0ad3399f1682e6c643ea9b5a6b7",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "b552f0afd30a5dc7",
-        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n6\nwWCVI897GrXiTuoYitScfuXCFHjS9PTkH4S+nZJXoTM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzEuhp5pbK+if5qVZ513FUsvv0OrwT83CpZQJMmcBGe6rHyNCEdocD4R44oGAd4oJUOD9aBRhx7Abx1XgOmF1JQw=\n"
+        "key_id": "06b84a7871728645",
+        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n6\nlpSQvsqxlQRpoNJ5txJ/Sjx+wK0zmfFoLmxkPqm1prc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0If+WOG5qVNxIssY1J/eWQlJu74NVfLQ9wGo37jYR5M9YefD5UwVLROBr6O/Dn0dqCaBDMX8lYwEKVMKhUL2Dgs=\n"
       }
     }
   },
@@ -366,28 +366,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a"
+        "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
         "tree_size": 13,
-        "root_hash": "851a69eafe329821d51a52e754b081a83ea0f88e09145d3f8ddc2ce6334f030a",
+        "root_hash": "3599b865a68e32d93c072e62bd9328141a0936764e9694581cae2ea09eb15eb5",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "b552f0afd30a5dc7",
-        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n13\nhRpp6v4ymCHVGlLnVLCBqD6g+I4JFF0/jdws5jNPAwo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzG8hu838166skedB9dfNBAs3g3t5YIG+jIgIfRwkaU2pXCdi0mMgZVLrUPyno/jRSP655NTyBD3Ht1oKpf3Y/A4=\n",
+        "key_id": "06b84a7871728645",
+        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n13\nNZm4ZaaOMtk8By5ivZMoFBoJNnZOlpRYHK4uoJ6xXrU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0OXI2KtkKRQCNkzmsoxwJoUIHmti8PlLL217p8OZ0tHzyRrwq5cN8Q63SotXjB2s9IfT0zn1/UYHyZkhC6ArEQw=\n",
         "cosignatures": [],
-        "cosigned_note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n13\nhRpp6v4ymCHVGlLnVLCBqD6g+I4JFF0/jdws5jNPAwo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzG8hu838166skedB9dfNBAs3g3t5YIG+jIgIfRwkaU2pXCdi0mMgZVLrUPyno/jRSP655NTyBD3Ht1oKpf3Y/A4=\n"
+        "cosigned_note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n13\nNZm4ZaaOMtk8By5ivZMoFBoJNnZOlpRYHK4uoJ6xXrU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0OXI2KtkKRQCNkzmsoxwJoUIHmti8PlLL217p8OZ0tHzyRrwq5cN8Q63SotXjB2s9IfT0zn1/UYHyZkhC6ArEQw=\n"
       },
       "public_keys": [
         {
-          "key_id": "b552f0afd30a5dc7",
+          "key_id": "06b84a7871728645",
           "algorithm": "Ed25519",
-          "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
-          "note_verifier_key": "audit-ledger.local+822607cc+AdWRpD1/GXlsx5OKJaXdKBrPu2DT0PyvFCIU1iNwRqXL",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=\n-----END PUBLIC KEY-----\n",
+          "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
+          "note_verifier_key": "audit-ledger.local+a6a50dd0+AYA7Y/T4r0v4m85f7129IZl0YBnrA8j44oV3SfhmMbeF",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAgDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -397,15 +397,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+            "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
             "seq": 5,
             "event_type": "context.retrieved",
-            "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-            "prev_hash": "7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48",
-            "signature": "kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==",
-            "key_id": "b552f0afd30a5dc7",
-            "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
-            "format_version": 2,
+            "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+            "prev_hash": "ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61",
+            "signature": "zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==",
+            "key_id": "06b84a7871728645",
+            "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+            "format_version": 3,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
               "max_age_seconds": 30,
@@ -413,7 +413,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -425,39 +425,41 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "causality_type": null,
             "idempotency_key": null,
             "schema_version": null,
-            "extra": {
-              "event_id": "read-1"
-            },
+            "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c",
-            "content_salt": "C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=",
+            "content_commitment": "ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827",
+            "content_salt": "IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=",
             "erased_at": null,
-            "erasure_id": null
+            "erasure_id": null,
+            "event_id": "read-1",
+            "links": {
+              "source_id": "feed:NASDAQ:ACME"
+            }
           },
           "inclusion_proof": {
             "leaf_index": 5,
             "tree_size": 13,
             "proof": [
-              "5f1f4dcc828685609eb44b037254956716e7e0d6c2d917d66f78afb4847b7224",
-              "fbf8d2366afe046e146c5b1f60db73d88790c758eb751f7a35d6cda3227d414e"
+              "62f935688ad58fb0a8ad66a94d2fec88bbd1b21dc6ca470903f93811e0815057",
+              "e0f8d84e70d3023e7fb812fafb18479a230df8b205cc75416d5407b4e67e7910"
             ]
           }
         },
         {
           "entry": {
-            "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
+            "log_id": "019ca945-0a00-704f-b51e-af0022129864",
             "seq": 6,
             "event_type": "decision.made",
-            "hash": "283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec",
-            "prev_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-            "signature": "eX4wbyLIvBtRYCABi7XTEndQc/bAEk7OPROKN5FuPapyN8ox1GQ1Xtc+QVXFnbODoKHHxajiEtYqlAX6lKV9Cg==",
-            "key_id": "b552f0afd30a5dc7",
-            "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
-            "format_version": 2,
+            "hash": "c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2",
+            "prev_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+            "signature": "xeKpxhoA4zAXPFjzJ9Wi0YYTWtNGK/alYNsNIi3J+UwAqtkQgaIunqSmi0IW1UL5vwfiw6eCMKkow7ZCECHdDQ==",
+            "key_id": "06b84a7871728645",
+            "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+            "format_version": 3,
             "data": {
               "decision": "buy",
-              "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+              "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
               "inputs": [
                 "read-1"
               ],
@@ -465,7 +467,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -475,22 +477,29 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+            "idempotency_key": "decision-670f5d31-b37d-466d-a8b3-638a7b9a7233",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "1d9867fa26766a9c399b705311f80f4bcc6c1b2b0a09c66baca98d1a7511f988",
-            "content_salt": "UuK4gD6CkxsPJ6jg2KsI1RFeuRsKohmX/X6NlmqF2xk=",
+            "content_commitment": "660d07c0b4c4a8883213b6ac25c812a3997e22c382ee4f7b0e4e9412bce124a6",
+            "content_salt": "9+xfjbYFmKLI60OwUk9vLEaurxjrMQ7RnfkOF9NHhGE=",
             "erased_at": null,
-            "erasure_id": null
+            "erasure_id": null,
+            "event_id": null,
+            "links": {
+              "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+              "inputs": [
+                "read-1"
+              ]
+            }
           },
           "inclusion_proof": {
             "leaf_index": 6,
             "tree_size": 13,
             "proof": [
-              "3a0d09ee43e25dd099225d21493b1a71e1774e6fc6e5a733de10023490f6e4db",
-              "485af07c3b08d8824af61ca7ef95de0a1276b567740cf5100b7f1cbc813342e6"
+              "f586b592e40590eb4c60282f89b2508fcf61bae156182cfd51160e360cc7a1a6",
+              "b78556f3de560b454f748836ab73fb4ef56251b3f8bd17309ad9c32d05d5f10a"
             ]
           }
         }
@@ -507,14 +516,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 5.19
+          "latency_ms": 0.23
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0009_compliance"
+          "version": "0010_causal_skeleton"
         }
       }
     }
@@ -522,32 +531,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
       "seq": 5,
-      "entry_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-      "leaf_hash": "cf7b2a15dc218e5dad7dc4313bd7df501c1d28a711991529a0284583709c3a55",
+      "entry_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+      "leaf_hash": "4e04e323656f16581f97bbd7318b4cd4947531ccff60d98dc23e02d58b232704",
       "leaf_index": 5,
       "tree_size": 8,
-      "root_hash": "70da824a03830c31529fa9c5b70d0e6abb83d41ed047bdf0042f06a3bf6daa18",
+      "root_hash": "c3788b2b074b0138b560ca13d4b84f02b1d90514dee139f756bcc561561cee54",
       "proof": [
-        "5f1f4dcc828685609eb44b037254956716e7e0d6c2d917d66f78afb4847b7224",
-        "fbf8d2366afe046e146c5b1f60db73d88790c758eb751f7a35d6cda3227d414e"
+        "62f935688ad58fb0a8ad66a94d2fec88bbd1b21dc6ca470903f93811e0815057",
+        "e0f8d84e70d3023e7fb812fafb18479a230df8b205cc75416d5407b4e67e7910"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
         "tree_size": 8,
-        "root_hash": "70da824a03830c31529fa9c5b70d0e6abb83d41ed047bdf0042f06a3bf6daa18",
+        "root_hash": "c3788b2b074b0138b560ca13d4b84f02b1d90514dee139f756bcc561561cee54",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "b552f0afd30a5dc7",
-        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n8\ncNqCSgODDDFSn6nFtw0OaruD1B7QR73wBC8Go79tqhg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzH211bl/Yf94jgb8DvvDV958m2EaLZhUU6rRlllXDV/En7NpFJffPIX1NO5BQfwbuTO+gct8ITJj6hiJVI005go=\n"
+        "key_id": "06b84a7871728645",
+        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n8\nw3iLKwdLATi1YMoT1LhPArHZBRTe4Tn3VrzFYVYc7lQ=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Hexc3W3nAYSER9G7xlMCPTnZ1xPtSC1DMSyEwPGTj+Bo5xBzTME6PBdA6pNb3GagrKgUJSanqARSlDtxwK8cQQ=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -564,7 +573,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       },
       "entries_checked": 11,
       "entries_erased": 0,
-      "tree_hashes_checked": 19,
+      "tree_hashes_checked": 0,
       "checkpoints_checked": 10,
       "signatures_checked": 0,
       "violation_count": 0,
@@ -578,15 +587,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "chain_status": "unverified",
       "head": {
         "seq": 9,
-        "hash": "6738424b64a8f681633d4fffdb050a68064bc16e61f427d26f02137d8054da4a"
+        "hash": "9cc4bfa9e2391ad0cc01671b35bdf8e92cb3d75d5470510dd61d19203999357a"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
         "tree_size": 10,
-        "root_hash": "b30dc3a91efab821fb9831e162055c3dd77eb520f16ae1a26230b3115a292a52",
+        "root_hash": "66c510ebe5776d4e214eada3487acd36e1c28aea1174658d51dc425c10d58224",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "b552f0afd30a5dc7",
-        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n10\nsw3DqR76uCH7mDHhYgVcPdd+tSDxauGiYjCzEVopKlI=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzN/hG/haeyZc0qKV4v13esjBvzr6scP+lDdRzj15J4Z7J9hKNHHGntDGOH7xw+2Nqdv91a79GoH+mthMiX0IfQE=\n"
+        "key_id": "06b84a7871728645",
+        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n10\nZsUQ6+V3bU4hTq2jSHrNNuHCiuoRdGWNUdxCXBDVgiQ=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Cj5N+qb/MaDGLpRgkWZE+U3Vw6s7OX0ARS8booyYA69NtDGRx8hja8y7fmDJynLMn5YL7HmS6iCMN+rv4uhmgk=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -615,10 +624,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
       "seq": 5,
-      "format_version": 2,
+      "format_version": 3,
       "event_type": "context.retrieved",
       "data": {
         "as_of": "2026-03-01T09:20:01.000Z",
@@ -627,7 +636,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -639,20 +648,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "causality_type": null,
       "idempotency_key": null,
       "schema_version": null,
-      "extra": {
-        "event_id": "read-1"
+      "extra": null,
+      "event_id": "read-1",
+      "links": {
+        "source_id": "feed:NASDAQ:ACME"
       },
-      "content_commitment": "0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c",
-      "content_salt": "C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=",
+      "content_commitment": "ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827",
+      "content_salt": "IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=",
       "erased": false,
       "erasure_id": null,
       "erased_at": null,
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48",
-      "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-      "content_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-      "signature": "kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==",
-      "key_id": "b552f0afd30a5dc7",
+      "prev_hash": "ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61",
+      "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+      "content_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+      "signature": "zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==",
+      "key_id": "06b84a7871728645",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -662,19 +673,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "7632d813-7db0-434c-89bf-eb280f77876b",
+        "id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
         "name": "Acme Capital",
-        "created_at": "2026-11-24T02:16:24.452Z"
+        "created_at": "2026-11-26T00:05:40.573Z"
       },
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
-      "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-      "email": "user-d0e55d49@example.com",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+      "email": "user-461b5c35@example.com",
       "is_admin": true,
       "user": {
-        "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com",
+        "id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com",
         "role": "admin",
-        "created_at": "2026-11-24T02:16:24.452Z"
+        "created_at": "2026-11-26T00:05:40.573Z"
       }
     }
   },
@@ -691,14 +702,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.19
+          "latency_ms": 0.08
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0009_compliance"
+          "version": "0010_causal_skeleton"
         }
       }
     }
@@ -706,9 +717,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7019-9336-a8dd59969b23",
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
@@ -721,11 +732,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "nodes": [
         {
-          "id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+          "id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
@@ -749,14 +760,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-700e-b420-8d3ae3281d41",
+          "source": "019ca945-0a00-704e-88a2-b16fdcf88d18",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-700f-818f-961b71f29f13",
-          "target": "019ca945-0a00-700e-b420-8d3ae3281d41",
+          "source": "019ca945-0a00-704f-b51e-af0022129864",
+          "target": "019ca945-0a00-704e-88a2-b16fdcf88d18",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -768,26 +779,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision 5036fb85-7f06-43ef-ba3f-4b92e3e11eb3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision 670f5d31-b37d-466d-a8b3-638a7b9a7233 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-700e-b420-8d3ae3281d41",
-        "019ca945-0a00-700f-818f-961b71f29f13"
+        "019ca945-0a00-704e-88a2-b16fdcf88d18",
+        "019ca945-0a00-704f-b51e-af0022129864"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+          "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
           "seq": 5,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
+          "log_id": "019ca945-0a00-704f-b51e-af0022129864",
           "seq": 6,
           "event_type": "decision.made",
           "role": "outcome"
@@ -796,8 +807,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
-        "description": "decision 5036fb85-7f06-43ef-ba3f-4b92e3e11eb3 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-704f-b51e-af0022129864",
+        "description": "decision 670f5d31-b37d-466d-a8b3-638a7b9a7233 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -806,8 +817,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -816,8 +827,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-700f-818f-961b71f29f13",
-          "context_log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+          "used_by_log_id": "019ca945-0a00-704f-b51e-af0022129864",
+          "context_log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -827,11 +838,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "items": [
         {
-          "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
+          "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
           "seq": 5,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -848,7 +859,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
+          "log_id": "019ca945-0a00-704f-b51e-af0022129864",
           "seq": 6,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -857,7 +868,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
             "inputs": [
               "read-1"
             ],
@@ -875,8 +886,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "format": "audit-ledger/compliance-report/v1",
       "report": {
-        "report_id": "9b49fbea-e666-4e4f-b1e3-3f5665dcc308",
-        "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+        "report_id": "56e341c9-8b27-4608-a694-dc3cb895b821",
+        "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
         "company_name": "Acme Capital",
         "period": {
           "from": "2026-03-01T00:00:00.000Z",
@@ -885,8 +896,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "generated_at": "2026-03-01T12:00:00.000Z",
         "generated_by": {
           "kind": "user",
-          "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-          "email": "user-d0e55d49@example.com"
+          "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+          "email": "user-461b5c35@example.com"
         },
         "summary": {
           "entries": 24,
@@ -941,26 +952,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "signed_in_period": 23,
           "first": {
             "tree_size": 1,
-            "root_hash": "1a07a24442af920f8a84755792956c7cb00a25602191a80e66b733bc8cbb8f1f",
+            "root_hash": "4a123e00c56174d5bc5bde97498865e7b7a153083f504ebc881517001d5a2564",
             "timestamp": "2026-03-01T12:00:00.000Z"
           },
           "last": {
-            "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+            "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
             "tree_size": 24,
-            "root_hash": "ca55585800cb703744d88b794eb3582d7d50d31be55abfbbddcb8a820c5de03d",
+            "root_hash": "0c157196ca4fe03dda9e96fb2e760061d86179c86f33985109256b9959e35cf9",
             "timestamp": "2026-03-01T12:00:00.000Z",
-            "key_id": "b552f0afd30a5dc7",
-            "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n24\nylVYWADLcDdE2It5TrNYLX1Q0xvlWr+73cuKggxd4D0=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzARLI1mCEMXBaI6pX3y0AX3kGgt3Ank/eLbVlHtqfvH35ZsThjrHfM6AJNANYs0OijnUq/N/hYpKC3FpmsM6ugw=\n",
+            "key_id": "06b84a7871728645",
+            "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n24\nDBVxlspP4D3anpb7LnYAYdhhechvM5hRCSVrmVnjXPk=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Dm6ciTSnGopZM5+MannKBDpwHlQz78XmNNjTBTLy+sBmT8a8gCLUesIerJaR7CmTYnJ6LSf5Pyyel+EZ3fpgw8=\n",
             "cosignatures": [],
-            "cosigned_note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n24\nylVYWADLcDdE2It5TrNYLX1Q0xvlWr+73cuKggxd4D0=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzARLI1mCEMXBaI6pX3y0AX3kGgt3Ank/eLbVlHtqfvH35ZsThjrHfM6AJNANYs0OijnUq/N/hYpKC3FpmsM6ugw=\n"
+            "cosigned_note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n24\nDBVxlspP4D3anpb7LnYAYdhhechvM5hRCSVrmVnjXPk=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Dm6ciTSnGopZM5+MannKBDpwHlQz78XmNNjTBTLy+sBmT8a8gCLUesIerJaR7CmTYnJ6LSf5Pyyel+EZ3fpgw8=\n"
           },
           "covers_period": true
         },
         "keys": [
           {
-            "key_id": "b552f0afd30a5dc7",
+            "key_id": "06b84a7871728645",
             "algorithm": "Ed25519",
-            "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
+            "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
             "active_from": "2026-03-01T12:00:00.000Z",
             "active_to": null
           }
@@ -974,8 +985,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "updated_at": "2026-03-01T12:00:00.000Z",
           "updated_by": {
             "kind": "user",
-            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-            "email": "user-d0e55d49@example.com"
+            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+            "email": "user-461b5c35@example.com"
           },
           "last_run_at": "2026-03-01T12:00:00.000Z",
           "erased_total": 0,
@@ -983,7 +994,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         },
         "legal_holds": [
           {
-            "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
+            "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
             "scope": {
               "agent_id": "trading-agent-2"
             },
@@ -993,32 +1004,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "created_at": "2026-03-01T12:00:00.000Z",
             "created_by": {
               "kind": "user",
-              "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-              "email": "user-d0e55d49@example.com"
+              "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+              "email": "user-461b5c35@example.com"
             },
             "released_at": "2026-03-01T12:00:00.000Z",
             "released_by": {
               "kind": "user",
-              "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-              "email": "user-d0e55d49@example.com"
+              "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+              "email": "user-461b5c35@example.com"
             },
             "release_reason": "Inquiry closed without findings"
           }
         ],
         "erasures": [
           {
-            "id": "cc1fa2ad-a88c-4886-bd5b-a8d3106c670a",
+            "id": "975138eb-e506-4420-acc9-9d369a6755b3",
             "kind": "request",
             "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
             "requested_by": {
               "kind": "user",
-              "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-              "email": "user-d0e55d49@example.com"
+              "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+              "email": "user-461b5c35@example.com"
             },
             "created_at": "2026-03-01T12:00:00.000Z",
             "erased_count": 1,
             "record_log_ids": [
-              "019ca945-0a00-7027-830a-c24a1066c717"
+              "019ca945-0a00-7067-912f-177a612ecc29"
             ]
           }
         ],
@@ -1026,16 +1037,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "count": 1,
           "items": [
             {
-              "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
+              "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
               "created_at": "2026-03-01T12:00:00.000Z",
-              "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+              "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
               "data": {
-                "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
-                "rejection_id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
+                "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+                "rejection_id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
                 "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
                 "reviewer": "maria.gonzalez@acme.example",
                 "submitted_by": {
-                  "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
+                  "id": "9d490191-032f-4faa-b044-772536fcdedb",
                   "kind": "user"
                 }
               }
@@ -1046,7 +1057,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity_violations": [],
           "traces_with_anomalies": [
             {
-              "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+              "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
               "first_at": "2026-03-01T12:00:00.000Z",
               "last_at": "2026-03-01T12:00:00.000Z",
               "event_count": 5
@@ -1056,10 +1067,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       },
       "signature": {
         "algorithm": "Ed25519",
-        "key_id": "b552f0afd30a5dc7",
-        "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
-        "digest": "21fcb2540a6a50ac0c06330c248a9e0ab827caf4b60aed05727bceca0ad16ba7",
-        "value": "FUa95gF9zeR9YyMsDltILi09fWpjPC/wKV3kfKtL/5NRnynz/znW8XcodAL8ByRAzIe2SmJFaVmFLfnTgxdXDQ=="
+        "key_id": "06b84a7871728645",
+        "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
+        "digest": "9091d6f1c9237515ae40aceaf3a6b7f4696f2fd5fe11131f398ca349f8cd3582",
+        "value": "cKMgdW4hIpaffoIihSM4g2nPV2nMEvmSrdYtBNOwS4AnUssx/tWRZ6HsEJhIobkMhGNFMB94K9Bh2vwloPDTDw=="
       }
     }
   },
@@ -1073,8 +1084,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com"
+        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -1084,13 +1095,13 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getSession": {
     "status": 200,
     "response": {
-      "csrf_token": "yNJYcxE69g9XSrxojSHLQ0G856YoU7Z_AFCfFADtidw",
+      "csrf_token": "XXmw4jIt3WMP2GtvqiQVq2vK2DiBy4jXVoQSwHMr44M",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com",
+        "id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com",
         "role": "admin"
       }
     }
@@ -1098,7 +1109,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
@@ -1124,9 +1135,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "rate_limited_requests": 0
         },
         {
-          "key_id": "78acd107-1c1f-47d1-9830-c3360e88c339",
+          "key_id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_k5LCg7X8",
+          "key_prefix": "alk_I0JlVFEo",
           "api_requests": 23,
           "events_ingested": 6,
           "rate_limited_requests": 0
@@ -1134,11 +1145,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "storage": {
         "entries": 15,
-        "data_bytes": 1352
+        "data_bytes": 1300
       },
       "rate_limit": {
-        "key_id": "78acd107-1c1f-47d1-9830-c3360e88c339",
-        "key_prefix": "alk_k5LCg7X8",
+        "key_id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
+        "key_prefix": "alk_I0JlVFEo",
         "rate_limit_per_minute": 6000
       }
     }
@@ -1146,7 +1157,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
+      "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -1155,8 +1166,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
-        "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+        "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
+        "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -1173,7 +1184,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         },
         "entries_checked": 11,
         "entries_erased": 0,
-        "tree_hashes_checked": 19,
+        "tree_hashes_checked": 0,
         "checkpoints_checked": 10,
         "signatures_checked": 0,
         "violation_count": 0,
@@ -1185,7 +1196,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-701e-b4cf-7162634729b3",
+      "id": "019ca945-0a00-705e-a853-23e3734b64b5",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1203,9 +1214,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "78acd107-1c1f-47d1-9830-c3360e88c339",
+          "id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_k5LCg7X8",
+          "key_prefix": "alk_I0JlVFEo",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1220,15 +1231,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "items": [
         {
           "tree_size": 1,
-          "root_hash": "1a07a24442af920f8a84755792956c7cb00a25602191a80e66b733bc8cbb8f1f",
+          "root_hash": "4a123e00c56174d5bc5bde97498865e7b7a153083f504ebc881517001d5a2564",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "b552f0afd30a5dc7"
+          "key_id": "06b84a7871728645"
         },
         {
           "tree_size": 2,
-          "root_hash": "9ebbaca81d81b964637cf1b07ee9439293720cd6480ddcb4473661f5b8046df7",
+          "root_hash": "fbff044093a1814653e41ecf4e780c7913d08163123fc6b1b6f66c712389a7de",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "b552f0afd30a5dc7"
+          "key_id": "06b84a7871728645"
         }
       ],
       "next_after": 2
@@ -1239,22 +1250,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "cc1fa2ad-a88c-4886-bd5b-a8d3106c670a",
+          "id": "975138eb-e506-4420-acc9-9d369a6755b3",
           "kind": "request",
           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
           "requested_by": {
             "kind": "user",
-            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-            "email": "user-d0e55d49@example.com"
+            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+            "email": "user-461b5c35@example.com"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
           "erased_count": 1,
           "already_erased": 0,
           "log_ids": [
-            "019ca945-0a00-7026-bb94-d9ccb4409ff8"
+            "019ca945-0a00-7066-934a-be6283d1f30d"
           ],
           "record_log_ids": [
-            "019ca945-0a00-7027-830a-c24a1066c717"
+            "019ca945-0a00-7067-912f-177a612ecc29"
           ],
           "status": "applied"
         }
@@ -1266,7 +1277,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
+          "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
           "scope": {
             "agent_id": "trading-agent-2"
           },
@@ -1276,8 +1287,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "created_at": "2026-03-01T12:00:00.000Z",
           "created_by": {
             "kind": "user",
-            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-            "email": "user-d0e55d49@example.com"
+            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+            "email": "user-461b5c35@example.com"
           },
           "released_at": null,
           "released_by": null,
@@ -1291,10 +1302,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
-          "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+          "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+          "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
           "seq": 5,
-          "format_version": 2,
+          "format_version": 3,
           "event_type": "context.retrieved",
           "data": {
             "as_of": "2026-03-01T09:20:01.000Z",
@@ -1303,7 +1314,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -1315,32 +1326,34 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "causality_type": null,
           "idempotency_key": null,
           "schema_version": null,
-          "extra": {
-            "event_id": "read-1"
+          "extra": null,
+          "event_id": "read-1",
+          "links": {
+            "source_id": "feed:NASDAQ:ACME"
           },
-          "content_commitment": "0d1fee5f445d7a5722476842be6ea778715f85ad457a2328ab61b6d1f3f35b6c",
-          "content_salt": "C+uZ/y5CY/PVKbpYbCTKw3r0qZ4UMUCddeGH+NN/PJc=",
+          "content_commitment": "ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827",
+          "content_salt": "IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "7e71a4de4475ae21e35f4b214b5fd44b252e2817823cc9e4f612fd508a40ef48",
-          "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-          "content_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-          "signature": "kvD06Ku/4Clv2tyhKFWvsL5lOT5R/sQ9gX7ECISnrNTpTFe7vUkuh5XEnQID3EAIxOXFlM+1khz6O9HeoTwqBg==",
-          "key_id": "b552f0afd30a5dc7",
+          "prev_hash": "ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61",
+          "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+          "content_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+          "signature": "zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==",
+          "key_id": "06b84a7871728645",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-700f-818f-961b71f29f13",
-          "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
+          "log_id": "019ca945-0a00-704f-b51e-af0022129864",
+          "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
           "seq": 6,
-          "format_version": 2,
+          "format_version": 3,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
             "inputs": [
               "read-1"
             ],
@@ -1348,7 +1361,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -1358,20 +1371,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
+          "idempotency_key": "decision-670f5d31-b37d-466d-a8b3-638a7b9a7233",
           "schema_version": null,
           "extra": null,
-          "content_commitment": "1d9867fa26766a9c399b705311f80f4bcc6c1b2b0a09c66baca98d1a7511f988",
-          "content_salt": "UuK4gD6CkxsPJ6jg2KsI1RFeuRsKohmX/X6NlmqF2xk=",
+          "event_id": null,
+          "links": {
+            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+            "inputs": [
+              "read-1"
+            ]
+          },
+          "content_commitment": "660d07c0b4c4a8883213b6ac25c812a3997e22c382ee4f7b0e4e9412bce124a6",
+          "content_salt": "9+xfjbYFmKLI60OwUk9vLEaurxjrMQ7RnfkOF9NHhGE=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
-          "hash": "283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec",
-          "content_hash": "283712af1e596348cdcd64c67eb651964e3ad0298982064f7b6bb79ef040ebec",
-          "signature": "eX4wbyLIvBtRYCABi7XTEndQc/bAEk7OPROKN5FuPapyN8ox1GQ1Xtc+QVXFnbODoKHHxajiEtYqlAX6lKV9Cg==",
-          "key_id": "b552f0afd30a5dc7",
+          "prev_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+          "hash": "c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2",
+          "content_hash": "c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2",
+          "signature": "xeKpxhoA4zAXPFjzJ9Wi0YYTWtNGK/alYNsNIi3J+UwAqtkQgaIunqSmi0IW1UL5vwfiw6eCMKkow7ZCECHdDQ==",
+          "key_id": "06b84a7871728645",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
@@ -1384,16 +1404,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
-          "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
+          "id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
+          "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
-          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+          "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "6ed2faad-19ca-4606-b89d-16d58453c263"
+            "id": "9d490191-032f-4faa-b044-772536fcdedb"
           }
         }
       ],
@@ -1405,9 +1425,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7019-9336-a8dd59969b23",
-          "company_id": "7632d813-7db0-434c-89bf-eb280f77876b",
-          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+          "id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+          "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
@@ -1425,15 +1445,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "9b49fbea-e666-4e4f-b1e3-3f5665dcc308",
+          "id": "56e341c9-8b27-4608-a694-dc3cb895b821",
           "status": "completed",
           "from": "2026-03-01T00:00:00.000Z",
           "to": "2026-03-02T00:00:00.000Z",
           "created_at": "2026-03-01T12:00:00.000Z",
           "created_by": {
             "kind": "user",
-            "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-            "email": "user-d0e55d49@example.com"
+            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+            "email": "user-461b5c35@example.com"
           }
         }
       ]
@@ -1444,14 +1464,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "key_id": "b552f0afd30a5dc7",
+          "key_id": "06b84a7871728645",
           "algorithm": "Ed25519",
-          "public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=\n-----END PUBLIC KEY-----\n",
+          "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAgDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+822607cc+AdWRpD1/GXlsx5OKJaXdKBrPu2DT0PyvFCIU1iNwRqXL"
+          "note_verifier_key": "audit-ledger.local+a6a50dd0+AYA7Y/T4r0v4m85f7129IZl0YBnrA8j44oV3SfhmMbeF"
         }
       ],
       "transitions": []
@@ -1462,7 +1482,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
           "first_at": "2026-03-01T12:00:00.000Z",
           "last_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
@@ -1488,7 +1508,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
+          "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
           "email": "ana.lima@acme.example",
           "role": "auditor",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1497,10 +1517,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "password_change_required": true
         },
         {
-          "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-          "email": "user-d0e55d49@example.com",
+          "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+          "email": "user-461b5c35@example.com",
           "role": "admin",
-          "created_at": "2026-11-24T02:16:24.452Z",
+          "created_at": "2026-11-26T00:05:40.573Z",
           "disabled": false,
           "disabled_at": null,
           "password_change_required": false
@@ -1520,7 +1540,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-701e-b4cf-7162634729b3",
+          "id": "019ca945-0a00-705e-a853-23e3734b64b5",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1540,51 +1560,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-701d-871e-dc8ea5dbe7df",
+          "id": "019ca945-0a00-705d-81cb-9b2bf12e24ef",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
-            "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
+            "id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
+            "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
-            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "6ed2faad-19ca-4606-b89d-16d58453c263"
+              "id": "9d490191-032f-4faa-b044-772536fcdedb"
             }
           }
         },
         {
-          "id": "019ca945-0a00-701a-8567-a2a544755360",
+          "id": "019ca945-0a00-705a-95c0-0798d62f6ecb",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-7019-9336-a8dd59969b23",
-            "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+            "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
+            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision 5036fb85-7f06-43ef-ba3f-4b92e3e11eb3 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision 670f5d31-b37d-466d-a8b3-638a7b9a7233 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-700e-b420-8d3ae3281d41",
-              "019ca945-0a00-700f-818f-961b71f29f13"
+              "019ca945-0a00-704e-88a2-b16fdcf88d18",
+              "019ca945-0a00-704f-b51e-af0022129864"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzAxYS04NTY3LWEyYTU0NDc1NTM2MCJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA1YS05NWMwLTA3OThkNjJmNmVjYiJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-d0e55d49@example.com",
-      "password": "pw-d456948ebafc27b0"
+      "email": "user-461b5c35@example.com",
+      "password": "pw-068b1d0ae5eb5a59"
     },
     "response": {
-      "access_token": "alt_K_nRO-B1Dg0X-7V19fTO-0zsliWJUkmoE-xMpt4H5I0",
+      "access_token": "alt_2ZwOwkJa_gLdI_ZY7ygjTDhNUBJOCFWmZwHichhLyAg",
       "token_type": "Bearer",
       "expires_in": 3600,
       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1604,7 +1624,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "case_reference": "FCA-2026-0412"
     },
     "response": {
-      "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
+      "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1614,8 +1634,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com"
+        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com"
       },
       "released_at": null,
       "released_by": null,
@@ -1627,19 +1647,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3"
+      "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233"
     },
     "response": {
-      "id": "019ca945-0a00-701b-8d7c-c8185438b6ae",
-      "log_id": "019ca945-0a00-701c-bd36-30d65c82035b",
+      "id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
+      "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "5036fb85-7f06-43ef-ba3f-4b92e3e11eb3",
-      "trace_id": "6e3c47b5-c034-4d8f-bb53-f7807a92579a",
+      "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "6ed2faad-19ca-4606-b89d-16d58453c263"
+        "id": "9d490191-032f-4faa-b044-772536fcdedb"
       }
     }
   },
@@ -1649,7 +1669,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "reason": "Inquiry closed without findings"
     },
     "response": {
-      "id": "0c61fefa-402c-4ba2-a4a2-d72ed95981a4",
+      "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1659,14 +1679,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com"
+        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com"
       },
       "released_at": "2026-03-01T12:00:00.000Z",
       "released_by": {
         "kind": "user",
-        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com"
+        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com"
       },
       "release_reason": "Inquiry closed without findings"
     }
@@ -1678,22 +1698,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118"
     },
     "response": {
-      "id": "cc1fa2ad-a88c-4886-bd5b-a8d3106c670a",
+      "id": "975138eb-e506-4420-acc9-9d369a6755b3",
       "kind": "request",
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
       "requested_by": {
         "kind": "user",
-        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com"
+        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "erased_count": 1,
       "already_erased": 0,
       "log_ids": [
-        "019ca945-0a00-7026-bb94-d9ccb4409ff8"
+        "019ca945-0a00-7066-934a-be6283d1f30d"
       ],
       "record_log_ids": [
-        "019ca945-0a00-7027-830a-c24a1066c717"
+        "019ca945-0a00-7067-912f-177a612ecc29"
       ],
       "status": "applied"
     }
@@ -1701,8 +1721,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "resetUserPassword": {
     "status": 200,
     "response": {
-      "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
-      "one_time_password": "9IKVFOkQ8v1JVjAzUkd_Po-L"
+      "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
+      "one_time_password": "RMwwcCt4ZTb_pIL_MCB61RSi"
     }
   },
   "revokeApiKey": {
@@ -1711,14 +1731,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "b552f0afd30a5dc7",
-      "old_public_key": "1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=",
-      "new_key_id": "87621d6905e78a9b",
-      "new_public_key": "sLWr49wHykz+DAYQNMgrftIVmLskVl21dpF0kyDuSCg=",
-      "created_at": "2026-03-01T12:00:00.000Z",
-      "statement": "audit-ledger/v1/key-transition\nold b552f0afd30a5dc7 1ZGkPX8ZeWzHk4olpd0oGs+7YNPQ/K8UIhTWI3BGpcs=\nnew 87621d6905e78a9b sLWr49wHykz+DAYQNMgrftIVmLskVl21dpF0kyDuSCg=\ntime 2026-03-01T12:00:00.000Z\n",
-      "old_signature": "5FnYBMeWYMpr0V7+uOCAxz+eY+7+CECdJqPG948OnZ36ABPvL7ntMy8uVf9XfgUVFb3QVBuzDiHva8GBMJPrAw==",
-      "new_signature": "hUXZ12hhzzzbGdiiLRJzAkIkyAqhr21BOuNyX+0NubXJaaAOeVTr+LsjsXPdLHhP5EGWMFbLmRuFDXUvyAMhDw=="
+      "old_key_id": "06b84a7871728645",
+      "old_public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
+      "new_key_id": "907a5ca46f68210f",
+      "new_public_key": "8zo0JxVc8PdIMy/3Uyo+Ke3IIR5sTkDG9pIEPYQWDfo=",
+      "created_at": "2026-03-01T12:00:00.001Z",
+      "statement": "audit-ledger/v1/key-transition\nold 06b84a7871728645 gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=\nnew 907a5ca46f68210f 8zo0JxVc8PdIMy/3Uyo+Ke3IIR5sTkDG9pIEPYQWDfo=\ntime 2026-03-01T12:00:00.001Z\n",
+      "old_signature": "v+ZsHohAbtj+zGMBrlYinmkopAwd0vXPpDFSCENc5DEMZbEw+JabnM2s1j5JRuNZ9t2D3n2lXpb46yPSBlKqAg==",
+      "new_signature": "hgAuJBA+0x/EfhDzkIGw44MSHDcwjLj0fuFS8DxpM3aPQlaCOaPWt4CfZMowzIndJkuEcnJuGwHyJcdga1hYBw=="
     }
   },
   "runRetention": {
@@ -1734,8 +1754,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "updated_at": "2026-03-01T12:00:00.000Z",
         "updated_by": {
           "kind": "user",
-          "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-          "email": "user-d0e55d49@example.com"
+          "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+          "email": "user-461b5c35@example.com"
         },
         "last_run_at": "2026-03-01T12:00:00.000Z",
         "erased_total": 0,
@@ -1759,8 +1779,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "6ed2faad-19ca-4606-b89d-16d58453c263",
-        "email": "user-d0e55d49@example.com"
+        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
+        "email": "user-461b5c35@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -1770,7 +1790,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-7013-a000-1b12866bd3ef",
+      "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1787,7 +1807,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "role": "reviewer"
     },
     "response": {
-      "user_id": "9882d654-a10b-4ac3-a5ec-5694557abba2",
+      "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
       "email": "ana.lima@acme.example",
       "role": "reviewer",
       "created_at": "2026-03-01T12:00:00.000Z",
@@ -1806,7 +1826,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-701e-b4cf-7162634729b3",
+      "id": "019ca945-0a00-705e-a853-23e3734b64b5",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1822,23 +1842,23 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-700e-b420-8d3ae3281d41",
-      "hash": "12eab714c666aa44a9c7e05783b6ac516f6c59f4b5288c1ec8ed134baf0f51ca",
+      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+      "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
       "chain_valid": true,
       "signature_valid": true,
       "erased": false,
       "verified_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "key_id": "b552f0afd30a5dc7",
+      "key_id": "06b84a7871728645",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b",
+        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
         "tree_size": 8,
-        "root_hash": "70da824a03830c31529fa9c5b70d0e6abb83d41ed047bdf0042f06a3bf6daa18",
+        "root_hash": "c3788b2b074b0138b560ca13d4b84f02b1d90514dee139f756bcc561561cee54",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "b552f0afd30a5dc7",
-        "note": "audit-ledger.local/7632d813-7db0-434c-89bf-eb280f77876b\n8\ncNqCSgODDDFSn6nFtw0OaruD1B7QR73wBC8Go79tqhg=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local giYHzH211bl/Yf94jgb8DvvDV958m2EaLZhUU6rRlllXDV/En7NpFJffPIX1NO5BQfwbuTO+gct8ITJj6hiJVI005go=\n"
+        "key_id": "06b84a7871728645",
+        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n8\nw3iLKwdLATi1YMoT1LhPArHZBRTe4Tn3VrzFYVYc7lQ=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Hexc3W3nAYSER9G7xlMCPTnZ1xPtSC1DMSyEwPGTj+Bo5xBzTME6PBdA6pNb3GagrKgUJSanqARSlDtxwK8cQQ=\n"
       },
       "erasure": null
     }

@@ -1,6 +1,6 @@
 // What a client may send for one event, and how it becomes the fields the ledger hashes.
 import Type from 'typebox';
-import { canonicalJson, ENVELOPE_FIELDS, type EnvelopeField, type JsonObject } from '@audit-ledger/core';
+import { canonicalJson, ENVELOPE_FIELDS, type EnvelopeField, type JsonObject, skeletonLinks } from '@audit-ledger/core';
 import type { FieldError } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
 
@@ -33,6 +33,7 @@ export const LogInput = Type.Object(
     causality_type: Type.Optional(text(64)),
     idempotency_key: Type.Optional(text(255, 'Repeats with the same key return the original log_id and append nothing')),
     schema_version: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Number(), Type.Null()], { description: 'Stored as a string' })),
+    event_id: Type.Optional(text(200, "Your own id for the event, so later events can name it (parent_event_id, data.inputs, data.derived_from) before you know its log_id. Hashed beside the envelope: kept when the event's content is erased")),
   },
   { additionalProperties: true },
 );
@@ -46,6 +47,10 @@ export interface PreparedEvent {
   /** Canonical JSON of data, as stored (and compared for idempotent repeats). */
   dataJson: string;
   envelope: Record<EnvelopeField, string | null>;
+  /** Format version 3: the client's event_id, hashed beside the envelope. */
+  eventId: string | null;
+  /** Format version 3: canonical JSON of skeletonLinks(data), or null when it names none. */
+  linksJson: string | null;
   extra: JsonObject | null;
   extraJson: string | null;
   /**
@@ -56,7 +61,7 @@ export interface PreparedEvent {
   strictKey: boolean;
 }
 
-const KNOWN = new Set<string>(['event_type', 'data', 'payload', ...ENVELOPE_FIELDS]);
+const KNOWN = new Set<string>(['event_type', 'data', 'payload', 'event_id', ...ENVELOPE_FIELDS]);
 
 function depthExceeds(value: unknown, max: number): boolean {
   // Iterative, so a hostile nesting depth cannot overflow the stack.
@@ -101,11 +106,14 @@ export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKe
     const v = input[f];
     envelope[f] = v === undefined || v === null ? null : String(v);
   }
+  const links = skeletonLinks(data);
   return {
     event_type: input.event_type,
     data,
     dataJson,
     envelope,
+    eventId: input.event_id ?? null,
+    linksJson: links === null ? null : canonicalJson(links),
     extra: hasExtra ? extra : null,
     extraJson,
     strictKey: opts.strictKey === true && envelope.idempotency_key !== null,

@@ -66,8 +66,12 @@ export const EntryView = Type.Object({
   idempotency_key: NullableString,
   schema_version: NullableString,
   extra: Type.Union([JsonObjectSchema, Type.Null()]),
-  content_commitment: Type.Union([Type.String(), Type.Null()], { description: 'Format version 2: hex SHA-256 commitment to data and extra, hashed in their place (docs/ledger-format.md §14); null in version 1' }),
-  content_salt: Type.Union([Type.String(), Type.Null()], { description: "Format version 2: the commitment's salt, base64 (not hashed); null in version 1 and once erased" }),
+  event_id: Type.Union([Type.String(), Type.Null()], { description: "Format version 3: the client's own id for the event (hashed; kept when the content is erased); null in versions 1 and 2" }),
+  links: Type.Union([JsonObjectSchema, Type.Null()], {
+    description: 'Format version 3: the references the content names (event_id, decision_id, source_id, derived_from, inputs), copied by the rule of docs/ledger-format.md §16 and hashed, so erasure keeps the causal skeleton; null when it names none, and in versions 1 and 2',
+  }),
+  content_commitment: Type.Union([Type.String(), Type.Null()], { description: 'Format versions 2 and 3: hex SHA-256 commitment to data and extra, hashed in their place (docs/ledger-format.md §14); null in version 1' }),
+  content_salt: Type.Union([Type.String(), Type.Null()], { description: "Format versions 2 and 3: the commitment's salt, base64 (not hashed); null in version 1 and once erased" }),
   erased: Type.Boolean({ description: 'True when the content (data, extra, salt) was erased; the entry still verifies through its commitment' }),
   erasure_id: Type.Union([Uuid, Type.Null()], { description: 'For an erased entry: the log_id of the compliance.erasure entry that records the erasure' }),
   erased_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -86,6 +90,8 @@ export const entryView = (row: LogEntryRow) => {
   const entry = recordToEntry(row);
   return {
     ...entry,
+    event_id: row.event_id,
+    links: entry.links ?? null,
     content_hash: entry.hash,
     content_commitment: row.content_commitment,
     content_salt: row.content_salt,

@@ -32,5 +32,7 @@ const columns: { [K in keyof LogEntriesTable]: true } = {
   content_salt: true,
   erased_at: true,
   erasure_id: true,
+  event_id: true,
+  links: true,
 };
 export const LOG_ENTRY_COLUMNS = Object.keys(columns) as Array<keyof LogEntriesTable>;

@@ -16,7 +16,7 @@ export type HoldScope = { trace_id: string } | { session_id: string } | { agent_
 
 /** What the erasable entries must satisfy: version 2, content still there, not written by the service itself. */
 const erasable = (eb: ExpressionBuilder<Database, 'log_entries'>) =>
-  eb.and([eb('format_version', '=', 2), eb('content_salt', 'is not', null), eb.or([eb('source', 'is', null), eb('source', 'not like', `${RESERVED_SOURCE_PREFIX}%`)])]);
+  eb.and([eb('format_version', '>=', 2), eb('content_salt', 'is not', null), eb.or([eb('source', 'is', null), eb('source', 'not like', `${RESERVED_SOURCE_PREFIX}%`)])]);
 
 export class ComplianceStore {
   /** SQLite: the companies whose retention runs in this process now. */
@@ -193,7 +193,7 @@ export class ComplianceStore {
           .set({ data: null, extra: null, content_salt: null, erased_at: at, erasure_id: e.record_log_id })
           .where('company_id', '=', e.company_id)
           .where('log_id', 'in', ids.slice(i, i + 500))
-          .where('format_version', '=', 2)
+          .where('format_version', '>=', 2)
           .where('content_salt', 'is not', null)
           .executeTakeFirst();
         erased += Number(r.numUpdatedRows);

@@ -337,6 +337,15 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0009_compliance': compliance0009,
+  '0010_causal_skeleton': {
+    async up(db: Kysely<unknown>) {
+      // Entry format version 3 (docs/ledger-format.md §16): the client's event_id and the links
+      // its content names are hashed beside the envelope, so erasure keeps the causal skeleton.
+      // Added last, so older rows (versions 1 and 2) have null in both.
+      await db.schema.alterTable('log_entries').addColumn('event_id', 'text').execute();
+      await db.schema.alterTable('log_entries').addColumn('links', 'text').execute();
+    },
+  },
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

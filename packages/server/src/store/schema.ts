@@ -108,6 +108,10 @@ export interface LogEntriesTable {
   erased_at: string | null;
   /** The log_id of the erasure record (compliance.erasure) that erased it; null while the content is there. */
   erasure_id: string | null;
+  /** Format version 3: the client's own event id (hashed, kept on erasure); null in versions 1 and 2. */
+  event_id: string | null;
+  /** Format version 3: canonical JSON of the links the content names (hashed, kept on erasure), or null. */
+  links: string | null;
 }
 
 /** The tip of a company's chain, locked by every append. */

@@ -145,7 +145,7 @@ describe.each(STORE_KINDS)(`fuzzing ingestion with ${RUNS} generated requests (%
         let fresh = 0;
         for (const [i, id] of ids.entries()) {
           const item = items[i] as Record<string, unknown>;
-          const mine = { event_type: item.event_type, data: canonicalJson(item.data ?? item.payload), extra: Object.keys(item).filter((k) => !['event_type', 'data', 'payload', ...ENVELOPE_FIELDS].includes(k)).sort() };
+          const mine = { event_type: item.event_type, data: canonicalJson(item.data ?? item.payload), extra: Object.keys(item).filter((k) => !['event_type', 'data', 'payload', 'event_id', ...ENVELOPE_FIELDS].includes(k)).sort() };
           const before = seen.get(id);
           if (before) {
             // An idempotent repeat: the same event as the first time.

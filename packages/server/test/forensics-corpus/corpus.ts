@@ -127,11 +127,8 @@ export async function run(t: Pick<TestApp, 'inject' | 'store'>, key: string, com
     if (res.statusCode !== 200) throw new Error(`${trace.file}: batch refused: ${res.body}`);
   }
   const ids = new Map<string, string>();
-  const rows = await t.store.db.selectFrom('log_entries').select(['log_id', 'extra']).where('company_id', '=', companyId).where('trace_id', '=', traceId).execute();
-  for (const r of rows) {
-    const eventId = r.extra ? (JSON.parse(r.extra) as { event_id?: string }).event_id : undefined;
-    if (eventId) ids.set(eventId, r.log_id);
-  }
+  const rows = await t.store.db.selectFrom('log_entries').select(['log_id', 'event_id']).where('company_id', '=', companyId).where('trace_id', '=', traceId).execute();
+  for (const r of rows) if (r.event_id) ids.set(r.event_id, r.log_id);
   if (trace.reject) {
     const res = await t.inject({ method: 'POST', url: '/api/v1/hitl/reject', headers, payload: trace.reject });
     if (res.statusCode !== 201 || res.json().trace_id !== traceId) throw new Error(`${trace.file}: rejection refused or not joined to the trace: ${res.body}`);

@@ -140,8 +140,9 @@ export class Planner {
           conflictOf = (uses[0] as KeyUse).result.log_id;
         }
         seq += 1;
-        // The stored row is the hashed body with data and extra as their canonical JSON, and
-        // (format version 2) the salted commitment to them that the hash covers instead.
+        // The stored row is the hashed body with data and extra as their canonical JSON, the
+        // salted commitment to them that the hash covers instead, and (format version 3) the
+        // event_id and links erasure keeps.
         const salt = salts.subarray(nextSalt, nextSalt + CONTENT_SALT_BYTES);
         nextSalt += CONTENT_SALT_BYTES;
         const row: LogEntryRow = {
@@ -163,8 +164,10 @@ export class Planner {
           content_salt: salt.toString('base64'),
           erased_at: null,
           erasure_id: null,
+          event_id: ev.eventId,
+          links: ev.linksJson,
         };
-        row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson));
+        row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson, ev.linksJson));
         rows.push(row);
         prevHash = row.hash;
         const result: AppendedEvent = { log_id: row.log_id, seq, hash: row.hash, event_type: ev.event_type, created_at: createdAt, duplicate: false, idempotency_conflict_of: conflictOf };
