@@ -113,7 +113,7 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
   {
     name: 'MAX_ENTRY_BYTES',
     default: '262144',
-    description: "Largest content of one entry (its `data` and extra fields as canonical JSON, UTF-8) on every ingestion path: a larger event is refused naming the cap (the event alone: a 400 naming its place, or a refused OTLP span or log record). One OTLP request would otherwise multiply a large resource attribute into every span's entry. 1024–104857600.",
+    description: "Largest content of one entry (its `data` and extra fields as canonical JSON, UTF-8) on every ingestion path: a larger event is refused naming the cap (the event alone: a 400 naming its place, or a refused OTLP span or log record). An OTLP resource and scope are one entry, stored once and named by hash from each span, so they count once. 1024–104857600.",
   },
   {
     name: 'MAX_BATCH_SIZE',

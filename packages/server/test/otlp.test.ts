@@ -4,7 +4,8 @@
 // as ledger entries in our vocabulary, and the forensics answer on it. Then everything a client
 // can send wrong: refused with a problem and nothing stored, or (one bad item) an OTLP partial
 // success that stores the rest.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { canonicalJson, type JsonObject } from '@audit-ledger/core';
 import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Span as ApiSpan } from '@opentelemetry/api';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
@@ -78,7 +79,7 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     const res = await post('/api/v1/otlp/v1/traces', body);
     expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
     expect(res.json().partialSuccess.rejectedSpans).toBe('600');
-    expect(res.json().partialSuccess.errorMessage).toContain('its resource and scope alone are');
+    expect(res.json().partialSuccess.errorMessage).toContain('its resource and scope are');
     expect(res.json().partialSuccess.errorMessage).toContain('MAX_ENTRY_BYTES allows 262144');
     expect(await countEntries(t.store, acct.companyId)).toBe(0);
     // The same cap on /logs and /logs/batch: the item named, nothing stored.
@@ -87,6 +88,42 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     const batch = problem(await post('/api/v1/logs/batch', { logs: [{ event_type: 'ok', data: {} }, { event_type: 'big', data: {}, note: big }] }), 400, 'validation_failed');
     expect(batch.errors).toEqual([{ field: '/body/logs/1', message: expect.stringContaining('MAX_ENTRY_BYTES allows 262144') }]);
     expect(await countEntries(t.store, acct.companyId)).toBe(0);
+  });
+
+  it('stores a resource and scope once, referenced by hash: 600 spans under a 100 KB resource add one copy of it, and a repeat adds none', async () => {
+    const acct = await t.newAccount();
+    const k = (await t.createKey(acct.token, 1_000_000)).key;
+    const post = (body: unknown) => t.inject({ method: 'POST', url: '/api/v1/otlp/v1/traces', headers: { 'x-api-key': k, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    const big = 'r'.repeat(100 * 1024);
+    const request = (from: number, n: number) => {
+      const traceId = randomUUID().replace(/-/g, '');
+      const spans = Array.from({ length: n }, (_, i) => ({ traceId, spanId: (from + i + 1).toString(16).padStart(16, '0'), name: `s${from + i}`, startTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(i)), endTimeUnixNano: String(1_700_000_000_000_000_001n + BigInt(i)) }));
+      return { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'agent' } }, { key: 'big', value: { stringValue: big } }] }, scopeSpans: [{ scope: { name: 'lib', version: '1' }, spans }] }] };
+    };
+    const first = request(0, 600);
+    const res = await post(first);
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+    expect(res.json()).toEqual({});
+    const stored = async () => t.store.db.selectFrom('log_entries').select(['event_type', 'data', 'idempotency_key']).where('company_id', '=', acct.companyId).execute();
+    let rows = await stored();
+    expect(rows).toHaveLength(601);
+    const resources = rows.filter((r) => r.event_type === 'otel.resource');
+    expect(resources).toHaveLength(1);
+    const ref = createHash('sha256').update(resources[0]?.data as string).digest('hex');
+    expect(resources[0]?.idempotency_key).toBe(`otlp:resource:${ref}`);
+    expect(JSON.parse(resources[0]?.data as string)).toEqual({ resource: { 'service.name': 'agent', big }, scope: { name: 'lib', version: '1', attributes: {} } });
+    // Every span names it, and none carries a copy: the content stored is one resource plus 600 small spans.
+    for (const r of rows.filter((x) => x.event_type !== 'otel.resource')) {
+      expect((JSON.parse(r.data as string) as { otel: { resource_ref: string } }).otel.resource_ref).toBe(ref);
+      expect((r.data as string).length).toBeLessThan(1024);
+    }
+    expect(rows.reduce((n, r) => n + (r.data as string).length, 0)).toBeLessThan(big.length + 600 * 1024);
+    // The exporter's retry appends nothing; new spans under the same resource add no copy of it.
+    expect((await post(first)).statusCode).toBe(200);
+    expect((await post(request(600, 10))).statusCode).toBe(200);
+    rows = await stored();
+    expect(rows).toHaveLength(611);
+    expect(rows.filter((r) => r.event_type === 'otel.resource')).toHaveLength(1);
   });
 
   const get = (url: string) => t.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
@@ -175,7 +212,13 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     }
     const root = byType('agent.completed');
     expect(root).toMatchObject({ span_id: run.root.spanContext().spanId, parent_span_id: null, agent_id: 'equities-trader', timestamp: new Date(run.at(9)).toISOString() });
-    expect(root.data).toMatchObject({ status: 'succeeded', agent: 'equities-trader', otel: { signal: 'span', name: 'invoke_agent equities-trader', kind: 'INTERNAL', status: { code: 'UNSET' }, resource: { 'service.name': 'equities-trader' }, scope: { name: 'agent-runtime', version: '1.4.0' } } });
+    expect(root.data).toMatchObject({ status: 'succeeded', agent: 'equities-trader', otel: { signal: 'span', name: 'invoke_agent equities-trader', kind: 'INTERNAL', status: { code: 'UNSET' }, resource_ref: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    // The resource and scope, stored once and named by their hash.
+    const ref = (root.data.otel as { resource_ref: string }).resource_ref;
+    const stored = (await get(`/api/v1/logs?event_type=otel.resource&limit=100`)).json().items as Array<{ data: Record<string, unknown>; idempotency_key: string }>;
+    const resource = stored.find((r) => r.idempotency_key === `otlp:resource:${ref}`);
+    expect(resource?.data).toMatchObject({ resource: { 'service.name': 'equities-trader' }, scope: { name: 'agent-runtime', version: '1.4.0' } });
+    expect(createHash('sha256').update(canonicalJson(resource?.data as JsonObject)).digest('hex')).toBe(ref);
     const failed = byType('tool.failed');
     expect(failed).toMatchObject({ span_id: run.failed.spanContext().spanId, parent_span_id: run.root.spanContext().spanId, event_id: run.failed.spanContext().spanId });
     expect(failed.data).toMatchObject({ tool: 'crm_search', error: 'timeout after 10000 ms', operation: 'execute_tool', otel: { status: { code: 'ERROR', message: 'timeout after 10000 ms' } } });
@@ -213,14 +256,16 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     // The tool error recovered on retry: a finding, not the cause.
     expect(JSON.stringify(rc.findings)).toContain('crm_search');
 
-    // An exporter's retry of the same spans appends nothing.
-    const before = await countEntries(t.store, (await t.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { 'x-api-key': key } })).json().company_id);
+    // An exporter's retry of the same spans appends nothing (counted without the otel.resource
+    // entry, appended the first time its resource and scope are seen, by the first of the two runs).
+    const companyId = (await t.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { 'x-api-key': key } })).json().company_id as string;
+    const spansStored = async () => (await t.store.db.selectFrom('log_entries').select('seq').where('company_id', '=', companyId).where('event_type', '!=', 'otel.resource').execute()).length;
+    const before = await spansStored();
     const again = await t.inject({ method: 'POST', url: '/api/v1/otlp/v1/traces', headers: { 'x-api-key': key }, payload: spanRequest(run.traceId.replaceAll('-', ''), run.root.spanContext().spanId, 'x') });
     expect(again.statusCode, again.body).toBe(200);
     const repeat = await t.inject({ method: 'POST', url: '/api/v1/otlp/v1/traces', headers: { 'x-api-key': key }, payload: spanRequest(run.traceId.replaceAll('-', ''), run.root.spanContext().spanId, 'x') });
     expect(repeat.json()).toEqual({});
-    const after = await countEntries(t.store, (await t.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { 'x-api-key': key } })).json().company_id);
-    expect(after).toBe(before + 1);
+    expect(await spansStored()).toBe(before + 1);
   });
 
   /** A minimal OTLP/JSON trace request with one span. */

@@ -1,8 +1,9 @@
 // OTLP ingestion without HTTP: a decoded export request in, ledger entries committed, and the
 // OTLP partial-success answer out (how many items were refused, and why). Each span or log
 // record is mapped (map.ts), checked against the same schema as POST /logs, and prepared by the
-// same code; the accepted ones are appended together (in chunks of MAX_BATCH_SIZE), so a 200
-// means every accepted item is committed. A refused item never blocks the others.
+// same code; the accepted ones are appended together (in chunks of MAX_BATCH_SIZE), after the
+// otel.resource entries they name (each stored once: a repeat is an idempotent duplicate), so a
+// 200 means every accepted item and what it names is committed. A refused item never blocks the others.
 import type { Config } from '../config.js';
 import { compileBodySchema } from '../http/validation.js';
 import type { Appender } from '../ledger/appender.js';
@@ -10,7 +11,7 @@ import type { AppendedEvent } from '../ledger/appender/errors.js';
 import { isReservedSource, LogInput, type LogInputT, type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
 import type { UsageCounter } from '../ops/usage.js';
 import type { LogRecord, ResourceGroup, Span } from './decode.js';
-import { type Mapped, mapLogs, mapSpans } from './map.js';
+import { type MappedRequest, mapLogs, mapSpans, type OtlpEvent } from './map.js';
 
 export interface OtlpResult {
   /** Items committed (or found already committed: an exporter's retry). */
@@ -40,29 +41,42 @@ export class OtlpIngest {
     return this.ingest(companyId, keyId, mapLogs(groups, this.deps.config.maxEntryBytes), 'log record');
   }
 
-  private async ingest(companyId: string, keyId: string | null, mapped: Mapped[], noun: string): Promise<OtlpResult> {
+  /** An event checked as POST /logs checks it, then prepared; or why not. */
+  private prepare(event: OtlpEvent): PreparedEvent | string {
+    if (!validInput(event)) return (validInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ');
+    const input = event as LogInputT;
+    if (isReservedSource(input.source)) return `service.name may not start with "${RESERVED_SOURCE_PREFIX}" (reserved for entries the service writes itself)`;
+    const p = prepareEvent(input, '', { maxEntryBytes: this.deps.config.maxEntryBytes });
+    return Array.isArray(p) ? p.map((e) => `${e.field || '/'} ${e.message}`).join('; ') : p;
+  }
+
+  private async ingest(companyId: string, keyId: string | null, mapped: MappedRequest, noun: string): Promise<OtlpResult> {
     const reasons: string[] = [];
+    const resources = new Map<string, PreparedEvent | string>();
+    for (const [ref, event] of mapped.resources) resources.set(ref, this.prepare(event));
     const accepted: Array<{ event: PreparedEvent; sortKey: bigint }> = [];
-    mapped.forEach((m, i) => {
+    const named = new Set<string>();
+    mapped.items.forEach((m, i) => {
       const refuse = (why: string) => reasons.push(`${noun} ${i}: ${why}`);
       if (!m.ok) return refuse(m.reason);
-      if (!validInput(m.event)) return refuse((validInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; '));
-      const input = m.event as LogInputT;
-      if (isReservedSource(input.source)) return refuse(`service.name may not start with "${RESERVED_SOURCE_PREFIX}" (reserved for entries the service writes itself)`);
-      const p = prepareEvent(input, '', { maxEntryBytes: this.deps.config.maxEntryBytes });
-      if (Array.isArray(p)) return refuse(p.map((e) => `${e.field || '/'} ${e.message}`).join('; '));
+      const resource = resources.get(m.resourceRef) as PreparedEvent | string;
+      if (typeof resource === 'string') return refuse(`its resource and scope: ${resource}`);
+      const p = this.prepare(m.event);
+      if (typeof p === 'string') return refuse(p);
       accepted.push({ event: p, sortKey: m.sortKey });
+      named.add(m.resourceRef);
     });
     // In order of time (Array.prototype.sort is stable): a parent span after the children it waited for.
     accepted.sort((x, y) => (x.sortKey < y.sortKey ? -1 : x.sortKey > y.sortKey ? 1 : 0));
-    const events = accepted.map((a) => a.event);
+    // The resources first, so an item never precedes what it names.
+    const events = [...[...named].map((ref) => resources.get(ref) as PreparedEvent), ...accepted.map((a) => a.event)];
     const results: AppendedEvent[] = [];
     for (let i = 0; i < events.length; i += this.deps.config.maxBatchSize) {
       results.push(...(await this.deps.appender.append(companyId, events.slice(i, i + this.deps.config.maxBatchSize))));
     }
     this.deps.usage.appended(companyId, keyId, events, results);
-    const rejected = mapped.length - events.length;
+    const rejected = mapped.items.length - accepted.length;
     const more = reasons.length > MAX_REASONS ? ` (and ${reasons.length - MAX_REASONS} more)` : '';
-    return { accepted: events.length, rejected, errorMessage: rejected === 0 ? '' : `${rejected} of ${mapped.length} refused: ${reasons.slice(0, MAX_REASONS).join('; ')}${more}` };
+    return { accepted: accepted.length, rejected, errorMessage: rejected === 0 ? '' : `${rejected} of ${mapped.items.length} refused: ${reasons.slice(0, MAX_REASONS).join('; ')}${more}` };
   }
 }

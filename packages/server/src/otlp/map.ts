@@ -21,8 +21,13 @@
 //   otel.span. A log record: `audit_ledger.event_type`, else its event name, else otel.log.
 // - Data: the vocabulary fields the forensics read (tool, error, model, token counts, agent,
 //   source_id, status), then every attribute `audit_ledger.data.<field>` as `<field>`, and the
-//   whole OTel item under `data.otel` (name, kind, times, status, attributes, events, links,
-//   resource, scope), so nothing that was sent is lost.
+//   whole OTel item under `data.otel` (name, kind, times, status, attributes, events, links), so
+//   nothing that was sent is lost.
+// - Resource and scope: stored once, not copied into every item. Each (resource, scope) pair is an
+//   `otel.resource` entry whose data is {resource, scope, resource_schema_url?}, with the
+//   idempotency key `otlp:resource:<ref>`, so it is appended the first time it is seen and never
+//   again; each item names it in `data.otel.resource_ref`: ref = lowercase hex SHA-256 of the RFC
+//   8785 JSON of that data. An item's data is hashed (committed to), so the reference is too.
 //
 // An item is refused alone (OTLP partial success) when its ids are not the sizes OTLP defines,
 // an attribute key repeats or is "__proto__", or a string is not storable text.
@@ -35,7 +40,17 @@ export class ItemError extends Error {}
 /** One OTLP item as the ledger event it becomes: the fields of POST /logs. */
 export type OtlpEvent = Record<string, Json> & { event_type: string; data: JsonObject };
 
-export type Mapped = { ok: true; event: OtlpEvent; sortKey: bigint } | { ok: false; reason: string };
+/** An item's event, and the ref of the otel.resource entry it names; or why it is refused. */
+export type Mapped = { ok: true; event: OtlpEvent; sortKey: bigint; resourceRef: string } | { ok: false; reason: string };
+
+/** A request mapped: its items in order, and the otel.resource entries they name, by ref. */
+export interface MappedRequest {
+  items: Mapped[];
+  resources: Map<string, OtlpEvent>;
+}
+
+/** The event type of the entry that stores a resource and scope once. */
+export const RESOURCE_EVENT_TYPE = 'otel.resource';
 
 const SPAN_KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];
@@ -162,7 +177,7 @@ function finish(event: OtlpEvent): OtlpEvent {
   return event;
 }
 
-function mapSpan(span: Span, resource: JsonObject, resourceSchema: string, scope: JsonObject): OtlpEvent {
+function mapSpan(span: Span, resource: JsonObject, resourceRef: string): OtlpEvent {
   const trace_id = traceUuid(span.traceId, 'traceId');
   const span_id = spanHex(span.spanId, 'spanId', true) as string;
   const parent_span_id = spanHex(span.parentSpanId, 'parentSpanId', false);
@@ -185,9 +200,7 @@ function mapSpan(span: Span, resource: JsonObject, resourceSchema: string, scope
     attributes: a,
     events: span.events.map((e) => ({ name: e.name, time_unix_nano: nanosText(e.timeUnixNano), attributes: attrs(e.attributes) })),
     links: span.links.map((l) => ({ trace_id: l.traceId, span_id: l.spanId, ...(l.traceState ? { trace_state: l.traceState } : {}), attributes: attrs(l.attributes) })),
-    resource,
-    ...(resourceSchema ? { resource_schema_url: resourceSchema } : {}),
-    scope,
+    resource_ref: resourceRef,
     ...(span.traceState ? { trace_state: span.traceState } : {}),
     ...(span.flags ? { flags: span.flags } : {}),
     ...(span.droppedAttributesCount || span.droppedEventsCount || span.droppedLinksCount
@@ -208,7 +221,7 @@ function mapSpan(span: Span, resource: JsonObject, resourceSchema: string, scope
   });
 }
 
-function mapLog(rec: LogRecord, resource: JsonObject, resourceSchema: string, scope: JsonObject): OtlpEvent {
+function mapLog(rec: LogRecord, resource: JsonObject, resourceRef: string): OtlpEvent {
   const a = attrs(rec.attributes);
   const trace_id = rec.traceId === '' ? null : traceUuid(rec.traceId, 'traceId');
   const parent_span_id = spanHex(rec.spanId, 'spanId', false);
@@ -223,9 +236,7 @@ function mapLog(rec: LogRecord, resource: JsonObject, resourceSchema: string, sc
     body: toJson(rec.body),
     attributes: a,
     ...(rec.eventName ? { event_name: rec.eventName } : {}),
-    resource,
-    ...(resourceSchema ? { resource_schema_url: resourceSchema } : {}),
-    scope,
+    resource_ref: resourceRef,
     ...(rec.flags ? { flags: rec.flags } : {}),
     ...(rec.droppedAttributesCount ? { dropped: { attributes: rec.droppedAttributesCount } } : {}),
   };
@@ -239,51 +250,60 @@ function mapLog(rec: LogRecord, resource: JsonObject, resourceSchema: string, sc
   });
 }
 
-function mapAll<T>(groups: Array<ResourceGroup<T>>, one: (item: T, resource: JsonObject, resourceSchema: string, scope: JsonObject) => OtlpEvent, time: (item: T) => bigint, maxEntryBytes: number): Mapped[] {
-  const out: Mapped[] = [];
+/** The otel.resource entry of a (resource, scope) pair, and its ref (module comment). */
+function resourceEntry(resource: JsonObject, resourceSchema: string, scope: JsonObject): { ref: string; event: OtlpEvent; bytes: number } {
+  const data: JsonObject = { resource, scope, ...(resourceSchema ? { resource_schema_url: resourceSchema } : {}) };
+  const text = canonicalJson(data);
+  checkText(data, 'the resource and scope');
+  const ref = createHash('sha256').update(text).digest('hex');
+  const source = str(resource['service.name']) ?? 'otel';
+  return { ref, bytes: Buffer.byteLength(text), event: { event_type: RESOURCE_EVENT_TYPE, source, idempotency_key: `otlp:resource:${ref}`, data } };
+}
+
+function mapAll<T>(groups: Array<ResourceGroup<T>>, one: (item: T, resource: JsonObject, resourceRef: string) => OtlpEvent, time: (item: T) => bigint, maxEntryBytes: number): MappedRequest {
+  const items: Mapped[] = [];
+  const resources = new Map<string, OtlpEvent>();
   for (const g of groups) {
     let resource: JsonObject | ItemError;
-    let resourceBytes = 0;
     try {
       resource = attrs(g.resource);
-      resourceBytes = Buffer.byteLength(canonicalJson(resource));
     } catch (err) {
       resource = err as ItemError;
     }
     for (const s of g.scopes) {
-      let scope: JsonObject | ItemError;
+      // The pair is one entry, built once per scope, whatever the number of items: one that
+      // passes the cap refuses every item here, once (600 copies of a 300 KB resource once cost
+      // 6 s of CPU to refuse).
+      let entry: ReturnType<typeof resourceEntry> | ItemError;
       try {
-        scope = scopeJson(s.scope, s.schemaUrl);
-        // Every item's entry carries its resource and scope: when they alone pass the cap, each
-        // item is refused here, once per group, instead of after building each entry (600 copies
-        // of a 300 KB resource once cost 6 s of CPU to refuse).
-        const bytes = resourceBytes + Buffer.byteLength(canonicalJson(scope));
-        if (bytes > maxEntryBytes) scope = new ItemError(`its resource and scope alone are ${bytes} bytes, and every entry carries them; MAX_ENTRY_BYTES allows ${maxEntryBytes}`);
+        if (resource instanceof ItemError) throw new ItemError(`its resource: ${resource.message}`);
+        entry = resourceEntry(resource, g.schemaUrl, scopeJson(s.scope, s.schemaUrl));
+        if (entry.bytes > maxEntryBytes) throw new ItemError(`its resource and scope are ${entry.bytes} bytes (stored once, as an ${RESOURCE_EVENT_TYPE} entry); MAX_ENTRY_BYTES allows ${maxEntryBytes}`);
       } catch (err) {
         if (!(err instanceof ItemError)) throw err;
-        scope = err;
+        entry = err;
       }
       for (const item of s.items) {
         try {
-          if (resource instanceof ItemError) throw new ItemError(`its resource: ${resource.message}`);
-          if (scope instanceof ItemError) throw new ItemError(`its scope: ${scope.message}`);
-          out.push({ ok: true, event: one(item, resource, g.schemaUrl, scope), sortKey: time(item) });
+          if (entry instanceof ItemError) throw entry;
+          items.push({ ok: true, event: one(item, resource as JsonObject, entry.ref), sortKey: time(item), resourceRef: entry.ref });
+          resources.set(entry.ref, entry.event);
         } catch (err) {
           if (!(err instanceof ItemError)) throw err;
-          out.push({ ok: false, reason: err.message });
+          items.push({ ok: false, reason: err.message });
         }
       }
     }
   }
-  return out;
+  return { items, resources };
 }
 
 /** Spans as events, refused ones with their reason; the accepted ones in order of end time (stable). */
-export function mapSpans(groups: Array<ResourceGroup<Span>>, maxEntryBytes = Number.POSITIVE_INFINITY): Mapped[] {
+export function mapSpans(groups: Array<ResourceGroup<Span>>, maxEntryBytes = Number.POSITIVE_INFINITY): MappedRequest {
   return mapAll(groups, mapSpan, (s) => (s.endTimeUnixNano !== 0n ? s.endTimeUnixNano : s.startTimeUnixNano), maxEntryBytes);
 }
 
 /** Log records as events, refused ones with their reason; the accepted ones in order of time (stable). */
-export function mapLogs(groups: Array<ResourceGroup<LogRecord>>, maxEntryBytes = Number.POSITIVE_INFINITY): Mapped[] {
+export function mapLogs(groups: Array<ResourceGroup<LogRecord>>, maxEntryBytes = Number.POSITIVE_INFINITY): MappedRequest {
   return mapAll(groups, mapLog, (r) => (r.timeUnixNano !== 0n ? r.timeUnixNano : r.observedTimeUnixNano), maxEntryBytes);
 }

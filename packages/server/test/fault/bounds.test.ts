@@ -1,8 +1,8 @@
 // Every input is bounded in CPU and memory, during and after the answer (issue 26):
 // - compressed bodies on every route that takes one: bombs of every codec, truncated and corrupted
 //   streams, well-formed ones (fast-check picks route, codec and body);
-// - OTLP requests whose resource and scope every entry would carry, at every size up to the body
-//   limit, with up to 400 spans;
+// - OTLP requests with resources of every size up to the body limit, with up to 400 spans: the
+//   resource and scope are stored once (an otel.resource entry), never copied into each span;
 // - answers from the parties the service calls: witnesses (any status, bodies up to 128 MB) and
 //   webhook receivers (a 200 with 128 MB).
 // Invariants: never a 5xx; a bomb is a 413; nothing refused is stored and no stored entry holds more
@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { STORE_KINDS } from '../helpers/env.js';
-import { countEntries, ingestBatch, submitterTo } from '../helpers/ledger.js';
+import { ingestBatch, submitterTo } from '../helpers/ledger.js';
 import { CHAOS, scale } from './harness.js';
 
 const SEED = CHAOS ? {} : { seed: 20261125 };
@@ -126,12 +126,21 @@ describe.each(KINDS)('bounded inputs on %s', (kind) => {
     expect(rssMiB() - rssBefore, `RSS growth (statuses ${JSON.stringify([...statuses])})`).toBeLessThan(256);
   }, 600_000);
 
-  it('OTLP resources of every size up to the body limit: refused whole when resource and scope alone pass MAX_ENTRY_BYTES, and no entry stored holds more', async () => {
+  it('OTLP resources of every size up to the body limit: stored once, refused whole when resource and scope pass MAX_ENTRY_BYTES, and no entry stored holds more', async () => {
     const rssBefore = rssMiB();
     const cap = t.config.maxEntryBytes;
+    const content = async (resources: boolean) => {
+      const r = await t.store.db
+        .selectFrom('log_entries')
+        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number>(eb.fn('length', ['data'])).as('bytes')])
+        .where('company_id', '=', companyId)
+        .where('event_type', resources ? '=' : '!=', 'otel.resource')
+        .executeTakeFirstOrThrow();
+      return { n: Number(r.n), bytes: Number(r.bytes ?? 0) };
+    };
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 900 }), fc.integer({ min: 1, max: 400 }), async (resourceKiB, spans) => {
-        const before = await countEntries(t.store, companyId);
+        const [spansBefore, resourcesBefore] = [await content(false), await content(true)];
         const traceId = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex');
         const body = {
           resourceSpans: [
@@ -144,9 +153,13 @@ describe.each(KINDS)('bounded inputs on %s', (kind) => {
         const res = await t.inject({ method: 'POST', url: '/api/v1/otlp/v1/traces', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
         expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
         const rejected = Number(res.json().partialSuccess?.rejectedSpans ?? 0);
-        const stored = (await countEntries(t.store, companyId)) - before;
+        const [spansAfter, resourcesAfter] = [await content(false), await content(true)];
+        const stored = spansAfter.n - spansBefore.n;
         expect(stored + rejected).toBe(spans);
         if (resourceKiB * 1024 > cap) expect(stored).toBe(0);
+        // At most one copy of the resource (none when this size was seen before), and no span carries it.
+        expect(resourcesAfter.n - resourcesBefore.n).toBeLessThanOrEqual(1);
+        expect(spansAfter.bytes - spansBefore.bytes).toBeLessThanOrEqual(stored * 2048);
       }),
       { numRuns: scale(6, 60), ...SEED },
     );
