@@ -13,6 +13,8 @@ export default tseslint.config(
   },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
   { files: ['packages/server/src/cli.ts', 'packages/*/bench/**', 'packages/*/test/**'], rules: { 'no-console': 'off' } },
+  // Plain JavaScript run by Node before anything is built: the build script and the launchers.
+  { files: ['scripts/**/*.mjs', 'packages/*/bin/**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } }, rules: { 'no-console': 'off' } },
   // The core is pure and runs in browsers: no Node built-in, no Node global, nothing of the server
   // or its storage. Its one way out is the '#crypto' seam (crypto/node.ts may use node:crypto).
   {

@@ -1,0 +1,54 @@
+// `npm run build` (and so `npm start` and `npm test`): checks the Node version first, then builds
+// the workspace (tsc --build, then the console's bundle) unless nothing it is built from changed
+// since the last build. "Changed" is a SHA-256 over the contents of every source, test, bench
+// and config file of the packages, the root TypeScript configs and package-lock.json (about 3 MB,
+// read in tens of milliseconds); the digest of the last build is kept in node_modules/.cache, so a
+// fresh `npm ci` always builds. `npm run build -- --force` builds regardless.
+import '../packages/server/bin/check-node.js';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const STAMP = path.join(root, 'node_modules', '.cache', 'audit-ledger', 'build-digest');
+const PACKAGES = ['core', 'verify', 'sdk', 'server', 'console'];
+/** What a build must leave behind: with any of them missing, it builds whatever the digest says. */
+const OUTPUTS = ['packages/core/dist/index.js', 'packages/verify/dist/index.js', 'packages/sdk/dist/index.js', 'packages/server/dist/src/cli.js', 'packages/console/dist/index.html'];
+const SKIP = new Set(['node_modules', 'dist']);
+
+function files(dir) {
+  const out = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (SKIP.has(e.name) || e.name.endsWith('.tsbuildinfo')) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...files(p));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
+
+function digest() {
+  const list = [...PACKAGES.flatMap((p) => files(path.join(root, 'packages', p))), ...['tsconfig.json', 'tsconfig.base.json', 'package.json', 'package-lock.json'].map((f) => path.join(root, f))].sort();
+  const h = createHash('sha256');
+  for (const f of list) h.update(`${path.relative(root, f)}\0`).update(fs.readFileSync(f)).update('\0');
+  return h.digest('hex');
+}
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+const force = process.argv.includes('--force');
+const before = digest();
+const current = !force && OUTPUTS.every((f) => fs.existsSync(path.join(root, f))) && fs.existsSync(STAMP) && fs.readFileSync(STAMP, 'utf8') === before;
+if (current) {
+  console.log('build: current (nothing it is built from changed since the last build; `npm run build -- --force` rebuilds)');
+} else {
+  run('npx', ['tsc', '--build']);
+  run('npm', ['run', 'build', '-w', '@audit-ledger/console']);
+  fs.mkdirSync(path.dirname(STAMP), { recursive: true });
+  // The digest taken before building: a file changed during the build makes the next one build again.
+  fs.writeFileSync(STAMP, before);
+}
