@@ -1,7 +1,8 @@
 // Stops at once, with what to do, on a Node.js older than the service runs on. Imported first by
 // the `audit-ledger` launcher (before any compiled code or native module loads: an older Node
-// used to crash with a bare "Segmentation fault" in better-sqlite3), and run by the workspace's
-// `npm start`, `npm run build` and `npm test` before they do any work. Written for any Node,
+// used to crash with a bare "Segmentation fault" in better-sqlite3), and by the workspace's build
+// script (`npm start`, `npm run build`, `npm test`) before it does any work. npm itself refuses
+// `npm ci` and `npm start` earlier, by the root package.json's devEngines (npm ≥ 10.9). Written for any Node,
 // however old: no syntax or API newer than Node 12.
 const MIN = [22, 14];
 const parts = process.versions.node.split('.').map(Number);

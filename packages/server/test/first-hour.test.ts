@@ -36,28 +36,33 @@ describe('an old Node', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('npm start (and so the build it runs first) stops with the message and builds nothing', () => {
-    const { bin } = oldNode();
+  it('npm start stops before building anything: npm refuses by devEngines, and the build script by its own check', () => {
+    const { bin, version } = oldNode();
     const r = spawnSync(path.join(bin, 'npm'), ['start'], { cwd: REPO, encoding: 'utf8', env: withOldNode(bin) });
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain(MESSAGE);
+    expect(r.stderr).toContain('EBADDEVENGINES');
+    expect(r.stderr).toContain(`Invalid semver version ">=22.14" does not match "${version}"`);
     expect(r.stdout + r.stderr).not.toContain('tsc');
+    // An npm that does not know devEngines (before 10.9) runs the build script, which stops first.
+    const build = spawnSync(path.join(bin, 'node'), [path.join(REPO, 'scripts/build.mjs')], { cwd: REPO, encoding: 'utf8', env: withOldNode(bin) });
+    expect(build.status).toBe(1);
+    expect(build.stderr).toContain(`${MESSAGE} (this is Node ${version.slice(1)}); ${HINT}`);
   });
 
-  it('npm ci stops before installing anything (engine-strict .npmrc, engines >=22.14)', () => {
+  it('npm ci stops before installing anything (devEngines: node >=22.14, onFail error)', () => {
     const { bin } = oldNode();
     // A copy of what npm ci reads, so the checkout's node_modules is never touched.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-ci-'));
     try {
-      for (const f of ['package.json', 'package-lock.json', '.npmrc']) fs.copyFileSync(path.join(REPO, f), path.join(dir, f));
+      for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(REPO, f), path.join(dir, f));
       for (const p of fs.readdirSync(path.join(REPO, 'packages'))) {
         fs.mkdirSync(path.join(dir, 'packages', p), { recursive: true });
         fs.copyFileSync(path.join(REPO, 'packages', p, 'package.json'), path.join(dir, 'packages', p, 'package.json'));
       }
       const r = spawnSync(path.join(bin, 'npm'), ['ci', '--no-audit', '--no-fund', '--offline'], { cwd: dir, encoding: 'utf8', env: withOldNode(bin) });
       expect(r.status).not.toBe(0);
-      expect(r.stderr).toContain('EBADENGINE');
-      expect(r.stderr).toContain('"node":">=22.14"');
+      expect(r.stderr).toContain('EBADDEVENGINES');
+      expect(r.stderr).toContain(`required: { name: 'node', version: '>=22.14', onFail: 'error' }`);
       expect(fs.existsSync(path.join(dir, 'node_modules'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
