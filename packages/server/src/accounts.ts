@@ -13,11 +13,17 @@ export interface AccountsDeps {
   accounts: AccountStore;
 }
 
-/** Creates a user in the named company, creating the company if it does not exist. */
+/**
+ * Creates a user in the named company (matched ignoring letter case), creating the company if
+ * none matches. Outside the service, so its user.created trail entry is left to the service
+ * (UserAdmin.recordCreatedOutside), marked with how it was created.
+ */
 export async function createUser(
   store: AccountsDeps,
   input: { company: string; email: string; password: string; role?: UserRole },
   clock: () => number = Date.now,
+  /** null: no trail entry at all (tests that count a company's entries from seq 0). */
+  via: 'cli' | 'bootstrap' | null = 'cli',
 ): Promise<{ company: Company; user: User }> {
   const company = input.company.trim();
   if (company === '' || company.length > 200) throw new AccountInputError('company name must be 1–200 characters');
@@ -31,6 +37,7 @@ export async function createUser(
     passwordHash: await hashPassword(input.password),
     role: input.role ?? 'admin',
     now: iso(clock()),
+    ...(via !== null ? { trailPending: via } : {}),
   });
 }
 
@@ -41,5 +48,5 @@ export async function bootstrapIfEmpty(
   clock: () => number = Date.now,
 ): Promise<{ company: Company; user: User } | undefined> {
   if (!bootstrap || (await store.accounts.countUsers()) > 0) return undefined;
-  return createUser(store, bootstrap, clock);
+  return createUser(store, bootstrap, clock, 'bootstrap');
 }

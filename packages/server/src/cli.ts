@@ -84,14 +84,15 @@ function program(): Command {
     .action(async (opts: { company: string; email: string; role: 'admin' | 'reviewer' | 'auditor' | 'member' }) => {
       const config = loadConfig();
       const password = await readStdin();
-      const [{ AccountInputError, createUser }, { openStore }, { EmailTakenError }] = await Promise.all([import('./accounts.js'), import('./store/open.js'), import('./store/store.js')]);
+      const [{ AccountInputError, createUser }, { openStore }, { CompanyNameAmbiguousError, EmailTakenError }] = await Promise.all([import('./accounts.js'), import('./store/open.js'), import('./store/accounts.js')]);
       const store = openStore(config);
       try {
         await store.migrate();
         const { company, user } = await createUser(store, { company: opts.company, email: opts.email, password, role: opts.role === 'member' ? 'reviewer' : opts.role });
         console.log(`created user ${user.email} (${user.role}) in company "${company.name}" (${company.company_id})`);
+        console.log("the administrators' trail records it as user.created (via cli) within seconds while the service runs, else at its next start");
       } catch (err) {
-        if (err instanceof AccountInputError || err instanceof EmailTakenError) {
+        if (err instanceof AccountInputError || err instanceof EmailTakenError || err instanceof CompanyNameAmbiguousError) {
           console.error(err.message);
           throw new Exit(1);
         }

@@ -40,6 +40,9 @@ import { WebhookEventSink } from './webhooks/sink.js';
 import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 
 /** Every service of the process. Route plugins take a Pick of it. */
+/** How often the service looks for users created outside it (`users create`) to record in the trail. */
+export const USERS_CREATED_OUTSIDE_MS = 5000;
+
 export interface Services {
   config: Config;
   /** The database handle: health (ping) and migration state only; everything else uses a repository below. */
@@ -165,6 +168,14 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     },
     (err) => logError({ err }, 'retention run failed'),
   );
+  // Users created outside the service (`users create`, bootstrap) get their trail entry here.
+  const usersCreatedOutside = new BackgroundTask(
+    async () => {
+      const n = await userAdmin.recordCreatedOutside();
+      if (n > 0) log.info({ users: n }, 'administrators trail: recorded users created outside the service');
+    },
+    (err) => logError({ err }, 'recording users created outside the service failed'),
+  );
 
   return {
     services: {
@@ -212,8 +223,11 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
         retention.start(config.retentionIntervalSeconds * 1000);
         retention.kick(); // at start too: finishes erasures a crash interrupted
       }
+      usersCreatedOutside.start(USERS_CREATED_OUTSIDE_MS);
+      usersCreatedOutside.kick();
     },
     async close() {
+      await usersCreatedOutside.close();
       compliance.close();
       await retention.close();
       await witnessing.close();

@@ -29,7 +29,7 @@ describe.each(STORE_KINDS)('two appenders on one %s database', (kind) => {
     const other = db.open();
     const clock = new FakeClock();
     const config = testConfig(db);
-    const { company } = await createUser(store, { company: 'two', email: 'two@example.com', password: 'a long enough password', role: 'admin' });
+    const { company } = await createUser(store, { company: 'two', email: 'two@example.com', password: 'a long enough password', role: 'admin' }, Date.now, null);
     const open = async (s: Store) => {
       const keyring = await Keyring.open({ config, signingKeys: s.signingKeys, secretBox: openSecretBox(config), clock: clock.now });
       const signer = new WorkerSigner(keyring.active, 1);
@@ -67,7 +67,7 @@ describe('an in-memory SQLite database', () => {
     await store.migrate();
     const clock = new FakeClock();
     const config = testConfig({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'al-memory-')), databaseUrl: undefined });
-    const { company } = await createUser(store, { company: 'mem', email: 'mem@example.com', password: 'a long enough password', role: 'admin' });
+    const { company } = await createUser(store, { company: 'mem', email: 'mem@example.com', password: 'a long enough password', role: 'admin' }, Date.now, null);
     const keyring = await Keyring.open({ config, signingKeys: store.signingKeys, secretBox: openSecretBox(config), clock: clock.now });
     const signer = new WorkerSigner(keyring.active, 1);
     const appender = new Appender({ store, keyring, signer, clock: clock.now, checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 0 });

@@ -41,7 +41,7 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
       await app.ready();
       apps.push(app);
     }
-    const { company } = await createUser(stores[0] as Store, { company: 'rot', email: `rot-${kind}@example.com`, password: 'rotation password', role: 'admin' });
+    const { company } = await createUser(stores[0] as Store, { company: 'rot', email: `rot-${kind}@example.com`, password: 'rotation password', role: 'admin' }, Date.now, null);
     companyId = company.company_id;
     const a = apps[0] as FastifyInstance;
     const token = (await a.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: `rot-${kind}@example.com`, password: 'rotation password' } })).json().access_token;

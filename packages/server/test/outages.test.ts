@@ -36,7 +36,7 @@ describe.skipIf(!STORE_KINDS.includes('postgres'))('a PostgreSQL outage under in
     const direct = new URL(db.databaseUrl as string);
     const migrator = db.open();
     await migrator.migrate();
-    const { company } = await createUser(migrator, { company: 'outage', email: 'outage@example.com', password: 'outage password 1', role: 'admin' });
+    const { company } = await createUser(migrator, { company: 'outage', email: 'outage@example.com', password: 'outage password 1', role: 'admin' }, Date.now, null);
     await migrator.close();
     const proxy = await tcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
     const viaProxy = new URL(direct);
@@ -140,7 +140,7 @@ describe.each([
     const app = await buildApp({ config: testConfig(db), store, counters, logger: false });
     await app.ready();
     try {
-      await createUser(store, { company: 'lock', email: 'lock@example.com', password: 'the right password', role: 'admin' });
+      await createUser(store, { company: 'lock', email: 'lock@example.com', password: 'the right password', role: 'admin' }, Date.now, null);
       const attempts = Array.from({ length: 40 }, (_, i) => app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'lock@example.com', password: i === 39 ? 'the right password' : `wrong ${i}` } }));
       const statuses = (await Promise.all(attempts)).map((r) => r.statusCode);
       const checked = statuses.filter((s) => s !== 429);
@@ -160,7 +160,7 @@ describe.each([
     const app = await buildApp({ config: testConfig(db), store, counters, logger: false });
     await app.ready();
     try {
-      await createUser(store, { company: 'ok', email: 'ok@example.com', password: 'the right password', role: 'admin' });
+      await createUser(store, { company: 'ok', email: 'ok@example.com', password: 'the right password', role: 'admin' }, Date.now, null);
       for (let i = 0; i < 25; i++) expect((await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'ok@example.com', password: 'the right password' } })).statusCode).toBe(200);
     } finally {
       await app.close();

@@ -22,6 +22,16 @@ function request(url: string, method: string, body?: string, headers: Record<str
   });
 }
 
+/** The company's user.created trail entries, once there are `n` (the service appends those of users created outside it within seconds). */
+async function trailOf(base: string, token: string, n: number): Promise<Array<{ data: Record<string, unknown> }>> {
+  for (;;) {
+    const res = await request(`${base}/api/v1/logs?source=${encodeURIComponent('audit-ledger/admin')}&event_type=user.created&limit=100`, 'GET', undefined, { authorization: `Bearer ${token}` });
+    const items = JSON.parse(res.body).items as Array<{ data: Record<string, unknown> }>;
+    if (items.length >= n) return items;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe('configuration errors', () => {
   it('exits 2 with a message naming the bad variable', async () => {
     const res = await runCli(['serve'], { PORT: 'nope', LEDGER_DATA_DIR: os.tmpdir() });
@@ -100,6 +110,12 @@ describe.each(STORE_KINDS)('the service process on %s', (kind) => {
     expect(short.code).toBe(1);
     const missing = await runCli(['users', 'create', '--email', 'x@acme.test'], env);
     expect(missing.code).toBe(2);
+    // A name that differs only by letter case is the same company, never a second one.
+    const companyId = /in company "acme" \(([0-9a-f-]{36})\)/.exec(ok.stdout)?.[1];
+    const upper = await runCli(['users', 'create', '--company', 'ACME', '--email', 'cli2@acme.test', '--password-stdin', '--role', 'auditor'], env, 'a long cli password 2');
+    expect(upper.code, upper.stderr).toBe(0);
+    expect(upper.stdout).toContain(`created user cli2@acme.test (auditor) in company "acme" (${companyId})`);
+    expect(upper.stdout).toContain("the administrators' trail records it");
   });
 
   it('serves, bootstraps only an empty store, survives bad requests, and on SIGTERM finishes in-flight requests and exits 0', async () => {
@@ -114,6 +130,12 @@ describe.each(STORE_KINDS)('the service process on %s', (kind) => {
     expect(boot.status).toBe(401);
     const login = await request(`${base}/api/v1/auth/login`, 'POST', JSON.stringify({ email: 'cli@acme.test', password: 'a long cli password' }));
     expect(login.status).toBe(200);
+    // The users the CLI created are in the administrators' trail, appended by the service.
+    const created = await trailOf(base, JSON.parse(login.body).access_token, 2);
+    expect(created.map((e) => e.data).sort((a, b) => String(a.role).localeCompare(String(b.role)))).toEqual([
+      { actor: { kind: 'operator' }, subject: { kind: 'user', user_id: expect.any(String), email: 'cli@acme.test' }, role: 'admin', one_time_password: false, via: 'cli' },
+      { actor: { kind: 'operator' }, subject: { kind: 'user', user_id: expect.any(String), email: 'cli2@acme.test' }, role: 'auditor', one_time_password: false, via: 'cli' },
+    ]);
 
     expect((await request(`${base}/api/v1/auth/login`, 'POST', '{oops')).status).toBe(400);
     expect((await request(`${base}/api/v1/auth/login`, 'POST', '"x"')).status).toBe(400);
@@ -187,6 +209,8 @@ describe.each(STORE_KINDS)('the service process on %s', (kind) => {
       expect(login.status).toBe(200);
       const me = await request(`${String(listening.url)}/api/v1/auth/me`, 'GET', undefined, { authorization: `Bearer ${JSON.parse(login.body).access_token}` });
       expect(JSON.parse(me.body)).toMatchObject({ company: { name: 'default' }, user: { role: 'admin' } });
+      const [created] = await trailOf(String(listening.url), JSON.parse(login.body).access_token, 1);
+      expect(created?.data).toMatchObject({ actor: { kind: 'operator' }, subject: { email: 'boot@x.test' }, role: 'admin', via: 'bootstrap' });
       if (kind === 'sqlite') expect(fs.existsSync(path.join(fresh.dataDir, 'ledger.db'))).toBe(true);
       child.kill('SIGINT');
       expect(await exited).toBe(0);

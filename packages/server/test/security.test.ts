@@ -39,10 +39,10 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     const acct = await t.newAccount();
     const admin = { authorization: `Bearer ${acct.token}` };
     const memberEmail = `member-${randomUUID()}@example.com`;
-    const { user: reviewer } = await createUser(t.store, { company: acct.companyName, email: memberEmail, password: 'member password 1', role: 'reviewer' });
+    const { user: reviewer } = await createUser(t.store, { company: acct.companyName, email: memberEmail, password: 'member password 1', role: 'reviewer' }, Date.now, null);
     const memberToken = (await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: memberEmail, password: 'member password 1' } })).json().access_token;
     const auditorEmail = `auditor-${randomUUID()}@example.com`;
-    await createUser(t.store, { company: acct.companyName, email: auditorEmail, password: 'auditor password 1', role: 'auditor' });
+    await createUser(t.store, { company: acct.companyName, email: auditorEmail, password: 'auditor password 1', role: 'auditor' }, Date.now, null);
     const auditorToken = (await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: auditorEmail, password: 'auditor password 1' } })).json().access_token;
     const created = await t.createKey(acct.token, 100_000);
     const apiKey = { 'x-api-key': created.key };

@@ -33,7 +33,7 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
     dispose = made.dispose;
     const config = testConfig(made.db, { CHECKPOINT_INTERVAL_MS: '0' });
     set = await buildServices({ config, store: made.store, counters: new MemoryCounterStore(clock.now), log: pino({ level: 'silent' }) as FastifyBaseLogger, clock: clock.now });
-    ({ company: { company_id: companyId } } = await createUser(made.store, { company: `svc-${kind}`, email: `svc-${kind}-${Date.now()}@example.com`, password: 'a long enough password' }, clock.now));
+    ({ company: { company_id: companyId } } = await createUser(made.store, { company: `svc-${kind}`, email: `svc-${kind}-${Date.now()}@example.com`, password: 'a long enough password' }, clock.now, null));
   });
   afterAll(async () => {
     await set?.close();

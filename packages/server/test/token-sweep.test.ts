@@ -20,7 +20,7 @@ describe.each(STORE_KINDS)('expired token sweep on %s', (kind) => {
   it('deletes expired tokens at start and keeps live ones', async () => {
     const store = db.open();
     await store.migrate();
-    const { user } = await createUser(store, { company: 'acme', email: 'sweep@acme.test', password: 'a long enough password' });
+    const { user } = await createUser(store, { company: 'acme', email: 'sweep@acme.test', password: 'a long enough password' }, Date.now, null);
     const base = { company_id: user.company_id, user_id: user.user_id, created_at: '2020-01-01T00:00:00.000Z' };
     await store.accounts.insertAccessToken({ ...base, token_hash: 'expired', expires_at: '2020-01-01T01:00:00.000Z' });
     await store.accounts.insertAccessToken({ ...base, token_hash: 'live', expires_at: '2999-01-01T00:00:00.000Z' });

@@ -1,6 +1,6 @@
 // Companies, users, access tokens and API keys: the account side of the store, over the one
 // database handle. Every query but the credential lookups is scoped by company_id.
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { DomainError } from '../domain-error.js';
 import type { DbHandle } from './handle.js';
 import type { ApiKeysTable, CompaniesTable, UserRole, UsersTable } from './schema.js';
@@ -29,6 +29,13 @@ export type NewApiKey = Omit<ApiKey, 'status' | 'revoked_at'>;
 export class ActiveKeyExistsError extends DomainError<'active_key_exists', { companyId: string }> {
   constructor(companyId: string) {
     super('active_key_exists', 'the company already has an active API key', { companyId });
+  }
+}
+
+/** Thrown by createUser when a company name matches several companies once letter case is ignored. */
+export class CompanyNameAmbiguousError extends DomainError<'company_name_ambiguous', { name: string; matches: string[] }> {
+  constructor(name: string, matches: string[]) {
+    super('company_name_ambiguous', `the company name "${name}" matches ${matches.map((m) => `"${m}"`).join(', ')} once letter case is ignored; give one of them exactly`, { name, matches });
   }
 }
 
@@ -91,10 +98,19 @@ export class AccountStore {
     passwordChangeRequired?: boolean;
     /** Only into this existing company (an admin inviting a user), never a new one. */
     existingCompanyOnly?: boolean;
+    /** Created outside the service: the service appends its user.created trail entry later. */
+    trailPending?: 'cli' | 'bootstrap';
   }): Promise<{ company: Company; user: User }> {
     try {
       return await this.h.db.transaction().execute(async (trx) => {
         let company = await trx.selectFrom('companies').selectAll().where('name', '=', input.companyName).executeTakeFirst();
+        if (!company) {
+          // Names that differ only by letter case are one company (SQLite's lower() folds ASCII
+          // letters only; PostgreSQL's, every letter): `--company Acme` joins "acme", never makes a second.
+          const alike = await trx.selectFrom('companies').selectAll().where(sql`lower(name)`, '=', sql`lower(${input.companyName})`).execute();
+          if (alike.length > 1) throw new CompanyNameAmbiguousError(input.companyName, alike.map((c) => c.name));
+          company = alike[0];
+        }
         if (!company) {
           if (input.existingCompanyOnly) throw new Error(`no company named ${input.companyName}`);
           company = { company_id: input.newCompanyId, name: input.companyName, created_at: input.now };
@@ -109,6 +125,7 @@ export class AccountStore {
           created_at: input.now,
           disabled_at: null,
           password_change_required: input.passwordChangeRequired ? 1 : 0,
+          trail_pending: input.trailPending ?? null,
         };
         await trx.insertInto('users').values(user).execute();
         return { company, user };
@@ -117,6 +134,16 @@ export class AccountStore {
       if (this.h.uniqueViolation(err) === 'users_email_uq') throw new EmailTakenError(input.email);
       throw err;
     }
+  }
+
+  /** Users created outside the service whose user.created trail entry is not appended yet (oldest first). */
+  async usersPendingTrail(limit: number): Promise<User[]> {
+    return this.h.db.selectFrom('users').selectAll().where('trail_pending', 'is not', null).orderBy('created_at').limit(limit).execute();
+  }
+
+  /** Their trail entry is committed. */
+  async clearTrailPending(companyId: string, userId: string): Promise<void> {
+    await this.h.db.updateTable('users').set({ trail_pending: null }).where('company_id', '=', companyId).where('user_id', '=', userId).execute();
   }
 
   async findUserByEmail(email: string): Promise<User | undefined> {

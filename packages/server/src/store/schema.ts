@@ -29,6 +29,11 @@ export interface UsersTable {
   disabled_at: string | null;
   /** 1 after an invitation or reset with a one-time password: the user must set their own before anything else. */
   password_change_required: number;
+  /**
+   * How a user created outside the service came to be ('cli': `users create`; 'bootstrap': the
+   * first start), until the service has appended its user.created trail entry; then null.
+   */
+  trail_pending: string | null;
 }
 
 export interface AccessTokensTable {

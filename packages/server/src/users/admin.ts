@@ -146,6 +146,28 @@ export class UserAdmin {
     await this.record(companyId, 'user.password_changed', { userId, email: user.email }, user, {});
   }
 
+  /**
+   * Appends the user.created entry of every user created outside the service (`users create`,
+   * the first-start bootstrap), which could not append it themselves: the actor is the operator
+   * (whoever runs commands on the service's machine), `via` says which path. Idempotent by the
+   * entry's key, so two processes doing it at once append it once. Returns how many it recorded.
+   */
+  async recordCreatedOutside(): Promise<number> {
+    let n = 0;
+    for (const u of await this.deps.accounts.usersPendingTrail(100)) {
+      await this.deps.trail.record(
+        u.company_id,
+        'user.created',
+        { kind: 'operator' },
+        { subject: { kind: 'user', user_id: u.user_id, email: u.email }, role: u.role, one_time_password: false, via: u.trail_pending as string },
+        `user.created:${u.user_id}`,
+      );
+      await this.deps.accounts.clearTrailPending(u.company_id, u.user_id);
+      n++;
+    }
+    return n;
+  }
+
   private async record(companyId: string, eventType: string, actor: Actor, subject: User, details: Record<string, string | boolean>): Promise<void> {
     await this.deps.trail.record(companyId, eventType, { kind: 'user', user_id: actor.userId, email: actor.email }, { subject: { kind: 'user', user_id: subject.user_id, email: subject.email }, ...details });
   }

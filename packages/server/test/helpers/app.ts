@@ -75,7 +75,9 @@ export async function startTestApp(
       const email = `user-${suffix}@example.com`;
       const password = `pw-${randomBytes(8).toString('hex')}`;
       const companyName = o.company ?? `company-${suffix}`;
-      const { company } = await createUser(store, { company: companyName, email, password, role: o.role ?? 'admin' });
+      // Without its user.created trail entry (recorded for `users create` and bootstrap users), so
+      // a test's own events start the chain at seq 0, as with createKey.
+      const { company } = await createUser(store, { company: companyName, email, password, role: o.role ?? 'admin' }, Date.now, null);
       const res = await inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
       if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
       return { companyId: company.company_id, companyName, email, password, token: res.json().access_token };
