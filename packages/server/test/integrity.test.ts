@@ -19,8 +19,9 @@ interface Violation {
 
 describe.each(STORE_KINDS)('full verification on %s', (kind) => {
   let t: TestApp;
+  const logLines: string[] = [];
   beforeAll(async () => {
-    t = await startTestApp(kind, { env: { CHECKPOINT_INTERVAL_MS: '0', INTEGRITY_VERIFY_INTERVAL_SECONDS: '0' } });
+    t = await startTestApp(kind, { env: { CHECKPOINT_INTERVAL_MS: '0', INTEGRITY_VERIFY_INTERVAL_SECONDS: '0' }, logLines });
   });
   afterAll(() => t.close());
 
@@ -146,6 +147,9 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
       { seq: 43, log_id: l.ids[43], kind: 'hash_mismatch', detail: expect.stringMatching(/recomputed hash/) },
     ]);
     expect((await l.req('GET', '/api/v1/integrity/status')).json()).toMatchObject({ chain_status: 'broken', violation_count: 2 });
+    // An error log line an operator's alert can match, naming the company and what failed.
+    const logged = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.company_id === l.c);
+    expect(logged).toMatchObject([{ level: 50, msg: 'integrity violations found: the chain does not verify', source: 'full', count: 2, kinds: ['content_mismatch', 'hash_mismatch'] }]);
   });
 
   it('a rewritten entry with its hash recomputed → broken link and the tree no longer matching', async () => {

@@ -72,6 +72,12 @@ describe('the packed packages, installed in an empty directory', () => {
     const bad = spawnSync(bin, ['bundle.json', '--public-key', 'key.pem'], { cwd: app, encoding: 'utf8', env });
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain('NOT VERIFIED');
+    // --version answers (not an unknown option's exit 2), and the help names every kind of file it checks.
+    const version = spawnSync(bin, ['--version'], { cwd: app, encoding: 'utf8', env });
+    expect([version.status, version.stdout.trim()]).toEqual([0, '0.1.0']);
+    const help = spawnSync(bin, ['--help'], { cwd: app, encoding: 'utf8', env });
+    expect(help.status).toBe(0);
+    for (const s of ['evidence bundle', 'signed period report', 'JSON Lines export', '-V, --version']) expect(help.stdout.replace(/\s+/g, ' ')).toContain(s);
 
     // The core as a library, in the same directory: the entry's hash recomputes.
     const lib = spawnSync(process.execPath, ['--input-type=module', '-e', "import { entryHash } from '@audit-ledger/core'; import fs from 'node:fs'; const b = JSON.parse(fs.readFileSync('bundle.json', 'utf8').replace('\"i\":8', '\"i\":7')); console.log(b.entries.every((x) => entryHash(x.entry) === x.entry.hash));"], { cwd: app, encoding: 'utf8', env });

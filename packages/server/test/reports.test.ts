@@ -100,6 +100,32 @@ describe.each(STORE_KINDS)('period reports on %s', (kind) => {
     expect(trail).toMatchObject([{ data: { report_id: id, digest: created.json().digest } }]);
   });
 
+  it('a period running into the future lists no day after today as a gap, and names each anomaly by its root cause type', async () => {
+    const acct: Account = await t.newAccount();
+    const { key } = await t.createKey(acct.token, 1_000_000);
+    const admin = { authorization: `Bearer ${acct.token}` };
+    const call = (method: string, url: string, payload?: object, headers: Record<string, string> = admin) => t.inject({ method: method as 'GET', url: `/api/v1${url}`, headers, ...(payload ? { payload } : {}) });
+    const fixture = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'traces', 'stale-market-feed.json'), 'utf8')) as { events: object[] };
+    const trace = randomUUID();
+    expect((await ingestBatch(t, key, fixture.events.map((e) => ({ ...e, trace_id: trace })))).statusCode).toBe(200);
+    const session = (await call('POST', '/forensics/replays', { trace_id: trace, metadata: {} }, { 'x-api-key': key })).json();
+    expect((await call('GET', `/forensics/replays/${session.id}/root-cause`, undefined, { 'x-api-key': key })).json().root_cause_type).toBe('STALE_CONTEXT');
+
+    const today = t.clock.ms - (t.clock.ms % DAY);
+    const from = new Date(today - DAY).toISOString();
+    const to = new Date(today + 5 * DAY).toISOString();
+    const created = await call('POST', '/compliance/reports', { from, to });
+    expect(created.statusCode, created.body).toBe(201);
+    const r = (await call('GET', `/compliance/reports/${created.json().id}`)).json().report;
+    expect(r.events_per_day.map((d: { day: string }) => d.day)).toEqual([new Date(today - DAY).toISOString().slice(0, 10), new Date(today).toISOString().slice(0, 10)]);
+    expect(r.ingestion_gaps.days_without_events).toEqual([new Date(today - DAY).toISOString().slice(0, 10)]);
+    expect(r.anomalies.traces_with_anomalies).toMatchObject([{ trace_id: trace, root_cause_type: 'STALE_CONTEXT' }]);
+    const pdf = await call('GET', `/compliance/reports/${created.json().id}?format=pdf`);
+    const file = path.join(tmp, `${kind}-future.pdf`);
+    fs.writeFileSync(file, pdf.rawPayload);
+    expect(execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ')).toContain(`root cause STALE_CONTEXT`);
+  });
+
   it('refuses bad periods and the wrong people, and shows no company another company\'s reports', async () => {
     const acct = await t.newAccount();
     const admin = { authorization: `Bearer ${acct.token}` };

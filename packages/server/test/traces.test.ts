@@ -35,9 +35,9 @@ describe.each(STORE_KINDS)('trace summaries on %s', (kind) => {
     const { items, next_cursor } = res.json();
     expect(next_cursor).toBeNull();
     expect(items).toEqual([
-      { trace_id: other, first_at: '2026-03-01T12:00:02.000Z', last_at: '2026-03-01T12:00:02.000Z', event_count: 1, agents: [], anomaly_detected: null },
-      { trace_id: failed, first_at: '2026-03-01T12:00:01.000Z', last_at: '2026-03-01T12:00:01.000Z', event_count: 2, agents: ['executor'], anomaly_detected: null },
-      { trace_id: clean, first_at: '2026-03-01T12:00:00.000Z', last_at: '2026-03-01T12:00:00.000Z', event_count: 3, agents: ['executor', 'planner'], anomaly_detected: null },
+      { trace_id: other, first_at: '2026-03-01T12:00:02.000Z', last_at: '2026-03-01T12:00:02.000Z', event_count: 1, agents: [], anomaly_detected: null, anomaly_type: null },
+      { trace_id: failed, first_at: '2026-03-01T12:00:01.000Z', last_at: '2026-03-01T12:00:01.000Z', event_count: 2, agents: ['executor'], anomaly_detected: null, anomaly_type: null },
+      { trace_id: clean, first_at: '2026-03-01T12:00:00.000Z', last_at: '2026-03-01T12:00:00.000Z', event_count: 3, agents: ['executor', 'planner'], anomaly_detected: null, anomaly_type: null },
     ]);
   });
 
@@ -46,8 +46,9 @@ describe.each(STORE_KINDS)('trace summaries on %s', (kind) => {
       const s = await t.inject({ method: 'POST', url: '/api/v1/forensics/replays', headers: { 'x-api-key': key }, payload: { trace_id: trace, metadata: {} } });
       expect((await get(`/api/v1/forensics/replays/${s.json().id}/root-cause`)).statusCode).toBe(200);
     }
-    const byId = new Map(((await get('/api/v1/traces')).json().items as Array<{ trace_id: string; anomaly_detected: boolean | null }>).map((i) => [i.trace_id, i.anomaly_detected]));
-    expect([byId.get(clean), byId.get(failed), byId.get(other)]).toEqual([false, true, null]);
+    const byId = new Map(((await get('/api/v1/traces')).json().items as Array<{ trace_id: string; anomaly_detected: boolean | null; anomaly_type: string | null }>).map((i) => [i.trace_id, [i.anomaly_detected, i.anomaly_type]]));
+    expect([byId.get(clean), byId.get(failed)?.[0], byId.get(other)]).toEqual([[false, null], true, [null, null]]);
+    expect(byId.get(failed)?.[1]).toMatch(/^[A-Z_]+$/);
   });
 
   it('pages with a cursor, without repeating or skipping a trace, and refuses bad paging input', async () => {

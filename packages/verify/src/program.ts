@@ -1,7 +1,11 @@
 // The audit-ledger-verify command line, parsed by commander. The server's CLI mounts the same
 // command as `audit-ledger verify-bundle`.
+import fs from 'node:fs';
 import { Command } from 'commander';
 import { VERIFY_EXIT_CODES, verifyCommand } from './verify-command.js';
+
+/** This package's version (its package.json is next to dist/ in the checkout and in the tarball). */
+export const VERSION = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Thrown by the action to end with an exit status (the caller exits with `code`). */
 export class VerifyExit extends Error {
@@ -13,8 +17,11 @@ export class VerifyExit extends Error {
 /** Adds the verify command's argument, options, help and action to `cmd`. */
 export function defineVerify(cmd: Command, name: string): Command {
   return cmd
-    .description('verify an evidence bundle, or an export against a checkpoint, offline (no configuration, service or database)')
-    .argument('<file>', 'an evidence bundle (GET /api/v1/exports/evidence), or with --checkpoint a JSON Lines export complete from seq 0')
+    .description('verify an evidence bundle, a signed period report, or an export against a checkpoint, offline (no configuration, service or database)')
+    .argument(
+      '<file>',
+      'an evidence bundle (GET /api/v1/exports/evidence), a signed period report (GET /api/v1/compliance/reports/{id}), or with --checkpoint a JSON Lines export complete from seq 0',
+    )
     .option('--public-key <keyfile>', 'the public key(s) you trust: SPKI PEM, a C2SP verifier key, or the JSON of GET /api/v1/integrity/keys')
     .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
     .option('--witness <vkey>', 'a witness you trust: its cosignature/v1 verifier key (name+keyid+key), or a file holding it; repeat for several', (v: string, all: string[] = []) => [...all, v])
@@ -39,5 +46,5 @@ export function defineVerify(cmd: Command, name: string): Command {
 
 /** The standalone command. */
 export function program(): Command {
-  return defineVerify(new Command('audit-ledger-verify'), 'audit-ledger-verify').exitOverride().showHelpAfterError();
+  return defineVerify(new Command('audit-ledger-verify').version(VERSION, '-V, --version'), 'audit-ledger-verify').exitOverride().showHelpAfterError();
 }

@@ -12,6 +12,7 @@ interface TraceRow {
   event_count: number;
   agents: string[];
   anomaly_detected: boolean | null;
+  anomaly_type: string | null;
 }
 
 export function Traces() {
@@ -62,7 +63,7 @@ export function Traces() {
               <td>{r.last_at}</td>
               <td>{r.event_count}</td>
               <td>{r.agents.join(', ')}</td>
-              <td>{r.anomaly_detected === null ? 'not replayed' : r.anomaly_detected ? <span class="badge bad">found</span> : 'none'}</td>
+              <td>{r.anomaly_detected === null ? 'not replayed' : r.anomaly_detected ? <span class="badge bad">{r.anomaly_type ?? 'found'}</span> : 'none'}</td>
               <td>
                 <button type="button" onClick={() => void replay(r.trace_id)} aria-label={`Replay trace ${r.trace_id}`}>
                   Replay

@@ -97,7 +97,7 @@ export function reportPdf(doc: SignedReport): Promise<Buffer> {
   const anomalies = (r.anomalies.integrity_violations as R[]).length + (r.anomalies.traces_with_anomalies as R[]).length;
   if (anomalies === 0) p('No integrity violation and no trace flagged by the forensics in the period.', MUTED);
   for (const v of (r.anomalies.integrity_violations as R[]).slice(0, 30)) p(`Integrity violation at seq ${v.seq}: ${v.kind}: ${v.detail}`, BAD);
-  for (const t of (r.anomalies.traces_with_anomalies as R[]).slice(0, 30)) p(`Trace ${t.trace_id}: ${t.event_count} events, ${t.first_at} to ${t.last_at}, root cause found by the forensics.`);
+  for (const t of (r.anomalies.traces_with_anomalies as R[]).slice(0, 30)) p(`Trace ${t.trace_id}: ${t.event_count} events, ${t.first_at} to ${t.last_at}; root cause ${t.root_cause_type === null ? 'not recorded (replayed before types were kept)' : String(t.root_cause_type)}.`);
 
   h2('How to verify this report');
   p('This PDF is a rendering. The evidence is the signed JSON (GET /api/v1/compliance/reports/{id}), checked offline with the public key you pinned:');

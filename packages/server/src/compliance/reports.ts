@@ -73,8 +73,10 @@ export class Reports {
       d.compliance.erasures(companyId),
       d.verifier.status(companyId),
     ]);
+    // The period's UTC days, up to its end and never past today: a day that has not begun is no gap.
     const days: Array<{ day: string; count: number }> = [];
-    for (let t = Date.parse(period.from.slice(0, 10)); t < Date.parse(period.to); t += DAY_MS) {
+    const until = Math.min(Date.parse(period.to), d.clock());
+    for (let t = Math.floor(Date.parse(period.from) / DAY_MS) * DAY_MS; t < until; t += DAY_MS) {
       const day = iso(t).slice(0, 10);
       days.push({ day, count: perDay.get(day) ?? 0 });
     }
@@ -126,7 +128,7 @@ export class Reports {
       hitl_rejections: { count: byType.find((r) => r.key === 'hitl.rejected')?.count ?? 0, items: rejections.map((r) => ({ log_id: r.log_id, created_at: r.created_at, trace_id: r.trace_id, data: r.data === null ? null : (JSON.parse(r.data) as JsonObject) })) },
       anomalies: {
         integrity_violations: violations.map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail, detected_at: v.detected_at })),
-        traces_with_anomalies: traces.map((t) => ({ trace_id: t.trace_id, first_at: t.first_at, last_at: t.last_at, event_count: t.event_count })),
+        traces_with_anomalies: traces.map((t) => ({ trace_id: t.trace_id, first_at: t.first_at, last_at: t.last_at, event_count: t.event_count, root_cause_type: t.anomaly_type })),
       },
     };
   }

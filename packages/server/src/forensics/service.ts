@@ -97,6 +97,7 @@ export class Forensics {
       event_count: count,
       tree_size: treeSize,
       anomaly_reported_at: null,
+      anomaly_type: null,
     };
     await this.forensicsStore.insertSession(session);
     return this.view(session);
@@ -199,7 +200,7 @@ export class Forensics {
   /** The root cause; the first time a session's answer detects something, a forensics.anomaly_detected event is recorded. */
   async rootCause(s: ReplaySession, trace: Trace): Promise<RootCause> {
     const result = rootCause(trace, this.opts.maxAgeDefaults, s.trace_id, buildGraph(trace));
-    if (result.detected && (await this.forensicsStore.markAnomalyReported(s.company_id, s.session_id, iso(this.opts.clock())))) {
+    if (result.detected && (await this.forensicsStore.markAnomalyReported(s.company_id, s.session_id, iso(this.opts.clock()), result.root_cause_type))) {
       await this.opts.events.emit(s.company_id, 'forensics.anomaly_detected', {
         session_id: s.session_id,
         trace_id: s.trace_id,

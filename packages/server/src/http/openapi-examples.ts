@@ -5,7 +5,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "request": {
       "event_type": "context.retrieved",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "agent_id": "equities-trader",
       "source": "trading-runtime",
       "timestamp": "2026-03-01T09:20:31.000Z",
@@ -18,15 +18,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "event_id": "read-1"
     },
     "response": {
-      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
       "event_type": "context.retrieved",
       "created_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+      "hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
       "ingested": 1,
       "log_ids": [
-        "019ca945-0a00-704e-88a2-b16fdcf88d18"
+        "019ca945-0a00-7057-b11d-e3b8db74797b"
       ]
     }
   },
@@ -36,12 +36,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "logs": [
         {
           "event_type": "decision.made",
-          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+          "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:15.000Z",
           "parent_event_id": "read-1",
           "data": {
-            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+            "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
             "decision": "buy",
             "symbol": "ACME",
             "quantity": 100,
@@ -49,11 +49,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "read-1"
             ]
           },
-          "idempotency_key": "decision-670f5d31-b37d-466d-a8b3-638a7b9a7233"
+          "idempotency_key": "decision-6d69bfd7-cdbd-449c-9629-385ffcccf8ea"
         },
         {
           "event_type": "action.executed",
-          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+          "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
           "agent_id": "equities-trader",
           "timestamp": "2026-03-01T09:21:16.000Z",
           "data": {
@@ -68,15 +68,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "ingested": 2,
       "appended": 2,
       "log_ids": [
-        "019ca945-0a00-704f-b51e-af0022129864",
-        "019ca945-0a00-7050-8388-c093722194e4"
+        "019ca945-0a00-7058-8baa-8f35ff265afe",
+        "019ca945-0a00-7059-b2bb-21c7de3ed503"
       ]
     }
   },
   "changePassword": {
     "status": 204,
     "request": {
-      "current_password": "RMwwcCt4ZTb_pIL_MCB61RSi",
+      "current_password": "g5XQ1w1P6YTeHAS_qUk7AoED",
       "new_password": "a passphrase Ana chose herself"
     }
   },
@@ -87,35 +87,35 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "rate_limit_per_minute": 6000
     },
     "response": {
-      "id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
+      "id": "95c8e0ff-a7c5-4e17-983c-32097fb489b5",
       "name": "trading-agents-prod",
-      "key_prefix": "alk_I0JlVFEo",
+      "key_prefix": "alk_l5ecJ5r8",
       "rate_limit_per_minute": 6000,
       "status": "active",
       "created_at": "2026-03-01T12:00:00.000Z",
       "revoked_at": null,
-      "key": "alk_I0JlVFEoCBgA5YAnh0tPShXD3pT1vVSBj6HxdDlP-SA"
+      "key": "alk_l5ecJ5r8oS4anG492B4HPEdMtWwcXasUMdOyiVtJ41g"
     }
   },
   "createReplay": {
     "status": 200,
     "request": {
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "metadata": {
         "ticket": "INC-2291"
       }
     },
     "response": {
-      "id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "id": "019ca945-0a00-7064-9446-af35b1b4d698",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "event_count": 4,
-      "tree_size": 14
+      "tree_size": 16
     }
   },
   "createReport": {
@@ -125,33 +125,33 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "to": "2026-03-02T00:00:00Z"
     },
     "response": {
-      "id": "56e341c9-8b27-4608-a694-dc3cb895b821",
+      "id": "a8990ed0-5a1e-40da-a6d4-f28c4b99848c",
       "status": "completed",
       "from": "2026-03-01T00:00:00.000Z",
       "to": "2026-03-02T00:00:00.000Z",
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com"
+        "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com"
       },
-      "digest": "9091d6f1c9237515ae40aceaf3a6b7f4696f2fd5fe11131f398ca349f8cd3582"
+      "digest": "5768a824c73799780841b35b6d0b6acf8d8f38e4fb319213ade5748aa4bdd3d3"
     }
   },
   "createSession": {
     "status": 201,
     "request": {
-      "email": "user-461b5c35@example.com",
-      "password": "pw-068b1d0ae5eb5a59"
+      "email": "user-f5d9826a@example.com",
+      "password": "pw-4ce6b105cb1bc5ec"
     },
     "response": {
-      "csrf_token": "XXmw4jIt3WMP2GtvqiQVq2vK2DiBy4jXVoQSwHMr44M",
+      "csrf_token": "RirDFtasjmLV42pzWeTWCGz4Bi8j0RscgHtiVP7ge2E",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com",
+        "id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com",
         "role": "admin"
       }
     }
@@ -164,7 +164,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     },
     "response": {
       "user": {
-        "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
+        "user_id": "415ce57a-7627-42bd-9f88-cd086ad0c034",
         "email": "ana.lima@acme.example",
         "role": "auditor",
         "created_at": "2026-03-01T12:00:00.000Z",
@@ -172,7 +172,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "disabled_at": null,
         "password_change_required": true
       },
-      "one_time_password": "-iuf69eNnJO5IPrO72KkB3Q8"
+      "one_time_password": "rSzAE7y6sEYn6sTtd1tu9953"
     }
   },
   "createWebhookEndpoint": {
@@ -186,7 +186,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "description": "SOC on-call"
     },
     "response": {
-      "id": "019ca945-0a00-705e-a853-23e3734b64b5",
+      "id": "019ca945-0a00-7069-8145-a44ec0eafa79",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -197,7 +197,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "disabled_reason": null,
       "created_at": "2026-03-01T12:00:00.000Z",
       "updated_at": "2026-03-01T12:00:00.000Z",
-      "secret": "whsec_85gb78ora5odc5VxUXstcdbExk8+6Zg/v0mCPhD060A="
+      "secret": "whsec_iunB5BmspLFcB0r8rugXUU6vaKSj71OaSAK3iicMKCc="
     }
   },
   "deleteSession": {
@@ -208,7 +208,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   },
   "exportLogs": {
     "status": 200,
-    "response": "{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":5,\"log_id\":\"019ca945-0a00-704e-88a2-b16fdcf88d18\",\"format_version\":3,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61\",\"hash\":\"69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8\",\"signature\":\"zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827\",\"content_salt\":\"IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":\"read-1\",\"links\":{\"source_id\":\"feed:NASDAQ:ACME\"},\"content_hash\":\"69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8\"}\n{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":6,\"log_id\":\"019ca945-0a00-704f-b51e-af0022129864\",\"format_version\":3,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"670f5d31-b37d-466d-a8b3-638a7b9a7233\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-670f5d31-b37d-466d-a8b3-638a7b9a7233\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8\",\"hash\":\"c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2\",\"signature\":\"xeKpxhoA4zAXPFjzJ9Wi0YYTWtNGK/alYNsNIi3J+UwAqtkQgaIunqSmi0IW1UL5vwfiw6eCMKkow7ZCECHdDQ==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"660d07c0b4c4a8883213b6ac25c812a3997e22c382ee4f7b0e4e9412bce124a6\",\"content_salt\":\"9+xfjbYFmKLI60OwUk9vLEaurxjrMQ7RnfkOF9NHhGE=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":{\"decision_id\":\"670f5d31-b37d-466d-a8b3-638a7b9a7233\",\"inputs\":[\"read-1\"]},\"content_hash\":\"c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2\"}\n{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":7,\"log_id\":\"019ca945-0a00-7050-8388-c093722194e4\",\"format_version\":3,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2\",\"hash\":\"2ccbc14fc7d5db86dd89a8bda39794185b3f2040e7860ccf3044355ea3735762\",\"signature\":\"Yq1TNub/BfqCERZ21hy4mFM+x1axw+SwBjGywwA9qsC1DHg0WwvUmxYNHHHBTO80W8bYLvV1EGEJ1b9fbpDTCg==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"f9ca720d8d1b03d501e414ffeddd13ac81a26b0c5925d8808a8eca6932245bde\",\"content_salt\":\"p+VOCHUJ+EOmmC5KzuH8FfHJHKYeQ+uAAhufoYZ1z2I=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":null,\"content_hash\":\"2ccbc14fc7d5db86dd89a8bda39794185b3f2040e7860ccf3044355ea3735762\"}\n{\"company_id\":\"94fd5214-a565-4769-9fd8-123c3ccc4762\",\"seq\":11,\"log_id\":\"019ca945-0a00-7056-b7d3-e008e2fd49e5\",\"format_version\":3,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"9c406b95-80f7-4084-a593-bbaf72337739\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"a4863e53546be664eb4db1ce8441dfcb5c850b238ca2aa9243258aabff4fcafb\",\"hash\":\"339e47cb65071a97c725c13b7af829bc3bc991c28e1ce76168040a9741b6362f\",\"signature\":\"Xu8KtSsm8EbJuivVGTMGEsstsunFiTx4e4Z5SbuyOatxAIl0LCanSE7eoDhZbRmblsWC0zJpSjzQSKk5c9jIBA==\",\"key_id\":\"06b84a7871728645\",\"idempotency_conflict_of\":null,\"content_commitment\":\"af4620dfa7862650414e6ed0848673b01aa4d097731bec103bd0a96e7d0d6640\",\"content_salt\":\"qQJBOtEQRv90JNQpr1f7sF6dAUrhWeWDVYQEcWFDyyA=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":null,\"content_hash\":\"339e47cb65071a97c725c13b7af829bc3bc991c28e1ce76168040a9741b6362f\"}\n"
+    "response": "{\"company_id\":\"5b0233ca-d11b-43e8-95be-c91455993228\",\"seq\":5,\"log_id\":\"019ca945-0a00-7057-b11d-e3b8db74797b\",\"format_version\":3,\"event_type\":\"context.retrieved\",\"data\":{\"as_of\":\"2026-03-01T09:20:01.000Z\",\"max_age_seconds\":30,\"source_id\":\"feed:NASDAQ:ACME\",\"source_type\":\"market_feed\"},\"source\":\"trading-runtime\",\"trace_id\":\"10fe4847-e10a-4670-a695-5c3310272286\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:20:31.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"57a2a847282873cdc2c69205d9f547bf81c2cbefd61389f44f07f0c2936d86d3\",\"hash\":\"e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be\",\"signature\":\"AUMABAMEhvBOEJi4oX9RgkuuA7qNAL8wFbyGSh0SufiBDo6RQoXrETP6oDQefp7Q4GtvK5RDzicLsrySi1qlBA==\",\"key_id\":\"2c6b46b3bda8cea5\",\"idempotency_conflict_of\":null,\"content_commitment\":\"bae3080285b1b7939685a8df6eb18dbe4677abdb3fae26fa1808d74bca733fd3\",\"content_salt\":\"hBueL4d3O8qIVOhKy6kEJZub0KCiHqeuRHIWvd/pwcs=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":\"read-1\",\"links\":{\"source_id\":\"feed:NASDAQ:ACME\"},\"content_hash\":\"e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be\"}\n{\"company_id\":\"5b0233ca-d11b-43e8-95be-c91455993228\",\"seq\":6,\"log_id\":\"019ca945-0a00-7058-8baa-8f35ff265afe\",\"format_version\":3,\"event_type\":\"decision.made\",\"data\":{\"decision\":\"buy\",\"decision_id\":\"6d69bfd7-cdbd-449c-9629-385ffcccf8ea\",\"inputs\":[\"read-1\"],\"quantity\":100,\"symbol\":\"ACME\"},\"source\":null,\"trace_id\":\"10fe4847-e10a-4670-a695-5c3310272286\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:15.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":\"read-1\",\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":\"decision-6d69bfd7-cdbd-449c-9629-385ffcccf8ea\",\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be\",\"hash\":\"62d812bdc937441c21ead720a68dfbec51ae3edcfba6525c6bc13d7ae5cad8da\",\"signature\":\"UpEDOxg0AgmdZRWLzkOvXG8dnEeMdsIDmwrPJC+N8NcxOcP+94z/Ly1Ps/8wRc3ZrenZDsP4joVv8Q7ISEmLCA==\",\"key_id\":\"2c6b46b3bda8cea5\",\"idempotency_conflict_of\":null,\"content_commitment\":\"04e6450d56f76c239270db72024af3ff1398715d40656cd856227fbaa73c9209\",\"content_salt\":\"RnaKboHVY7g8Rx6pKkjbjVUSN0lqZSv84SYND8ADeT8=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":{\"decision_id\":\"6d69bfd7-cdbd-449c-9629-385ffcccf8ea\",\"inputs\":[\"read-1\"]},\"content_hash\":\"62d812bdc937441c21ead720a68dfbec51ae3edcfba6525c6bc13d7ae5cad8da\"}\n{\"company_id\":\"5b0233ca-d11b-43e8-95be-c91455993228\",\"seq\":7,\"log_id\":\"019ca945-0a00-7059-b2bb-21c7de3ed503\",\"format_version\":3,\"event_type\":\"action.executed\",\"data\":{\"action\":\"place_order\",\"order_id\":\"ord-55120\",\"tool\":\"broker-api\"},\"source\":null,\"trace_id\":\"10fe4847-e10a-4670-a695-5c3310272286\",\"session_id\":null,\"timestamp\":\"2026-03-01T09:21:16.000Z\",\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":\"equities-trader\",\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"62d812bdc937441c21ead720a68dfbec51ae3edcfba6525c6bc13d7ae5cad8da\",\"hash\":\"512a5640e5dc6fa9a3eda9a06006096fefd024ac3ca866c644b1f50e81b096f7\",\"signature\":\"l3g8OPJwGnPGhWrfh7qm8DlxX2DtckL9AJZ8z8dXjAQuOHMJbGzWhgHe2luvwArpAry+Sb0LTNLK9SQeldVWBA==\",\"key_id\":\"2c6b46b3bda8cea5\",\"idempotency_conflict_of\":null,\"content_commitment\":\"62f0375d9ef63400dd64c6443bee122dcfa8ef5674715792e9cc8447eff06682\",\"content_salt\":\"C2g2m1Ci88jMZvLtVBS4J55pQCMBj0jpVdG52vCmfIA=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":null,\"content_hash\":\"512a5640e5dc6fa9a3eda9a06006096fefd024ac3ca866c644b1f50e81b096f7\"}\n{\"company_id\":\"5b0233ca-d11b-43e8-95be-c91455993228\",\"seq\":13,\"log_id\":\"019ca945-0a00-7061-be6f-00bc7099d91d\",\"format_version\":3,\"event_type\":\"agent.completed\",\"data\":{\"status\":\"succeeded\"},\"source\":null,\"trace_id\":\"10fe4847-e10a-4670-a695-5c3310272286\",\"session_id\":null,\"timestamp\":null,\"span_id\":null,\"parent_span_id\":null,\"parent_event_id\":null,\"root_event_id\":null,\"agent_id\":null,\"workflow_id\":null,\"causality_type\":null,\"idempotency_key\":null,\"schema_version\":null,\"extra\":null,\"created_at\":\"2026-03-01T12:00:00.000Z\",\"prev_hash\":\"b0a4e0abf5cccbb7fdb8073059bfc3672f625550f33c0796df1be62d75447b60\",\"hash\":\"0571089dd91a6a32dd1ef2987e5e40a6c59e8628b24fe38969b28081a7af46be\",\"signature\":\"bfpcSmwK+b6gWZ2pbBf5VocmNmPMfyB+m+ReViWTf5Gl7SF7ja4l4r+MD+CfvIktIi2b+WLwTK5bHUJcr+3+BA==\",\"key_id\":\"2c6b46b3bda8cea5\",\"idempotency_conflict_of\":null,\"content_commitment\":\"d5c78d6f014810a979002a29b19b6cd1473b439d88e3ea08fc006f073742b6da\",\"content_salt\":\"HKqUWNw/6IF3SJLBOt19LQ0tp+vhVrMJcbcW8aEUurk=\",\"erased_at\":null,\"erasure_id\":null,\"event_id\":null,\"links\":null,\"content_hash\":\"0571089dd91a6a32dd1ef2987e5e40a6c59e8628b24fe38969b28081a7af46be\"}\n"
   },
   "exportOtlpLogs": {
     "status": 200,
@@ -323,14 +323,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getCheckpoint": {
     "status": 200,
     "response": {
-      "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
-      "tree_size": 11,
-      "root_hash": "f6231dbe596eec6c2c9a49a1f3d3dabd3dc1de83a07688931eb6546fe439869a",
+      "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
+      "tree_size": 13,
+      "root_hash": "85d71af84fe09f891d4daaf861f05011a5313e3b9035f88b89b35862d3ac5041",
       "timestamp": "2026-03-01T12:00:00.000Z",
-      "key_id": "06b84a7871728645",
-      "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n11\n9iMdvllu7Gwsmkmh89PavT3B3oOgdoiTHrZUb+Q5hpo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0JTu9IvcfZsU8YTdmhYdTTrIY7Yt0ykBZJnRqyn28Rsf+68DOgBc4ut4COww0UQtWze0CfkUsNEPqnT+hVsZggU=\n",
+      "key_id": "2c6b46b3bda8cea5",
+      "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n13\nhdca+E/gn4kdTar4YfBQEaUxPjuQNfiLibNYYtOsUEE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVpu8fsQf1GVUQJLLAyPyniqzVHh76Qlv+0PRbaiFZV69fk7SEuAuxeSFem46gJsn4BELaMwkhNIH5SaqiUruabg4=\n",
       "cosignatures": [],
-      "cosigned_note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n11\n9iMdvllu7Gwsmkmh89PavT3B3oOgdoiTHrZUb+Q5hpo=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0JTu9IvcfZsU8YTdmhYdTTrIY7Yt0ykBZJnRqyn28Rsf+68DOgBc4ut4COww0UQtWze0CfkUsNEPqnT+hVsZggU=\n"
+      "cosigned_note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n13\nhdca+E/gn4kdTar4YfBQEaUxPjuQNfiLibNYYtOsUEE=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVpu8fsQf1GVUQJLLAyPyniqzVHh76Qlv+0PRbaiFZV69fk7SEuAuxeSFem46gJsn4BELaMwkhNIH5SaqiUruabg4=\n"
     }
   },
   "getConsistencyProof": {
@@ -338,27 +338,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "first": 3,
       "second": 6,
-      "first_root": "1c23f2682438d29ba48f19978084e57afb6498f5269c445cd9a6d09311150b51",
-      "second_root": "969490becab1950469a0d279b7127f4a3c7ec0ad3399f1682e6c643ea9b5a6b7",
+      "first_root": "53ae5524e16384ff0e2327987d99dbfa38c6847fdc8159b89fce1dd126068960",
+      "second_root": "39d9decc9d5dfb3439a91f37c1c83343a2ba82e3e2eda5984fd6fa925f212ca6",
       "proof": [
-        "33acf1f5308c953b9cee4a1e879ab3e35e3d212a5a905e32b1b3024297d3d758",
-        "fadf7b32c9354d79ba2ffeaf620c8aaf430b08bc65743b3c97b42a4a0de4d180"
+        "f328dde1d9c74a193a6a706b0348113f6439428d3d04a7ff5f3b43e1baa67c23",
+        "e75829e40720a7f7e2f6091d01ae5afc1f96354a5f0e040454adf1e4c7e1258a"
       ],
       "first_checkpoint": {
-        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
+        "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
         "tree_size": 3,
-        "root_hash": "1c23f2682438d29ba48f19978084e57afb6498f5269c445cd9a6d09311150b51",
+        "root_hash": "53ae5524e16384ff0e2327987d99dbfa38c6847fdc8159b89fce1dd126068960",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "06b84a7871728645",
-        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n3\nHCPyaCQ40pukjxmXgITlevtkmPUmnERc2abQkxEVC1E=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0MbrOyD2GbfE9sZDmlP6joFHr5x2C0almCPGFDCuE7ma7pRolaHJFzMMaxQiuCK92PJDuA2cLcshVzU4NGYNjAU=\n"
+        "key_id": "2c6b46b3bda8cea5",
+        "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n3\nU65VJOFjhP8OIyeYfZnb+jjGhH/cgVm4n84d0SYGiWA=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVptTPvLHjHRRQkswvrVx2EW1XZjg8iZWE/PlwkWAw87pt9YLad+9l8f6sEkVP1ok/PHK5wYl7Dbd2JHiXWE1XCgI=\n"
       },
       "second_checkpoint": {
-        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
+        "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
         "tree_size": 6,
-        "root_hash": "969490becab1950469a0d279b7127f4a3c7ec0ad3399f1682e6c643ea9b5a6b7",
+        "root_hash": "39d9decc9d5dfb3439a91f37c1c83343a2ba82e3e2eda5984fd6fa925f212ca6",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "06b84a7871728645",
-        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n6\nlpSQvsqxlQRpoNJ5txJ/Sjx+wK0zmfFoLmxkPqm1prc=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0If+WOG5qVNxIssY1J/eWQlJu74NVfLQ9wGo37jYR5M9YefD5UwVLROBr6O/Dn0dqCaBDMX8lYwEKVMKhUL2Dgs=\n"
+        "key_id": "2c6b46b3bda8cea5",
+        "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n6\nOdnezJ1d+zQ5qR83wcgzQ6K6guPi7aWYT9b6kl8hLKY=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVptmNN1eycsyOe2zy4/YOf6nIxC2EYSO+/MvoZ29Fac3YzFtoH8A9HYRLBT61EnKrHoE3v2c3tzkXpEDIx2qaaAM=\n"
       }
     }
   },
@@ -366,28 +366,28 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "status": 200,
     "response": {
       "format": "audit-ledger/evidence-bundle/v1",
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
       "generated_at": "2026-03-01T12:00:00.000Z",
       "selection": {
-        "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739"
+        "trace_id": "10fe4847-e10a-4670-a695-5c3310272286"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
-        "tree_size": 13,
-        "root_hash": "3599b865a68e32d93c072e62bd9328141a0936764e9694581cae2ea09eb15eb5",
+        "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
+        "tree_size": 15,
+        "root_hash": "f5288345e421809963d1a583499680852270b1c2ad528486bb31fce6c7f511f3",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "06b84a7871728645",
-        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n13\nNZm4ZaaOMtk8By5ivZMoFBoJNnZOlpRYHK4uoJ6xXrU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0OXI2KtkKRQCNkzmsoxwJoUIHmti8PlLL217p8OZ0tHzyRrwq5cN8Q63SotXjB2s9IfT0zn1/UYHyZkhC6ArEQw=\n",
+        "key_id": "2c6b46b3bda8cea5",
+        "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n15\n9SiDReQhgJlj0aWDSZaAhSJwscKtUoSGuzH85sf1EfM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVpteA0wVe+OZ6i2hZ8h6x0ZTKvULSOPbYN1DXba3kkt/wT8ycRgbtlaqE45IUQy0CzJDMsWLHlksA84KFpYK0dwo=\n",
         "cosignatures": [],
-        "cosigned_note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n13\nNZm4ZaaOMtk8By5ivZMoFBoJNnZOlpRYHK4uoJ6xXrU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0OXI2KtkKRQCNkzmsoxwJoUIHmti8PlLL217p8OZ0tHzyRrwq5cN8Q63SotXjB2s9IfT0zn1/UYHyZkhC6ArEQw=\n"
+        "cosigned_note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n15\n9SiDReQhgJlj0aWDSZaAhSJwscKtUoSGuzH85sf1EfM=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVpteA0wVe+OZ6i2hZ8h6x0ZTKvULSOPbYN1DXba3kkt/wT8ycRgbtlaqE45IUQy0CzJDMsWLHlksA84KFpYK0dwo=\n"
       },
       "public_keys": [
         {
-          "key_id": "06b84a7871728645",
+          "key_id": "2c6b46b3bda8cea5",
           "algorithm": "Ed25519",
-          "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
-          "note_verifier_key": "audit-ledger.local+a6a50dd0+AYA7Y/T4r0v4m85f7129IZl0YBnrA8j44oV3SfhmMbeF",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAgDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=\n-----END PUBLIC KEY-----\n",
+          "public_key": "BlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=",
+          "note_verifier_key": "audit-ledger.local+5fc615a6+AQZWwUm5QryfypY9zDIowc/IWxfZll4T4uCGqFa+TkwU",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEABlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null
         }
@@ -397,14 +397,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "entries": [
         {
           "entry": {
-            "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+            "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
             "seq": 5,
             "event_type": "context.retrieved",
-            "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-            "prev_hash": "ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61",
-            "signature": "zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==",
-            "key_id": "06b84a7871728645",
-            "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+            "hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+            "prev_hash": "57a2a847282873cdc2c69205d9f547bf81c2cbefd61389f44f07f0c2936d86d3",
+            "signature": "AUMABAMEhvBOEJi4oX9RgkuuA7qNAL8wFbyGSh0SufiBDo6RQoXrETP6oDQefp7Q4GtvK5RDzicLsrySi1qlBA==",
+            "key_id": "2c6b46b3bda8cea5",
+            "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
             "format_version": 3,
             "data": {
               "as_of": "2026-03-01T09:20:01.000Z",
@@ -413,7 +413,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "source_type": "market_feed"
             },
             "source": "trading-runtime",
-            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+            "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
             "session_id": null,
             "timestamp": "2026-03-01T09:20:31.000Z",
             "span_id": null,
@@ -428,8 +428,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827",
-            "content_salt": "IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=",
+            "content_commitment": "bae3080285b1b7939685a8df6eb18dbe4677abdb3fae26fa1808d74bca733fd3",
+            "content_salt": "hBueL4d3O8qIVOhKy6kEJZub0KCiHqeuRHIWvd/pwcs=",
             "erased_at": null,
             "erasure_id": null,
             "event_id": "read-1",
@@ -439,27 +439,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           },
           "inclusion_proof": {
             "leaf_index": 5,
-            "tree_size": 13,
+            "tree_size": 15,
             "proof": [
-              "62f935688ad58fb0a8ad66a94d2fec88bbd1b21dc6ca470903f93811e0815057",
-              "e0f8d84e70d3023e7fb812fafb18479a230df8b205cc75416d5407b4e67e7910"
+              "8c566d2241159b8981672cee9b9a69d89fa8f6dd58c313d9193ae23d89170638",
+              "07bceb7e2301de1b915439f47f2cfb41ac4b8a477ac83bc328696baf1742e725"
             ]
           }
         },
         {
           "entry": {
-            "log_id": "019ca945-0a00-704f-b51e-af0022129864",
+            "log_id": "019ca945-0a00-7058-8baa-8f35ff265afe",
             "seq": 6,
             "event_type": "decision.made",
-            "hash": "c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2",
-            "prev_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-            "signature": "xeKpxhoA4zAXPFjzJ9Wi0YYTWtNGK/alYNsNIi3J+UwAqtkQgaIunqSmi0IW1UL5vwfiw6eCMKkow7ZCECHdDQ==",
-            "key_id": "06b84a7871728645",
-            "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+            "hash": "62d812bdc937441c21ead720a68dfbec51ae3edcfba6525c6bc13d7ae5cad8da",
+            "prev_hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+            "signature": "UpEDOxg0AgmdZRWLzkOvXG8dnEeMdsIDmwrPJC+N8NcxOcP+94z/Ly1Ps/8wRc3ZrenZDsP4joVv8Q7ISEmLCA==",
+            "key_id": "2c6b46b3bda8cea5",
+            "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
             "format_version": 3,
             "data": {
               "decision": "buy",
-              "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+              "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
               "inputs": [
                 "read-1"
               ],
@@ -467,7 +467,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
               "symbol": "ACME"
             },
             "source": null,
-            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+            "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
             "session_id": null,
             "timestamp": "2026-03-01T09:21:15.000Z",
             "span_id": null,
@@ -477,18 +477,18 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "agent_id": "equities-trader",
             "workflow_id": null,
             "causality_type": null,
-            "idempotency_key": "decision-670f5d31-b37d-466d-a8b3-638a7b9a7233",
+            "idempotency_key": "decision-6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
             "schema_version": null,
             "extra": null,
             "created_at": "2026-03-01T12:00:00.000Z",
             "idempotency_conflict_of": null,
-            "content_commitment": "660d07c0b4c4a8883213b6ac25c812a3997e22c382ee4f7b0e4e9412bce124a6",
-            "content_salt": "9+xfjbYFmKLI60OwUk9vLEaurxjrMQ7RnfkOF9NHhGE=",
+            "content_commitment": "04e6450d56f76c239270db72024af3ff1398715d40656cd856227fbaa73c9209",
+            "content_salt": "RnaKboHVY7g8Rx6pKkjbjVUSN0lqZSv84SYND8ADeT8=",
             "erased_at": null,
             "erasure_id": null,
             "event_id": null,
             "links": {
-              "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+              "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
               "inputs": [
                 "read-1"
               ]
@@ -496,10 +496,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           },
           "inclusion_proof": {
             "leaf_index": 6,
-            "tree_size": 13,
+            "tree_size": 15,
             "proof": [
-              "f586b592e40590eb4c60282f89b2508fcf61bae156182cfd51160e360cc7a1a6",
-              "b78556f3de560b454f748836ab73fb4ef56251b3f8bd17309ad9c32d05d5f10a"
+              "593b26b88b51be91b2a4b84089670e34a55a2bb1b1fd79c196e0f6de2b04ed43",
+              "2022f1542ada3aef09e18fc4555ddca695121134cce561e536ee380fe54608b3"
             ]
           }
         }
@@ -516,14 +516,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.23
+          "latency_ms": 0.25
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0010_causal_skeleton"
+          "version": "0010_skeleton_and_user_trail"
         }
       }
     }
@@ -531,32 +531,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getInclusionProof": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+      "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
       "seq": 5,
-      "entry_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-      "leaf_hash": "4e04e323656f16581f97bbd7318b4cd4947531ccff60d98dc23e02d58b232704",
+      "entry_hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+      "leaf_hash": "73dfe335bc49417536ad3d21339711f0ef45380b2e02d3caeb9571b98047eb0f",
       "leaf_index": 5,
       "tree_size": 8,
-      "root_hash": "c3788b2b074b0138b560ca13d4b84f02b1d90514dee139f756bcc561561cee54",
+      "root_hash": "f4675bdb560784025a0e43bc6a9ba5f3371fe6040e4cc8fe51b4bafea19f0ba3",
       "proof": [
-        "62f935688ad58fb0a8ad66a94d2fec88bbd1b21dc6ca470903f93811e0815057",
-        "e0f8d84e70d3023e7fb812fafb18479a230df8b205cc75416d5407b4e67e7910"
+        "8c566d2241159b8981672cee9b9a69d89fa8f6dd58c313d9193ae23d89170638",
+        "07bceb7e2301de1b915439f47f2cfb41ac4b8a477ac83bc328696baf1742e725"
       ],
       "checkpoint": {
-        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
+        "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
         "tree_size": 8,
-        "root_hash": "c3788b2b074b0138b560ca13d4b84f02b1d90514dee139f756bcc561561cee54",
+        "root_hash": "f4675bdb560784025a0e43bc6a9ba5f3371fe6040e4cc8fe51b4bafea19f0ba3",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "06b84a7871728645",
-        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n8\nw3iLKwdLATi1YMoT1LhPArHZBRTe4Tn3VrzFYVYc7lQ=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Hexc3W3nAYSER9G7xlMCPTnZ1xPtSC1DMSyEwPGTj+Bo5xBzTME6PBdA6pNb3GagrKgUJSanqARSlDtxwK8cQQ=\n"
+        "key_id": "2c6b46b3bda8cea5",
+        "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n8\n9Gdb21YHhAJaDkO8apul8zcf5gQOTMj+UbS6/qGfC6M=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVpsDbQSiurpJCnL07mmniqxa3evTLSvabtEG+0Zxf184/b6G25xSQgHa9i0c37UeI3QBsEC68ftVt4ShfPZEXdwo=\n"
       }
     }
   },
   "getIntegrityReport": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "job_id": "019ca945-0a00-705e-bcbe-bb89fed41d74",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -566,12 +566,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "finished_at": "2026-03-01T12:00:00.000Z",
       "chain_status": "valid",
       "duration_ms": 0,
-      "tree_size": 11,
+      "tree_size": 13,
       "range": {
         "from_seq": 0,
-        "to_seq": 10
+        "to_seq": 12
       },
-      "entries_checked": 11,
+      "entries_checked": 13,
       "entries_erased": 0,
       "tree_hashes_checked": 0,
       "checkpoints_checked": 10,
@@ -586,16 +586,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "chain_status": "unverified",
       "head": {
-        "seq": 9,
-        "hash": "9cc4bfa9e2391ad0cc01671b35bdf8e92cb3d75d5470510dd61d19203999357a"
+        "seq": 11,
+        "hash": "fc881658e7fe1c7b82f7a7574649effbd301588befe2868c7a4f3e85b1e3a5ee"
       },
       "checkpoint": {
-        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
-        "tree_size": 10,
-        "root_hash": "66c510ebe5776d4e214eada3487acd36e1c28aea1174658d51dc425c10d58224",
+        "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
+        "tree_size": 12,
+        "root_hash": "d5c7c85184aa8696de378574d3fc09229424d6a5c261d59f0c56d4e76446f505",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "06b84a7871728645",
-        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n10\nZsUQ6+V3bU4hTq2jSHrNNuHCiuoRdGWNUdxCXBDVgiQ=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Cj5N+qb/MaDGLpRgkWZE+U3Vw6s7OX0ARS8booyYA69NtDGRx8hja8y7fmDJynLMn5YL7HmS6iCMN+rv4uhmgk=\n"
+        "key_id": "2c6b46b3bda8cea5",
+        "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n12\n1cfIUYSqhpbeN4V00/wJIpQk1qXCYdWfDFbU52RG9QU=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVpujcS/6Rv727FRtEZya65pXe4b7q0eyLBlrsZnBpRJyHmjtOHUgtPxWyPO4qNQWk7zZDZmXgg0AOZuK3IE00SAE=\n"
       },
       "last_verified_seq": null,
       "last_verified_at": null,
@@ -624,8 +624,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
       "seq": 5,
       "format_version": 3,
       "event_type": "context.retrieved",
@@ -636,7 +636,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "source_type": "market_feed"
       },
       "source": "trading-runtime",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "session_id": null,
       "timestamp": "2026-03-01T09:20:31.000Z",
       "span_id": null,
@@ -653,17 +653,17 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "links": {
         "source_id": "feed:NASDAQ:ACME"
       },
-      "content_commitment": "ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827",
-      "content_salt": "IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=",
+      "content_commitment": "bae3080285b1b7939685a8df6eb18dbe4677abdb3fae26fa1808d74bca733fd3",
+      "content_salt": "hBueL4d3O8qIVOhKy6kEJZub0KCiHqeuRHIWvd/pwcs=",
       "erased": false,
       "erasure_id": null,
       "erased_at": null,
       "created_at": "2026-03-01T12:00:00.000Z",
-      "prev_hash": "ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61",
-      "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-      "content_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-      "signature": "zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==",
-      "key_id": "06b84a7871728645",
+      "prev_hash": "57a2a847282873cdc2c69205d9f547bf81c2cbefd61389f44f07f0c2936d86d3",
+      "hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+      "content_hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+      "signature": "AUMABAMEhvBOEJi4oX9RgkuuA7qNAL8wFbyGSh0SufiBDo6RQoXrETP6oDQefp7Q4GtvK5RDzicLsrySi1qlBA==",
+      "key_id": "2c6b46b3bda8cea5",
       "idempotency_conflict": false,
       "idempotency_conflict_of": null
     }
@@ -673,25 +673,25 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "credential": "user",
       "company": {
-        "id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+        "id": "5b0233ca-d11b-43e8-95be-c91455993228",
         "name": "Acme Capital",
-        "created_at": "2026-11-26T00:05:40.573Z"
+        "created_at": "2026-11-26T00:37:44.235Z"
       },
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
-      "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-      "email": "user-461b5c35@example.com",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
+      "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+      "email": "user-f5d9826a@example.com",
       "is_admin": true,
       "user": {
-        "id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com",
+        "id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com",
         "role": "admin",
-        "created_at": "2026-11-26T00:05:40.573Z"
+        "created_at": "2026-11-26T00:37:44.235Z"
       }
     }
   },
   "getMetrics": {
     "status": 200,
-    "response": "# HELP audit_ledger_events_appended_total Ledger entries committed\n# TYPE audit_ledger_events_appended_total counter\naudit_ledger_events_appended_total 15"
+    "response": "# HELP audit_ledger_events_appended_total Ledger entries committed\n# TYPE audit_ledger_events_appended_total counter\naudit_ledger_events_appended_total 17"
   },
   "getReadiness": {
     "status": 200,
@@ -702,14 +702,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "checks": {
         "database": {
           "status": "ok",
-          "latency_ms": 0.08
+          "latency_ms": 0.1
         },
         "signing_key": {
           "status": "ok"
         },
         "migrations": {
           "status": "ok",
-          "version": "0010_causal_skeleton"
+          "version": "0010_skeleton_and_user_trail"
         }
       }
     }
@@ -717,26 +717,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplay": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "id": "019ca945-0a00-7064-9446-af35b1b4d698",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "token_id": null,
       "metadata": {
         "ticket": "INC-2291"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "event_count": 4,
-      "tree_size": 14
+      "tree_size": 16
     }
   },
   "getReplayCausalGraph": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "session_id": "019ca945-0a00-7064-9446-af35b1b4d698",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "nodes": [
         {
-          "id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+          "id": "019ca945-0a00-7057-b11d-e3b8db74797b",
           "type": "event",
           "label": "context.retrieved: feed:NASDAQ:ACME",
           "metadata": {
@@ -760,14 +760,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ],
       "edges": [
         {
-          "source": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+          "source": "019ca945-0a00-7057-b11d-e3b8db74797b",
           "target": "source:feed:NASDAQ:ACME",
           "type": "reads",
           "label": "reads"
         },
         {
-          "source": "019ca945-0a00-704f-b51e-af0022129864",
-          "target": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+          "source": "019ca945-0a00-7058-8baa-8f35ff265afe",
+          "target": "019ca945-0a00-7057-b11d-e3b8db74797b",
           "type": "caused_by",
           "label": "parent_event_id"
         }
@@ -779,26 +779,26 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayRootCause": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "session_id": "019ca945-0a00-7064-9446-af35b1b4d698",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "detected": true,
       "root_cause_type": "STALE_CONTEXT",
-      "description": "Decision 670f5d31-b37d-466d-a8b3-638a7b9a7233 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+      "description": "Decision 6d69bfd7-cdbd-449c-9629-385ffcccf8ea (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
       "confidence": 0.75,
       "remediation": "Re-fetch \"feed:NASDAQ:ACME\" before acting on it: refuse market_feed data older than 30 s at the point of use, and check why it was 74 s behind.",
       "evidence": [
-        "019ca945-0a00-704e-88a2-b16fdcf88d18",
-        "019ca945-0a00-704f-b51e-af0022129864"
+        "019ca945-0a00-7057-b11d-e3b8db74797b",
+        "019ca945-0a00-7058-8baa-8f35ff265afe"
       ],
       "evidence_path": [
         {
-          "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+          "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
           "seq": 5,
           "event_type": "context.retrieved",
           "role": "cause"
         },
         {
-          "log_id": "019ca945-0a00-704f-b51e-af0022129864",
+          "log_id": "019ca945-0a00-7058-8baa-8f35ff265afe",
           "seq": 6,
           "event_type": "decision.made",
           "role": "outcome"
@@ -807,8 +807,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "outcome": {
         "kind": "acted_on_stale_context",
         "bad": true,
-        "log_id": "019ca945-0a00-704f-b51e-af0022129864",
-        "description": "decision 670f5d31-b37d-466d-a8b3-638a7b9a7233 (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
+        "log_id": "019ca945-0a00-7058-8baa-8f35ff265afe",
+        "description": "decision 6d69bfd7-cdbd-449c-9629-385ffcccf8ea (seq 6) used \"feed:NASDAQ:ACME\" past its max age"
       },
       "candidates": [],
       "findings": []
@@ -817,8 +817,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayStaleness": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "session_id": "019ca945-0a00-7064-9446-af35b1b4d698",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "overall_staleness_rating": "stale",
       "findings": [
         {
@@ -827,8 +827,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "staleness": "stale",
           "age_seconds": 74,
           "max_age_seconds": 30,
-          "used_by_log_id": "019ca945-0a00-704f-b51e-af0022129864",
-          "context_log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+          "used_by_log_id": "019ca945-0a00-7058-8baa-8f35ff265afe",
+          "context_log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
           "via_log_ids": [],
           "details": "feed:NASDAQ:ACME was 74 s old (by as_of) when decision.made used it; max age 30 s (declared)"
         }
@@ -838,11 +838,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getReplayTimeline": {
     "status": 200,
     "response": {
-      "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "session_id": "019ca945-0a00-7064-9446-af35b1b4d698",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "items": [
         {
-          "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
+          "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
           "seq": 5,
           "event_type": "context.retrieved",
           "timestamp": "2026-03-01T09:20:31.000Z",
@@ -859,7 +859,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity": "valid"
         },
         {
-          "log_id": "019ca945-0a00-704f-b51e-af0022129864",
+          "log_id": "019ca945-0a00-7058-8baa-8f35ff265afe",
           "seq": 6,
           "event_type": "decision.made",
           "timestamp": "2026-03-01T09:21:15.000Z",
@@ -868,7 +868,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "source": null,
           "data": {
             "decision": "buy",
-            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+            "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
             "inputs": [
               "read-1"
             ],
@@ -886,8 +886,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "format": "audit-ledger/compliance-report/v1",
       "report": {
-        "report_id": "56e341c9-8b27-4608-a694-dc3cb895b821",
-        "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+        "report_id": "a8990ed0-5a1e-40da-a6d4-f28c4b99848c",
+        "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
         "company_name": "Acme Capital",
         "period": {
           "from": "2026-03-01T00:00:00.000Z",
@@ -896,14 +896,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "generated_at": "2026-03-01T12:00:00.000Z",
         "generated_by": {
           "kind": "user",
-          "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-          "email": "user-461b5c35@example.com"
+          "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+          "email": "user-f5d9826a@example.com"
         },
         "summary": {
-          "entries": 24,
+          "entries": 26,
           "first_seq": 0,
-          "last_seq": 23,
-          "event_types": 24,
+          "last_seq": 25,
+          "event_types": 25,
           "agents": 1
         },
         "entries_by_type": [
@@ -919,7 +919,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "entries_by_agent": [
           {
             "agent_id": null,
-            "count": 21
+            "count": 23
           },
           {
             "agent_id": "equities-trader",
@@ -929,7 +929,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "events_per_day": [
           {
             "day": "2026-03-01",
-            "count": 24
+            "count": 26
           }
         ],
         "ingestion_gaps": {
@@ -939,39 +939,39 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "status": "valid",
           "range": {
             "from_seq": 0,
-            "to_seq": 23
+            "to_seq": 25
           },
-          "entries_checked": 24,
-          "signatures_checked": 24,
+          "entries_checked": 26,
+          "signatures_checked": 26,
           "entries_erased": 1,
           "problems": [],
           "chain_status_now": "valid",
-          "coverage_percent_now": 45.83
+          "coverage_percent_now": 50
         },
         "checkpoints": {
           "signed_in_period": 23,
           "first": {
             "tree_size": 1,
-            "root_hash": "4a123e00c56174d5bc5bde97498865e7b7a153083f504ebc881517001d5a2564",
+            "root_hash": "b2278c03fc199ba528a49497d8ad6d208714a88c65396726e328d19364fa5880",
             "timestamp": "2026-03-01T12:00:00.000Z"
           },
           "last": {
-            "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
-            "tree_size": 24,
-            "root_hash": "0c157196ca4fe03dda9e96fb2e760061d86179c86f33985109256b9959e35cf9",
+            "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
+            "tree_size": 26,
+            "root_hash": "186992c4d2069c8fa412b54b1116c3339e8550c8ce3bc26706c9404818bedc8f",
             "timestamp": "2026-03-01T12:00:00.000Z",
-            "key_id": "06b84a7871728645",
-            "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n24\nDBVxlspP4D3anpb7LnYAYdhhechvM5hRCSVrmVnjXPk=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Dm6ciTSnGopZM5+MannKBDpwHlQz78XmNNjTBTLy+sBmT8a8gCLUesIerJaR7CmTYnJ6LSf5Pyyel+EZ3fpgw8=\n",
+            "key_id": "2c6b46b3bda8cea5",
+            "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n26\nGGmSxNIGnI+kErVLERbDM56FUMjOO8JnBslASBi+3I8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVph+PyvvzvvzmUjvafDJ04NRoiuTkqNIa/oODW9eshXXfdw8kcSPRq5ngwYHZRA9kVPZvYuLYWI6N43ELVaNUqgU=\n",
             "cosignatures": [],
-            "cosigned_note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n24\nDBVxlspP4D3anpb7LnYAYdhhechvM5hRCSVrmVnjXPk=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Dm6ciTSnGopZM5+MannKBDpwHlQz78XmNNjTBTLy+sBmT8a8gCLUesIerJaR7CmTYnJ6LSf5Pyyel+EZ3fpgw8=\n"
+            "cosigned_note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n26\nGGmSxNIGnI+kErVLERbDM56FUMjOO8JnBslASBi+3I8=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVph+PyvvzvvzmUjvafDJ04NRoiuTkqNIa/oODW9eshXXfdw8kcSPRq5ngwYHZRA9kVPZvYuLYWI6N43ELVaNUqgU=\n"
           },
           "covers_period": true
         },
         "keys": [
           {
-            "key_id": "06b84a7871728645",
+            "key_id": "2c6b46b3bda8cea5",
             "algorithm": "Ed25519",
-            "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
+            "public_key": "BlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=",
             "active_from": "2026-03-01T12:00:00.000Z",
             "active_to": null
           }
@@ -985,8 +985,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "updated_at": "2026-03-01T12:00:00.000Z",
           "updated_by": {
             "kind": "user",
-            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-            "email": "user-461b5c35@example.com"
+            "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+            "email": "user-f5d9826a@example.com"
           },
           "last_run_at": "2026-03-01T12:00:00.000Z",
           "erased_total": 0,
@@ -994,7 +994,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         },
         "legal_holds": [
           {
-            "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
+            "id": "c947ddcc-d2bc-4b6a-80db-4492b0842edf",
             "scope": {
               "agent_id": "trading-agent-2"
             },
@@ -1004,32 +1004,32 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "created_at": "2026-03-01T12:00:00.000Z",
             "created_by": {
               "kind": "user",
-              "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-              "email": "user-461b5c35@example.com"
+              "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+              "email": "user-f5d9826a@example.com"
             },
             "released_at": "2026-03-01T12:00:00.000Z",
             "released_by": {
               "kind": "user",
-              "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-              "email": "user-461b5c35@example.com"
+              "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+              "email": "user-f5d9826a@example.com"
             },
             "release_reason": "Inquiry closed without findings"
           }
         ],
         "erasures": [
           {
-            "id": "975138eb-e506-4420-acc9-9d369a6755b3",
+            "id": "c62e9b9e-5919-4917-89bc-f7bcfd84cac5",
             "kind": "request",
             "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
             "requested_by": {
               "kind": "user",
-              "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-              "email": "user-461b5c35@example.com"
+              "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+              "email": "user-f5d9826a@example.com"
             },
             "created_at": "2026-03-01T12:00:00.000Z",
             "erased_count": 1,
             "record_log_ids": [
-              "019ca945-0a00-7067-912f-177a612ecc29"
+              "019ca945-0a00-7072-bbfb-1f20944b0160"
             ]
           }
         ],
@@ -1037,16 +1037,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "count": 1,
           "items": [
             {
-              "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
+              "log_id": "019ca945-0a00-7067-a475-5840c32dde64",
               "created_at": "2026-03-01T12:00:00.000Z",
-              "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+              "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
               "data": {
-                "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
-                "rejection_id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
+                "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
+                "rejection_id": "019ca945-0a00-7066-8c79-da853b2f2f7c",
                 "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
                 "reviewer": "maria.gonzalez@acme.example",
                 "submitted_by": {
-                  "id": "9d490191-032f-4faa-b044-772536fcdedb",
+                  "id": "477d546c-f589-4ed5-9d73-079c6160d456",
                   "kind": "user"
                 }
               }
@@ -1057,20 +1057,21 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "integrity_violations": [],
           "traces_with_anomalies": [
             {
-              "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+              "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
               "first_at": "2026-03-01T12:00:00.000Z",
               "last_at": "2026-03-01T12:00:00.000Z",
-              "event_count": 5
+              "event_count": 5,
+              "root_cause_type": "STALE_CONTEXT"
             }
           ]
         }
       },
       "signature": {
         "algorithm": "Ed25519",
-        "key_id": "06b84a7871728645",
-        "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
-        "digest": "9091d6f1c9237515ae40aceaf3a6b7f4696f2fd5fe11131f398ca349f8cd3582",
-        "value": "cKMgdW4hIpaffoIihSM4g2nPV2nMEvmSrdYtBNOwS4AnUssx/tWRZ6HsEJhIobkMhGNFMB94K9Bh2vwloPDTDw=="
+        "key_id": "2c6b46b3bda8cea5",
+        "public_key": "BlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=",
+        "digest": "5768a824c73799780841b35b6d0b6acf8d8f38e4fb319213ade5748aa4bdd3d3",
+        "value": "re/8zyiFR5IumI2Qy0G2VcDf969fHt47Rpr7E2+iEivcw4pwtIoY1j5KQOeS00WoFKHS6kzl2QZUR+cTLhpaCQ=="
       }
     }
   },
@@ -1084,8 +1085,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com"
+        "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -1095,13 +1096,13 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getSession": {
     "status": 200,
     "response": {
-      "csrf_token": "XXmw4jIt3WMP2GtvqiQVq2vK2DiBy4jXVoQSwHMr44M",
+      "csrf_token": "RirDFtasjmLV42pzWeTWCGz4Bi8j0RscgHtiVP7ge2E",
       "expires_at": "2026-03-02T00:00:00.000Z",
       "idle_timeout_seconds": 1800,
       "password_change_required": false,
       "user": {
-        "id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com",
+        "id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com",
         "role": "admin"
       }
     }
@@ -1109,19 +1110,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getUsage": {
     "status": 200,
     "response": {
-      "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+      "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
       "from": "2026-01-31",
       "to": "2026-03-01",
       "totals": {
         "api_requests": 38,
-        "events_ingested": 6,
+        "events_ingested": 8,
         "rate_limited_requests": 0
       },
       "by_day": [
         {
           "day": "2026-03-01",
           "api_requests": 38,
-          "events_ingested": 6,
+          "events_ingested": 8,
           "rate_limited_requests": 0
         }
       ],
@@ -1135,21 +1136,21 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "rate_limited_requests": 0
         },
         {
-          "key_id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
+          "key_id": "95c8e0ff-a7c5-4e17-983c-32097fb489b5",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_I0JlVFEo",
+          "key_prefix": "alk_l5ecJ5r8",
           "api_requests": 23,
-          "events_ingested": 6,
+          "events_ingested": 8,
           "rate_limited_requests": 0
         }
       ],
       "storage": {
-        "entries": 15,
-        "data_bytes": 1300
+        "entries": 17,
+        "data_bytes": 1466
       },
       "rate_limit": {
-        "key_id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
-        "key_prefix": "alk_I0JlVFEo",
+        "key_id": "95c8e0ff-a7c5-4e17-983c-32097fb489b5",
+        "key_prefix": "alk_l5ecJ5r8",
         "rate_limit_per_minute": 6000
       }
     }
@@ -1157,7 +1158,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getVerificationJob": {
     "status": 200,
     "response": {
-      "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
+      "job_id": "019ca945-0a00-705e-bcbe-bb89fed41d74",
       "status": "completed",
       "options": {
         "entry_signatures": false
@@ -1166,8 +1167,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "started_at": "2026-03-01T12:00:00.000Z",
       "finished_at": "2026-03-01T12:00:00.000Z",
       "report": {
-        "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
-        "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+        "job_id": "019ca945-0a00-705e-bcbe-bb89fed41d74",
+        "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
         "status": "completed",
         "options": {
           "entry_signatures": false
@@ -1177,12 +1178,12 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "finished_at": "2026-03-01T12:00:00.000Z",
         "chain_status": "valid",
         "duration_ms": 0,
-        "tree_size": 11,
+        "tree_size": 13,
         "range": {
           "from_seq": 0,
-          "to_seq": 10
+          "to_seq": 12
         },
-        "entries_checked": 11,
+        "entries_checked": 13,
         "entries_erased": 0,
         "tree_hashes_checked": 0,
         "checkpoints_checked": 10,
@@ -1196,7 +1197,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "getWebhookEndpoint": {
     "status": 200,
     "response": {
-      "id": "019ca945-0a00-705e-a853-23e3734b64b5",
+      "id": "019ca945-0a00-7069-8145-a44ec0eafa79",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1214,9 +1215,9 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "ec4e6df8-58d4-46df-8346-c320f6d84d7d",
+          "id": "95c8e0ff-a7c5-4e17-983c-32097fb489b5",
           "name": "trading-agents-prod",
-          "key_prefix": "alk_I0JlVFEo",
+          "key_prefix": "alk_l5ecJ5r8",
           "rate_limit_per_minute": 6000,
           "status": "active",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1231,15 +1232,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "items": [
         {
           "tree_size": 1,
-          "root_hash": "4a123e00c56174d5bc5bde97498865e7b7a153083f504ebc881517001d5a2564",
+          "root_hash": "b2278c03fc199ba528a49497d8ad6d208714a88c65396726e328d19364fa5880",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "06b84a7871728645"
+          "key_id": "2c6b46b3bda8cea5"
         },
         {
           "tree_size": 2,
-          "root_hash": "fbff044093a1814653e41ecf4e780c7913d08163123fc6b1b6f66c712389a7de",
+          "root_hash": "6c3d477c41387cda82b80bfd82170d7fa2af96737027edc67cc471758620fde0",
           "timestamp": "2026-03-01T12:00:00.000Z",
-          "key_id": "06b84a7871728645"
+          "key_id": "2c6b46b3bda8cea5"
         }
       ],
       "next_after": 2
@@ -1250,22 +1251,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "975138eb-e506-4420-acc9-9d369a6755b3",
+          "id": "c62e9b9e-5919-4917-89bc-f7bcfd84cac5",
           "kind": "request",
           "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
           "requested_by": {
             "kind": "user",
-            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-            "email": "user-461b5c35@example.com"
+            "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+            "email": "user-f5d9826a@example.com"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
           "erased_count": 1,
           "already_erased": 0,
           "log_ids": [
-            "019ca945-0a00-7066-934a-be6283d1f30d"
+            "019ca945-0a00-7071-973d-8e178b0030dd"
           ],
           "record_log_ids": [
-            "019ca945-0a00-7067-912f-177a612ecc29"
+            "019ca945-0a00-7072-bbfb-1f20944b0160"
           ],
           "status": "applied"
         }
@@ -1277,7 +1278,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
+          "id": "c947ddcc-d2bc-4b6a-80db-4492b0842edf",
           "scope": {
             "agent_id": "trading-agent-2"
           },
@@ -1287,8 +1288,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "created_at": "2026-03-01T12:00:00.000Z",
           "created_by": {
             "kind": "user",
-            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-            "email": "user-461b5c35@example.com"
+            "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+            "email": "user-f5d9826a@example.com"
           },
           "released_at": null,
           "released_by": null,
@@ -1302,8 +1303,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
-          "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+          "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
+          "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
           "seq": 5,
           "format_version": 3,
           "event_type": "context.retrieved",
@@ -1314,7 +1315,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "source_type": "market_feed"
           },
           "source": "trading-runtime",
-          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+          "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
           "session_id": null,
           "timestamp": "2026-03-01T09:20:31.000Z",
           "span_id": null,
@@ -1331,29 +1332,29 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "links": {
             "source_id": "feed:NASDAQ:ACME"
           },
-          "content_commitment": "ffc9b214f0a5884cdba4c120e8bfe71d7507a23e58af415914bade7804dd1827",
-          "content_salt": "IHKht2f4dhDtMlv5EiEI4BU0ihzjfr4jpNe6oBESHaM=",
+          "content_commitment": "bae3080285b1b7939685a8df6eb18dbe4677abdb3fae26fa1808d74bca733fd3",
+          "content_salt": "hBueL4d3O8qIVOhKy6kEJZub0KCiHqeuRHIWvd/pwcs=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "ab67ab95e217847ebef35ee4ddafa72de25c6279e37176d6abc82e46c0644c61",
-          "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-          "content_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-          "signature": "zsoW+Rzmi7AgQcsuKmSoICE5RsGG7IYEBjd/nH99E2M9flUJDjvx0gmBej4mCfySMKWLR25jdv+Kt8zexqGQAw==",
-          "key_id": "06b84a7871728645",
+          "prev_hash": "57a2a847282873cdc2c69205d9f547bf81c2cbefd61389f44f07f0c2936d86d3",
+          "hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+          "content_hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+          "signature": "AUMABAMEhvBOEJi4oX9RgkuuA7qNAL8wFbyGSh0SufiBDo6RQoXrETP6oDQefp7Q4GtvK5RDzicLsrySi1qlBA==",
+          "key_id": "2c6b46b3bda8cea5",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         },
         {
-          "log_id": "019ca945-0a00-704f-b51e-af0022129864",
-          "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
+          "log_id": "019ca945-0a00-7058-8baa-8f35ff265afe",
+          "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
           "seq": 6,
           "format_version": 3,
           "event_type": "decision.made",
           "data": {
             "decision": "buy",
-            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+            "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
             "inputs": [
               "read-1"
             ],
@@ -1361,7 +1362,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
             "symbol": "ACME"
           },
           "source": null,
-          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+          "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
           "session_id": null,
           "timestamp": "2026-03-01T09:21:15.000Z",
           "span_id": null,
@@ -1371,27 +1372,27 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "agent_id": "equities-trader",
           "workflow_id": null,
           "causality_type": null,
-          "idempotency_key": "decision-670f5d31-b37d-466d-a8b3-638a7b9a7233",
+          "idempotency_key": "decision-6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
           "schema_version": null,
           "extra": null,
           "event_id": null,
           "links": {
-            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
+            "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
             "inputs": [
               "read-1"
             ]
           },
-          "content_commitment": "660d07c0b4c4a8883213b6ac25c812a3997e22c382ee4f7b0e4e9412bce124a6",
-          "content_salt": "9+xfjbYFmKLI60OwUk9vLEaurxjrMQ7RnfkOF9NHhGE=",
+          "content_commitment": "04e6450d56f76c239270db72024af3ff1398715d40656cd856227fbaa73c9209",
+          "content_salt": "RnaKboHVY7g8Rx6pKkjbjVUSN0lqZSv84SYND8ADeT8=",
           "erased": false,
           "erasure_id": null,
           "erased_at": null,
           "created_at": "2026-03-01T12:00:00.000Z",
-          "prev_hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
-          "hash": "c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2",
-          "content_hash": "c6b47ba4d24286d267ca2cac876e82989979a460a369ca01288a9464212d46f2",
-          "signature": "xeKpxhoA4zAXPFjzJ9Wi0YYTWtNGK/alYNsNIi3J+UwAqtkQgaIunqSmi0IW1UL5vwfiw6eCMKkow7ZCECHdDQ==",
-          "key_id": "06b84a7871728645",
+          "prev_hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
+          "hash": "62d812bdc937441c21ead720a68dfbec51ae3edcfba6525c6bc13d7ae5cad8da",
+          "content_hash": "62d812bdc937441c21ead720a68dfbec51ae3edcfba6525c6bc13d7ae5cad8da",
+          "signature": "UpEDOxg0AgmdZRWLzkOvXG8dnEeMdsIDmwrPJC+N8NcxOcP+94z/Ly1Ps/8wRc3ZrenZDsP4joVv8Q7ISEmLCA==",
+          "key_id": "2c6b46b3bda8cea5",
           "idempotency_conflict": false,
           "idempotency_conflict_of": null
         }
@@ -1404,16 +1405,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
-          "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
+          "id": "019ca945-0a00-7066-8c79-da853b2f2f7c",
+          "log_id": "019ca945-0a00-7067-a475-5840c32dde64",
           "reviewer": "maria.gonzalez@acme.example",
           "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-          "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
-          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+          "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
+          "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
           "created_at": "2026-03-01T12:00:00.000Z",
           "submitted_by": {
             "kind": "user",
-            "id": "9d490191-032f-4faa-b044-772536fcdedb"
+            "id": "477d546c-f589-4ed5-9d73-079c6160d456"
           }
         }
       ],
@@ -1425,16 +1426,16 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-          "company_id": "94fd5214-a565-4769-9fd8-123c3ccc4762",
-          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+          "id": "019ca945-0a00-7064-9446-af35b1b4d698",
+          "company_id": "5b0233ca-d11b-43e8-95be-c91455993228",
+          "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
           "token_id": null,
           "metadata": {
             "ticket": "INC-2291"
           },
           "created_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
-          "tree_size": 14
+          "tree_size": 16
         }
       ],
       "next_cursor": null
@@ -1445,15 +1446,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "56e341c9-8b27-4608-a694-dc3cb895b821",
+          "id": "a8990ed0-5a1e-40da-a6d4-f28c4b99848c",
           "status": "completed",
           "from": "2026-03-01T00:00:00.000Z",
           "to": "2026-03-02T00:00:00.000Z",
           "created_at": "2026-03-01T12:00:00.000Z",
           "created_by": {
             "kind": "user",
-            "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-            "email": "user-461b5c35@example.com"
+            "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+            "email": "user-f5d9826a@example.com"
           }
         }
       ]
@@ -1464,14 +1465,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "key_id": "06b84a7871728645",
+          "key_id": "2c6b46b3bda8cea5",
           "algorithm": "Ed25519",
-          "public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
-          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAgDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=\n-----END PUBLIC KEY-----\n",
+          "public_key": "BlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=",
+          "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEABlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=\n-----END PUBLIC KEY-----\n",
           "active_from": "2026-03-01T12:00:00.000Z",
           "active_to": null,
           "active": true,
-          "note_verifier_key": "audit-ledger.local+a6a50dd0+AYA7Y/T4r0v4m85f7129IZl0YBnrA8j44oV3SfhmMbeF"
+          "note_verifier_key": "audit-ledger.local+5fc615a6+AQZWwUm5QryfypY9zDIowc/IWxfZll4T4uCGqFa+TkwU"
         }
       ],
       "transitions": []
@@ -1482,14 +1483,15 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+          "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
           "first_at": "2026-03-01T12:00:00.000Z",
           "last_at": "2026-03-01T12:00:00.000Z",
           "event_count": 4,
           "agents": [
             "equities-trader"
           ],
-          "anomaly_detected": false
+          "anomaly_detected": false,
+          "anomaly_type": null
         },
         {
           "trace_id": "4bf92f35-77b3-4da6-a3ce-929d0e0e4736",
@@ -1497,10 +1499,11 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "last_at": "2026-03-01T12:00:00.000Z",
           "event_count": 2,
           "agents": [],
-          "anomaly_detected": null
+          "anomaly_detected": null,
+          "anomaly_type": null
         }
       ],
-      "next_cursor": "eyJzZXEiOjl9"
+      "next_cursor": "eyJzZXEiOjExfQ"
     }
   },
   "listUsers": {
@@ -1508,7 +1511,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
+          "user_id": "415ce57a-7627-42bd-9f88-cd086ad0c034",
           "email": "ana.lima@acme.example",
           "role": "auditor",
           "created_at": "2026-03-01T12:00:00.000Z",
@@ -1517,10 +1520,10 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
           "password_change_required": true
         },
         {
-          "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-          "email": "user-461b5c35@example.com",
+          "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+          "email": "user-f5d9826a@example.com",
           "role": "admin",
-          "created_at": "2026-11-26T00:05:40.573Z",
+          "created_at": "2026-11-26T00:37:44.235Z",
           "disabled": false,
           "disabled_at": null,
           "password_change_required": false
@@ -1540,7 +1543,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-705e-a853-23e3734b64b5",
+          "id": "019ca945-0a00-7069-8145-a44ec0eafa79",
           "url": "https://hooks.acme.example/audit-ledger",
           "description": "SOC on-call",
           "event_types": [
@@ -1560,51 +1563,51 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "response": {
       "items": [
         {
-          "id": "019ca945-0a00-705d-81cb-9b2bf12e24ef",
+          "id": "019ca945-0a00-7068-a69c-cbb48f679f4c",
           "type": "hitl.rejected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
-            "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
+            "id": "019ca945-0a00-7066-8c79-da853b2f2f7c",
+            "log_id": "019ca945-0a00-7067-a475-5840c32dde64",
             "reviewer": "maria.gonzalez@acme.example",
             "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-            "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
-            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+            "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
+            "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
             "created_at": "2026-03-01T12:00:00.000Z",
             "submitted_by": {
               "kind": "user",
-              "id": "9d490191-032f-4faa-b044-772536fcdedb"
+              "id": "477d546c-f589-4ed5-9d73-079c6160d456"
             }
           }
         },
         {
-          "id": "019ca945-0a00-705a-95c0-0798d62f6ecb",
+          "id": "019ca945-0a00-7065-8a1b-807bf478afcd",
           "type": "forensics.anomaly_detected",
           "created_at": "2026-03-01T12:00:00.000Z",
           "data": {
-            "session_id": "019ca945-0a00-7059-8cf7-5b26ea3592fc",
-            "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+            "session_id": "019ca945-0a00-7064-9446-af35b1b4d698",
+            "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
             "root_cause_type": "STALE_CONTEXT",
             "confidence": 0.75,
-            "description": "Decision 670f5d31-b37d-466d-a8b3-638a7b9a7233 (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
+            "description": "Decision 6d69bfd7-cdbd-449c-9629-385ffcccf8ea (seq 6) used market_feed \"feed:NASDAQ:ACME\" when it was 74 s old, 2.47× its max age of 30 s. The run went ahead on it.",
             "evidence": [
-              "019ca945-0a00-704e-88a2-b16fdcf88d18",
-              "019ca945-0a00-704f-b51e-af0022129864"
+              "019ca945-0a00-7057-b11d-e3b8db74797b",
+              "019ca945-0a00-7058-8baa-8f35ff265afe"
             ]
           }
         }
       ],
-      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA1YS05NWMwLTA3OThkNjJmNmVjYiJ9"
+      "next_cursor": "eyJpZCI6IjAxOWNhOTQ1LTBhMDAtNzA2NS04YTFiLTgwN2JmNDc4YWZjZCJ9"
     }
   },
   "login": {
     "status": 200,
     "request": {
-      "email": "user-461b5c35@example.com",
-      "password": "pw-068b1d0ae5eb5a59"
+      "email": "user-f5d9826a@example.com",
+      "password": "pw-4ce6b105cb1bc5ec"
     },
     "response": {
-      "access_token": "alt_2ZwOwkJa_gLdI_ZY7ygjTDhNUBJOCFWmZwHichhLyAg",
+      "access_token": "alt_eU0Cuwso5-mFQwS3zlWo9WAee_adhGNsMFAZK9leI50",
       "token_type": "Bearer",
       "expires_in": 3600,
       "expires_at": "2026-03-01T13:00:00.000Z",
@@ -1624,7 +1627,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "case_reference": "FCA-2026-0412"
     },
     "response": {
-      "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
+      "id": "c947ddcc-d2bc-4b6a-80db-4492b0842edf",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1634,8 +1637,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com"
+        "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com"
       },
       "released_at": null,
       "released_by": null,
@@ -1647,19 +1650,19 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
     "request": {
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233"
+      "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea"
     },
     "response": {
-      "id": "019ca945-0a00-705b-8a5d-f5df3ddfad89",
-      "log_id": "019ca945-0a00-705c-8431-6ef89d402df9",
+      "id": "019ca945-0a00-7066-8c79-da853b2f2f7c",
+      "log_id": "019ca945-0a00-7067-a475-5840c32dde64",
       "reviewer": "maria.gonzalez@acme.example",
       "rejection_reason": "Order placed on a market feed 74 s old; the desk limit is 30 s",
-      "decision_id": "670f5d31-b37d-466d-a8b3-638a7b9a7233",
-      "trace_id": "9c406b95-80f7-4084-a593-bbaf72337739",
+      "decision_id": "6d69bfd7-cdbd-449c-9629-385ffcccf8ea",
+      "trace_id": "10fe4847-e10a-4670-a695-5c3310272286",
       "created_at": "2026-03-01T12:00:00.000Z",
       "submitted_by": {
         "kind": "user",
-        "id": "9d490191-032f-4faa-b044-772536fcdedb"
+        "id": "477d546c-f589-4ed5-9d73-079c6160d456"
       }
     }
   },
@@ -1669,7 +1672,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "reason": "Inquiry closed without findings"
     },
     "response": {
-      "id": "704aa058-859d-4f71-8fd1-3643a9a6d0ed",
+      "id": "c947ddcc-d2bc-4b6a-80db-4492b0842edf",
       "scope": {
         "agent_id": "trading-agent-2"
       },
@@ -1679,14 +1682,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "created_at": "2026-03-01T12:00:00.000Z",
       "created_by": {
         "kind": "user",
-        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com"
+        "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com"
       },
       "released_at": "2026-03-01T12:00:00.000Z",
       "released_by": {
         "kind": "user",
-        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com"
+        "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com"
       },
       "release_reason": "Inquiry closed without findings"
     }
@@ -1698,22 +1701,22 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118"
     },
     "response": {
-      "id": "975138eb-e506-4420-acc9-9d369a6755b3",
+      "id": "c62e9b9e-5919-4917-89bc-f7bcfd84cac5",
       "kind": "request",
       "legal_basis": "GDPR Art. 17(1)(a): request DSR-2026-118",
       "requested_by": {
         "kind": "user",
-        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com"
+        "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com"
       },
       "created_at": "2026-03-01T12:00:00.000Z",
       "erased_count": 1,
       "already_erased": 0,
       "log_ids": [
-        "019ca945-0a00-7066-934a-be6283d1f30d"
+        "019ca945-0a00-7071-973d-8e178b0030dd"
       ],
       "record_log_ids": [
-        "019ca945-0a00-7067-912f-177a612ecc29"
+        "019ca945-0a00-7072-bbfb-1f20944b0160"
       ],
       "status": "applied"
     }
@@ -1721,8 +1724,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "resetUserPassword": {
     "status": 200,
     "response": {
-      "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
-      "one_time_password": "RMwwcCt4ZTb_pIL_MCB61RSi"
+      "user_id": "415ce57a-7627-42bd-9f88-cd086ad0c034",
+      "one_time_password": "g5XQ1w1P6YTeHAS_qUk7AoED"
     }
   },
   "revokeApiKey": {
@@ -1731,14 +1734,14 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "rotateSigningKey": {
     "status": 200,
     "response": {
-      "old_key_id": "06b84a7871728645",
-      "old_public_key": "gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=",
-      "new_key_id": "907a5ca46f68210f",
-      "new_public_key": "8zo0JxVc8PdIMy/3Uyo+Ke3IIR5sTkDG9pIEPYQWDfo=",
+      "old_key_id": "2c6b46b3bda8cea5",
+      "old_public_key": "BlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=",
+      "new_key_id": "b8fe3dd887fda749",
+      "new_public_key": "YzsLzfgV0P52OPRsI7zIA53YO4N+mOEHXUxJkElp9BY=",
       "created_at": "2026-03-01T12:00:00.001Z",
-      "statement": "audit-ledger/v1/key-transition\nold 06b84a7871728645 gDtj9PivS/ibzl/vXb0hmXRgGesDyPjihXdJ+GYxt4U=\nnew 907a5ca46f68210f 8zo0JxVc8PdIMy/3Uyo+Ke3IIR5sTkDG9pIEPYQWDfo=\ntime 2026-03-01T12:00:00.001Z\n",
-      "old_signature": "v+ZsHohAbtj+zGMBrlYinmkopAwd0vXPpDFSCENc5DEMZbEw+JabnM2s1j5JRuNZ9t2D3n2lXpb46yPSBlKqAg==",
-      "new_signature": "hgAuJBA+0x/EfhDzkIGw44MSHDcwjLj0fuFS8DxpM3aPQlaCOaPWt4CfZMowzIndJkuEcnJuGwHyJcdga1hYBw=="
+      "statement": "audit-ledger/v1/key-transition\nold 2c6b46b3bda8cea5 BlbBSblCvJ/Klj3MMijBz8hbF9mWXhPi4IaoVr5OTBQ=\nnew b8fe3dd887fda749 YzsLzfgV0P52OPRsI7zIA53YO4N+mOEHXUxJkElp9BY=\ntime 2026-03-01T12:00:00.001Z\n",
+      "old_signature": "YRtsnyxfLzjFwrr/23Jnwyvaz4rfE7RGD0lub6G2f7Kjrss4WMEmGJ7x0q03QPrzVpak5hLUDjawMckxiiZjAA==",
+      "new_signature": "cGD3NwJWKwTSln5q7dGk6i+z5A3gtvrUdzU1J8tacDQXEhBit8A4Bj2S/AUGJ+njNSUF3yb3PFiTfYWaVSWHBQ=="
     }
   },
   "runRetention": {
@@ -1754,8 +1757,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
         "updated_at": "2026-03-01T12:00:00.000Z",
         "updated_by": {
           "kind": "user",
-          "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-          "email": "user-461b5c35@example.com"
+          "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+          "email": "user-f5d9826a@example.com"
         },
         "last_run_at": "2026-03-01T12:00:00.000Z",
         "erased_total": 0,
@@ -1779,8 +1782,8 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "updated_at": "2026-03-01T12:00:00.000Z",
       "updated_by": {
         "kind": "user",
-        "user_id": "9d490191-032f-4faa-b044-772536fcdedb",
-        "email": "user-461b5c35@example.com"
+        "user_id": "477d546c-f589-4ed5-9d73-079c6160d456",
+        "email": "user-f5d9826a@example.com"
       },
       "last_run_at": null,
       "erased_total": 0,
@@ -1790,7 +1793,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "startVerification": {
     "status": 202,
     "response": {
-      "job_id": "019ca945-0a00-7053-a498-b5f42b062974",
+      "job_id": "019ca945-0a00-705e-bcbe-bb89fed41d74",
       "status": "queued",
       "options": {
         "entry_signatures": false
@@ -1807,7 +1810,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       "role": "reviewer"
     },
     "response": {
-      "user_id": "8455a9eb-a48a-4050-8e2e-fb7dd3ab4eef",
+      "user_id": "415ce57a-7627-42bd-9f88-cd086ad0c034",
       "email": "ana.lima@acme.example",
       "role": "reviewer",
       "created_at": "2026-03-01T12:00:00.000Z",
@@ -1826,7 +1829,7 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
       ]
     },
     "response": {
-      "id": "019ca945-0a00-705e-a853-23e3734b64b5",
+      "id": "019ca945-0a00-7069-8145-a44ec0eafa79",
       "url": "https://hooks.acme.example/audit-ledger",
       "description": "SOC on-call",
       "event_types": [
@@ -1842,23 +1845,23 @@ export const OPERATION_EXAMPLES: Record<string, { status: number; request?: unkn
   "verifyLog": {
     "status": 200,
     "response": {
-      "log_id": "019ca945-0a00-704e-88a2-b16fdcf88d18",
-      "hash": "69a3730920abba82029e480e81413c1910003770b3528d42f05f5dd89b75cdd8",
+      "log_id": "019ca945-0a00-7057-b11d-e3b8db74797b",
+      "hash": "e9c7ff9117e7e92441849764e597bf22a58c9c1eb11397dd9b4d2969509e37be",
       "chain_valid": true,
       "signature_valid": true,
       "erased": false,
       "verified_at": "2026-03-01T12:00:00.000Z",
       "seq": 5,
-      "key_id": "06b84a7871728645",
+      "key_id": "2c6b46b3bda8cea5",
       "problems": [],
       "merkle_included": true,
       "checkpoint": {
-        "origin": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762",
+        "origin": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228",
         "tree_size": 8,
-        "root_hash": "c3788b2b074b0138b560ca13d4b84f02b1d90514dee139f756bcc561561cee54",
+        "root_hash": "f4675bdb560784025a0e43bc6a9ba5f3371fe6040e4cc8fe51b4bafea19f0ba3",
         "timestamp": "2026-03-01T12:00:00.000Z",
-        "key_id": "06b84a7871728645",
-        "note": "audit-ledger.local/94fd5214-a565-4769-9fd8-123c3ccc4762\n8\nw3iLKwdLATi1YMoT1LhPArHZBRTe4Tn3VrzFYVYc7lQ=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local pqUN0Hexc3W3nAYSER9G7xlMCPTnZ1xPtSC1DMSyEwPGTj+Bo5xBzTME6PBdA6pNb3GagrKgUJSanqARSlDtxwK8cQQ=\n"
+        "key_id": "2c6b46b3bda8cea5",
+        "note": "audit-ledger.local/5b0233ca-d11b-43e8-95be-c91455993228\n8\n9Gdb21YHhAJaDkO8apul8zcf5gQOTMj+UbS6/qGfC6M=\ntimestamp 2026-03-01T12:00:00.000Z\n\n— audit-ledger.local X8YVpsDbQSiurpJCnL07mmniqxa3evTLSvabtEG+0Zxf184/b6G25xSQgHa9i0c37UeI3QBsEC68ftVt4ShfPZEXdwo=\n"
       },
       "erasure": null
     }

@@ -338,14 +338,19 @@ export class IntegrityVerifier {
     }
   }
 
-  /** Counts violations in metrics and records one integrity.violation_detected event listing them (the first 20). */
+  /**
+   * Logs them at error level (operators alert on logs), counts them in metrics, and records one
+   * integrity.violation_detected event listing them (the first 20).
+   */
   private async reportViolations(companyId: string, found: ScanViolation[], context: Record<string, string | number>): Promise<void> {
     if (found.length === 0) return;
+    const kinds = [...new Set(found.map((v) => v.kind))];
+    this.opts.logError({ company_id: companyId, ...context, count: found.length, kinds, first: found.slice(0, 5).map((v) => ({ seq: v.seq, kind: v.kind, detail: v.detail })) }, 'integrity violations found: the chain does not verify');
     for (const v of found) this.opts.metrics?.integrityViolations.inc({ kind: v.kind });
     await this.opts.events?.emit(companyId, 'integrity.violation_detected', {
       ...context,
       count: found.length,
-      kinds: [...new Set(found.map((v) => v.kind))],
+      kinds,
       violations: found.slice(0, 20).map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail })),
     });
   }

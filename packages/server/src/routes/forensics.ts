@@ -129,6 +129,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
                   event_count: Type.Integer(),
                   agents: Type.Array(Type.String()),
                   anomaly_detected: Type.Union([Type.Boolean(), Type.Null()], { description: 'Whether a replay found an anomaly (a bad outcome with its root cause); null when never replayed' }),
+                  anomaly_type: Type.Union([Type.String(), Type.Null()], { description: 'The root cause type (STALE_CONTEXT, TOOL_FAILURE, …) of the latest replay that found an anomaly; null when none did' }),
                 }),
               ),
               next_cursor: NullableString,

@@ -14,6 +14,8 @@ export interface TraceSummary {
   last_seq: number;
   agents: string[];
   anomaly_detected: boolean | null;
+  /** The root cause type of the latest replay that reported an anomaly; null when none did (or it predates the type). */
+  anomaly_type: string | null;
 }
 
 export class ForensicsStore {
@@ -82,6 +84,15 @@ export class ForensicsStore {
         .groupBy('trace_id')
         .execute(),
     ]);
+    const reported = await this.db
+      .selectFrom('replay_sessions')
+      .select(['trace_id', 'anomaly_reported_at', 'anomaly_type'])
+      .where('company_id', '=', companyId)
+      .where('trace_id', 'in', ids)
+      .where('anomaly_reported_at', 'is not', null)
+      .orderBy('anomaly_reported_at')
+      .execute();
+    const typeOf = new Map(reported.map((r) => [r.trace_id, r.anomaly_type])); // the latest wins
     return rows.map((r) => {
       const replay = replays.find((x) => x.trace_id === r.trace_id);
       return {
@@ -92,15 +103,16 @@ export class ForensicsStore {
         last_seq: Number(r.last_seq),
         agents: agents.filter((a) => a.trace_id === r.trace_id).map((a) => a.agent_id as string).sort(),
         anomaly_detected: replay ? replay.anomaly_at !== null : null,
+        anomaly_type: typeOf.get(r.trace_id) ?? null,
       };
     });
   }
 
   /** Marks the session's anomaly as reported; true only for the call that marked it. */
-  async markAnomalyReported(companyId: string, sessionId: string, at: string): Promise<boolean> {
+  async markAnomalyReported(companyId: string, sessionId: string, at: string, type: string): Promise<boolean> {
     const r = await this.db
       .updateTable('replay_sessions')
-      .set({ anomaly_reported_at: at })
+      .set({ anomaly_reported_at: at, anomaly_type: type })
       .where('company_id', '=', companyId)
       .where('session_id', '=', sessionId)
       .where('anomaly_reported_at', 'is', null)

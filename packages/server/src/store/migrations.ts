@@ -347,6 +347,8 @@ const migrations: Record<string, Migration> = {
       // A user created outside the service (`users create`, first-start bootstrap) waits here for
       // its user.created entry in the administrators' trail, which the service appends.
       await db.schema.alterTable('users').addColumn('trail_pending', 'text').execute();
+      // The root cause type a replay reported as an anomaly (period reports name it).
+      await db.schema.alterTable('replay_sessions').addColumn('anomaly_type', 'text').execute();
     },
   },
 };

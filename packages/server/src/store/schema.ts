@@ -226,6 +226,8 @@ export interface ReplaySessionsTable {
   tree_size: number;
   /** When its root cause was first reported as an anomaly event (once per session). */
   anomaly_reported_at: string | null;
+  /** The root cause type it reported then (STALE_CONTEXT, …); null before (and for sessions reported before migration 0010). */
+  anomaly_type: string | null;
 }
 
 export interface UsageDailyTable {

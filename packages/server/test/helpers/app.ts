@@ -52,14 +52,15 @@ export function testConfig(db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>, en
 
 export async function startTestApp(
   kind: StoreKind,
-  opts: { env?: Record<string, string>; counters?: CounterStore; clock?: FakeClock; resolveHost?: Resolver } = {},
+  opts: { env?: Record<string, string>; counters?: CounterStore; clock?: FakeClock; resolveHost?: Resolver; /** Collects the error-level log lines (JSON) here instead of stderr. */ logLines?: string[] } = {},
 ): Promise<TestApp> {
   const { store, db, dispose } = await createTestStore(kind);
   const clock = opts.clock ?? new FakeClock();
   const config = testConfig(db, opts.env);
   const counters = opts.counters ?? new MemoryCounterStore(clock.now);
   // Errors only, to stderr: an unexpected 500 leaves its stack in the test output (CI included).
-  const log = pino({ level: 'error' }, pino.destination(2)) as FastifyBaseLogger;
+  const lines = opts.logLines;
+  const log = pino({ level: 'error' }, lines ? { write: (line: string) => void lines.push(line) } : pino.destination(2)) as FastifyBaseLogger;
   const app = await buildApp({ config, store, counters, clock: clock.now, log, ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}) });
   await app.ready();
   const inject = (o: InjectOptions) => app.inject(o);
