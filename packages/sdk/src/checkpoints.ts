@@ -2,7 +2,7 @@
 // one proven consistent with the last one you accepted, and inclusion proofs checked against a
 // signed checkpoint. A service that shows two histories (a fork) or rewrites its past is caught.
 import { contentState, entryHash, type EntryBody, entryLeafHash, fromHex, keyNotActive, noteSignedBy, parseCheckpointText, parseNote, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
-import { type PublicKeys, trustedKeys } from './receipts.js';
+import { asEntryBody, type PublicKeys, type ReceiptEntry, trustedKeys } from './receipts.js';
 
 /** A checkpoint as GET /api/v1/integrity/checkpoint answers it. */
 export interface SignedCheckpoint {
@@ -53,7 +53,8 @@ export function checkpointProblems(cp: SignedCheckpoint, publicKeys: PublicKeys)
  * Checks an entry's inclusion proof against a checkpoint signed by a pinned key: the entry's hash
  * recomputes, its leaf and the proof rebuild the checkpoint's root.
  */
-export function verifyInclusion(entry: EntryBody & { hash: string; seq: number }, proof: InclusionProof, checkpoint: SignedCheckpoint, opts: { publicKeys: PublicKeys }): { ok: boolean; problems: string[] } {
+export function verifyInclusion(received: Omit<ReceiptEntry, 'signature' | 'key_id'>, proof: InclusionProof, checkpoint: SignedCheckpoint, opts: { publicKeys: PublicKeys }): { ok: boolean; problems: string[] } {
+  const entry = asEntryBody(received);
   const problems = checkpointProblems(checkpoint, opts.publicKeys);
   if (entryHash(entry) !== entry.hash) problems.push(`the entry's hash does not recompute (seq ${entry.seq})`);
   const content = contentState(entry);

@@ -98,6 +98,8 @@ export class AuditLedgerClient {
   private sending: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  /** Aborted when close() gives up at its deadline: delivery stops and what is queued stays unsent. */
+  private readonly abandoned = new AbortController();
   private readonly counts: ClientStats = { queued: 0, sent: 0, failed: 0, dropped: 0, retries: 0, requests: 0 };
 
   constructor(options: ClientOptions) {
@@ -157,11 +159,34 @@ export class AuditLedgerClient {
     await Promise.all(pending);
   }
 
-  /** Flushes, then refuses further events. */
-  async close(): Promise<void> {
-    await this.flush();
+  /**
+   * Flushes, then refuses further events. Without a deadline it waits as long as delivery takes
+   * (retrying while the service is unreachable). With `deadlineMs`, it stops waiting after that
+   * long: delivery stops (the request in flight is aborted), and the events not committed are
+   * returned in `unsent`. With a spool they also stay in it, and the next client on the same
+   * spool sends them (their idempotency keys make a re-send of one the service did commit
+   * harmless); without one, they are only in `unsent`.
+   */
+  async close(opts: { deadlineMs?: number } = {}): Promise<{ unsent: AuditEvent[] }> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline =
+      opts.deadlineMs === undefined
+        ? null
+        : new Promise<'deadline'>((resolve) => {
+            timer = setTimeout(() => resolve('deadline'), opts.deadlineMs);
+          });
+    try {
+      const outcome = await (deadline ? Promise.race([this.flush().then(() => 'flushed' as const), deadline]) : this.flush());
+      if (outcome === 'deadline') {
+        this.abandoned.abort();
+        await this.sending?.catch(() => undefined);
+      }
+    } finally {
+      clearTimeout(timer);
+      if (this.timer) clearTimeout(this.timer);
+    }
+    return { unsent: this.queue.map((q) => q.event) };
   }
 
   stats(): ClientStats {
@@ -169,6 +194,7 @@ export class AuditLedgerClient {
   }
 
   private kick(): void {
+    if (this.abandoned.signal.aborted) return;
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -180,9 +206,9 @@ export class AuditLedgerClient {
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
+    while (this.queue.length > 0 && !this.abandoned.signal.aborted) {
       const batch = this.queue.slice(0, this.opts.batchSize);
-      await this.send(batch);
+      if (!(await this.send(batch))) return; // abandoned: the batch stays queued (and spooled)
       await this.opts.spool?.remove(batch.map((q) => q.event.event_id as string));
       this.queue.splice(0, batch.length);
       for (const q of batch) q.settle();
@@ -190,10 +216,14 @@ export class AuditLedgerClient {
     }
   }
 
-  /** Sends one batch until it is committed; items the service refuses for good go to onError. */
-  private async send(batch: Queued[]): Promise<void> {
+  /**
+   * Sends one batch until it is committed; items the service refuses for good go to onError.
+   * False when close() gave up at its deadline first.
+   */
+  private async send(batch: Queued[]): Promise<boolean> {
     let items = batch;
     for (let attempt = 0; items.length > 0; ) {
+      if (this.abandoned.signal.aborted) return false;
       let res: Response;
       try {
         this.counts.requests++;
@@ -201,6 +231,7 @@ export class AuditLedgerClient {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': this.opts.apiKey },
           body: JSON.stringify({ logs: items.map((q) => q.event) }),
+          signal: this.abandoned.signal,
         });
       } catch {
         await this.backoff(attempt++, null);
@@ -209,15 +240,13 @@ export class AuditLedgerClient {
       if (res.ok) {
         await res.body?.cancel();
         this.counts.sent += items.length;
-        return;
+        return true;
       }
       if (res.status === 413 && items.length > 1) {
         // More events than the service takes in one batch (its MAX_BATCH_SIZE): send halves.
         await res.body?.cancel();
         const half = Math.ceil(items.length / 2);
-        await this.send(items.slice(0, half));
-        await this.send(items.slice(half));
-        return;
+        return (await this.send(items.slice(0, half))) && (await this.send(items.slice(half)));
       }
       if (RETRYABLE.has(res.status)) {
         await res.body?.cancel();
@@ -234,11 +263,18 @@ export class AuditLedgerClient {
       }
       items = named.size > 0 ? items.filter((_, i) => !named.has(i)) : [];
     }
+    return true;
   }
 
+  /** Waits before a retry, or until close() gives up, whichever is first. */
   private async backoff(attempt: number, retryAfter: string | null): Promise<void> {
+    if (this.abandoned.signal.aborted) return;
     this.counts.retries++;
-    await this.opts.sleep(retryDelay(attempt, retryAfter, { baseMs: this.opts.retryBaseMs, maxMs: this.opts.retryMaxMs, random: this.opts.random, now: Date.now() }));
+    const signal = this.abandoned.signal;
+    await Promise.race([
+      this.opts.sleep(retryDelay(attempt, retryAfter, { baseMs: this.opts.retryBaseMs, maxMs: this.opts.retryMaxMs, random: this.opts.random, now: Date.now() })),
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    ]);
   }
 
   // ---- typed reads ----

@@ -16,8 +16,21 @@ export type PublicKeys = string | TrustedKey[];
 /** The pinned keys, each with its signing period when the keys JSON carries transitions. */
 export const trustedKeys = (keys: PublicKeys): TrustedKey[] => (typeof keys === 'string' ? keysWithPeriods(keys) : keys);
 
-/** Checks that the entry's hash recomputes from its fields (and, in format version 2, its content from the commitment) and that a pinned key signed it. */
-export function verifyReceipt(entry: EntryBody & { hash: string; signature: string; key_id: string }, opts: { publicKeys: PublicKeys }): ReceiptCheck {
+type Json = { [key: string]: unknown };
+
+/**
+ * An entry as the service gives it: an API read (`getLog`, `search`), a line of `exportEntries`,
+ * an evidence bundle's entry, or the core's own type. Its JSON members are any JSON (they are
+ * hashed as they are), so the generated API types fit as they are.
+ */
+export type ReceiptEntry = Omit<EntryBody, 'data' | 'extra' | 'links'> & { data: Json | null; extra: Json | null; links?: Json | null; hash: string; signature: string; key_id: string };
+
+/** The core's view of an entry that came as JSON: every member is what JSON.parse made of it. */
+export const asEntryBody = <T extends Omit<EntryBody, 'data' | 'extra' | 'links'>>(entry: T): EntryBody & T => entry as unknown as EntryBody & T;
+
+/** Checks that the entry's hash recomputes from its fields (and, from format version 2, its content from the commitment) and that a pinned key signed it. */
+export function verifyReceipt(received: ReceiptEntry, opts: { publicKeys: PublicKeys }): ReceiptCheck {
+  const entry = asEntryBody(received);
   const keys = trustedKeys(opts.publicKeys);
   const problems: string[] = [];
   let recomputed: string | undefined;

@@ -149,12 +149,12 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     const [listed] = await readTrace(trace);
     const entry = await client.getLog((listed as LedgerEntry).log_id);
     const keys = await (await fetch(`${baseUrl}/integrity/keys`)).text();
-    expect(verifyReceipt(entry as never, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
-    const changed = verifyReceipt({ ...entry, data: { decision: 'reject' } } as never, { publicKeys: keys });
+    expect(verifyReceipt(entry, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
+    const changed = verifyReceipt({ ...entry, data: { decision: 'reject' } }, { publicKeys: keys });
     expect(changed.ok).toBe(false);
     expect(changed.problems[0]).toContain('content mismatch');
-    expect(verifyReceipt({ ...entry, event_type: 'other' } as never, { publicKeys: keys }).problems[0]).toContain('hash mismatch');
-    expect(verifyReceipt(entry as never, { publicKeys: [] }).problems).toEqual([`key ${entry.key_id} is not one of the pinned keys`]);
+    expect(verifyReceipt({ ...entry, event_type: 'other' }, { publicKeys: keys }).problems[0]).toContain('hash mismatch');
+    expect(verifyReceipt(entry, { publicKeys: [] }).problems).toEqual([`key ${entry.key_id} is not one of the pinned keys`]);
     expect((await client.verifyLog(entry.log_id)).chain_valid).toBe(true);
   });
 
@@ -247,8 +247,26 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
       break;
     }
     const proof = await client.proof((entry as LedgerEntry).log_id);
-    expect(verifyInclusion(entry as never, proof, proof.checkpoint as SignedCheckpoint, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
+    expect(verifyInclusion(entry as LedgerEntry, proof, proof.checkpoint as SignedCheckpoint, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
     const bent = { ...proof, proof: proof.proof.map((h, i) => (i === 0 ? toHex(fromHex(h).map((b) => b ^ 1)) : h)) };
-    expect(verifyInclusion(entry as never, bent, proof.checkpoint as SignedCheckpoint, { publicKeys: keys }).ok).toBe(proof.proof.length === 0);
+    expect(verifyInclusion(entry as LedgerEntry, bent, proof.checkpoint as SignedCheckpoint, { publicKeys: keys }).ok).toBe(proof.proof.length === 0);
+  });
+});
+
+describe('closing the SDK while the service is unreachable', () => {
+  it('close({ deadlineMs }) gives up at the deadline and returns what was not committed; with a spool it stays there for the next client', async () => {
+    const { fileSpool } = await import('@audit-ledger/sdk/node');
+    const port = await freePort(); // nothing listens there
+    const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'al-close-'));
+    const client = createClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, apiKey: 'alk_x', spool: fileSpool(dir), flushIntervalMs: 1, retryBaseMs: 5, retryMaxMs: 20 });
+    for (let i = 0; i < 3; i++) await client.log({ event_type: 'tool.called', data: { i } });
+    const { unsent } = await client.close({ deadlineMs: 200 });
+    expect(unsent.map((e) => e.data)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+    await expect(client.log({ event_type: 'late', data: {} })).rejects.toThrow('closed');
+    // The next client on the same spool has them, in order, with the same ids and keys.
+    const next = createClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, apiKey: 'alk_x', spool: fileSpool(dir), flushIntervalMs: 1, retryBaseMs: 5, retryMaxMs: 20 });
+    const again = await next.close({ deadlineMs: 100 });
+    expect(again.unsent.map((e) => [e.event_id, e.idempotency_key])).toEqual(unsent.map((e) => [e.event_id, e.idempotency_key]));
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
