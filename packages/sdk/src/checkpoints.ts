@@ -1,7 +1,7 @@
 // The client side of a transparency log: checkpoints checked against the keys you pinned, each new
 // one proven consistent with the last one you accepted, and inclusion proofs checked against a
 // signed checkpoint. A service that shows two histories (a fork) or rewrites its past is caught.
-import { contentState, entryHash, type EntryBody, entryLeafHash, fromHex, keyNotActive, noteSignedBy, parseCheckpointText, parseNote, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
+import { contentState, entryHash, entryLeafHash, fromHex, keyNotActive, noteSignedBy, parseCheckpointText, parseNote, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
 import { asEntryBody, type PublicKeys, type ReceiptEntry, trustedKeys } from './receipts.js';
 
 /** A checkpoint as GET /api/v1/integrity/checkpoint answers it. */
