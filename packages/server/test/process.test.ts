@@ -57,6 +57,25 @@ describe('configuration errors', () => {
     expect((await runCli(['keys', 'rotate', '--help'], env)).stdout).toContain('--url');
   });
 
+  it('keys rotate names a placeholder token or a refused one, never "no service answered" while one runs', async () => {
+    const service = http.createServer((req, res) => {
+      res.writeHead(403, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ status: 403, code: 'forbidden', detail: 'operator actions need LEDGER_OPERATOR_TOKEN' }));
+    });
+    await new Promise<void>((r) => service.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(service.address() as net.AddressInfo).port}`;
+    try {
+      const placeholder = await runCli(['keys', 'rotate', '--url', url], { LEDGER_OPERATOR_TOKEN: '…' });
+      expect(placeholder.code).toBe(2);
+      expect(placeholder.stderr).toContain('LEDGER_OPERATOR_TOKEN is not a token');
+      const refused = await runCli(['keys', 'rotate', '--url', url], { LEDGER_OPERATOR_TOKEN: 'x'.repeat(40) });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('refused the operator token (403: operator actions need LEDGER_OPERATOR_TOKEN)');
+      expect(placeholder.stderr + refused.stderr).not.toContain('no service answered');
+    } finally {
+      service.close();
+    }
+  });
+
   it('refuses unknown options with the usage and exit 2', async () => {
     for (const args of [['serve', '--bogus'], ['users', 'create', '--nope'], ['keys', 'rotate', '--force'], ['verify-bundle']]) {
       const res = await runCli(args, { LEDGER_DATA_DIR: os.tmpdir() });

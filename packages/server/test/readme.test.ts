@@ -57,7 +57,12 @@ describe('the README, followed literally', () => {
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toContain('created user admin@example.com (admin) in company "acme"');
     expect(run.stdout).toMatch(/"log_id":"[0-9a-f-]{36}"/);
-    expect(run.stdout).toContain('"root_cause_type"');
+    // What the README shows is what a literal run answers.
+    expect(run.stdout).toContain('"seq":2,');
+    const shown = /# → \{"session_id":"…","trace_id":"6f1c2a4e-…",("detected":true,"root_cause_type":"STALE_CONTEXT",)\n#\s+("description":".*",)\n#\s+("confidence":0\.9,)/.exec(README);
+    expect(shown, 'the root cause the README shows').not.toBeNull();
+    expect(run.stdout).toContain(`${String(shown?.[1])}${String(shown?.[2])}${String(shown?.[3])}`);
     expect(run.stdout.match(/^VERIFIED: every check holds$/gm)).toHaveLength(2);
+    expect(run.stdout).toMatch(/^OK {3}4 entries: every hash, signature and inclusion proof verifies$/m);
   }, 180_000);
 });

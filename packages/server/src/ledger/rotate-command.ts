@@ -6,6 +6,11 @@ import { readBounded } from '../http/outbound.js';
 
 export async function rotateKeyCommand(opts: { url: string; token: string | undefined }): Promise<{ code: number; output: string }> {
   if (!opts.token) return { code: 2, output: 'keys rotate: set LEDGER_OPERATOR_TOKEN (the same token the service has) in the environment\n' };
+  // A token an HTTP header cannot carry (the README's "…" placeholder, copied as is) would fail in
+  // fetch before anything is sent, and read as "no service answered".
+  if (!/^[\x21-\x7e]+$/.test(opts.token)) {
+    return { code: 2, output: 'keys rotate: LEDGER_OPERATOR_TOKEN is not a token (it holds spaces or characters outside printable ASCII: is it still a placeholder?); set it to the token the service was started with\n' };
+  }
   const endpoint = `${opts.url.replace(/\/+$/, '')}/api/v1/integrity/keys/rotate`;
   let res: Response;
   try {
@@ -18,6 +23,9 @@ export async function rotateKeyCommand(opts: { url: string; token: string | unde
     };
   }
   const body = (await readBounded(res, 1024 * 1024).then((t) => JSON.parse(t) as unknown).catch(() => ({}))) as { old_key_id?: string; new_key_id?: string; created_at?: string; detail?: string };
+  if (res.status === 401 || res.status === 403) {
+    return { code: 1, output: `keys rotate: the service at ${endpoint} refused the operator token (${res.status}: ${body.detail ?? 'no detail'}): LEDGER_OPERATOR_TOKEN must be the token the service was started with, and the service must have one\n` };
+  }
   if (!res.ok) return { code: 1, output: `keys rotate: the service answered ${res.status}: ${body.detail ?? 'no detail'}\n` };
   return {
     code: 0,

@@ -52,7 +52,7 @@ const MeResponse = Type.Object({
 });
 
 /** The services these routes use. */
-export type AuthServices = Pick<Services, 'accounts' | 'clock' | 'config' | 'counters' | 'secretBox' | 'trail'>;
+export type AuthServices = Pick<Services, 'accounts' | 'clock' | 'config' | 'counters' | 'secretBox' | 'trail' | 'userAdmin'>;
 
 export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
   /**
@@ -89,6 +89,8 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
     // A disabled user gets the same answer as a wrong password: nothing tells an attacker the account exists.
     if (!user || !passwordOk || user.disabled_at !== null) throw new ApiError(401, 'invalid_login', 'The email or password is incorrect');
     await ctx.counters.release(lockKey);
+    // A user created outside the service (`users create`) is in the trail before their first action.
+    if (user.trail_pending !== null) await ctx.userAdmin.recordCreatedOutside();
     return user;
   };
 
