@@ -11,12 +11,17 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from './http/problems.js';
 
-/** Where the built console is: packages/console/dist, beside this package in the workspace (or the image). */
+/**
+ * Where the built console is: `console/` inside this package when it was installed from its
+ * tarball (`npm run release` copies the build there), else packages/console/dist beside this
+ * package in the workspace (or the image).
+ */
 export function consoleDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   // src/ (sources under tsx) or dist/src/ (built): both sit below packages/server.
   const server = here.includes(`${path.sep}dist${path.sep}`) ? path.resolve(here, '..', '..') : path.resolve(here, '..');
-  return path.resolve(server, '..', 'console', 'dist');
+  const packaged = path.join(server, 'console');
+  return fs.existsSync(path.join(packaged, 'index.html')) ? packaged : path.resolve(server, '..', 'console', 'dist');
 }
 
 export const CONSOLE_CSP = {

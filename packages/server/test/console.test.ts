@@ -98,9 +98,10 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await shot(page, 'sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
 
-    // Logs: the three entries and the API key's creation (api_key.created, seq 0), newest first; the session cookie is HttpOnly (no script sees it).
+    // Logs: the three entries, the API key's creation (api_key.created, seq 1) and the bootstrap
+    // admin's (user.created, seq 0), newest first; the session cookie is HttpOnly (no script sees it).
     const rows = page.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
-    await expect.poll(() => rows.count()).toBe(4);
+    await expect.poll(() => rows.count()).toBe(5);
     expect(await page.evaluate('document.cookie')).toBe('');
     const [cookie] = await page.context().cookies();
     expect(cookie).toMatchObject({ name: 'al_session', httpOnly: true, sameSite: 'Strict' });
@@ -121,7 +122,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
 
     // The entry: every field; Verify asks to pin a key first.
     await rows.first().getByRole('link').click();
-    await page.getByRole('heading', { name: /Entry 2: decision.made/ }).waitFor();
+    await page.getByRole('heading', { name: /Entry 3: decision.made/ }).waitFor();
     const entryUrl = page.url();
     expect(await page.getByTestId('canonical-json').textContent()).toContain('"event_type":"decision.made"');
     const logId = entryUrl.split('/').at(-1) as string;
@@ -161,7 +162,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.getByRole('button', { name: 'Run a full verification' }).click();
     await expect.poll(() => page.getByTestId('job-status').textContent(), { timeout: 30_000 }).toMatch(/: completed$/);
     const violations = page.getByRole('region', { name: 'Violations' });
-    await expect.poll(() => violations.getByRole('link', { name: 'entry 2' }).getAttribute('href')).toBe(`#/logs/${logId}`);
+    await expect.poll(() => violations.getByRole('link', { name: 'entry 3' }).getAttribute('href')).toBe(`#/logs/${logId}`);
     expect(await page.getByTestId('integrity-badge').getAttribute('class')).toContain('bad');
     expect(await axe(page)).toEqual([]);
     await shot(page, 'integrity');

@@ -59,7 +59,7 @@ describe(`the service started and stopped ${RUNS} times on Node ${process.versio
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     lastBase = String((await new LogWatcher(child).waitFor((l) => l.msg === 'audit-ledger listening')).url);
     const status = await call(`${lastBase}/api/v1/integrity/status`, 'GET', undefined, { 'x-api-key': key });
-    expect(status.json().head.seq + 1).toBe(acknowledged + 1); // and the API key's api_key.created entry
+    expect(status.json().head.seq + 1).toBe(acknowledged + 2); // and the bootstrap admin's user.created and the API key's api_key.created entries
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   }, 300_000);

@@ -63,8 +63,11 @@ export function Evidence({ query }: { query: URLSearchParams }) {
       </div>
       <div class="card">
         <h2>Verify a bundle offline</h2>
-        <p>With the keys you pinned (never the ones inside the bundle), on any machine with Node.js:</p>
-        <pre class="mono">npx @audit-ledger/verify evidence.json --public-key pinned-keys.json</pre>
+        <p>
+          With the keys you pinned (never the ones inside the bundle), on any machine with Node.js 22.14 or later. Install the verifier from the release files (<code>npm run release</code> in the repository makes them; check them
+          with <code>sha256sum -c SHA256SUMS</code>): it is not on the public npm registry, so never <code>npx</code> it by name.
+        </p>
+        <pre class="mono">npm install ./audit-ledger-core-0.1.0.tgz ./audit-ledger-verify-0.1.0.tgz{'\n'}npx audit-ledger-verify evidence.json --public-key pinned-keys.json</pre>
         <p>It recomputes every hash, checks every signature and inclusion proof and the checkpoint's signature, and exits 0 only when all hold.</p>
       </div>
     </main>
