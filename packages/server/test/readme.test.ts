@@ -1,4 +1,5 @@
-// The README, followed literally: its shell examples (quick start, sending events, investigating
+// The README, followed literally: its shell examples (quick start, sending events, the online key
+// rotation, investigating
 // a trace, and the auditor's pin/collect/verify) run in bash, in order, against the built service,
 // with only the address changed. A step that uses something never defined, or a command that is
 // not on PATH, fails here before a reader meets it.
@@ -11,6 +12,8 @@ import { LogWatcher } from './helpers/process.js';
 /** The repository root: the README's commands run from there. */
 const ROOT = path.join(import.meta.dirname, '..', '..', '..');
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** The service starts with it, and the reader's shell has the same value (as "Verifying entries" says). */
+const OPERATOR_TOKEN = 'readme-operator-token-0123456789abcdef';
 
 /** The ```sh blocks of a README section (indented ones too), dedented. */
 function shellBlocks(section: string): string[] {
@@ -34,7 +37,7 @@ describe('the README, followed literally', () => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|LEDGER_|TLS_|PORT|HOST)/.test(k)));
     child = spawn(process.execPath, [path.join(ROOT, 'packages', 'server', 'dist', 'src', 'cli.js'), 'serve'], {
       cwd: work,
-      env: { ...env, PORT: '0', LEDGER_DATA_DIR: path.join(work, 'data'), CHECKPOINT_INTERVAL_MS: '0', LOG_LEVEL: 'info' },
+      env: { ...env, PORT: '0', LEDGER_DATA_DIR: path.join(work, 'data'), CHECKPOINT_INTERVAL_MS: '0', LOG_LEVEL: 'info', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN },
       stdio: 'pipe',
     });
     url = String((await new LogWatcher(child).waitFor((l) => l.msg === 'audit-ledger listening')).url);
@@ -44,16 +47,17 @@ describe('the README, followed literally', () => {
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  it('runs every example of the quick start, sending events, investigating a trace and verifying as an auditor', () => {
+  it('runs every example of the quick start, sending events, verifying entries (an online key rotation), investigating a trace and verifying as an auditor', () => {
     const blocks = [
       ...shellBlocks('Quick start').filter((b) => !b.includes('npm start')),
       ...shellBlocks('Sending events'),
+      ...shellBlocks('Verifying entries'),
       ...shellBlocks('Investigating a trace'),
       ...shellBlocks('How to verify your logs as an auditor'),
     ];
     expect(blocks.length).toBeGreaterThanOrEqual(6);
     const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll('http://127.0.0.1:8080', url);
-    const run = spawnSync('bash', ['-c', script], { cwd: work, encoding: 'utf8', timeout: 120_000, env: { ...process.env, CI: 'true' } });
+    const run = spawnSync('bash', ['-c', script], { cwd: work, encoding: 'utf8', timeout: 120_000, env: { ...process.env, CI: 'true', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN } });
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toContain('created user admin@example.com (admin) in company "acme"');
     expect(run.stdout).toMatch(/"log_id":"[0-9a-f-]{36}"/);
@@ -62,6 +66,10 @@ describe('the README, followed literally', () => {
     const shown = /# → \{"session_id":"…","trace_id":"6f1c2a4e-…",("detected":true,"root_cause_type":"STALE_CONTEXT",)\n#\s+("description":".*",)\n#\s+("confidence":0\.9,)/.exec(README);
     expect(shown, 'the root cause the README shows').not.toBeNull();
     expect(run.stdout).toContain(`${String(shown?.[1])}${String(shown?.[2])}${String(shown?.[3])}`);
+    // The key was rotated online between the first events and the investigation; the auditor's
+    // pinned keys file verifies entries on both sides of the rotation.
+    expect(run.stdout).toMatch(/active signing key is now [0-9a-f]{16} \(was [0-9a-f]{16}, retired at /m);
+    expect(run.stdout).toMatch(/OK {3}key transition [0-9a-f]{16} → [0-9a-f]{16} at /m);
     expect(run.stdout.match(/^VERIFIED: every check holds$/gm)).toHaveLength(2);
     expect(run.stdout).toMatch(/^OK {3}4 entries: every hash, signature and inclusion proof verifies$/m);
   }, 180_000);
