@@ -1,8 +1,7 @@
 // The README, followed literally: its shell examples (quick start, sending events, the online key
 // rotation, investigating a trace, and the auditor's pin/collect/verify) run in bash, in order,
-// against the built service,
-// with only the address changed. A step that uses something never defined, or a command that is
-// not on PATH, fails here before a reader meets it.
+// against the built service, with only the address changed. A step that uses something never
+// defined, or a command that is not on PATH, fails here before a reader meets it.
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
