@@ -1,12 +1,45 @@
 // The one shape of the service's domain errors: a name (the class's), a stable code, and the
 // data a caller needs to act on it. Services throw them and know nothing of HTTP; the HTTP layer
-// maps each to a problem in one place per area (http/domain-problems.ts, and the append path's
-// http/ledger-problems.ts, which also knows which body item failed).
-export abstract class DomainError<Code extends string = string, Data extends object = object> extends Error {
+// maps each code to a problem in one table (http/domain-problems.ts), which the compiler holds to
+// this list: a new error is added here, and its problem there, or the build fails.
+import type { JobRow } from './store/integrity.js';
+
+/** Every domain error's code, with the data it carries. */
+export interface DomainErrorData {
+  // the ledger (appends)
+  appender_closed: Record<string, never>;
+  head_moved: { companyId: string };
+  key_retired: { keyId: string };
+  idempotency_key_reused: { index: number; key: string };
+  inconsistent_tree: { companyId: string; from: number; to: number };
+  // integrity
+  verification_running: { job: JobRow };
+  // signing keys
+  rotation_conflict: { keyId: string };
+  // accounts, users and API keys
+  active_key_exists: { companyId: string };
+  company_name_ambiguous: { name: string; matches: string[] };
+  email_taken: { email: string };
+  user_not_found: { userId: string };
+  last_admin: { userId: string };
+  user_input: { field: string; status: 400 | 409 };
+  // forensics
+  trace_not_found: { traceId: string };
+  // compliance
+  under_legal_hold: { holdId: string; caseReference: string | null; logIds: string[] };
+  not_erasable: { logIds: string[]; reason: string };
+  entries_not_found: { logIds: string[] };
+  hold_not_found: { holdId: string };
+  hold_released: { holdId: string };
+}
+
+export type DomainErrorCode = keyof DomainErrorData;
+
+export abstract class DomainError<Code extends DomainErrorCode = DomainErrorCode> extends Error {
   constructor(
     readonly code: Code,
     message: string,
-    readonly data: Data,
+    readonly data: DomainErrorData[Code],
   ) {
     super(message);
     this.name = new.target.name;

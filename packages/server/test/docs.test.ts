@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { PROBLEM_TITLES } from '../src/http/problems.js';
 
 const REPO = path.join(import.meta.dirname, '..', '..', '..');
 const read = (f: string) => fs.readFileSync(path.join(REPO, f), 'utf8');
@@ -27,6 +28,12 @@ describe('the docs', () => {
       expect(Math.abs((i as number) - index) / index, `stated ${i} KB, built ${index.toFixed(1)} KB`).toBeLessThan(0.02);
       expect(Math.abs((g as number) - graph), `graph chunk stated ${g} KB, built ${graph.toFixed(1)} KB`).toBeLessThan(0.2);
     }
+  });
+
+  it("the README's error table lists exactly the problem codes the service has", () => {
+    const readme = read('README.md');
+    const table = [...readme.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map((m) => m[2]);
+    expect([...table].sort()).toEqual(Object.keys(PROBLEM_TITLES).sort());
   });
 
   it('docs/integrations.md describes OTLP as it is, naming no open issue', () => {

@@ -1,6 +1,11 @@
 // Every malformed input gets its RFC 9457 problem with a stable code, and the app keeps serving.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, problem, startTestApp, type TestApp } from './helpers/app.js';
+import { DomainError } from '../src/domain-error.js';
+import { domainProblem } from '../src/http/domain-problems.js';
+import { AppenderClosedError, InconsistentTreeError } from '../src/ledger/appender/errors.js';
+import { CompanyNameAmbiguousError, EmailTakenError } from '../src/store/accounts.js';
+import { LastAdminError, UserNotFoundError } from '../src/users/admin.js';
 
 describe('problem responses', () => {
   let t: TestApp;
@@ -73,5 +78,22 @@ describe('problem responses', () => {
     const res = await t.inject({ method: 'GET', url: '/api/v1/nope' });
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(res.json().request_id).toBe(res.headers['x-request-id']);
+  });
+});
+
+describe('domain errors', () => {
+  it('map to a problem by a table the compiler checks: a code outside DomainErrorData does not compile, and each mapped code keeps its own status', () => {
+    // @ts-expect-error 'made_up' is not a domain error code: it would need its data and its problem first
+    class MadeUp extends DomainError<'made_up'> {}
+    expect(MadeUp.name).toBe('MadeUp');
+    const cases: Array<[DomainError, number, string]> = [
+      [new UserNotFoundError('u-1'), 404, 'not_found'],
+      [new LastAdminError('u-1'), 409, 'last_admin'],
+      [new EmailTakenError('a@example.com'), 409, 'email_taken'],
+      [new CompanyNameAmbiguousError('Acme', ['acme', 'ACME']), 409, 'company_name_ambiguous'],
+      [new AppenderClosedError(), 503, 'service_unavailable'],
+      [new InconsistentTreeError('c-1', 3, 2), 503, 'integrity_failure'],
+    ];
+    for (const [err, status, code] of cases) expect([domainProblem(err).status, domainProblem(err).code], err.code).toEqual([status, code]);
   });
 });

@@ -29,7 +29,7 @@ export interface SessionView {
 }
 
 /** A replay session was asked for a trace with no entries. */
-export class TraceNotFoundError extends DomainError<'trace_not_found', { traceId: string }> {
+export class TraceNotFoundError extends DomainError<'trace_not_found'> {
   constructor(traceId: string) {
     super('trace_not_found', `No events with trace_id ${traceId}`, { traceId });
   }

@@ -1,72 +1,50 @@
-// Every domain error (domain-error.ts) as the problem a client gets: one function, one case per
-// code, so a new error is mapped here and nowhere else. The error handler (problems.ts) calls it
-// for whatever a route lets through; routes that append pass the body's item pointers
-// (ledger-problems.ts), so a refused item is named. A code with no case stays an internal error.
-import type { DomainError } from '../domain-error.js';
-import type { JobRow } from '../store/integrity.js';
+// Every domain error (domain-error.ts) as the problem a client gets: one table, one entry per
+// code, checked by the compiler against DomainErrorData (a code with no entry, or an entry for no
+// code, fails the build; each entry gets its code's data typed). The error handler (problems.ts)
+// calls it for whatever a route lets through; routes that append pass the body's item pointers
+// (ledger-problems.ts), so a refused item is named.
+import type { DomainError, DomainErrorCode, DomainErrorData } from '../domain-error.js';
 import { ApiError } from './problems.js';
 
-/** The problem for a domain error, or undefined when it is not one a client can act on. */
-export function domainProblem(err: DomainError, pointer: (i: number) => string = (i) => `/${i}`): ApiError | undefined {
-  const retry = { headers: { 'Retry-After': '1' } };
-  switch (err.code) {
-    // the ledger (appends)
-    case 'appender_closed':
-      return new ApiError(503, 'service_unavailable', 'The service is shutting down; retry on another instance', retry);
-    case 'head_moved':
-      // Another process kept appending to this chain first, every time we tried: transient.
-      return new ApiError(503, 'service_unavailable', 'The chain kept moving under this append (another process is appending); nothing was appended; retry', retry);
-    case 'key_retired':
-      return new ApiError(503, 'service_unavailable', 'The signing key was rotated while this append was built, every time it was tried; nothing was appended; retry', retry);
-    case 'idempotency_key_reused': {
-      const { index } = err.data as { index: number };
-      return new ApiError(422, 'idempotency_key_reused', `${err.message}; nothing was appended`, {
-        errors: [{ field: `${pointer(index)}/idempotency_key`, message: 'already used for a different event' }],
-      });
-    }
-    // integrity
-    case 'verification_running': {
-      const { job } = err.data as { job: JobRow };
-      return new ApiError(409, 'verification_running', `Verification ${job.job_id} is already ${job.status}; poll /api/v1/integrity/jobs/${job.job_id}`, {
-        headers: { location: `/api/v1/integrity/jobs/${job.job_id}` },
-      });
-    }
-    // signing keys
-    case 'rotation_conflict':
-      return new ApiError(409, 'rotation_conflict', `${err.message}; nothing was changed`);
-    // accounts and API keys
-    case 'active_key_exists':
-      return new ApiError(409, 'active_key_exists', 'The company already has an active API key; revoke it (DELETE /api/v1/auth/api_keys/{id}) before creating another');
-    // users
-    case 'user_not_found':
-      return new ApiError(404, 'not_found', err.message);
-    case 'last_admin':
-      return new ApiError(409, 'last_admin', `${err.message}; nothing was changed`);
-    case 'user_input': {
-      const { field, status } = err.data as { field: string; status: 400 | 409 };
-      return new ApiError(status, status === 409 ? 'email_taken' : 'validation_failed', `${field} ${err.message}`, { errors: [{ field, message: err.message }] });
-    }
-    // forensics
-    case 'trace_not_found':
-      return new ApiError(404, 'not_found', err.message);
-    // compliance
-    case 'under_legal_hold': {
-      const { holdId, caseReference, logIds } = err.data as { holdId: string; caseReference: string | null; logIds: string[] };
-      return new ApiError(409, 'under_legal_hold', err.message, { extensions: { hold_id: holdId, case_reference: caseReference, log_ids: logIds.slice(0, 100) } });
-    }
-    case 'not_erasable': {
-      const { logIds } = err.data as { logIds: string[] };
-      return new ApiError(409, 'not_erasable', err.message, { extensions: { log_ids: logIds.slice(0, 100) } });
-    }
-    case 'entries_not_found': {
-      const { logIds } = err.data as { logIds: string[] };
-      return new ApiError(404, 'not_found', err.message, { extensions: { log_ids: logIds.slice(0, 100) } });
-    }
-    case 'hold_not_found':
-      return new ApiError(404, 'not_found', err.message);
-    case 'hold_released':
-      return new ApiError(409, 'hold_released', `${err.message}; nothing was changed`);
-    default:
-      return undefined;
-  }
+type Pointer = (i: number) => string;
+type ProblemOf<C extends DomainErrorCode> = (data: DomainErrorData[C], message: string, pointer: Pointer) => ApiError;
+
+const retry = { headers: { 'Retry-After': '1' } };
+const logIds = (ids: string[]) => ({ log_ids: ids.slice(0, 100) });
+
+const PROBLEMS = {
+  // the ledger (appends)
+  appender_closed: () => new ApiError(503, 'service_unavailable', 'The service is shutting down; retry on another instance', retry),
+  // Another process kept appending to this chain first, every time we tried: transient.
+  head_moved: () => new ApiError(503, 'service_unavailable', 'The chain kept moving under this append (another process is appending); nothing was appended; retry', retry),
+  key_retired: () => new ApiError(503, 'service_unavailable', 'The signing key was rotated while this append was built, every time it was tried; nothing was appended; retry', retry),
+  idempotency_key_reused: ({ index }, message, pointer) =>
+    new ApiError(422, 'idempotency_key_reused', `${message}; nothing was appended`, { errors: [{ field: `${pointer(index)}/idempotency_key`, message: 'already used for a different event' }] }),
+  inconsistent_tree: (_data, message) => new ApiError(503, 'integrity_failure', `The stored ledger is damaged: ${message}. Nothing was changed. POST /api/v1/integrity/verify names the damage.`),
+  // integrity
+  verification_running: ({ job }) =>
+    new ApiError(409, 'verification_running', `Verification ${job.job_id} is already ${job.status}; poll /api/v1/integrity/jobs/${job.job_id}`, { headers: { location: `/api/v1/integrity/jobs/${job.job_id}` } }),
+  // signing keys
+  rotation_conflict: (_data, message) => new ApiError(409, 'rotation_conflict', `${message}; nothing was changed`),
+  // accounts, users and API keys
+  active_key_exists: () => new ApiError(409, 'active_key_exists', 'The company already has an active API key; revoke it (DELETE /api/v1/auth/api_keys/{id}) before creating another'),
+  company_name_ambiguous: (_data, message) => new ApiError(409, 'company_name_ambiguous', message),
+  email_taken: (_data, message) => new ApiError(409, 'email_taken', message, { errors: [{ field: '/body/email', message }] }),
+  user_not_found: (_data, message) => new ApiError(404, 'not_found', message),
+  last_admin: (_data, message) => new ApiError(409, 'last_admin', `${message}; nothing was changed`),
+  user_input: ({ field, status }, message) => new ApiError(status, status === 409 ? 'email_taken' : 'validation_failed', `${field} ${message}`, { errors: [{ field, message }] }),
+  // forensics
+  trace_not_found: (_data, message) => new ApiError(404, 'not_found', message),
+  // compliance
+  under_legal_hold: ({ holdId, caseReference, logIds: ids }, message) => new ApiError(409, 'under_legal_hold', message, { extensions: { hold_id: holdId, case_reference: caseReference, ...logIds(ids) } }),
+  not_erasable: ({ logIds: ids }, message) => new ApiError(409, 'not_erasable', message, { extensions: logIds(ids) }),
+  entries_not_found: ({ logIds: ids }, message) => new ApiError(404, 'not_found', message, { extensions: logIds(ids) }),
+  hold_not_found: (_data, message) => new ApiError(404, 'not_found', message),
+  hold_released: (_data, message) => new ApiError(409, 'hold_released', `${message}; nothing was changed`),
+} satisfies { [C in DomainErrorCode]: ProblemOf<C> };
+
+/** The problem for a domain error. */
+export function domainProblem(err: DomainError, pointer: Pointer = (i) => `/${i}`): ApiError {
+  const problem = PROBLEMS[err.code] as ProblemOf<DomainErrorCode>;
+  return problem(err.data, err.message, pointer);
 }

@@ -27,6 +27,7 @@ export const PROBLEM_TITLES = {
   csrf_failed: 'Missing or wrong CSRF token',
   last_admin: 'The company would have no active admin',
   email_taken: 'A user with this email already exists',
+  company_name_ambiguous: 'The company name matches several companies',
   active_key_exists: 'An active API key already exists',
   batch_too_large: 'Too many events in one batch',
   idempotency_key_reused: 'Idempotency key already used for a different event',

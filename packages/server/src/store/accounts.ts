@@ -26,20 +26,20 @@ export interface AccessTokenGrant {
 export type NewApiKey = Omit<ApiKey, 'status' | 'revoked_at'>;
 
 /** Thrown by insertApiKey when the company already has an active key (spec 5.6). */
-export class ActiveKeyExistsError extends DomainError<'active_key_exists', { companyId: string }> {
+export class ActiveKeyExistsError extends DomainError<'active_key_exists'> {
   constructor(companyId: string) {
     super('active_key_exists', 'the company already has an active API key', { companyId });
   }
 }
 
 /** Thrown by createUser when a company name matches several companies once letter case is ignored. */
-export class CompanyNameAmbiguousError extends DomainError<'company_name_ambiguous', { name: string; matches: string[] }> {
+export class CompanyNameAmbiguousError extends DomainError<'company_name_ambiguous'> {
   constructor(name: string, matches: string[]) {
     super('company_name_ambiguous', `the company name "${name}" matches ${matches.map((m) => `"${m}"`).join(', ')} once letter case is ignored; give one of them exactly`, { name, matches });
   }
 }
 
-export class EmailTakenError extends DomainError<'email_taken', { email: string }> {
+export class EmailTakenError extends DomainError<'email_taken'> {
   constructor(email: string) {
     super('email_taken', `a user with email ${email} already exists`, { email });
   }

@@ -50,7 +50,7 @@ export interface ChainWrite {
 }
 
 /** The stored head was not the one a write was built on (another writer appended first); nothing was written. */
-export class HeadMovedError extends DomainError<'head_moved', { companyId: string }> {
+export class HeadMovedError extends DomainError<'head_moved'> {
   constructor(companyId: string) {
     super('head_moved', `company ${companyId}: the chain head moved under a prepared append; nothing was written`, { companyId });
   }
@@ -61,7 +61,7 @@ export class HeadMovedError extends DomainError<'head_moved', { companyId: strin
  * rotation committed first (store/keys.ts). Nothing was written; the caller loads the new key
  * (Keyring.reload) and builds the write again.
  */
-export class KeyRetiredError extends DomainError<'key_retired', { keyId: string }> {
+export class KeyRetiredError extends DomainError<'key_retired'> {
   constructor(keyId: string) {
     super('key_retired', `signing key ${keyId} has been retired; nothing was written`, { keyId });
   }

@@ -14,7 +14,7 @@ export type JobRow = Selectable<VerificationJobsTable>;
 
 /** A queued or running job already exists for the company. */
 /** A full verification was asked for while one is queued or running. */
-export class JobOpenError extends DomainError<'verification_running', { job: JobRow }> {
+export class JobOpenError extends DomainError<'verification_running'> {
   constructor(job: JobRow) {
     super('verification_running', `verification ${job.job_id} is ${job.status}`, { job });
   }

@@ -12,7 +12,7 @@ import type { Database, SigningKeysTable } from './schema.js';
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 
 /** Another rotation retired the old key first; nothing was changed. */
-export class RotationConflictError extends DomainError<'rotation_conflict', { keyId: string }> {
+export class RotationConflictError extends DomainError<'rotation_conflict'> {
   constructor(keyId: string) {
     super('rotation_conflict', `signing key ${keyId} is no longer the active key (another rotation came first)`, { keyId });
   }

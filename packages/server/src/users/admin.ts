@@ -38,21 +38,21 @@ export const userView = (u: User): UserView => ({
 });
 
 /** No such user in the caller's company (another company's user id is answered the same). Fix the id. */
-export class UserNotFoundError extends DomainError<'user_not_found', { userId: string }> {
+export class UserNotFoundError extends DomainError<'user_not_found'> {
   constructor(userId: string) {
     super('user_not_found', `No user ${userId} in this company`, { userId });
   }
 }
 
 /** The change would leave the company without an active admin. Make another user admin first. */
-export class LastAdminError extends DomainError<'last_admin', { userId: string }> {
+export class LastAdminError extends DomainError<'last_admin'> {
   constructor(userId: string) {
     super('last_admin', `User ${userId} is the company's last active admin: make another user admin first`, { userId });
   }
 }
 
 /** Bad input the schema cannot express (a taken email, a short password, a wrong current password). Fix the field named. */
-export class UserInputError extends DomainError<'user_input', { field: string; status: 400 | 409 }> {
+export class UserInputError extends DomainError<'user_input'> {
   constructor(field: string, message: string, status: 400 | 409 = 400) {
     super('user_input', message, { field, status });
   }

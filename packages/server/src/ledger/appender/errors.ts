@@ -15,21 +15,21 @@ export interface AppendedEvent {
 }
 
 /** An idempotency key reused with a different event_type or data. */
-export class IdempotencyConflictError extends DomainError<'idempotency_key_reused', { index: number; key: string }> {
+export class IdempotencyConflictError extends DomainError<'idempotency_key_reused'> {
   constructor(index: number, key: string) {
     super('idempotency_key_reused', `idempotency_key "${key}" was already used for a different event`, { index, key });
   }
 }
 
 /** Thrown by append() once close() has been called. */
-export class AppenderClosedError extends DomainError<'appender_closed', Record<string, never>> {
+export class AppenderClosedError extends DomainError<'appender_closed'> {
   constructor() {
     super('appender_closed', 'the service is shutting down', {});
   }
 }
 
 /** The tree in the store does not extend the last checkpoint: signing would fork the log. */
-export class InconsistentTreeError extends DomainError<'inconsistent_tree', { companyId: string; from: number; to: number }> {
+export class InconsistentTreeError extends DomainError<'inconsistent_tree'> {
   constructor(companyId: string, from: number, to: number) {
     super('inconsistent_tree', `company ${companyId}: the stored tree of size ${to} is not consistent with the checkpoint at size ${from}; no checkpoint signed`, { companyId, from, to });
   }
