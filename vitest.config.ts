@@ -15,6 +15,10 @@ export default defineConfig({
   resolve,
   ssr,
   test: {
+    // Two test files at a time. The default (one fewer than the cores) is one on a 2-core machine,
+    // and most files wait on child processes, PostgreSQL and Chromium rather than the CPU.
+    maxWorkers: 2,
+    minWorkers: 1,
     projects: [
       {
         resolve,
