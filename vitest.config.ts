@@ -38,6 +38,7 @@ export default defineConfig({
           root: path.join(root, 'packages/server'),
           include: ['test/**/*.test.ts'],
           globalSetup: ['test/helpers/global-setup.ts'],
+          setupFiles: ['test/helpers/setup.ts'],
           // Each file gets its own SQLite dir and PostgreSQL database, so files run in parallel.
           pool: 'forks',
           testTimeout: 30_000,

@@ -4,10 +4,20 @@
 // Parameters follow the OWASP password storage cheat sheet (N=2^15, r=8, p=3 ≈ 32 MiB).
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
-const N = 2 ** 15;
-const R = 8;
-const P = 3;
 const KEY_LEN = 32;
+/** The cost new hashes get: OWASP's (above). A hash keeps its own cost, so verifying never depends on this. */
+let cost = { n: 2 ** 15, r: 8, p: 3 };
+
+/**
+ * Tests only: new hashes get a cheap cost (N = 2^10, p = 1), so the hundreds of accounts a test
+ * run creates do not spend 0.36 s of CPU each to hash and again to log in. Refused outside a
+ * Vitest worker (VITEST is set there), so the service can never run with it; spawned service
+ * processes in tests keep the production cost.
+ */
+export function useCheapPasswordCostForTests(): void {
+  if (!process.env.VITEST) throw new Error('useCheapPasswordCostForTests: only under Vitest');
+  cost = { n: 2 ** 10, r: 8, p: 1 };
+}
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -20,8 +30,9 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, N, R, P);
-  return ['scrypt', N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$');
+  const { n, r, p } = cost;
+  const key = await derive(password, salt, n, r, p);
+  return ['scrypt', n, r, p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
