@@ -1,14 +1,15 @@
 // Node 24 and the worker threads: better-sqlite3 ≤ 12 aborted the process at start or exit on
 // Node 24 (`Assertion failed: (env) != nullptr` in a Statement destructor on a worker thread).
-// This starts the real service 20 times on one SQLite file, with signing workers and the SQLite
+// This starts the real service 20 times (`npm run chaos`; 3 in `npm test`) on one SQLite file, with signing workers and the SQLite
 // writer thread busy, appends through both paths, stops it with SIGTERM, and asserts that every
 // run exits 0 without an abort and that every acknowledged event is there afterwards.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from './helpers/http.js';
-import { LogWatcher, spawnCli } from './helpers/process.js';
-import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+import { call } from '../helpers/http.js';
+import { LogWatcher, spawnCli } from '../helpers/process.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/stores.js';
+import { scale } from './harness.js';
 
-const RUNS = 20;
+const RUNS = scale(3, 20);
 
 describe(`the service started and stopped ${RUNS} times on Node ${process.versions.node}`, () => {
   let db: TestDatabase;
