@@ -3,7 +3,7 @@
 // the commitment: the entry hash, the chain, the tree and every proof still verify, and the
 // 256-bit salt keeps the erased content from being guessed back from the commitment.
 // Specified in docs/ledger-format.md §14.
-import { bytesThenUtf8, fromBase64, sha256Hex, toBase64, utf8 } from '#crypto';
+import { bytesThenUtf8, fromBase64, sha256Hex, utf8 } from '#crypto';
 import { canonicalJson, type JsonObject } from './json.js';
 import { linksTextOfDataText, skeletonLinksText } from './links.js';
 
@@ -98,11 +98,6 @@ function commitmentState(e: ContentFields, texts?: { data: string | null; extra:
     }
   }
   return { state: 'mismatch', detail: `data and extra commit to ${got}, the entry's content_commitment is ${e.content_commitment}` };
-}
-
-/** A fresh salt as the format stores it (base64), from the caller's random bytes. */
-export function saltText(random: Uint8Array): string {
-  return toBase64(random);
 }
 
 /** The event type of an erasure record (docs/ledger-format.md §14). */

@@ -36,7 +36,6 @@ export {
   contentText,
   ERASURE_EVENT_TYPE,
   erasureRecordProblem,
-  saltText,
 } from './content.js';
 export { ENTRY_SIGNATURE_CONTEXT, entrySignatureMessage, keyIdOf, SIGNATURE_ALGORITHM, verifyEntrySignature } from './signature.js';
 export { parseTrustedKeys, publicKeyPem, rawKeyFromBase64, rawKeyFromPem, type TrustedKey, trustedKey } from './keys.js';

@@ -30,13 +30,6 @@ export function requestActor(request: FastifyRequest): TrailActor {
   return actorOf(request.principal);
 }
 
-/** A short text naming the actor, for tables that keep who did something. */
-export function actorLabel(a: TrailActor): string {
-  if (a.kind === 'user') return `user:${a.user_id}`;
-  if (a.kind === 'api_key') return `api_key:${a.key_id}`;
-  return a.kind === 'service' ? `service:${a.task}` : 'operator';
-}
-
 export class AdminTrail {
   constructor(private readonly deps: { appender: Pick<Appender, 'append'> }) {}
 
