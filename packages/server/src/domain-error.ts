@@ -2,8 +2,6 @@
 // data a caller needs to act on it. Services throw them and know nothing of HTTP; the HTTP layer
 // maps each code to a problem in one table (http/domain-problems.ts), which the compiler holds to
 // this list: a new error is added here, and its problem there, or the build fails.
-import type { JobRow } from './store/integrity.js';
-
 /** Every domain error's code, with the data it carries. */
 export interface DomainErrorData {
   // the ledger (appends)
@@ -13,7 +11,8 @@ export interface DomainErrorData {
   idempotency_key_reused: { index: number; key: string };
   inconsistent_tree: { companyId: string; from: number; to: number };
   // integrity
-  verification_running: { job: JobRow };
+  /** The open job (a store/integrity JobRow; named by what the problem uses, so this module imports no store). */
+  verification_running: { job: { job_id: string; status: string } };
   // signing keys
   rotation_conflict: { keyId: string };
   // accounts, users and API keys
