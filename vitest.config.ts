@@ -11,6 +11,18 @@ const root = import.meta.dirname;
 const resolve = { conditions: [SOURCE_CONDITION, ...defaultClientConditions] };
 const ssr = { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } };
 
+/** The server's test files that drive Chromium. */
+const BROWSER = ['test/console.test.ts'];
+const SERVER = {
+  root: path.join(root, 'packages/server'),
+  globalSetup: ['test/helpers/global-setup.ts'],
+  setupFiles: ['test/helpers/setup.ts'],
+  // Each file gets its own SQLite dir and PostgreSQL database, so files run in parallel.
+  pool: 'forks' as const,
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+};
+
 export default defineConfig({
   resolve,
   ssr,
@@ -33,17 +45,14 @@ export default defineConfig({
       {
         resolve,
         ssr,
-        test: {
-          name: 'server',
-          root: path.join(root, 'packages/server'),
-          include: ['test/**/*.test.ts'],
-          globalSetup: ['test/helpers/global-setup.ts'],
-          setupFiles: ['test/helpers/setup.ts'],
-          // Each file gets its own SQLite dir and PostgreSQL database, so files run in parallel.
-          pool: 'forks',
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-        },
+        test: { ...SERVER, name: 'server', include: ['test/**/*.test.ts'], exclude: [...BROWSER, '**/node_modules/**'] },
+      },
+      // Chromium against a spawned service: run on its own, after the rest (npm test runs it as a
+      // second vitest run), so no other file competes with the browser for the two cores.
+      {
+        resolve,
+        ssr,
+        test: { ...SERVER, name: 'server-browser', include: BROWSER },
       },
     ],
   },
