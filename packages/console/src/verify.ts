@@ -3,7 +3,7 @@
 // with keys the user pinned (kept in this browser's storage), and its inclusion proof checked up
 // to the signed root. The code is the SDK's (and so the core's), the same an auditor runs.
 import { commitsContent, followTransitions, type KeyTransition, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
-import { type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
+import { type ReceiptFailureCode, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
 import { api, ApiProblem } from './api';
 
 export interface PinnedKey {
@@ -54,11 +54,14 @@ export async function trustedKeys(): Promise<{ keys: TrustedKey[]; endorsed: Map
   const pinned = pinnedKeys();
   const base = pinned.length ? parseTrustedKeys(JSON.stringify({ items: pinned })) : [];
   const { transitions } = await serviceKeys();
-  const { keys, checks } = followTransitions(base, transitions);
+  const { keys } = followTransitions(base, transitions);
+  // A key trusted now that was not pinned came by a signed transition the core followed: say which.
+  const pinnedIds = new Set(base.map((k) => k.keyId));
   const endorsed = new Map<string, string>();
-  for (const c of checks) if (c.status === 'ok') {
-    const m = /→ (\S+) at (\S+), endorsed by the trusted key (\S+)/.exec(c.message);
-    if (m) endorsed.set(m[1] as string, `endorsed by ${m[3]} in a signed transition at ${m[2]}`);
+  for (const t of transitions) {
+    if (!pinnedIds.has(t.new_key_id) && keys.some((k) => k.keyId === t.new_key_id) && !endorsed.has(t.new_key_id)) {
+      endorsed.set(t.new_key_id, `endorsed by ${t.old_key_id} in a signed transition at ${t.created_at}`);
+    }
   }
   return { keys, endorsed };
 }
@@ -78,10 +81,11 @@ export async function verifyEntry(entry: Entry): Promise<Verdict> {
   const checks: Verdict['checks'] = [];
   const { keys, endorsed } = await trustedKeys();
   const receipt = verifyReceipt(entry, { publicKeys: keys });
-  checks.push({ ok: !receipt.problems.some((p) => p.startsWith('hash') || p.startsWith('the entry')), what: `hash ${entry.hash.slice(0, 16)}… recomputed from the entry's fields` });
+  const failed = (...codes: ReceiptFailureCode[]) => receipt.failures.some((f) => codes.includes(f.code));
+  checks.push({ ok: !failed('hash_mismatch', 'entry_malformed'), what: `hash ${entry.hash.slice(0, 16)}… recomputed from the entry's fields` });
   if (commitsContent(entry.format_version)) {
     const erased = entry.data === null;
-    checks.push({ ok: !receipt.problems.some((p) => p.startsWith('content')), what: erased ? 'content erased: the hash covers its commitment, which still holds' : "data and extra match the content commitment the hash covers" });
+    checks.push({ ok: !failed('content_mismatch'), what: erased ? 'content erased: the hash covers its commitment, which still holds' : "data and extra match the content commitment the hash covers" });
   }
   const via = endorsed.get(entry.key_id);
   checks.push({ ok: receipt.ok, what: `signature checked with ${via ? `key ${entry.key_id} (${via})` : `pinned key ${entry.key_id}`}${receipt.ok ? '' : `: ${receipt.problems.join('; ')}`}` });

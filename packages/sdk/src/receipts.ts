@@ -2,8 +2,14 @@
 // receipt), without asking the service.
 import { contentState, type EntryBody, entryHash, keyNotActive, keysWithPeriods, type TrustedKey, verifyEntrySignature } from '@audit-ledger/core';
 
+/** What can fail in a receipt, as a stable code (match these, never the words). */
+export type ReceiptFailureCode = 'entry_malformed' | 'hash_mismatch' | 'content_mismatch' | 'unknown_key' | 'bad_signature' | 'key_not_active';
+
 export interface ReceiptCheck {
   ok: boolean;
+  /** Each failure with its code and its words. */
+  failures: Array<{ code: ReceiptFailureCode; message: string }>;
+  /** The failures' words alone (the same order). */
   problems: string[];
 }
 
@@ -32,24 +38,25 @@ export const asEntryBody = <T extends Omit<EntryBody, 'data' | 'extra' | 'links'
 export function verifyReceipt(received: ReceiptEntry, opts: { publicKeys: PublicKeys }): ReceiptCheck {
   const entry = asEntryBody(received);
   const keys = trustedKeys(opts.publicKeys);
-  const problems: string[] = [];
+  const failures: ReceiptCheck['failures'] = [];
+  const fail = (code: ReceiptFailureCode, message: string) => failures.push({ code, message });
   let recomputed: string | undefined;
   try {
     recomputed = entryHash(entry);
   } catch (err) {
-    problems.push(`the entry cannot be hashed: ${err instanceof Error ? err.message : String(err)}`);
+    fail('entry_malformed', `the entry cannot be hashed: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (recomputed !== undefined && recomputed !== entry.hash) problems.push(`hash mismatch: recomputed ${recomputed}, entry says ${entry.hash}`);
-  // Format version 2: the content against the commitment the hash covers (an erased entry has none to check).
+  if (recomputed !== undefined && recomputed !== entry.hash) fail('hash_mismatch', `hash mismatch: recomputed ${recomputed}, entry says ${entry.hash}`);
+  // From format version 2: the content against the commitment the hash covers (an erased entry has none to check).
   const content = contentState(entry);
-  if (content.state === 'mismatch') problems.push(`content mismatch: ${content.detail}`);
+  if (content.state === 'mismatch') fail('content_mismatch', `content mismatch: ${content.detail}`);
   const key = keys.find((k) => k.keyId === entry.key_id);
-  if (!key) problems.push(`key ${entry.key_id} is not one of the pinned keys`);
-  else if (!verifyEntrySignature(key.raw, entry.hash, entry.signature)) problems.push(`the signature does not verify with key ${entry.key_id}`);
+  if (!key) fail('unknown_key', `key ${entry.key_id} is not one of the pinned keys`);
+  else if (!verifyEntrySignature(key.raw, entry.hash, entry.signature)) fail('bad_signature', `the signature does not verify with key ${entry.key_id}`);
   else {
     // A retired key's signature on an entry dated after its retirement does not count.
     const inactive = keyNotActive(key.keyId, key.period, entry.created_at, 'an entry created at');
-    if (inactive) problems.push(`key_not_active: ${inactive}`);
+    if (inactive) fail('key_not_active', `key_not_active: ${inactive}`);
   }
-  return { ok: problems.length === 0, problems };
+  return { ok: failures.length === 0, failures, problems: failures.map((f) => f.message) };
 }

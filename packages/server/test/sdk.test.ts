@@ -149,12 +149,14 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     const [listed] = await readTrace(trace);
     const entry = await client.getLog((listed as LedgerEntry).log_id);
     const keys = await (await fetch(`${baseUrl}/integrity/keys`)).text();
-    expect(verifyReceipt(entry, { publicKeys: keys })).toEqual({ ok: true, problems: [] });
+    expect(verifyReceipt(entry, { publicKeys: keys })).toEqual({ ok: true, failures: [], problems: [] });
+    // Each failure has a stable code to match (the console does), and its words.
     const changed = verifyReceipt({ ...entry, data: { decision: 'reject' } }, { publicKeys: keys });
     expect(changed.ok).toBe(false);
+    expect(changed.failures.map((f) => f.code)).toEqual(['content_mismatch']);
     expect(changed.problems[0]).toContain('content mismatch');
-    expect(verifyReceipt({ ...entry, event_type: 'other' }, { publicKeys: keys }).problems[0]).toContain('hash mismatch');
-    expect(verifyReceipt(entry, { publicKeys: [] }).problems).toEqual([`key ${entry.key_id} is not one of the pinned keys`]);
+    expect(verifyReceipt({ ...entry, event_type: 'other' }, { publicKeys: keys }).failures.map((f) => f.code)).toEqual(['hash_mismatch']); // the signature is over the stored hash, which still holds
+    expect(verifyReceipt(entry, { publicKeys: [] }).failures).toEqual([{ code: 'unknown_key', message: `key ${entry.key_id} is not one of the pinned keys` }]);
     expect((await client.verifyLog(entry.log_id)).chain_valid).toBe(true);
   });
 
