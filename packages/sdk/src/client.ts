@@ -3,12 +3,12 @@
 // (honouring Retry-After), and never retries other 4xx: the items a problem names go to onError
 // and the rest of the batch is sent again. Every event gets a client-side id and an idempotency
 // key derived from that id and its content, so a retried batch never appends twice and two
-// different events never share a key. fetch-based: Node, browsers, Deno and Bun.
+// different events never share a key. fetch-based: Node, browsers, Deno and Bun. The typed reads
+// it inherits are in reads.ts.
 import type { JsonObject } from '@audit-ledger/core';
-import type { CausalGraph, EntryCheck, EntryPage, EvidenceBundle, HitlRejection, HitlRejectionInput, IntegrityStatus, LedgerEntry, ReplaySession, RootCause, Staleness, Timeline } from './api.js';
 import { idempotencyKeyOf, RETRYABLE, retryDelay } from './delivery.js';
-import { type Problem, ProblemError } from './problem.js';
-import { CheckpointWatcher, type InclusionProof, type SignedCheckpoint, type WatchOptions } from './checkpoints.js';
+import type { Problem } from './problem.js';
+import { LedgerReads } from './reads.js';
 
 /** An event as POST /api/v1/logs takes it (docs/event-types.md for the vocabulary). */
 export interface AuditEvent {
@@ -89,7 +89,7 @@ interface Queued {
 }
 
 
-export class AuditLedgerClient {
+export class AuditLedgerClient extends LedgerReads {
   private readonly queue: Queued[] = [];
   private readonly waitingForRoom: Array<() => void> = [];
   private readonly opts: Required<Omit<ClientOptions, 'onDrop' | 'onError' | 'spool'>> & Pick<ClientOptions, 'onDrop' | 'onError' | 'spool'>;
@@ -104,7 +104,7 @@ export class AuditLedgerClient {
 
   constructor(options: ClientOptions) {
     if (!/\/api\/v1\/?$/.test(options.baseUrl)) throw new Error(`baseUrl must end in /api/v1 (got ${options.baseUrl})`);
-    this.opts = {
+    const opts: AuditLedgerClient['opts'] = {
       batchSize: 100,
       flushIntervalMs: 1000,
       maxQueue: 10_000,
@@ -117,6 +117,8 @@ export class AuditLedgerClient {
       ...options,
       baseUrl: options.baseUrl.replace(/\/$/, ''),
     };
+    super(opts);
+    this.opts = opts;
     this.ready = this.opts.spool ? this.opts.spool.load().then((left) => left.forEach((event) => this.enqueue(event))) : Promise.resolve();
   }
 
@@ -275,134 +277,6 @@ export class AuditLedgerClient {
       this.opts.sleep(retryDelay(attempt, retryAfter, { baseMs: this.opts.retryBaseMs, maxMs: this.opts.retryMaxMs, random: this.opts.random, now: Date.now() })),
       new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
     ]);
-  }
-
-  // ---- typed reads ----
-
-  private async request(method: string, path: string, body?: unknown): Promise<Response> {
-    const headers: Record<string, string> = { 'x-api-key': this.opts.apiKey };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await this.opts.fetch(`${this.opts.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    if (!res.ok) throw new ProblemError((await res.json().catch(() => ({ status: res.status, code: 'unknown', title: res.statusText, detail: '', type: '' }))) as Problem);
-    return res;
-  }
-
-  private async get<T>(path: string): Promise<T> {
-    return (await (await this.request('GET', path)).json()) as T;
-  }
-
-  private async post<T>(path: string, body: unknown): Promise<T> {
-    return (await (await this.request('POST', path, body)).json()) as T;
-  }
-
-  /** One entry, as stored. */
-  getLog(logId: string): Promise<LedgerEntry> {
-    return this.get(`/logs/${encodeURIComponent(logId)}`);
-  }
-
-  /** The service's check of one entry (hash, links, signature, inclusion under the latest checkpoint). */
-  verifyLog(logId: string): Promise<EntryCheck> {
-    return this.get(`/logs/${encodeURIComponent(logId)}/verify`);
-  }
-
-  /** The latest signed checkpoint. */
-  checkpoint(): Promise<SignedCheckpoint> {
-    return this.get('/integrity/checkpoint');
-  }
-
-  /** The consistency proof between two signed tree sizes. */
-  consistency(first: number, second: number): Promise<{ first: number; second: number; proof: string[] }> {
-    return this.get(`/integrity/consistency?first=${first}&second=${second}`);
-  }
-
-  /** An entry's inclusion proof in the tree of the latest checkpoint (or `treeSize`), with that checkpoint. */
-  proof(logId: string, treeSize?: number): Promise<InclusionProof & { checkpoint: SignedCheckpoint | null }> {
-    return this.get(`/logs/${encodeURIComponent(logId)}/proof${treeSize ? `?tree_size=${treeSize}` : ''}`);
-  }
-
-  /** A watcher that checks every new checkpoint against the pinned keys and the last one accepted (call start(ms) to poll). */
-  watchCheckpoints(opts: WatchOptions): CheckpointWatcher {
-    return new CheckpointWatcher(this, opts);
-  }
-
-  /** The company's chain: head, latest checkpoint, verification state. */
-  integrityStatus(): Promise<IntegrityStatus> {
-    return this.get('/integrity/status');
-  }
-
-  /** Opens a replay session of a trace (pinned at its current size), for the analyses below. */
-  replay(traceId: string, metadata: Record<string, unknown> = {}): Promise<ReplaySession> {
-    return this.post('/forensics/replays', { trace_id: traceId, metadata });
-  }
-
-  /** The replay's events in event-time order, each with its integrity. */
-  timeline(sessionId: string): Promise<Timeline> {
-    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/timeline`);
-  }
-
-  /** The replay's causal graph: events, context sources, edges, cycles and dangling references. */
-  causalGraph(sessionId: string): Promise<CausalGraph> {
-    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/causal-graph`);
-  }
-
-  /** How old each context source was when a decision used it. */
-  staleness(sessionId: string): Promise<Staleness> {
-    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/staleness`);
-  }
-
-  /** The outcome of the replayed run and its most likely root cause, with the evidence path. */
-  rootCause(sessionId: string): Promise<RootCause> {
-    return this.get(`/forensics/replays/${encodeURIComponent(sessionId)}/root-cause`);
-  }
-
-  /** Records a human reviewer's rejection of an agent decision (a hitl.rejected entry, committed when this resolves). */
-  rejectDecision(input: HitlRejectionInput): Promise<HitlRejection> {
-    return this.post('/hitl/reject', input);
-  }
-
-  /** An evidence bundle (entries, inclusion proofs, signed checkpoint) for a trace or a seq range, to verify offline. */
-  evidence(query: { trace_id: string } | { from_seq: number; to_seq: number }): Promise<EvidenceBundle> {
-    return this.get(`/exports/evidence?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
-  }
-
-  /** A streaming export, as the service sends it: JSON Lines (verifiable) or CSV (for reading). */
-  async exportStream(query: { format: 'jsonl' | 'csv'; trace_id?: string; event_type?: string; from?: string; to?: string }): Promise<ReadableStream<Uint8Array>> {
-    const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined) as Array<[string, string]>);
-    const res = await this.request('GET', `/exports/logs?${params}`);
-    if (!res.body) throw new Error('the export answer has no body');
-    return res.body;
-  }
-
-  /** Every exported entry, parsed line by line as the JSON Lines export streams in (memory stays flat). */
-  async *exportEntries(query: { trace_id?: string; event_type?: string; from?: string; to?: string } = {}): AsyncGenerator<LedgerEntry> {
-    const reader = (await this.exportStream({ ...query, format: 'jsonl' })).getReader();
-    const text = new TextDecoder('utf-8', { fatal: true });
-    let rest = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      rest += done ? text.decode() : text.decode(value, { stream: true });
-      let nl = rest.indexOf('\n');
-      while (nl >= 0) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        if (line.trim() !== '') yield JSON.parse(line) as LedgerEntry;
-        nl = rest.indexOf('\n');
-      }
-      if (done) break;
-    }
-    if (rest.trim() !== '') yield JSON.parse(rest) as LedgerEntry;
-  }
-
-  /** Every entry matching the query, in seq order, following cursors. */
-  async *search(query: Partial<Record<'trace_id' | 'session_id' | 'event_type' | 'source' | 'from' | 'to', string>> & { limit?: number } = {}): AsyncGenerator<LedgerEntry> {
-    let cursor: string | null = null;
-    do {
-      const params = new URLSearchParams(Object.entries({ ...query, limit: String(query.limit ?? 500) }).filter(([, v]) => v !== undefined) as Array<[string, string]>);
-      if (cursor) params.set('cursor', cursor);
-      const page: EntryPage = await this.get(`/logs?${params}`);
-      yield* page.items;
-      cursor = page.next_cursor;
-    } while (cursor);
   }
 }
 

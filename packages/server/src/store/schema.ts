@@ -1,8 +1,12 @@
 // Row types of every table, as Kysely sees them. Every table leads with company_id so
 // the schema can be distributed by company. Timestamps are fixed-width ISO 8601 UTC
 // strings with milliseconds ("2026-01-02T03:04:05.678Z"): identical on both stores,
-// sortable as text, and exactly what the ledger hashes.
+// sortable as text, and exactly what the ledger hashes. The compliance tables are in
+// schema-compliance.ts.
 import type { CheckpointRecord, ViolationKind } from '@audit-ledger/core';
+import type { CheckpointCosignaturesTable, ComplianceReportsTable, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable, WitnessStateTable } from './schema-compliance.js';
+
+export type * from './schema-compliance.js';
 
 export interface CompaniesTable {
   company_id: string;
@@ -296,89 +300,6 @@ export interface WebhookAttemptsTable {
   error: string | null;
   /** delivered, retry, failed (gave up) or disabled (410). */
   result: string;
-}
-
-/** A company's content retention (docs/compliance.md): content older than the days is erased. */
-export interface RetentionPoliciesTable {
-  company_id: string;
-  /** Days content is kept; null: kept forever (unless an event type says otherwise). */
-  content_days: number | null;
-  /** JSON object {event_type: days}, overriding content_days for those types. */
-  by_event_type: string;
-  updated_at: string;
-  updated_by: string;
-  last_run_at: string | null;
-  erased_total: number;
-}
-
-export interface LegalHoldsTable {
-  company_id: string;
-  hold_id: string;
-  /** JSON: {trace_id} | {session_id} | {agent_id} | {from?, to?} | {all: true}. */
-  scope: string;
-  reason: string;
-  case_reference: string | null;
-  created_at: string;
-  created_by: string;
-  released_at: string | null;
-  released_by: string | null;
-  release_reason: string | null;
-}
-
-export type ErasureKind = 'request' | 'retention';
-/** planned: chosen, not yet in the ledger; recorded: its compliance.erasure entry is committed; applied: the content is gone. */
-export type ErasureStatus = 'planned' | 'recorded' | 'applied';
-
-export interface ErasuresTable {
-  company_id: string;
-  erasure_id: string;
-  /** The request (or retention run) it belongs to: a large one is recorded in several erasures of at most 1000 entries. */
-  request_id: string;
-  kind: ErasureKind;
-  legal_basis: string;
-  requested_by: string;
-  created_at: string;
-  /** JSON array of the log_ids erased. */
-  log_ids: string;
-  status: ErasureStatus;
-  /** The log_id of the compliance.erasure entry; null while planned. */
-  record_log_id: string | null;
-  erased_count: number;
-  applied_at: string | null;
-}
-
-/** What one witness last cosigned of one company's log. */
-export interface WitnessStateTable {
-  company_id: string;
-  witness: string;
-  tree_size: number;
-  updated_at: string;
-  /** Checkpoints the witness refused as inconsistent with what it cosigned before. */
-  refusals: number;
-  last_error: string | null;
-  last_error_at: string | null;
-}
-
-/** A witness's cosignature of a checkpoint: the note signature line, exactly as it answered. */
-export interface CheckpointCosignaturesTable {
-  company_id: string;
-  tree_size: number;
-  witness: string;
-  /** POSIX seconds, from the cosignature. */
-  timestamp: number;
-  line: string;
-}
-
-/** A period report: the signed JSON document, exactly as signed. */
-export interface ComplianceReportsTable {
-  company_id: string;
-  report_id: string;
-  period_from: string;
-  period_to: string;
-  created_at: string;
-  /** JSON of the actor who asked for it. */
-  created_by: string;
-  document: string;
 }
 
 export interface Database {
