@@ -176,16 +176,20 @@ describe('docs/ledger-format.md worked example', () => {
     expect(signNote(parseNote(note).text, 'audit-ledger.local', rfc8032Key(), raw)).toBe(note);
   });
 
-  it('gives a version 2 entry whose commitment, canonical body, hash and signature verify, erased or not', () => {
-    const e = JSON.parse(block('example-v2-entry')) as LedgerEntry;
-    expect(e.prev_hash).toBe(entries[1]?.hash);
-    const text = block('example-v2-content');
+  /**
+   * What every content-committing example must hold (sections 14 and 16): its content text and
+   * commitment, its canonical body and hash, exactly its version's hashed fields, an intact
+   * content state, its signature by the RFC 8032 key; erased, the same hash and an erased state.
+   */
+  function checkCommittedExample(version: 'v2' | 'v3', fields: ReadonlyArray<string>) {
+    const e = JSON.parse(block(`example-${version}-entry`)) as LedgerEntry;
+    const text = block(`example-${version}-content`);
     expect(contentText(canonicalJson(e.data as JsonObject), null)).toBe(text);
     expect(contentCommitment(fromBase64(e.content_salt as string), text)).toBe(e.content_commitment);
-    expect(canonicalJson(entryBody(e) as JsonObject)).toBe(block('example-v2-canonical'));
-    expect(sha256Hex(block('example-v2-canonical'))).toBe(e.hash);
-    expect(Object.keys(entryBody(e)).sort()).toEqual([...HASHED_FIELDS_V2].sort());
-    expect(doc).toContain(`The hash covers these ${HASHED_FIELDS_V2.length} fields`);
+    expect(canonicalJson(entryBody(e) as JsonObject)).toBe(block(`example-${version}-canonical`));
+    expect(sha256Hex(block(`example-${version}-canonical`))).toBe(e.hash);
+    expect(Object.keys(entryBody(e)).sort()).toEqual([...fields].sort());
+    expect(doc).toContain(`The hash covers these ${fields.length} fields`);
     expect(contentState(e)).toEqual({ state: 'intact' });
     expect(verifyEntrySignature(rawKey, e.hash, e.signature)).toBe(true);
     expect(signEntryHash(rfc8032Key(), e.hash)).toBe(e.signature);
@@ -193,32 +197,25 @@ describe('docs/ledger-format.md worked example', () => {
     const erased = { ...e, data: null, extra: null, content_salt: null };
     expect(entryHash(erased)).toBe(e.hash);
     expect(contentState(erased)).toEqual({ state: 'erased' });
+    return { e, erased };
+  }
+
+  it('gives a version 2 entry whose commitment, canonical body, hash and signature verify, erased or not', () => {
+    const { e } = checkCommittedExample('v2', HASHED_FIELDS_V2);
+    expect(e.prev_hash).toBe(entries[1]?.hash);
     expect(contentState({ ...e, data: { tool: 'other' } }).state).toBe('mismatch');
   });
 
   it('gives a version 3 entry whose links, commitment, canonical body, hash and signature verify, erased or not, and whose links the rule rebuilds', () => {
-    const v2 = JSON.parse(block('example-v2-entry')) as LedgerEntry;
-    const e = JSON.parse(block('example-v3-entry')) as LedgerEntry;
-    expect(e.prev_hash).toBe(v2.hash);
+    const { e, erased } = checkCommittedExample('v3', HASHED_FIELDS_V3);
+    expect(e.prev_hash).toBe((JSON.parse(block('example-v2-entry')) as LedgerEntry).hash);
     expect(e.links).toEqual(skeletonLinks(e.data as JsonObject));
-    const text = block('example-v3-content');
-    expect(contentText(canonicalJson(e.data as JsonObject), null)).toBe(text);
-    expect(contentCommitment(fromBase64(e.content_salt as string), text)).toBe(e.content_commitment);
-    expect(canonicalJson(entryBody(e) as JsonObject)).toBe(block('example-v3-canonical'));
-    expect(sha256Hex(block('example-v3-canonical'))).toBe(e.hash);
     expect(Object.keys(entryBody(e))).toEqual([...HASHED_FIELDS_V3]);
-    expect(doc).toContain(`The hash covers these ${HASHED_FIELDS_V3.length} fields`);
     const section16 = doc.slice(doc.indexOf('## 16.'));
     const listed = /hashed exactly as in\nsection 3:\n\n([\s\S]*?)\n\n/.exec(section16)?.[1] ?? '';
     expect([...listed.matchAll(/`(\w+)`/g)].map((m) => m[1])).toEqual([...HASHED_FIELDS_V3]);
-    expect(contentState(e)).toEqual({ state: 'intact' });
-    expect(verifyEntrySignature(rawKey, e.hash, e.signature)).toBe(true);
-    expect(signEntryHash(rfc8032Key(), e.hash)).toBe(e.signature);
-    // Erased: the same hash; the links stay, and are no longer compared with anything.
-    const erased = { ...e, data: null, extra: null, content_salt: null };
-    expect(entryHash(erased)).toBe(e.hash);
-    expect(contentState(erased)).toEqual({ state: 'erased' });
-    // Links that are not the content's: a content mismatch (the hash changes too, as for any hashed field).
+    // Erased, the links stay and are no longer compared with anything. Links that are not the
+    // content's: a content mismatch (the hash changes too, as for any hashed field).
     expect(contentState({ ...e, links: { decision_id: 'dec-8' } })).toMatchObject({ state: 'mismatch', detail: expect.stringContaining('links') });
     expect(contentState({ ...e, links: null })).toMatchObject({ state: 'mismatch' });
     expect(contentState({ ...erased, links: ['x'] as unknown as JsonObject })).toMatchObject({ state: 'mismatch', detail: expect.stringContaining('neither null nor a JSON object') });
