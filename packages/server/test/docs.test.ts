@@ -1,5 +1,5 @@
 // The documents state what the code does: figures they give that the build can check are checked
-// here (the README's examples run in readme.test.ts, the SDK's TypeScript in doc-examples.test.ts,
+// here (the README's and docs/integrations.md's shell examples run in readme.test.ts, docs/compliance.md's in witness.test.ts, the release READMEs' in release.test.ts, the SDK's TypeScript in doc-examples.test.ts,
 // the format doc's examples in ledger-format.test.ts).
 import fs from 'node:fs';
 import path from 'node:path';

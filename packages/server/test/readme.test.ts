@@ -1,6 +1,7 @@
 // The README, followed literally: its shell examples (quick start, sending events, the online key
 // rotation, investigating a trace, and the auditor's pin/collect/verify) run in bash, in order,
-// against the built service, with only the address changed. A step that uses something never
+// against the built service, with only the address changed; then docs/integrations.md's (the
+// verifier on the collected files, and the OTLP exporters configured by its environment block). A step that uses something never
 // defined, or a command that is not on PATH, fails here before a reader meets it.
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +14,24 @@ const ROOT = path.join(import.meta.dirname, '..', '..', '..');
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 /** The service starts with it, and the reader's shell has the same value (as "Verifying entries" says). */
 const OPERATOR_TOKEN = 'readme-operator-token-0123456789abcdef';
+
+/** The ```sh blocks of a document (docs/…), in order. */
+function docShellBlocks(doc: string): string[] {
+  return [...fs.readFileSync(path.join(ROOT, doc), 'utf8').matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((m) => m[1] as string);
+}
+
+/**
+ * After `docs/integrations.md`'s OTLP block has set the environment: one span through the exporter
+ * the block names, configured by nothing but that environment (as a real agent's would be).
+ */
+const exportOneSpan = (exporterPackage: string, name: string) => `(cd "${path.join(ROOT, 'packages', 'server')}" && node --input-type=module -e "
+const { OTLPTraceExporter } = await import('${exporterPackage}');
+const { SimpleSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
+const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: new OTLPTraceExporter() })] });
+provider.getTracer('docs').startSpan('${name}').end();
+await provider.forceFlush();
+await provider.shutdown();
+")`;
 
 /** The ```sh blocks of a README section (indented ones too), dedented. */
 function shellBlocks(section: string): string[] {
@@ -55,8 +74,26 @@ describe('the README, followed literally', () => {
       ...shellBlocks('How to verify your logs as an auditor'),
     ];
     expect(blocks.length).toBeGreaterThanOrEqual(6);
-    const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll('http://127.0.0.1:8080', url);
-    const run = spawnSync('bash', ['-c', script], { cwd: work, encoding: 'utf8', timeout: 120_000, env: { ...process.env, CI: 'true', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN } });
+    // Then docs/integrations.md on the files the auditor collected: the installed verifier on PATH,
+    // and the OTLP environment (with this service's address and the key the README created) driving
+    // the real exporters, once with each header form it shows.
+    const [verifyBlock, otlpBlock, ...moreBlocks] = docShellBlocks('docs/integrations.md');
+    expect(moreBlocks).toEqual([]);
+    const otlp = String(otlpBlock).replaceAll('https://ledger.example.com', url).replaceAll('alk_…', '$KEY');
+    const bearer = otlp.replace(/^export OTEL_EXPORTER_OTLP_HEADERS=.*$/m, 'export OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer%20$KEY"');
+    expect(otlp).toContain('OTEL_EXPORTER_OTLP_HEADERS="x-api-key=$KEY"');
+    expect(String(otlpBlock)).toContain('# or authorization=Bearer%20alk_…');
+    const docs = [
+      String(verifyBlock),
+      otlp,
+      exportOneSpan('@opentelemetry/exporter-trace-otlp-proto', 'docs-span-protobuf-x-api-key'),
+      bearer,
+      exportOneSpan('@opentelemetry/exporter-trace-otlp-http', 'docs-span-json-bearer'),
+      `curl -s ${url}/api/v1/exports/logs?format=jsonl -H "X-API-Key: $KEY" | grep -o '"docs-span-[a-z-]*"' | sort -u`,
+    ];
+    const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll('http://127.0.0.1:8080', url) + `\n${docs.join('\n')}`;
+    const PATH = `${path.join(ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`;
+    const run = spawnSync('bash', ['-c', script], { cwd: work, encoding: 'utf8', timeout: 120_000, env: { ...process.env, PATH, CI: 'true', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN } });
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toContain('created user admin@example.com (admin) in company "acme"');
     expect(run.stdout).toMatch(/"log_id":"[0-9a-f-]{36}"/);
@@ -69,7 +106,10 @@ describe('the README, followed literally', () => {
     // pinned keys file verifies entries on both sides of the rotation.
     expect(run.stdout).toMatch(/active signing key is now [0-9a-f]{16} \(was [0-9a-f]{16}, retired at /m);
     expect(run.stdout).toMatch(/OK {3}key transition [0-9a-f]{16} → [0-9a-f]{16} at /m);
-    expect(run.stdout.match(/^VERIFIED: every check holds$/gm)).toHaveLength(2);
+    // Twice from the README, twice from docs/integrations.md.
+    expect(run.stdout.match(/^VERIFIED: every check holds$/gm)).toHaveLength(4);
+    // Both spans arrived, through both exporters and both header forms.
+    expect(run.stdout).toContain('"docs-span-json-bearer"\n"docs-span-protobuf-x-api-key"\n');
     expect(run.stdout).toMatch(/^OK {3}4 entries: every hash, signature and inclusion proof verifies$/m);
   }, 180_000);
 });

@@ -7,6 +7,7 @@ import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkpointText, cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignatureLine, parseNote, parseWitnessKey, toHex, verifierKey, verifyCosignature, witnessVerifierKey } from '@audit-ledger/core';
 import { rawPublicKey, signKeyTransition, signNote } from '../src/ledger/signing.js';
@@ -17,6 +18,11 @@ import { LogWatcher, runCli, spawnCli } from './helpers/process.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-ledger-witness-'));
+const REPO = path.join(import.meta.dirname, '..', '..', '..');
+/** docs/compliance.md's two ```sh blocks: running a witness, and the auditor's quorum check. */
+const [DOC_WITNESS, DOC_AUDITOR, ...DOC_MORE] = [...fs.readFileSync(path.join(REPO, 'docs', 'compliance.md'), 'utf8').matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((m) => m[1] as string);
+/** The installed commands (`npm ci` links them), as an operator or auditor has them. */
+const DOC_ENV = { ...process.env, PATH: `${path.join(REPO, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}` };
 
 describe('cosignature format (C2SP tlog-cosignature, cosignature/v1)', () => {
   // The example of c2sp.org/tlog-cosignature: a checkpoint with a witness cosignature, and the message it signs.
@@ -165,6 +171,21 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
     }
   });
 
+  /** docs/compliance.md's witness, run as written in bash: only its address changed (any free port, this machine only). */
+  async function startDocWitness(noteVerifierKey: string): Promise<{ url: string; vkey: string }> {
+    expect(DOC_MORE).toEqual([]);
+    const dir = fs.mkdtempSync(path.join(tmp, `${kind}-doc-witness-`));
+    const script = String(DOC_WITNESS)
+      .replace('<note_verifier_key from GET /api/v1/integrity/keys>', noteVerifierKey)
+      .replace('--host 0.0.0.0 --port 8090', '--host 127.0.0.1 --port 0');
+    expect(script).toContain(noteVerifierKey);
+    expect(script).toContain('--port 0');
+    const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], { cwd: dir, env: { ...DOC_ENV, LOG_LEVEL: 'info' }, stdio: 'pipe', detached: true });
+    children.push({ kill: () => process.kill(-(child.pid as number), 'SIGKILL') });
+    const up = await new LogWatcher(child).waitFor((l) => l.msg === 'witness listening');
+    return { url: String(up.url), vkey: String(up.verifier_key) };
+  }
+
   it('two witnesses cosign every checkpoint; a rewritten history is refused by both, visibly', async () => {
     // The service's signing key first: the witnesses must know it before the service starts.
     const keyFile = path.join(tmp, `${kind}-service-key.pem`);
@@ -172,7 +193,8 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
     fs.writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     const logsFile = path.join(tmp, `${kind}-logs.json`);
     fs.writeFileSync(logsFile, JSON.stringify({ logs: [{ origin_prefix: 'audit-ledger.local/', verifier_keys: [verifierKey('audit-ledger.local', rawPublicKey(publicKey))] }] }));
-    const w1 = await startWitness('witness.test/w1', logsFile);
+    // The first as docs/compliance.md runs one (named witness.example.com/w1), the second by the helper.
+    const w1 = await startDocWitness(verifierKey('audit-ledger.local', rawPublicKey(publicKey)));
     const w2 = await startWitness('witness.test/w2', logsFile);
     const env = {
       LEDGER_DATA_DIR: db.dataDir,
@@ -196,7 +218,7 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
     await vi.waitFor(
       async () => {
         const st = await status(svc.url);
-        expect(st.witnesses).toMatchObject({ quorum: 2, quorum_met: true, latest_checkpoint_cosigned_by: ['witness.test/w1', 'witness.test/w2'] });
+        expect(st.witnesses).toMatchObject({ quorum: 2, quorum_met: true, latest_checkpoint_cosigned_by: ['witness.example.com/w1', 'witness.test/w2'] });
         cosignedSize = st.checkpoint.tree_size;
       },
       { timeout: 20_000, interval: 50 },
@@ -227,6 +249,18 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
     const ok = await runCli(['verify-bundle', bundleFile, '--public-key', pem, '--witness', w1.vkey, '--witness', w2.vkey], {});
     expect(ok.stdout).toContain('OK   checkpoint cosigned by 2 of the 2 named witnesses');
     expect(ok.code).toBe(0);
+    // The auditor's command of docs/compliance.md, as written: its files in the auditor's directory
+    // (the pinned keys, the bundle, the second witness's key in w2.vkey), the first key inline.
+    const auditor = fs.mkdtempSync(path.join(tmp, `${kind}-auditor-`));
+    fs.writeFileSync(path.join(auditor, 'bundle.json'), JSON.stringify(bundle));
+    fs.writeFileSync(path.join(auditor, 'keys.json'), (await call(`${svc.url}/api/v1/integrity/keys`, 'GET', undefined, api)).body);
+    fs.writeFileSync(path.join(auditor, 'w2.vkey'), `${w2.vkey}\n`);
+    const auditorScript = String(DOC_AUDITOR).replace("'witness.example.com/w1+1a2b3c4d+BAo…'", `'${w1.vkey}'`);
+    expect(auditorScript).toContain(w1.vkey);
+    const docRun = spawnSync('bash', ['-c', `set -euo pipefail\n${auditorScript}`], { cwd: auditor, env: DOC_ENV, encoding: 'utf8' });
+    expect(docRun.stdout).toContain('OK   checkpoint cosigned by 2 of the 2 named witnesses');
+    expect(docRun.stdout).toMatch(/^VERIFIED: every check holds$/m);
+    expect(docRun.status, docRun.stderr).toBe(0);
     const stranger = witnessVerifierKey('witness.test/stranger', rawPublicKey(generateKeyPairSync('ed25519').publicKey));
     const short = await runCli(['verify-bundle', bundleFile, '--public-key', pem, '--witness', w1.vkey, '--witness', stranger, '--witness-quorum', '2'], {});
     expect(short.code).toBe(1);
@@ -255,7 +289,7 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
       { timeout: 20_000, interval: 50 },
     );
     const metrics = await (await fetch(`${svc.url}/api/v1/metrics`)).text();
-    for (const name of ['witness.test/w1', 'witness.test/w2']) expect(metrics).toMatch(new RegExp(`audit_ledger_witness_refusals_total\\{witness="${name.replace('/', '\\/')}"\\} [1-9]`));
+    for (const name of ['witness.example.com/w1', 'witness.test/w2']) expect(metrics).toMatch(new RegExp(`audit_ledger_witness_refusals_total\\{witness="${name.replace('/', '\\/')}"\\} [1-9]`));
     expect(svc.logs.lines.some((l) => String(l.msg).startsWith('a witness refused a checkpoint'))).toBe(true);
     expect(await svc.stop()).toBe(0);
   });
