@@ -1,10 +1,12 @@
 // `npm run build` (and so `npm start` and `npm test`): checks the Node version first, then builds
 // the workspace (tsc --build, then the console's bundle) unless nothing it is built from changed
 // since the last build. "Changed" is a SHA-256 over the contents of every source, test, bench
-// and config file of the packages, the root TypeScript configs and package-lock.json (about 3 MB,
-// read in tens of milliseconds); the digest of the last build is kept in node_modules/.cache, so a
+// and config file of the packages, the root TypeScript configs, package-lock.json and
+// docs/openapi.json (about 3 MB, read in tens of milliseconds); the SDK's API types are generated
+// from that document first (scripts/api-types.mjs); the digest of the last build is kept in node_modules/.cache, so a
 // fresh `npm ci` always builds. `npm run build -- --force` builds regardless.
 import '../packages/server/bin/check-node.js';
+import { OUTPUT as API_TYPES, apiTypes } from './api-types.mjs';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -16,12 +18,14 @@ const PACKAGES = ['core', 'verify', 'sdk', 'server', 'console'];
 /** What a build must leave behind: with any of them missing, it builds whatever the digest says. */
 const OUTPUTS = ['packages/core/dist/index.js', 'packages/verify/dist/index.js', 'packages/sdk/dist/index.js', 'packages/server/dist/src/cli.js', 'packages/console/dist/index.html'];
 const SKIP = new Set(['node_modules', 'dist']);
+/** Build outputs that live beside the sources (not in git): never an input. */
+const GENERATED = new Set([API_TYPES]);
 
 function files(dir) {
   const out = [];
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (SKIP.has(e.name) || e.name.endsWith('.tsbuildinfo')) continue;
     const p = path.join(dir, e.name);
+    if (SKIP.has(e.name) || e.name.endsWith('.tsbuildinfo') || GENERATED.has(p)) continue;
     if (e.isDirectory()) out.push(...files(p));
     else if (e.isFile()) out.push(p);
   }
@@ -29,7 +33,7 @@ function files(dir) {
 }
 
 function digest() {
-  const list = [...PACKAGES.flatMap((p) => files(path.join(root, 'packages', p))), ...['tsconfig.json', 'tsconfig.base.json', 'package.json', 'package-lock.json'].map((f) => path.join(root, f))].sort();
+  const list = [...PACKAGES.flatMap((p) => files(path.join(root, 'packages', p))), ...['tsconfig.json', 'tsconfig.base.json', 'package.json', 'package-lock.json', 'docs/openapi.json', 'scripts/api-types.mjs'].map((f) => path.join(root, f))].sort();
   const h = createHash('sha256');
   for (const f of list) h.update(`${path.relative(root, f)}\0`).update(fs.readFileSync(f)).update('\0');
   return h.digest('hex');
@@ -42,10 +46,13 @@ function run(cmd, args, env = process.env) {
 
 const force = process.argv.includes('--force');
 const before = digest();
-const current = !force && OUTPUTS.every((f) => fs.existsSync(path.join(root, f))) && fs.existsSync(STAMP) && fs.readFileSync(STAMP, 'utf8') === before;
+const current = !force && fs.existsSync(API_TYPES) && OUTPUTS.every((f) => fs.existsSync(path.join(root, f))) && fs.existsSync(STAMP) && fs.readFileSync(STAMP, 'utf8') === before;
 if (current) {
   console.log('build: current (nothing it is built from changed since the last build; `npm run build -- --force` rebuilds)');
 } else {
+  // The SDK's API types from the committed contract, docs/openapi.json (scripts/api-types.mjs).
+  const types = await apiTypes();
+  if (!fs.existsSync(API_TYPES) || fs.readFileSync(API_TYPES, 'utf8') !== types) fs.writeFileSync(API_TYPES, types);
   run('npx', ['tsc', '--build']);
   // A production bundle whoever runs the build: Vite follows NODE_ENV, and a test runner sets it to
   // `test` (the console then came out unminified, 150 KB instead of 108).

@@ -1,11 +1,13 @@
 // The parts of the OpenAPI document that no single route schema holds: servers, tag
 // descriptions, explicit `security` on every operation (empty for public ones), the recorded
-// examples (openapi-examples.ts, from a real run of every operation), and the 3.1 `webhooks`
+// examples (openapi-examples.json, recorded from a real run of every operation by
+// scripts/record-openapi-examples.ts), and the 3.1 `webhooks`
 // section describing what the service POSTs to subscribed endpoints. Applied once to the
 // document @fastify/swagger generates from the route schemas; `redocly lint` runs on the result
 // in CI (redocly.yaml lists the rules and why any is relaxed).
 import { EVENT_TYPES, type EventType } from '../events.js';
-import { OPERATION_EXAMPLES } from './openapi-examples.js';
+import RECORDED_EXAMPLES from './openapi-examples.json' with { type: 'json' };
+import { PROBLEM_CODE_DESCRIPTION } from './problems.js';
 
 type Doc = Record<string, unknown> & { paths?: Record<string, Record<string, Operation>>; components?: Record<string, unknown> };
 interface Operation {
@@ -133,8 +135,36 @@ function webhooks(): Record<string, unknown> {
   return out;
 }
 
+/** Each operation's request body and answer, by operationId. */
+const OPERATION_EXAMPLES: Record<string, { status: number; request?: unknown; response?: unknown }> = RECORDED_EXAMPLES;
+
+/** How a route's problem responses (problemResponses: ProblemSchema) come out of @fastify/swagger: the schema inlined. */
+const isProblemSchema = (schema: unknown) => (schema as { properties?: { code?: { description?: string } } } | undefined)?.properties?.code?.description === PROBLEM_CODE_DESCRIPTION;
+
+/**
+ * Every problem response as what the service sends, `application/problem+json`, referring to one
+ * `Problem` schema in components: @fastify/swagger inlines the schema (with its enum of every
+ * code) into each of the routes' 268 problem responses, under each content type the route
+ * produces, which made the document 1.8 MB and the SDK's types 0.8 MB.
+ */
+function shareProblemSchema(doc: Doc): void {
+  let problem: unknown;
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      for (const answer of Object.values(op.responses ?? {})) {
+        const schemas = Object.values(answer.content ?? {}).map((m) => m.schema);
+        if (schemas.length === 0 || !schemas.every(isProblemSchema)) continue;
+        problem ??= schemas[0];
+        answer.content = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+      }
+    }
+  }
+  if (problem !== undefined) doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas as object | undefined), Problem: problem } };
+}
+
 /** Completes the generated document in place (and returns it). */
 export function completeDocument(doc: Doc): Doc {
+  shareProblemSchema(doc);
   doc.servers = [{ url: '/', description: 'The service that serves this document (paths start with /api/v1)' }];
   doc.tags = TAGS;
   for (const item of Object.values(doc.paths ?? {})) {

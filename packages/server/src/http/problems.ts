@@ -72,13 +72,16 @@ export interface ProblemBody {
 /** Problem-specific members a problem may carry beside the standard ones. */
 export type ProblemExtensions = Pick<ProblemBody, 'hold_id' | 'case_reference' | 'log_ids'>;
 
+/** The `code` member's description: how http/openapi.ts finds the problem responses in the generated document. */
+export const PROBLEM_CODE_DESCRIPTION = 'Stable machine-readable code';
+
 export const ProblemSchema = Type.Object(
   {
     type: Type.String({ description: 'URI identifying the problem type' }),
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    code: Type.String({ description: 'Stable machine-readable code', enum: Object.keys(PROBLEM_TITLES) }),
+    code: Type.String({ description: PROBLEM_CODE_DESCRIPTION, enum: Object.keys(PROBLEM_TITLES) }),
     instance: Type.Optional(Type.String()),
     request_id: Type.Optional(Type.String()),
     errors: Type.Optional(
