@@ -1,4 +1,8 @@
 // Architecture rules checked in CI (npm run deps, part of npm test). See docs/architecture.md.
+/** The server's kernel: leaf modules every layer may use (errors, time, files, configuration, event names). */
+const KERNEL = '^packages/server/src/(background|config|domain-error|events|files|time|plural|version)\\.ts$';
+/** The composition root and the process: only the entry points import them. */
+const ROOT = '^packages/server/src/(app|server|services|cli|console|logger|openapi-document)\\.ts$';
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -30,6 +34,36 @@ module.exports = {
       comment: 'Routes receive their services from the composition root; they never import it.',
       from: { path: '^packages/server/src/routes/' },
       to: { path: '^packages/server/src/(app|services|server)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    // The server's layers, inside out: kernel ← store ← ledger ← services (auth, compliance,
+    // forensics, integrity, ingestion, otlp, webhooks, witness, …) ← http ← routes ← the root.
+    {
+      name: 'kernel-is-a-leaf',
+      severity: 'error',
+      comment: 'The kernel modules import nothing of the server but each other.',
+      from: { path: KERNEL },
+      to: { path: '^packages/server/src/', pathNot: KERNEL },
+    },
+    {
+      name: 'store-imports-only-store',
+      severity: 'error',
+      comment: 'The store (repositories, migrations, backends) imports only the core, the kernel and itself: never the ledger, a service or HTTP.',
+      from: { path: '^packages/server/src/store/' },
+      to: { path: '^packages/server/src/', pathNot: ['^packages/server/src/store/', KERNEL] },
+    },
+    {
+      name: 'ledger-imports-only-store',
+      severity: 'error',
+      comment: 'The ledger (appends, signing, keys, checkpoints, proofs) imports only the core, the kernel, the store and itself: never HTTP, metrics or a service.',
+      from: { path: '^packages/server/src/ledger/' },
+      to: { path: '^packages/server/src/', pathNot: ['^packages/server/src/(ledger|store)/', KERNEL] },
+    },
+    {
+      name: 'nothing-below-routes-imports-them',
+      severity: 'error',
+      comment: 'Services and HTTP helpers never import a route or the composition root.',
+      from: { path: '^packages/server/src/', pathNot: ['^packages/server/src/routes/', ROOT] },
+      to: { path: ['^packages/server/src/routes/', ROOT], dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { buildApp } from '../src/app.js';
 import { consoleDir } from '../src/console.js';
 import { loadConfig } from '../src/config.js';

@@ -3,7 +3,7 @@
 // call, then again).
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';

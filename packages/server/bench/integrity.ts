@@ -3,13 +3,14 @@
 import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { loadConfig } from '../src/config.js';
 import { Appender } from '../src/ledger/appender.js';
 import { CheckpointSigner } from '../src/ledger/checkpoints.js';
-import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
+import { prepareEvent } from '../src/ingestion/input.js';
+import type { PreparedEvent } from '../src/ledger/appender/types.js';
 import { Keyring } from '../src/ledger/keyring.js';
-import { openSecretBox } from '../src/webhooks/secrets.js';
+import { openSecretBox } from '../src/store/secret-box.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 import { IntegrityVerifier, type VerificationReport } from '../src/integrity/verifier.js';
 import { openSqliteStore } from '../src/store/sqlite.js';

@@ -5,7 +5,7 @@
 import { type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { openPostgresStore } from '../src/store/postgres.js';
 
 export interface MultiRow {

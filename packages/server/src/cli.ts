@@ -84,7 +84,7 @@ function program(): Command {
     .action(async (opts: { company: string; email: string; role: 'admin' | 'reviewer' | 'auditor' | 'member' }) => {
       const config = loadConfig();
       const password = await readStdin();
-      const [{ AccountInputError, createUser }, { openStore }, { CompanyNameAmbiguousError, EmailTakenError }] = await Promise.all([import('./accounts.js'), import('./store/open.js'), import('./store/accounts.js')]);
+      const [{ AccountInputError, createUser }, { openStore }, { CompanyNameAmbiguousError, EmailTakenError }] = await Promise.all([import('./users/accounts.js'), import('./store/open.js'), import('./store/accounts.js')]);
       const store = openStore(config);
       try {
         await store.migrate();
@@ -112,7 +112,7 @@ function program(): Command {
     )
     .option('--url <url>', 'base URL of the running service', `http://127.0.0.1:${process.env.PORT ?? 8080}`)
     .action(async (opts: { url: string }) => {
-      const { rotateKeyCommand } = await import('./ledger/rotate-command.js');
+      const { rotateKeyCommand } = await import('./commands/rotate-key.js');
       const { code, output } = await rotateKeyCommand({ url: opts.url, token: process.env.LEDGER_OPERATOR_TOKEN });
       (code === 0 ? process.stdout : process.stderr).write(output);
       throw new Exit(code);
@@ -126,7 +126,7 @@ function program(): Command {
         'no proof, root or verification changes. Safe while the service runs.',
     )
     .action(async () => {
-      const [{ openStore }, { pruneTree }] = await Promise.all([import('./store/open.js'), import('./ledger/prune-command.js')]);
+      const [{ openStore }, { pruneTree }] = await Promise.all([import('./store/open.js'), import('./commands/prune-tree.js')]);
       const store = openStore(loadConfig());
       try {
         await pruneTree(store.ledger, (line) => console.log(line));

@@ -2,6 +2,13 @@
 // data a caller needs to act on it. Services throw them and know nothing of HTTP; the HTTP layer
 // maps each code to a problem in one table (http/domain-problems.ts), which the compiler holds to
 // this list: a new error is added here, and its problem there, or the build fails.
+/** One offending field of a request, found by a service (the HTTP layer answers them as `errors` of a 400). */
+export interface FieldError {
+  /** JSON Pointer into the request part, e.g. "/body/logs/3/event_type". */
+  field: string;
+  message: string;
+}
+
 /** Every domain error's code, with the data it carries. */
 export interface DomainErrorData {
   // the ledger (appends)

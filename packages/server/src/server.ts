@@ -2,7 +2,7 @@
 // stop accepting, let in-flight requests finish, close the store, exit 0.
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { bootstrapIfEmpty } from './accounts.js';
+import { bootstrapIfEmpty } from './users/accounts.js';
 import { buildApp } from './app.js';
 import { createLogger, flushLogs } from './logger.js';
 import type { Config } from './config.js';

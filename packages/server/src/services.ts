@@ -16,7 +16,7 @@ import { AdminTrail } from './compliance/trail.js';
 import { Reports } from './compliance/reports.js';
 import type { ComplianceStore } from './store/compliance.js';
 import type { WitnessStore } from './store/witnesses.js';
-import { WitnessSubmitter } from './ledger/witnesses.js';
+import { WitnessSubmitter } from './witness/submitter.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
 import { EntryChecker } from './ledger/entry-check.js';
@@ -35,7 +35,7 @@ import { isStoreUnavailable, OutageReporter } from './store/unavailable.js';
 import type { UsageStore } from './store/usage.js';
 import type { WebhookStore } from './store/webhooks.js';
 import { DeliveryWorker } from './webhooks/delivery.js';
-import { openSecretBox, type SecretBox } from './webhooks/secrets.js';
+import { openSecretBox, type SecretBox } from './store/secret-box.js';
 import { WebhookEventSink } from './webhooks/sink.js';
 import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 

@@ -9,7 +9,8 @@ import { type AppendedEvent, IdempotencyConflictError } from '../src/ledger/appe
 import { Planner } from '../src/ledger/appender/planner.js';
 import type { ChainState, Pending } from '../src/ledger/appender/types.js';
 import { CheckpointSigner } from '../src/ledger/checkpoints.js';
-import { type PreparedEvent, prepareEvent } from '../src/ledger/input.js';
+import { prepareEvent } from '../src/ingestion/input.js';
+import type { PreparedEvent } from '../src/ledger/appender/types.js';
 import { EMPTY_HEAD } from '../src/store/chain.js';
 
 const prepared = (body: Record<string, unknown>, strictKey = false) => prepareEvent(body as never, '/body', { strictKey }) as PreparedEvent;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { buildApp } from '../src/app.js';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { checkpointText, fromHex, parseCheckpointText, parseNote, rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';

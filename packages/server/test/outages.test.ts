@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore, RedisCounterStore, type CounterStore } from '../src/ratelimit/counter.js';
 import { openPostgresStore } from '../src/store/postgres.js';

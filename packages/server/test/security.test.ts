@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 

@@ -5,12 +5,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { domainProblem } from '../src/http/domain-problems.js';
 import { TraceNotFoundError } from '../src/forensics/service.js';
 import { HITL_SOURCE } from '../src/hitl/rejections.js';
 import { AppenderClosedError, IdempotencyConflictError } from '../src/ledger/appender/errors.js';
-import { prepareEvent, type PreparedEvent } from '../src/ledger/input.js';
+import { prepareEvent } from '../src/ingestion/input.js';
+import type { PreparedEvent } from '../src/ledger/appender/types.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { buildServices, type ServiceSet } from '../src/services.js';
 import { ActiveKeyExistsError } from '../src/store/accounts.js';

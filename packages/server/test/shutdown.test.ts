@@ -5,7 +5,7 @@ import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { Appender } from '../src/ledger/appender.js';
 import { AppenderClosedError } from '../src/ledger/appender/errors.js';
 import { Keyring } from '../src/ledger/keyring.js';
-import { openSecretBox } from '../src/webhooks/secrets.js';
+import { openSecretBox } from '../src/store/secret-box.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 import type { WithChain } from '../src/store/chain.js';
 import { STORE_KINDS } from './helpers/env.js';

@@ -1,6 +1,6 @@
 // The service removes expired access tokens when it starts (and hourly after).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../src/accounts.js';
+import { createUser } from '../src/users/accounts.js';
 import { loadConfig } from '../src/config.js';
 import { type RunningService, startService } from '../src/server.js';
 import { STORE_KINDS } from './helpers/env.js';

@@ -386,7 +386,7 @@ describe.skipIf(!STORE_KINDS.includes('postgres'))('two processes on one Postgre
         apps.push(app);
       }
       const [a, b] = apps as [(typeof apps)[number], (typeof apps)[number]];
-      const { createUser } = await import('../src/accounts.js');
+      const { createUser } = await import('../src/users/accounts.js');
       await createUser(stores[0] as never, { company: 'two', email: 'two@example.com', password: 'two processes 123', role: 'admin' }, Date.now, null);
       const token = (await a.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'two@example.com', password: 'two processes 123' } })).json().access_token;
       await a.inject({ method: 'POST', url: '/api/v1/webhooks/endpoints', headers: { authorization: `Bearer ${token}` }, payload: { url: rx.url, event_types: ['hitl.rejected'] } });

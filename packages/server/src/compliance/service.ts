@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ERASURE_EVENT_TYPE } from '@audit-ledger/core';
 import type { LogEntryRow } from '../store/chain.js';
-import { RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { ComplianceStore, ErasureRow, HoldRow, HoldScope } from '../store/compliance.js';
 import type { ErasureKind } from '../store/schema.js';

@@ -7,7 +7,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/authenticate.js';
 import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
-import { type PreparedEvent, prepareEvent } from '../ledger/input.js';
+import { prepareEvent } from '../ingestion/input.js';
+import type { PreparedEvent } from '../ledger/appender/types.js';
 
 export { ADMIN_SOURCE };
 

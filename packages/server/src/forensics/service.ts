@@ -3,7 +3,7 @@
 import { checkpointProblems, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordContentState, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex, verifyEntrySignature } from '@audit-ledger/core';
 import { DomainError } from '../domain-error.js';
 import type { EventSink } from '../events.js';
-import { entriesOf } from '../ledger/export.js';
+import { entriesOf } from '../exports/formats.js';
 import type { Keyring } from '../ledger/keyring.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import { treeReader } from '../ledger/proofs.js';

@@ -4,7 +4,9 @@
 import type { JsonObject } from '@audit-ledger/core';
 import type { EventSink } from '../events.js';
 import type { Appender } from '../ledger/appender.js';
-import { type PreparedEvent, prepareEvent, RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import { prepareEvent } from '../ingestion/input.js';
+import type { PreparedEvent } from '../ledger/appender/types.js';
+import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { LedgerStore } from '../store/ledger.js';

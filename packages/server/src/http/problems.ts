@@ -4,7 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { CoreError } from '@audit-ledger/core';
-import { DomainError } from '../domain-error.js';
+import { DomainError, type FieldError } from '../domain-error.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -48,11 +48,7 @@ export const PROBLEM_TITLES = {
 
 export type ProblemCode = keyof typeof PROBLEM_TITLES;
 
-export interface FieldError {
-  /** JSON Pointer into the request part, e.g. "/body/logs/3/event_type". */
-  field: string;
-  message: string;
-}
+export type { FieldError } from '../domain-error.js';
 
 export interface ProblemBody {
   type: string;

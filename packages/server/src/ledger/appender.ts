@@ -15,7 +15,7 @@ import type { KeyObject } from 'node:crypto';
 import { ENTRY_SIGNATURE_CONTEXT } from '@audit-ledger/core';
 import type { ChainWriter, WithChain } from '../store/chain.js';
 import type { CheckpointSigner } from './checkpoints.js';
-import type { PreparedEvent } from './input.js';
+import type { PreparedEvent } from './appender/types.js';
 import type { Keyring } from './keyring.js';
 import type { Signer } from './signer.js';
 import { type AppendedEvent, AppenderClosedError } from './appender/errors.js';

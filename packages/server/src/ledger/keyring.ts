@@ -12,7 +12,7 @@ import { type KeyTransition, rawKeyFromBase64, SIGNATURE_ALGORITHM, toBase64 } f
 import { keyIdOfKey, rawPublicKey, signKeyTransition } from './signing.js';
 import type { Config } from '../config.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
-import type { SecretBox } from '../webhooks/secrets.js';
+import type { SecretBox } from '../store/secret-box.js';
 import { iso } from '../time.js';
 
 export interface SigningKey {

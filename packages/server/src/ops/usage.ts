@@ -4,7 +4,7 @@
 import { iso } from '../time.js';
 import type { UsageRow, UsageStore } from '../store/usage.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
-import type { PreparedEvent } from '../ledger/input.js';
+import type { PreparedEvent } from '../ledger/appender/types.js';
 
 const FLUSH_MS = 10_000;
 const DAY_MS = 86_400_000;

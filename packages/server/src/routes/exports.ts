@@ -34,7 +34,7 @@ const EvidenceBundleSchema = Type.Object(
   },
   { description: 'The bundle (docs/ledger-format.md, "Evidence bundles")' },
 );
-import { buildEvidence, csvLines, entriesOf, jsonLines, MAX_EVIDENCE_ENTRIES } from '../ledger/export.js';
+import { buildEvidence, csvLines, entriesOf, jsonLines, MAX_EVIDENCE_ENTRIES } from '../exports/formats.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { Services } from '../services.js';
 import { notYetCheckpointed } from '../http/ledger-problems.js';

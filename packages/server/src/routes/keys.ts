@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { staticBearerToken } from '../auth/static-token.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { publicKeyView } from '../ledger/export.js';
+import { publicKeyView } from '../exports/formats.js';
 import type { Services } from '../services.js';
 
 const KeyView = Type.Object({

@@ -1,5 +1,8 @@
 import type { LogEntriesTable } from './schema.js';
 
+/** Entries the service writes itself (the administrators' trail, HITL rejections) carry a `source` under this prefix; clients may not (ingestion/input.ts). */
+export const RESERVED_SOURCE_PREFIX = 'audit-ledger/';
+
 /** Every column of log_entries, in table order (typed so a missing column fails to compile). */
 const columns: { [K in keyof LogEntriesTable]: true } = {
   company_id: true,

@@ -2,7 +2,7 @@
 // recorded in the ledger, applied). Erasing removes a version 2 entry's data, extra and salt and
 // keeps everything hashed (docs/ledger-format.md §14).
 import { type Expression, type ExpressionBuilder, type Selectable, type SqlBool, sql } from 'kysely';
-import { RESERVED_SOURCE_PREFIX } from '../ledger/input.js';
+import { RESERVED_SOURCE_PREFIX } from './columns.js';
 import type { LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
 import type { Database, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable } from './schema.js';

@@ -254,7 +254,7 @@ export interface WebhookEndpointsTable {
   description: string | null;
   /** JSON array of subscribed event types. */
   event_types: string;
-  /** The Standard Webhooks secret, AES-256-GCM encrypted (src/webhooks/secrets.ts). */
+  /** The Standard Webhooks secret, AES-256-GCM encrypted (src/store/secret-box.ts). */
   secret_encrypted: string;
   /** 1 or 0. */
   enabled: number;

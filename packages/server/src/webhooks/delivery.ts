@@ -9,7 +9,7 @@ import type { EventSink } from '../events.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { DeliveryRow, WebhookStore } from '../store/webhooks.js';
 import { iso } from '../time.js';
-import type { SecretBox } from './secrets.js';
+import type { SecretBox } from '../store/secret-box.js';
 import { signWebhook } from './signature.js';
 import { fetch, type Agent } from 'undici';
 import { pinnedAgent, type Resolver, urlProblem } from './url-policy.js';

@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
-import { createUser } from '../../src/accounts.js';
+import { createUser } from '../../src/users/accounts.js';
 import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from '../../src/auth/secrets.js';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';

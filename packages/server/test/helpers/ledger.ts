@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { entryHash, GENESIS_PREV_HASH, rawKeyFromBase64, recordToEntry, verifyEntrySignature, witnessVerifierKey } from '@audit-ledger/core';
 import { rawPublicKey } from '../../src/ledger/signing.js';
-import { WitnessSubmitter } from '../../src/ledger/witnesses.js';
+import { WitnessSubmitter } from '../../src/witness/submitter.js';
 import { Metrics } from '../../src/ops/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import type { TestApp } from './app.js';

@@ -2,8 +2,29 @@
 // the two ways of committing (appender.ts).
 import type { ChainHead, ChainWrite, CheckpointRow } from '../../store/chain.js';
 import type { TreeEdge } from '@audit-ledger/core';
-import type { PreparedEvent } from '../input.js';
+import type { EnvelopeField, JsonObject } from '@audit-ledger/core';
 import type { AppendedEvent } from './errors.js';
+
+/** An event ready to be sequenced (ingestion/input.ts prepares it): exactly the client-supplied parts of the hashed body. */
+export interface PreparedEvent {
+  event_type: string;
+  data: JsonObject;
+  /** Canonical JSON of data, as stored (and compared for idempotent repeats). */
+  dataJson: string;
+  envelope: Record<EnvelopeField, string | null>;
+  /** Format version 3: the client's event_id, hashed beside the envelope. */
+  eventId: string | null;
+  /** Format version 3: canonical JSON of skeletonLinks(data), or null when it names none. */
+  linksJson: string | null;
+  extra: JsonObject | null;
+  extraJson: string | null;
+  /**
+   * The key came in the Idempotency-Key header: reusing it for different content is refused
+   * (422). A key in the body is the client's own scheme: a reuse for different content is
+   * appended anyway and marked (docs/integrations.md, "Idempotency keys").
+   */
+  strictKey: boolean;
+}
 
 export interface Pending {
   events: PreparedEvent[];

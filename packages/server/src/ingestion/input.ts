@@ -1,11 +1,10 @@
 // What a client may send for one event, and how it becomes the fields the ledger hashes.
 import Type from 'typebox';
 import { canonicalJson, ENVELOPE_FIELDS, type EnvelopeField, type JsonObject, skeletonLinks } from '@audit-ledger/core';
-import type { FieldError } from '../http/problems.js';
+import type { FieldError } from '../domain-error.js';
 import { Uuid } from '../http/schemas.js';
-
-/** Entries the service writes itself (HITL rejections) carry a source under this prefix; clients may not. */
-export const RESERVED_SOURCE_PREFIX = 'audit-ledger/';
+import type { PreparedEvent } from '../ledger/appender/types.js';
+import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 
 /** Whether a client-sent source claims the service's reserved prefix, in any letter case (`AUDIT-LEDGER/admin` too). */
 export const isReservedSource = (source: unknown): boolean => typeof source === 'string' && source.toLowerCase().startsWith(RESERVED_SOURCE_PREFIX);
@@ -39,27 +38,6 @@ export const LogInput = Type.Object(
 );
 
 export type LogInputT = Type.Static<typeof LogInput>;
-
-/** An event ready to be sequenced: exactly the client-supplied parts of the hashed body. */
-export interface PreparedEvent {
-  event_type: string;
-  data: JsonObject;
-  /** Canonical JSON of data, as stored (and compared for idempotent repeats). */
-  dataJson: string;
-  envelope: Record<EnvelopeField, string | null>;
-  /** Format version 3: the client's event_id, hashed beside the envelope. */
-  eventId: string | null;
-  /** Format version 3: canonical JSON of skeletonLinks(data), or null when it names none. */
-  linksJson: string | null;
-  extra: JsonObject | null;
-  extraJson: string | null;
-  /**
-   * The key came in the Idempotency-Key header: reusing it for different content is refused
-   * (422). A key in the body is the client's own scheme: a reuse for different content is
-   * appended anyway and marked (docs/integrations.md, "Idempotency keys").
-   */
-  strictKey: boolean;
-}
 
 const KNOWN = new Set<string>(['event_type', 'data', 'payload', 'event_id', ...ENVELOPE_FIELDS]);
 

@@ -14,7 +14,7 @@ import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../time.js';
 import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../http/outbound.js';
-import { treeReader } from './proofs.js';
+import { treeReader } from '../ledger/proofs.js';
 
 export interface WitnessConfig {
   url: string;

@@ -6,7 +6,7 @@ import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
-import { type CheckpointView, cosignedCheckpointView, type InclusionView, inclusionViews } from './proofs.js';
+import { type CheckpointView, cosignedCheckpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
 
 const PAGE = 1000;
 
