@@ -39,6 +39,28 @@ function digest() {
   return h.digest('hex');
 }
 
+/**
+ * Removes what tsc emitted for a source that no longer exists (a moved or deleted module): tsc
+ * --build never deletes outputs, and a stale module in dist would be packed by `npm run release`
+ * and could still be imported. The console's dist is Vite's, emptied by Vite itself.
+ */
+function removeOrphans() {
+  for (const pkg of PACKAGES.filter((p) => p !== 'console')) {
+    const base = path.join(root, 'packages', pkg);
+    const dist = path.join(base, 'dist');
+    if (!fs.existsSync(dist)) continue;
+    // The server compiles from its package root (src/, bench/); the others from src/.
+    const sourceRoot = pkg === 'server' ? base : path.join(base, 'src');
+    for (const f of files(dist)) {
+      const m = /^(.*?)\.(d\.ts|js|json)(\.map)?$/.exec(path.relative(dist, f));
+      if (!m) continue;
+      const stem = path.join(sourceRoot, m[1]);
+      const sources = m[2] === 'json' ? [`${stem}.json`] : [`${stem}.ts`, `${stem}.tsx`];
+      if (!sources.some((x) => fs.existsSync(x))) fs.rmSync(f);
+    }
+  }
+}
+
 function run(cmd, args, env = process.env) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', shell: process.platform === 'win32', env });
   if (r.status !== 0) process.exit(r.status ?? 1);
@@ -54,6 +76,7 @@ if (current) {
   const types = await apiTypes();
   if (!fs.existsSync(API_TYPES) || fs.readFileSync(API_TYPES, 'utf8') !== types) fs.writeFileSync(API_TYPES, types);
   run('npx', ['tsc', '--build']);
+  removeOrphans();
   // A production bundle whoever runs the build: Vite follows NODE_ENV, and a test runner sets it to
   // `test` (the console then came out unminified, 150 KB instead of 108).
   run('npm', ['run', 'build', '-w', '@audit-ledger/console'], { ...process.env, NODE_ENV: 'production' });

@@ -4,7 +4,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { entryHash, entryLeafHash, GENESIS_PREV_HASH, recordToEntry, referenceRoot, toHex, TreeEdge } from '@audit-ledger/core';
-import { keyIdOfKey, rawPublicKey } from '../src/ledger/signing.js';
+import { keyIdOfKey, rawPublicKey } from '../src/crypto/signing.js';
 import { type AppendedEvent, IdempotencyConflictError } from '../src/ledger/appender/errors.js';
 import { Planner } from '../src/ledger/appender/planner.js';
 import type { ChainState, Pending } from '../src/ledger/appender/types.js';

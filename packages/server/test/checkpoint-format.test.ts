@@ -3,7 +3,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { checkpointText, EMPTY_ROOT, noteKeyId, noteSignedBy, parseCheckpointText, parseNote, toHex, verifierKey } from '@audit-ledger/core';
-import { rawPublicKey, signNote } from '../src/ledger/signing.js';
+import { rawPublicKey, signNote } from '../src/crypto/signing.js';
 
 const SKEY = 'PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz';
 const VKEY = 'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIdOf, parseNote, toBase64 } from '@audit-ledger/core';
-import { rawPublicKey, signEntryHash, signNote } from '../src/ledger/signing.js';
+import { rawPublicKey, signEntryHash, signNote } from '../src/crypto/signing.js';
 import { LOG_ENTRY_COLUMNS } from '../src/store/columns.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { problem, startTestApp, type TestApp } from './helpers/app.js';

@@ -3,7 +3,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkpointText, parseCheckpointText, parseNote, storedHashIndex } from '@audit-ledger/core';
-import { rawPublicKey, signNote } from '../src/ledger/signing.js';
+import { rawPublicKey, signNote } from '../src/crypto/signing.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
 import { ingestBatch } from './helpers/ledger.js';

@@ -12,7 +12,7 @@ import { buildApp } from '../src/app.js';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { checkpointText, fromHex, parseCheckpointText, parseNote, rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
 import { checkpointProblems as sdkCheckpointProblems, verifyReceipt } from '@audit-ledger/sdk';
-import { rawPublicKey, signEntryHash, signNote } from '../src/ledger/signing.js';
+import { rawPublicKey, signEntryHash, signNote } from '../src/crypto/signing.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import type { Store } from '../src/store/store.js';
 import { STORE_KINDS } from './helpers/env.js';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkpointText, fromHex, parseCheckpointText, parseNote, toHex } from '@audit-ledger/core';
 import { type AuditEvent, CheckpointWatcher, createClient, type LedgerEntry, type Problem, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
-import { rawPublicKey, signNote } from '../src/ledger/signing.js';
+import { rawPublicKey, signNote } from '../src/crypto/signing.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 import { BOOTSTRAP, bootstrapKey, killLeftovers, type Service, startService } from './fault/harness.js';

@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '@audit-ledger/core';
-import { signEntryHash } from '../src/ledger/signing.js';
+import { signEntryHash } from '../src/crypto/signing.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 
 describe('WorkerSigner', () => {

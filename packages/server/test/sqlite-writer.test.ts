@@ -13,8 +13,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
-import { ENTRY_SIGNATURE_CONTEXT, verifyEntrySignature } from '@audit-ledger/core';
-import { rawPublicKey } from '../src/ledger/signing.js';
+import { verifyEntrySignature } from '@audit-ledger/core';
+import { rawPublicKey } from '../src/crypto/signing.js';
 import { type ChainWrite, type ChainWriter, HeadMovedError } from '../src/store/chain.js';
 import { FakeClock, problem, startTestApp, testConfig } from './helpers/app.js';
 import { assertChainIntact, countEntries, ingest, ingestBatch } from './helpers/ledger.js';
@@ -168,7 +168,7 @@ describe('SQLite writer thread', () => {
 
       // A key given once the writer thread is running reaches it too.
       const extra = generateKeyPairSync('ed25519');
-      writer.signUnsignedWith({ keyId: 'extra-key', privateKey: extra.privateKey, context: ENTRY_SIGNATURE_CONTEXT });
+      writer.signUnsignedWith({ keyId: 'extra-key', privateKey: extra.privateKey });
       // (The store commits only under keys it knows as active: store/keys.ts.)
       await t.store.signingKeys.register({ key_id: 'extra-key', algorithm: 'Ed25519', public_key: 'unused', active_from: '2026-01-01T00:00:00.000Z', active_to: null, private_key_encrypted: null });
       intercept((w) => ({ ...w, rows: w.rows.map((r) => ({ ...r, key_id: 'extra-key' })) }));
@@ -185,6 +185,12 @@ describe('SQLite writer thread', () => {
     // Plain node, not tsx: tsx's loader thread would keep the process alive by itself.
     const script = path.join(ROOT, 'node_modules', '.cache', 'audit-ledger-test', 'append-and-exit.mjs');
     buildSync({ entryPoints: [path.join(import.meta.dirname, 'fixtures', 'append-and-exit.ts')], outfile: script, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' });
+    // Its worker modules beside it, as the build puts them beside their callers (threads.ts).
+    for (const f of ['store/sqlite-writer-thread', 'ledger/signer-thread']) {
+      const outfile = path.join(path.dirname(script), `${path.basename(f)}.js`);
+      buildSync({ entryPoints: [path.join(import.meta.dirname, '..', 'src', `${f}.ts`)], outfile, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' });
+    }
+    fs.writeFileSync(path.join(path.dirname(script), 'package.json'), '{"type":"module"}\n');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-append-exit-'));
     try {
       const r = spawnSync(process.execPath, [script, dir], { encoding: 'utf8', timeout: 60_000 });

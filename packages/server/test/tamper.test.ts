@@ -3,7 +3,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentCommitment, contentText, entryHash, recordToEntry } from '@audit-ledger/core';
-import { signEntryHash } from '../src/ledger/signing.js';
+import { signEntryHash } from '../src/crypto/signing.js';
 import type { LogEntryRow } from '../src/store/chain.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { startTestApp, type TestApp } from './helpers/app.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkpointText, cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignatureLine, parseNote, parseWitnessKey, toHex, verifierKey, verifyCosignature, witnessVerifierKey } from '@audit-ledger/core';
-import { rawPublicKey, signKeyTransition, signNote } from '../src/ledger/signing.js';
+import { rawPublicKey, signKeyTransition, signNote } from '../src/crypto/signing.js';
 import { Witness } from '../src/witness/witness.js';
 import { BOOTSTRAP, bootstrapKey, call, killLeftovers, startService } from './fault/harness.js';
 import { STORE_KINDS } from './helpers/env.js';

@@ -12,7 +12,6 @@
 //   commits only on the head it was built on, so a group built on a head that moved is built
 //   again: never a fork, never a gap.
 import type { KeyObject } from 'node:crypto';
-import { ENTRY_SIGNATURE_CONTEXT } from '@audit-ledger/core';
 import type { ChainWriter, WithChain } from '../store/chain.js';
 import type { CheckpointSigner } from './checkpoints.js';
 import type { PreparedEvent } from './appender/types.js';
@@ -65,7 +64,7 @@ export class Appender {
     this.committer = store.chainWriter ? new PipelinedCommitter(committerDeps, store.chainWriter) : new LockedCommitter(committerDeps);
     const useKey = ({ keyId, privateKey }: { keyId: string; privateKey: KeyObject }) => {
       signer.addKey({ keyId, privateKey });
-      store.chainWriter?.signUnsignedWith({ keyId, privateKey, context: ENTRY_SIGNATURE_CONTEXT });
+      store.chainWriter?.signUnsignedWith({ keyId, privateKey });
     };
     useKey(keyring.active);
     // After a rotation, the signers hold the new key before any group names it.

@@ -5,7 +5,7 @@ import { checkpointText, companyOrigin, toHex } from '@audit-ledger/core';
 import type { CheckpointRow } from '../store/chain.js';
 import { iso } from '../time.js';
 import type { SigningKey } from './keyring.js';
-import { signNote } from './signing.js';
+import { signNote } from '../crypto/signing.js';
 
 export class CheckpointSigner {
   constructor(readonly keyName: string) {}

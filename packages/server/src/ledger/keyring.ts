@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ensurePrivateDir } from '../files.js';
 import { type KeyTransition, rawKeyFromBase64, SIGNATURE_ALGORITHM, toBase64 } from '@audit-ledger/core';
-import { keyIdOfKey, rawPublicKey, signKeyTransition } from './signing.js';
+import { keyIdOfKey, rawPublicKey, signKeyTransition } from '../crypto/signing.js';
 import type { Config } from '../config.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { SecretBox } from '../store/secret-box.js';

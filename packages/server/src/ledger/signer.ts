@@ -3,9 +3,9 @@
 // while the main thread goes on parsing and validating the next requests. Small groups
 // are signed inline: a round trip to a worker costs more than a few signatures.
 import type { KeyObject } from 'node:crypto';
-import { Worker } from 'node:worker_threads';
-import { ENTRY_SIGNATURE_CONTEXT } from '@audit-ledger/core';
-import { signEntryHash } from './signing.js';
+import type { Worker } from 'node:worker_threads';
+import { signEntryHash } from '../crypto/signing.js';
+import { startWorker } from '../threads.js';
 
 /** A private key and its id, as the signer needs it. */
 export interface KeyForSigning {
@@ -33,21 +33,8 @@ export interface Signer {
 /** Below this many hashes a group is signed inline. */
 const MIN_FOR_WORKERS = 16;
 
-// Plain JavaScript evaluated in the worker (no build step, so it runs the same under
-// tsx, vitest and dist). The message it signs is @audit-ledger/core's (entrySignatureMessage), passed in as context.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { sign } = require('node:crypto');
-const { context } = workerData;
-const keys = new Map(workerData.keys.map((k) => [k.keyId, k.privateKey]));
-parentPort.on('message', (m) => {
-  if (m.add) { keys.set(m.add.keyId, m.add.privateKey); return; }
-  const key = keys.get(m.keyId);
-  const sigs = new Array(m.hashes.length);
-  for (let i = 0; i < m.hashes.length; i++) sigs[i] = sign(null, Buffer.from(context + m.hashes[i], 'utf8'), key).toString('base64');
-  parentPort.postMessage({ id: m.id, sigs });
-});
-`;
+/** What the calling thread sends a signing worker (signer-thread.ts): a key to add, or hashes to sign. */
+export type SignerMessage = { add: KeyForSigning } | { id: number; keyId: string; hashes: string[] };
 
 interface Job {
   resolve(sigs: string[]): void;
@@ -73,12 +60,12 @@ export class WorkerSigner implements Signer {
     if (this.keys.has(key.keyId)) return;
     this.keys.set(key.keyId, key.privateKey);
     // Messages reach a worker in order: every job posted after this may use the key.
-    for (const w of this.workers) w.postMessage({ add: key });
+    for (const w of this.workers) w.postMessage({ add: key } satisfies SignerMessage);
   }
 
   private spawn(index: number): Worker {
     const keys = [...this.keys].map(([keyId, privateKey]) => ({ keyId, privateKey }));
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { keys, context: ENTRY_SIGNATURE_CONTEXT } });
+    const w = startWorker(import.meta.url, 'signer-thread', { workerData: { keys } });
     // An idle worker does not keep the process alive; one with jobs does (see signMany), or a
     // process awaiting signatures with nothing else to do would exit before they come.
     w.unref();
@@ -124,7 +111,7 @@ export class WorkerSigner implements Signer {
         const id = this.nextId++;
         this.jobs.set(id, { resolve, reject, worker: index });
         w.ref();
-        w.postMessage({ id, keyId, hashes: chunk });
+        w.postMessage({ id, keyId, hashes: chunk } satisfies SignerMessage);
       });
     });
     const mine = hashes.slice(0, local * per).map((h) => signEntryHash(key, h));

@@ -98,6 +98,4 @@ export interface ChainWriter {
 export interface EntrySigningKey {
   keyId: string;
   privateKey: KeyObject;
-  /** The domain-separation prefix of the signed message. */
-  context: string;
 }

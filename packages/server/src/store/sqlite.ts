@@ -2,9 +2,10 @@
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
-import { type ChainHead, type CheckpointRow, EMPTY_HEAD, KeyRetiredError, type LogEntryRow, signingKeyIds, type WithChain } from './chain.js';
+import { type ChainHead, type CheckpointRow, EMPTY_HEAD, KeyRetiredError, type LogEntryRow, type WithChain } from './chain.js';
 import type { Database } from './schema.js';
-import { APPEND_SQL, checkpointValues, entryValues, SQLITE_PRAGMAS, SqliteChainWriter } from './sqlite-writer.js';
+import { checkpointValues, entryValues, prepareAppend, SQLITE_PRAGMAS, writeGroup } from './sqlite-append.js';
+import { SqliteChainWriter } from './sqlite-writer.js';
 import { Store } from './store.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../files.js';
 
@@ -38,20 +39,14 @@ function uniqueViolation(err: unknown): string | undefined {
 function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): WithChain {
   let stmts: ReturnType<typeof prepare> | undefined;
   const prepare = () => ({
-    head: database.prepare<[string], { last_seq: number; last_hash: string; last_created_at: string }>(
+    ...prepareAppend(database),
+    headRow: database.prepare<[string], { last_seq: number; last_hash: string; last_created_at: string }>(
       'SELECT last_seq, last_hash, last_created_at FROM chain_heads WHERE company_id = ?',
     ),
-    setHead: database.prepare(APPEND_SQL.setHead),
-    insert: database.prepare(APPEND_SQL.insert),
     treeHashes: database.prepare<[string, string], { idx: number; hash: string }>(
       'SELECT idx, hash FROM merkle_hashes WHERE company_id = ? AND idx IN (SELECT value FROM json_each(?))',
     ),
-    insertTreeHashes: database.prepare(APPEND_SQL.insertTreeHashes),
-    entryHashes: database.prepare<[string, string], { seq: number; hash: string }>(APPEND_SQL.entryHashes),
     latestCheckpoint: database.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE company_id = ? ORDER BY tree_size DESC LIMIT 1'),
-    insertCheckpoint: database.prepare(APPEND_SQL.insertCheckpoint),
-    byIdempotency: database.prepare<[string, string], LogEntryRow>(APPEND_SQL.byIdempotency),
-    keyActive: database.prepare<[string], { ok: number }>(APPEND_SQL.keyActive),
   });
 
   return (companyId, fn) =>
@@ -60,24 +55,23 @@ function sqliteWithChain(kysely: Kysely<Database>, database: SQLite.Database): W
       const s = stmts;
       database.exec('BEGIN IMMEDIATE');
       try {
-        const row = s.head.get(companyId);
+        const row = s.headRow.get(companyId);
         const head: ChainHead = row ? { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at } : EMPTY_HEAD;
         const result = await fn({
           head,
-          findByIdempotencyKeys: async (keys) => (keys.length ? s.byIdempotency.all(companyId, JSON.stringify(keys)) : []),
+          findByIdempotencyKeys: async (keys) => (keys.length ? (s.byIdempotency.all(companyId, JSON.stringify(keys)) as LogEntryRow[]) : []),
           append: async (rows, h, indexes, hashes) => {
-            for (const k of signingKeyIds(rows)) if (!s.keyActive.get(k)) throw new KeyRetiredError(k);
-            for (const r of rows) s.insert.run(entryValues(r));
-            if (hashes.length > 0) s.insertTreeHashes.run(companyId, JSON.stringify(indexes), JSON.stringify(hashes));
-            s.setHead.run(companyId, h.lastSeq, h.lastHash, h.lastCreatedAt);
+            const retired = writeGroup(s, { companyId, rows: rows.map(entryValues), head: h, treeIndexes: indexes, treeHashes: hashes, checkpoint: null });
+            if (retired !== undefined) throw new KeyRetiredError(retired);
           },
           readTreeHashes: async (indexes) =>
             new Map(indexes.length ? s.treeHashes.all(companyId, JSON.stringify(indexes)).map((r) => [r.idx, r.hash]) : []),
-          readEntryHashes: async (seqs) => new Map(seqs.length ? s.entryHashes.all(companyId, JSON.stringify(seqs)).map((r) => [r.seq, r.hash]) : []),
+          readEntryHashes: async (seqs) =>
+            new Map(seqs.length ? (s.entryHashes.all(companyId, JSON.stringify(seqs)) as Array<{ seq: number; hash: string }>).map((r) => [r.seq, r.hash]) : []),
           latestCheckpoint: async () => s.latestCheckpoint.get(companyId),
           insertCheckpoint: async (row) => {
-            if (!s.keyActive.get(row.key_id)) throw new KeyRetiredError(row.key_id);
-            s.insertCheckpoint.run(checkpointValues(row));
+            const retired = writeGroup(s, { companyId, rows: [], head, treeIndexes: [], treeHashes: [], checkpoint: checkpointValues(row) });
+            if (retired !== undefined) throw new KeyRetiredError(retired);
           },
         });
         database.exec('COMMIT');

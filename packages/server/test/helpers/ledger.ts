@@ -1,7 +1,7 @@
 // Ledger helpers for tests: ingest over HTTP, and check a company's whole chain from the store.
 import { generateKeyPairSync } from 'node:crypto';
 import { entryHash, GENESIS_PREV_HASH, rawKeyFromBase64, recordToEntry, verifyEntrySignature, witnessVerifierKey } from '@audit-ledger/core';
-import { rawPublicKey } from '../../src/ledger/signing.js';
+import { rawPublicKey } from '../../src/crypto/signing.js';
 import { WitnessSubmitter } from '../../src/witness/submitter.js';
 import { Metrics } from '../../src/ops/metrics.js';
 import type { Store } from '../../src/store/store.js';

@@ -1,0 +1,19 @@
+// A signing worker of WorkerSigner (signer.ts): signs the hashes it is sent with the key it is
+// told, by the same function as the calling thread (crypto/signing.ts signEntryHash).
+import type { KeyObject } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+import { signEntryHash } from '../crypto/signing.js';
+import type { KeyForSigning, SignerMessage } from './signer.js';
+
+const port = parentPort;
+if (!port) throw new Error('signer-thread.ts runs as a worker thread (WorkerSigner)');
+const keys = new Map<string, KeyObject>((workerData as { keys: KeyForSigning[] }).keys.map((k) => [k.keyId, k.privateKey]));
+port.on('message', (m: SignerMessage) => {
+  if ('add' in m) {
+    keys.set(m.add.keyId, m.add.privateKey);
+    return;
+  }
+  const key = keys.get(m.keyId);
+  if (!key) throw new Error(`the signing worker has no key ${m.keyId}`);
+  port.postMessage({ id: m.id, sigs: m.hashes.map((h) => signEntryHash(key, h)) });
+});
