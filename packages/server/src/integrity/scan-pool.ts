@@ -1,6 +1,7 @@
 // Worker threads for a full verification (scan-worker.ts): each reads and scans whole segments
 // of the ledger, so a job uses every core it is given, reading ahead of the join.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../threads.js';
 import type { KeyPeriod, SegmentResult } from '@audit-ledger/core';
 import type { Config } from '../config.js';
 
@@ -22,28 +23,6 @@ export interface SegmentRequest {
 
 type Reply = { id: number; result: SegmentResult } | { id: number; error: string };
 
-/**
- * The worker's module. Under the test runner this module is the TypeScript source; the worker
- * then runs the build of it (`npm test` builds first), as a worker thread cannot load TypeScript.
- */
-function workerUrl(): URL {
-  const here = import.meta.url;
-  return here.endsWith('.ts') ? new URL(here.replace(/\/src\/integrity\/scan-pool\.ts$/, '/dist/src/integrity/scan-worker.js')) : new URL('./scan-worker.js', here);
-}
-
-const SOURCE_CONDITION = '@audit-ledger/source';
-
-/** The parent's flags without the condition that picks the workspace's TypeScript sources (set by the test runner). */
-function withoutSourceCondition(argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if ((a === '-C' || a === '--conditions') && argv[i + 1] === SOURCE_CONDITION) i++;
-    else if (a !== `--conditions=${SOURCE_CONDITION}` && a !== `-C=${SOURCE_CONDITION}`) out.push(a);
-  }
-  return out;
-}
-
 export class ScanPool {
   private readonly workers: Array<{ worker: Worker; exited: Promise<void>; load: number }>;
   private readonly pending = new Map<number, { resolve(r: SegmentResult): void; reject(e: Error): void }>();
@@ -55,7 +34,7 @@ export class ScanPool {
   }
 
   private spawn(data: ScanWorkerData): { worker: Worker; exited: Promise<void>; load: number } {
-    const worker = new Worker(workerUrl(), { workerData: data, execArgv: withoutSourceCondition(process.execArgv) });
+    const worker = startWorker(import.meta.url, 'scan-worker', { workerData: data });
     const slot = { worker, load: 0, exited: new Promise<void>((r) => worker.once('exit', () => r())) };
     worker.on('message', (m: Reply) => {
       const p = this.pending.get(m.id);
