@@ -2,7 +2,7 @@
 // rotated, the old key endorses the new one. Both keys sign the same statement, so an auditor
 // who pinned only the first key can follow the chain of statements to the key in use today,
 // and nobody holding only a new key can claim an endorsement it was not given.
-// The core checks statements; the server signs them (ledger/signing.ts).
+// The core checks statements; the server signs them (packages/server/src/crypto/signing.ts).
 import { fromBase64, toBase64, utf8, verifyEd25519 } from '#crypto';
 import { keyIdOf } from './signature.js';
 

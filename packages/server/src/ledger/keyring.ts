@@ -126,7 +126,7 @@ export class Keyring {
   }
 
   /**
-   * Makes a new key the active one for every process: the old key endorses it (ledger/signing.ts;
+   * Makes a new key the active one for every process: the old key endorses it (crypto/signing.ts;
    * the core checks it). The transition's time is chosen inside the rotation's transaction, after
    * every append signed with the old key has committed, and later than all they dated (the
    * store's notBefore): so every old-key signature lies before it, and the new key dates nothing
