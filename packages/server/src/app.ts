@@ -109,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cookie);
   registerAuthentication(app, {
     ...services,
-    csrfToken: (tokenHash) => services.secretBox.mac('csrf', tokenHash),
+    csrfToken: (tokenHash) => services.signIn.csrfToken(tokenHash),
     sessionIdleTimeoutSeconds: config.sessionIdleTimeoutSeconds,
   });
 

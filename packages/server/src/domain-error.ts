@@ -22,6 +22,11 @@ export interface DomainErrorData {
   verification_running: { job: { job_id: string; status: string } };
   // signing keys
   rotation_conflict: { keyId: string };
+  // signing in
+  invalid_login: Record<string, never>;
+  too_many_login_attempts: { retryAfterSeconds: number };
+  stale_credential: Record<string, never>;
+  session_required: Record<string, never>;
   // accounts, users and API keys
   active_key_exists: { companyId: string };
   company_name_ambiguous: { name: string; matches: string[] };

@@ -2,6 +2,7 @@
 // them in the reverse order. Nothing here knows HTTP: app.ts hands these services to the route
 // plugins (routes/index.ts), each of which declares the few it uses (`Pick<Services, …>`).
 // The logger is built before any service, so no service closes over the app.
+import { SignIn } from './auth/sign-in.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { EventSink } from './events.js';
@@ -78,6 +79,8 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** Logins, sessions and who a credential is (auth/sign-in.ts). */
+  signIn: SignIn;
   /** Signed period reports for regulators and auditors. */
   reports: Reports;
   events: EventSink;
@@ -155,6 +158,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const otlp = new OtlpIngest({ appender, usage, config });
   const trail = new AdminTrail({ appender });
   const userAdmin = new UserAdmin({ accounts, trail, clock });
+  const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock });
   const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, accounts, metrics, clock, signingKeys, warn: (obj, msg) => log.warn(obj, msg) });
@@ -204,6 +208,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       userAdmin,
       trail,
       compliance,
+      signIn,
       reports,
       events,
       metrics,

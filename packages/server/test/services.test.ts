@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../src/users/accounts.js';
+import { InvalidLoginError, LoginLockedError } from '../src/auth/sign-in.js';
 import { domainProblem } from '../src/http/domain-problems.js';
 import { TraceNotFoundError } from '../src/forensics/service.js';
 import { HITL_SOURCE } from '../src/hitl/rejections.js';
@@ -25,6 +26,7 @@ const event = (e: Record<string, unknown>) => prepareEvent(e as never, '/body') 
 
 describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
   let set: ServiceSet;
+  let store: Parameters<typeof createUser>[0];
   let dispose: () => Promise<void>;
   let companyId: string;
   const clock = new FakeClock();
@@ -32,6 +34,7 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
   beforeAll(async () => {
     const made = await createTestStore(kind);
     dispose = made.dispose;
+    store = made.store;
     const config = testConfig(made.db, { CHECKPOINT_INTERVAL_MS: '0' });
     set = await buildServices({ config, store: made.store, counters: new MemoryCounterStore(clock.now), log: pino({ level: 'silent' }) as FastifyBaseLogger, clock: clock.now });
     ({ company: { company_id: companyId } } = await createUser(made.store, { company: `svc-${kind}`, email: `svc-${kind}-${Date.now()}@example.com`, password: 'a long enough password' }, clock.now, null));
@@ -67,6 +70,25 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
     expect(listed.items).toEqual([view]);
     const events = await set.services.webhookStore.listEvents(companyId, { type: 'hitl.rejected', limit: 10 });
     expect(JSON.stringify(events)).toContain(view.id);
+  });
+
+  it('signs in without HTTP: a token for the right password, InvalidLoginError otherwise, and after 10 failures LoginLockedError with one trail entry', async () => {
+    const { signIn, ledger } = set.services;
+    const email = `lock-${kind}-${Date.now()}@example.com`;
+    await createUser(store, { company: `svc-${kind}`, email, password: 'the right password here' }, clock.now, null);
+    const ok = await signIn.login(email.toUpperCase(), 'the right password here');
+    expect(ok).toMatchObject({ ttlSeconds: expect.any(Number), passwordChangeRequired: false });
+    expect(ok.token).toMatch(/^alt_/);
+    for (let i = 0; i < 10; i++) await expect(signIn.login(email, 'wrong')).rejects.toBeInstanceOf(InvalidLoginError);
+    const locked = await signIn.login(email, 'the right password here').catch((e: unknown) => e);
+    expect(locked).toBeInstanceOf(LoginLockedError);
+    expect((locked as LoginLockedError).data.retryAfterSeconds).toBeGreaterThan(0);
+    expect(domainProblem(locked as LoginLockedError)).toMatchObject({ status: 429, code: 'too_many_login_attempts', extra: { headers: { 'Retry-After': String((locked as LoginLockedError).data.retryAfterSeconds) } } });
+    await expect(signIn.login(email, 'the right password here')).rejects.toBeInstanceOf(LoginLockedError);
+    const trail = await ledger.listEntries(companyId, { event_type: 'auth.login_locked', limit: 10, order: 'asc' });
+    expect(trail.filter((e) => e.data.includes(email))).toHaveLength(1);
+    clock.advance(61_000);
+    expect((await signIn.login(email, 'the right password here')).token).toMatch(/^alt_/);
   });
 
   it('a rejection with no matching decision has no trace; a closed appender refuses it and stores nothing', async () => {

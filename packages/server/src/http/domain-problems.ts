@@ -26,6 +26,11 @@ const PROBLEMS = {
     new ApiError(409, 'verification_running', `Verification ${job.job_id} is already ${job.status}; poll /api/v1/integrity/jobs/${job.job_id}`, { headers: { location: `/api/v1/integrity/jobs/${job.job_id}` } }),
   // signing keys
   rotation_conflict: (_data, message) => new ApiError(409, 'rotation_conflict', `${message}; nothing was changed`),
+  // signing in
+  invalid_login: (_data, message) => new ApiError(401, 'invalid_login', message),
+  too_many_login_attempts: ({ retryAfterSeconds }, message) => new ApiError(429, 'too_many_login_attempts', message, { headers: { 'Retry-After': String(retryAfterSeconds) } }),
+  stale_credential: (_data, message) => new ApiError(401, 'invalid_credential', message),
+  session_required: (_data, message) => new ApiError(403, 'forbidden', message),
   // accounts, users and API keys
   active_key_exists: () => new ApiError(409, 'active_key_exists', 'The company already has an active API key; revoke it (DELETE /api/v1/auth/api_keys/{id}) before creating another'),
   company_name_ambiguous: (_data, message) => new ApiError(409, 'company_name_ambiguous', message),

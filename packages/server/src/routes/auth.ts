@@ -2,14 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf, SESSION_COOKIE } from '../auth/authenticate.js';
-import { dummyPasswordHash, verifyPassword } from '../auth/passwords.js';
-import { ACCESS_TOKEN_PREFIX, hashSecret, newSecret } from '../auth/secrets.js';
-import { ApiError, problemResponses } from '../http/problems.js';
-import type { Services } from '../services.js';
-import { iso } from '../time.js';
 import { ANY_CREDENTIAL, OWN_ACCOUNT } from '../auth/rules.js';
-
-const MAX_FAILED_LOGINS_PER_MINUTE = 10;
+import { MAX_FAILED_LOGINS_PER_MINUTE } from '../auth/sign-in.js';
+import { problemResponses } from '../http/problems.js';
+import type { Services } from '../services.js';
 
 const LoginBody = Type.Object(
   {
@@ -52,48 +48,9 @@ const MeResponse = Type.Object({
 });
 
 /** The services these routes use. */
-export type AuthServices = Pick<Services, 'accounts' | 'clock' | 'config' | 'counters' | 'secretBox' | 'trail' | 'userAdmin'>;
+export type AuthServices = Pick<Services, 'signIn' | 'config'>;
 
 export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
-  /**
-   * The user an email and password name, or 401 invalid_login (also for a disabled user);
-   * after MAX_FAILED_LOGINS_PER_MINUTE failures for one email, 429 until the minute is over.
-   */
-  const checkPassword = async (emailInput: string, password: string) => {
-    const email = emailInput.trim().toLowerCase();
-    const lockKey = `login:${email}`;
-    // Reserve this attempt's place in the failure count before checking the password, in one
-    // atomic step, so parallel guesses cannot all pass a check made before any of them failed.
-    const reserved = await ctx.counters.hit(lockKey, 60_000);
-    if (reserved.count > MAX_FAILED_LOGINS_PER_MINUTE) {
-      // The first attempt over the threshold is recorded in the user's company chain (an unknown email has no chain).
-      if (reserved.count === MAX_FAILED_LOGINS_PER_MINUTE + 1) {
-        const target = await ctx.accounts.findUserByEmail(email);
-        if (target) {
-          await ctx.trail.record(target.company_id, 'auth.login_locked', { kind: 'service', task: 'login' }, {
-            subject: { kind: 'user', user_id: target.user_id, email: target.email },
-            failed_attempts: MAX_FAILED_LOGINS_PER_MINUTE,
-            window_seconds: 60,
-          });
-        }
-      }
-      const retry = String(Math.max(1, Math.ceil(reserved.resetMs / 1000)));
-      throw new ApiError(429, 'too_many_login_attempts', `Too many failed logins for this email; retry after ${retry} s`, {
-        headers: { 'Retry-After': retry },
-      });
-    }
-    const user = await ctx.accounts.findUserByEmail(email);
-    // Verify against a dummy hash for unknown emails: same work, same answer.
-    const passwordOk = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), password);
-    // A failed attempt keeps its reservation; a successful one gives it back.
-    // A disabled user gets the same answer as a wrong password: nothing tells an attacker the account exists.
-    if (!user || !passwordOk || user.disabled_at !== null) throw new ApiError(401, 'invalid_login', 'The email or password is incorrect');
-    await ctx.counters.release(lockKey);
-    // A user created outside the service (`users create`) is in the trail before their first action.
-    if (user.trail_pending !== null) await ctx.userAdmin.recordCreatedOutside();
-    return user;
-  };
-
   return async (app) => {
     app.post(
       '/auth/login',
@@ -108,19 +65,8 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const user = await checkPassword(request.body.email, request.body.password);
-        const token = newSecret(ACCESS_TOKEN_PREFIX);
-        const now = ctx.clock();
-        const ttl = ctx.config.accessTokenTtlSeconds;
-        const expiresAt = iso(now + ttl * 1000);
-        await ctx.accounts.insertAccessToken({
-          company_id: user.company_id,
-          token_hash: hashSecret(token),
-          user_id: user.user_id,
-          created_at: iso(now),
-          expires_at: expiresAt,
-        });
-        return { access_token: token, token_type: 'Bearer' as const, expires_in: ttl, expires_at: expiresAt, password_change_required: user.password_change_required === 1 };
+        const t = await ctx.signIn.login(request.body.email, request.body.password);
+        return { access_token: t.token, token_type: 'Bearer' as const, expires_in: t.ttlSeconds, expires_at: t.expiresAt, password_change_required: t.passwordChangeRequired };
       },
     );
 
@@ -138,21 +84,9 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const user = await checkPassword(request.body.email, request.body.password);
-        const token = newSecret(ACCESS_TOKEN_PREFIX);
-        const now = ctx.clock();
-        const { sessionMaxAgeSeconds: maxAge, sessionIdleTimeoutSeconds: idle } = ctx.config;
-        const tokenHash = hashSecret(token);
-        const expiresAt = iso(now + maxAge * 1000);
-        await ctx.accounts.insertAccessToken({ company_id: user.company_id, token_hash: tokenHash, user_id: user.user_id, created_at: iso(now), expires_at: expiresAt, idle_expires_at: iso(now + idle * 1000) });
-        reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: ctx.config.tls !== undefined, path: '/', maxAge });
-        return reply.code(201).send({
-          csrf_token: ctx.secretBox.mac('csrf', tokenHash),
-          expires_at: expiresAt,
-          idle_timeout_seconds: idle,
-          password_change_required: user.password_change_required === 1,
-          user: { id: user.user_id, email: user.email, role: user.role },
-        });
+        const s = await ctx.signIn.startSession(request.body.email, request.body.password);
+        reply.setCookie(SESSION_COOKIE, s.token, { httpOnly: true, sameSite: 'strict', secure: ctx.config.tls !== undefined, path: '/', maxAge: s.maxAgeSeconds });
+        return reply.code(201).send(s.view);
       },
     );
 
@@ -168,19 +102,7 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
           response: { 200: SessionResponse, ...problemResponses(401, 403) },
         },
       },
-      async (request) => {
-        const p = principalOf(request);
-        if (p.kind !== 'user' || !p.session) throw new ApiError(403, 'forbidden', 'Only a console session (the session cookie) has a CSRF token');
-        const user = await ctx.accounts.getUser(p.companyId, p.userId);
-        const grant = await ctx.accounts.findAccessToken(p.tokenHash);
-        return {
-          csrf_token: ctx.secretBox.mac('csrf', p.tokenHash),
-          expires_at: grant?.expires_at ?? iso(ctx.clock()),
-          idle_timeout_seconds: ctx.config.sessionIdleTimeoutSeconds,
-          password_change_required: p.passwordChangeRequired,
-          user: { id: p.userId, email: p.email, role: user?.role ?? p.role },
-        };
-      },
+      async (request) => ctx.signIn.session(principalOf(request)),
     );
 
     app.delete(
@@ -196,8 +118,7 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const p = principalOf(request);
-        if (p.kind === 'user') await ctx.accounts.revokeAccessToken(p.companyId, p.tokenHash, iso(ctx.clock()));
+        await ctx.signIn.signOut(principalOf(request));
         reply.clearCookie(SESSION_COOKIE, { path: '/' });
         return reply.code(204).send(null);
       },
@@ -216,8 +137,7 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const p = principalOf(request);
-        if (p.kind === 'user') await ctx.accounts.revokeAccessToken(p.companyId, p.tokenHash, iso(ctx.clock()));
+        await ctx.signIn.signOut(principalOf(request));
         return reply.code(204).send(null);
       },
     );
@@ -235,23 +155,19 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const p = principalOf(request);
-        const company = await ctx.accounts.getCompany(p.companyId);
-        if (!company) throw new ApiError(401, 'invalid_credential', 'The credential belongs to no company');
+        const { company, user, apiKey } = await ctx.signIn.whoAmI(principalOf(request));
         const companyOut = { id: company.company_id, name: company.name, created_at: company.created_at };
-        if (p.kind === 'api_key') {
+        if (apiKey) {
           return {
             credential: 'api_key' as const,
             company: companyOut,
-            api_key: { id: p.keyId, key_prefix: p.keyPrefix, rate_limit_per_minute: p.rateLimitPerMinute },
+            api_key: { id: apiKey.id, key_prefix: apiKey.keyPrefix, rate_limit_per_minute: apiKey.rateLimitPerMinute },
             company_id: company.company_id,
             user_id: null,
             email: null,
             is_admin: null,
           };
         }
-        const user = await ctx.accounts.getUser(p.companyId, p.userId);
-        if (!user) throw new ApiError(401, 'invalid_credential', 'The user no longer exists');
         return {
           credential: 'user' as const,
           company: companyOut,
