@@ -17,7 +17,10 @@ export interface DomainErrorData {
   key_retired: { keyId: string };
   idempotency_key_reused: { index: number; key: string };
   inconsistent_tree: { companyId: string; from: number; to: number };
-  // integrity
+  // any service: what the caller named is not in its company
+  not_found: Record<string, never>;
+  // integrity and proofs
+  tree_size_out_of_range: { field: string; fieldMessage: string };
   /** The open job (a store/integrity JobRow; named by what the problem uses, so this module imports no store). */
   verification_running: { job: { job_id: string; status: string } };
   // signing keys

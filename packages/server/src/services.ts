@@ -3,6 +3,7 @@
 // plugins (routes/index.ts), each of which declares the few it uses (`Pick<Services, …>`).
 // The logger is built before any service, so no service closes over the app.
 import { SignIn } from './auth/sign-in.js';
+import { Integrity } from './integrity/service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { EventSink } from './events.js';
@@ -79,6 +80,8 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** What the integrity endpoints answer: status, verification jobs, checkpoints and consistency proofs. */
+  integrity: Integrity;
   /** Logins, sessions and who a credential is (auth/sign-in.ts). */
   signIn: SignIn;
   /** Signed period reports for regulators and auditors. */
@@ -160,6 +163,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
+  const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock });
   const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, accounts, metrics, clock, signingKeys, warn: (obj, msg) => log.warn(obj, msg) });
   const witnessing = new BackgroundTask(
@@ -209,6 +213,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       trail,
       compliance,
       signIn,
+      integrity,
       reports,
       events,
       metrics,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../src/users/accounts.js';
 import { InvalidLoginError, LoginLockedError } from '../src/auth/sign-in.js';
 import { domainProblem } from '../src/http/domain-problems.js';
+import { NotFoundError, TreeSizeOutOfRangeError } from '../src/integrity/service.js';
 import { TraceNotFoundError } from '../src/forensics/service.js';
 import { HITL_SOURCE } from '../src/hitl/rejections.js';
 import { AppenderClosedError, IdempotencyConflictError } from '../src/ledger/appender/errors.js';
@@ -89,6 +90,25 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
     expect(trail.filter((e) => e.data?.includes(email))).toHaveLength(1);
     clock.advance(61_000);
     expect((await signIn.login(email, 'the right password here')).token).toMatch(/^alt_/);
+  });
+
+  it('answers the integrity questions without HTTP: proofs only up to the latest checkpoint, checkpoints by size, unknown jobs not found', async () => {
+    const { appender, integrity } = set.services;
+    // CHECKPOINT_INTERVAL_MS=0: every append is checkpointed.
+    await appender.append(companyId, [event({ event_type: 'tool.called', data: { n: 'integrity' } }), event({ event_type: 'tool.called', data: { n: 'integrity 2' } })]);
+    const signed = await integrity.signedSize(companyId);
+    expect(signed).toBeGreaterThan(1);
+    const proof = await integrity.consistency(companyId, 1, signed);
+    expect(proof).toMatchObject({ first: 1, second: signed, second_checkpoint: { tree_size: signed } });
+    const beyond = await integrity.consistency(companyId, 1, signed + 1).catch((e: unknown) => e);
+    expect(beyond).toBeInstanceOf(TreeSizeOutOfRangeError);
+    expect(domainProblem(beyond as TreeSizeOutOfRangeError)).toMatchObject({ status: 400, code: 'tree_size_out_of_range', extra: { errors: [{ field: '/querystring/second', message: `must be at most ${signed}` }] } });
+    await expect(integrity.consistency(companyId, 2, 1)).rejects.toBeInstanceOf(TreeSizeOutOfRangeError);
+    expect((await integrity.checkpoint(companyId, signed)).tree_size).toBe(signed);
+    await expect(integrity.checkpoint(companyId, signed + 1000)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(integrity.job(companyId, '00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(NotFoundError);
+    const status = await integrity.status(companyId);
+    expect(status.witnesses).toEqual({ quorum: 0, latest_checkpoint_cosigned_by: [], quorum_met: true, items: [] });
   });
 
   it('a rejection with no matching decision has no trace; a closed appender refuses it and stores nothing', async () => {

@@ -21,7 +21,10 @@ const PROBLEMS = {
   idempotency_key_reused: ({ index }, message, pointer) =>
     new ApiError(422, 'idempotency_key_reused', `${message}; nothing was appended`, { errors: [{ field: `${pointer(index)}/idempotency_key`, message: 'already used for a different event' }] }),
   inconsistent_tree: (_data, message) => new ApiError(503, 'integrity_failure', `The stored ledger is damaged: ${message}. Nothing was changed. POST /api/v1/integrity/verify names the damage.`),
-  // integrity
+  // any service
+  not_found: (_data, message) => new ApiError(404, 'not_found', message),
+  // integrity and proofs
+  tree_size_out_of_range: ({ field, fieldMessage }, message) => new ApiError(400, 'tree_size_out_of_range', message, { errors: [{ field, message: fieldMessage }] }),
   verification_running: ({ job }) =>
     new ApiError(409, 'verification_running', `Verification ${job.job_id} is already ${job.status}; poll /api/v1/integrity/jobs/${job.job_id}`, { headers: { location: `/api/v1/integrity/jobs/${job.job_id}` } }),
   // signing keys

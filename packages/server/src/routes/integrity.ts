@@ -1,13 +1,11 @@
 // Integrity endpoints: public keys, signed checkpoints, consistency proofs.
-import { CoreError } from '@audit-ledger/core';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { VIOLATION_KINDS } from '@audit-ledger/core';
 import { principalOf } from '../auth/authenticate.js';
-import { requestActor } from '../compliance/trail.js';
-import { ApiError, problemResponses } from '../http/problems.js';
-import { checkpointView, consistencyView, cosignedCheckpointView } from '../ledger/proofs.js';
+import { actorOf } from '../compliance/trail.js';
+import { problemResponses } from '../http/problems.js';
 import { CheckpointSchema, ServiceId, Uuid } from '../http/schemas.js';
 import type { JobRow } from '../store/integrity.js';
 import type { Services } from '../services.js';
@@ -80,7 +78,7 @@ function wantsText(request: FastifyRequest): boolean {
 }
 
 /** The services these routes use. */
-export type IntegrityServices = Pick<Services, 'compliance' | 'config' | 'integrityStore' | 'ledger' | 'trail' | 'verifier' | 'witnessStore'>;
+export type IntegrityServices = Pick<Services, 'integrity'>;
 
 export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -134,19 +132,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           },
         },
       },
-      async (request) => {
-        const companyId = principalOf(request).companyId;
-        const status = await ctx.verifier.status(companyId);
-        const states = new Map((await ctx.witnessStore.states(companyId)).map((w) => [w.witness, w]));
-        const cosigned = status.checkpoint ? (await ctx.witnessStore.cosignatures(companyId, status.checkpoint.tree_size)).map((c) => c.witness) : [];
-        const items = ctx.config.witnesses.map((w) => {
-          const st = states.get(w.name);
-          return { name: w.name, tree_size: Number(st?.tree_size ?? 0), refusals: st?.refusals ?? 0, last_error: st?.last_error ?? null, last_error_at: st?.last_error_at ?? null };
-        });
-        const r = await ctx.compliance.retention(companyId);
-        const retention = { content_days: r.content_days, last_run_at: r.last_run_at, erased_total: r.erased_total, pending_erasures: r.pending_erasures };
-        return { ...status, witnesses: { quorum: ctx.config.witnessQuorum, latest_checkpoint_cosigned_by: cosigned, quorum_met: cosigned.length >= ctx.config.witnessQuorum, items }, retention };
-      },
+      async (request) => ctx.integrity.status(principalOf(request).companyId),
     );
 
     app.post(
@@ -168,18 +154,8 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         },
       },
       async (request, reply) => {
-        const { companyId } = principalOf(request);
-        const entrySignatures = request.body.entry_signatures ?? false;
-        const job = await ctx.verifier.requestFull(companyId, { entry_signatures: entrySignatures }, async (queued) => {
-          try {
-            await ctx.trail.record(companyId, 'integrity.verification_requested', requestActor(request), { job_id: queued.job_id, entry_signatures: entrySignatures });
-          } catch (err) {
-            // A chain whose stored tree is damaged (entries removed) takes no appends; the
-            // verification is how the damage is found, so it runs unrecorded rather than not at all.
-            if (!(err instanceof CoreError && err.code === 'missing_tree_hash')) throw err;
-            request.log.warn({ err, job_id: queued.job_id }, 'verification requested on a damaged chain: runs without its ledger record');
-          }
-        });
+        const p = principalOf(request);
+        const job = await ctx.integrity.requestVerification(p.companyId, { entry_signatures: request.body.entry_signatures ?? false }, actorOf(p));
         return reply.code(202).header('location', `/api/v1/integrity/jobs/${job.job_id}`).send(jobView(job));
       },
     );
@@ -197,11 +173,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           response: { 200: JobSchema, ...problemResponses(400, 401, 404, 429) },
         },
       },
-      async (request) => {
-        const job = await ctx.integrityStore.getJob(principalOf(request).companyId, request.params.job_id);
-        if (!job) throw new ApiError(404, 'not_found', `No verification job ${request.params.job_id}`);
-        return jobView(job);
-      },
+      async (request) => jobView(await ctx.integrity.job(principalOf(request).companyId, request.params.job_id)),
     );
 
     app.get(
@@ -216,15 +188,8 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           response: { 200: ReportSchema, ...problemResponses(401, 404, 429) },
         },
       },
-      async (request) => {
-        const job = await ctx.integrityStore.latestCompletedJob(principalOf(request).companyId);
-        if (!job?.report) throw new ApiError(404, 'not_found', 'No full verification has completed yet: POST /api/v1/integrity/verify starts one');
-        return JSON.parse(job.report) as never;
-      },
+      async (request) => JSON.parse(await ctx.integrity.latestReport(principalOf(request).companyId)) as never,
     );
-
-    /** The latest checkpoint's size: proofs are only served up to what has been signed. */
-    const signedSize = async (companyId: string) => (await ctx.ledger.latestCheckpoint(companyId))?.tree_size ?? 0;
 
     app.get(
       '/integrity/checkpoints',
@@ -249,13 +214,8 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         },
       },
       async (request) => {
-        const { after, limit } = request.query;
-        const rows = await ctx.ledger.checkpointsPage(principalOf(request).companyId, after, limit);
-        const last = rows.at(-1);
-        return {
-          items: rows.map((r) => ({ tree_size: r.tree_size, root_hash: r.root_hash, timestamp: r.timestamp, key_id: r.key_id })),
-          next_after: rows.length === limit && last ? last.tree_size : null,
-        };
+        const { rows, nextAfter } = await ctx.integrity.checkpoints(principalOf(request).companyId, request.query.after, request.query.limit);
+        return { items: rows.map((r) => ({ tree_size: r.tree_size, root_hash: r.root_hash, timestamp: r.timestamp, key_id: r.key_id })), next_after: nextAfter };
       },
     );
 
@@ -275,11 +235,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
         },
       },
       async (request, reply) => {
-        const { companyId } = principalOf(request);
-        const size = request.query.tree_size;
-        const row = size === undefined ? await ctx.ledger.latestCheckpoint(companyId) : await ctx.ledger.getCheckpoint(companyId, size);
-        if (!row) throw new ApiError(404, 'not_found', size === undefined ? 'No checkpoint yet: the ledger has no entries' : `No checkpoint was signed at tree size ${size}`);
-        const view = cosignedCheckpointView(row, await ctx.witnessStore.cosignatures(companyId, row.tree_size));
+        const view = await ctx.integrity.checkpoint(principalOf(request).companyId, request.query.tree_size);
         if (wantsText(request)) return reply.type('text/plain; charset=utf-8').send(view.cosigned_note as never);
         return view;
       },
@@ -309,23 +265,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           },
         },
       },
-      async (request) => {
-        const { companyId } = principalOf(request);
-        const { first, second } = request.query;
-        const signed = await signedSize(companyId);
-        if (first > second) throw new ApiError(400, 'tree_size_out_of_range', `first (${first}) must not exceed second (${second})`, { errors: [{ field: '/querystring/first', message: 'must be at most second' }] });
-        if (second > signed) {
-          throw new ApiError(400, 'tree_size_out_of_range', `second (${second}) is beyond the latest checkpoint (tree size ${signed})`, {
-            errors: [{ field: '/querystring/second', message: `must be at most ${signed}` }],
-          });
-        }
-        const [view, c1, c2] = await Promise.all([
-          consistencyView(ctx.ledger, companyId, first, second),
-          ctx.ledger.getCheckpoint(companyId, first),
-          ctx.ledger.getCheckpoint(companyId, second),
-        ]);
-        return { ...view, first_checkpoint: c1 ? checkpointView(c1) : null, second_checkpoint: c2 ? checkpointView(c2) : null };
-      },
+      async (request) => ctx.integrity.consistency(principalOf(request).companyId, request.query.first, request.query.second),
     );
   };
 }
