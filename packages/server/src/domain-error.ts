@@ -19,6 +19,9 @@ export interface DomainErrorData {
   inconsistent_tree: { companyId: string; from: number; to: number };
   // any service: what the caller named is not in its company
   not_found: Record<string, never>;
+  // exports and evidence
+  invalid_selection: { field: string; fieldMessage: string };
+  not_yet_checkpointed: { checkpointIntervalMs: number };
   // integrity and proofs
   tree_size_out_of_range: { field: string; fieldMessage: string };
   /** The open job (a store/integrity JobRow; named by what the problem uses, so this module imports no store). */

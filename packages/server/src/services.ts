@@ -4,6 +4,7 @@
 // The logger is built before any service, so no service closes over the app.
 import { SignIn } from './auth/sign-in.js';
 import { Integrity } from './integrity/service.js';
+import { Exports } from './exports/service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { EventSink } from './events.js';
@@ -80,6 +81,8 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** Exports and evidence bundles (exports/service.ts). */
+  exports: Exports;
   /** What the integrity endpoints answer: status, verification jobs, checkpoints and consistency proofs. */
   integrity: Integrity;
   /** Logins, sessions and who a credential is (auth/sign-in.ts). */
@@ -163,6 +166,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
+  const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock });
   const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, accounts, metrics, clock, signingKeys, warn: (obj, msg) => log.warn(obj, msg) });
@@ -214,6 +218,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       compliance,
       signIn,
       integrity,
+      exports,
       reports,
       events,
       metrics,

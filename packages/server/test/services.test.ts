@@ -9,6 +9,7 @@ import { createUser } from '../src/users/accounts.js';
 import { InvalidLoginError, LoginLockedError } from '../src/auth/sign-in.js';
 import { domainProblem } from '../src/http/domain-problems.js';
 import { NotFoundError, TreeSizeOutOfRangeError } from '../src/integrity/service.js';
+import { SelectionError } from '../src/exports/service.js';
 import { TraceNotFoundError } from '../src/forensics/service.js';
 import { HITL_SOURCE } from '../src/hitl/rejections.js';
 import { AppenderClosedError, IdempotencyConflictError } from '../src/ledger/appender/errors.js';
@@ -109,6 +110,24 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
     await expect(integrity.job(companyId, '00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(NotFoundError);
     const status = await integrity.status(companyId);
     expect(status.witnesses).toEqual({ quorum: 0, latest_checkpoint_cosigned_by: [], quorum_met: true, items: [] });
+  });
+
+  it('bundles evidence without HTTP: one kind of selection, bounded ranges, not found, and one trail entry per bundle', async () => {
+    const { appender, exports, ledger } = set.services;
+    const traceId = '0190a000-0000-7000-8000-0000000000e1';
+    await appender.append(companyId, [event({ event_type: 'tool.called', trace_id: traceId, data: { n: 1 } }), event({ event_type: 'tool.called', trace_id: traceId, data: { n: 2 } })]);
+    const actor = { kind: 'service', task: 'test' } as const;
+    const bundle = await exports.evidence(companyId, { trace_id: traceId }, actor);
+    expect(bundle).toMatchObject({ format: 'audit-ledger/evidence-bundle/v1', selection: { trace_id: traceId } });
+    expect(bundle.entries).toHaveLength(2);
+    for (const [q, field] of [[{}, '/querystring'], [{ trace_id: traceId, from_seq: 0, to_seq: 1 }, '/querystring'], [{ from_seq: 0 }, '/querystring'], [{ from_seq: 5, to_seq: 4 }, '/querystring/to_seq'], [{ from_seq: 0, to_seq: 1_000_000 }, '/querystring/to_seq']] as const) {
+      const err = await exports.evidence(companyId, q, actor).catch((e: unknown) => e);
+      expect(err, JSON.stringify(q)).toBeInstanceOf(SelectionError);
+      expect(domainProblem(err as SelectionError)).toMatchObject({ status: 400, code: 'validation_failed', extra: { errors: [{ field }] } });
+    }
+    await expect(exports.evidence(companyId, { trace_id: '0190a000-0000-7000-8000-0000000000e2' }, actor)).rejects.toBeInstanceOf(NotFoundError);
+    const recorded = await ledger.listEntries(companyId, { event_type: 'evidence.generated', limit: 10, order: 'asc' });
+    expect(recorded.filter((e) => e.data?.includes(traceId))).toHaveLength(1);
   });
 
   it('a rejection with no matching decision has no trace; a closed appender refuses it and stores nothing', async () => {

@@ -23,6 +23,13 @@ const PROBLEMS = {
   inconsistent_tree: (_data, message) => new ApiError(503, 'integrity_failure', `The stored ledger is damaged: ${message}. Nothing was changed. POST /api/v1/integrity/verify names the damage.`),
   // any service
   not_found: (_data, message) => new ApiError(404, 'not_found', message),
+  // exports and evidence
+  invalid_selection: ({ field, fieldMessage }, message) => new ApiError(400, 'validation_failed', message, { errors: [{ field, message: fieldMessage }] }),
+  // One is signed within CHECKPOINT_INTERVAL_MS: Retry-After says when.
+  not_yet_checkpointed: ({ checkpointIntervalMs }, message) => {
+    const wait = Math.max(1, Math.ceil(checkpointIntervalMs / 1000));
+    return new ApiError(409, 'not_yet_checkpointed', `${message}; one is signed within ${wait} s`, { headers: { 'retry-after': String(wait) } });
+  },
   // integrity and proofs
   tree_size_out_of_range: ({ field, fieldMessage }, message) => new ApiError(400, 'tree_size_out_of_range', message, { errors: [{ field, message: fieldMessage }] }),
   verification_running: ({ job }) =>

@@ -1,11 +1,10 @@
 // Exports: the company's entries as JSON Lines or CSV, streamed; and evidence bundles
 // that an auditor verifies offline with `audit-ledger verify-bundle`.
-import type { JsonObject } from '@audit-ledger/core';
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
-import { ApiError, problemResponses } from '../http/problems.js';
+import { problemResponses } from '../http/problems.js';
 import { CheckpointSchema, Instant, Uuid } from '../http/schemas.js';
 
 const Open = (properties: Parameters<typeof Type.Object>[0], description: string) => Type.Object(properties, { additionalProperties: true, description });
@@ -34,13 +33,11 @@ const EvidenceBundleSchema = Type.Object(
   },
   { description: 'The bundle (docs/ledger-format.md, "Evidence bundles")' },
 );
-import { buildEvidence, csvLines, entriesOf, jsonLines, MAX_EVIDENCE_ENTRIES } from '../exports/formats.js';
-import type { LogEntryRow } from '../store/chain.js';
+import { csvLines, jsonLines, MAX_EVIDENCE_ENTRIES } from '../exports/formats.js';
 import type { Services } from '../services.js';
-import { notYetCheckpointed } from '../http/ledger-problems.js';
 import { iso } from '../time.js';
 import { READ } from '../auth/rules.js';
-import { requestActor } from '../compliance/trail.js';
+import { actorOf } from '../compliance/trail.js';
 
 
 const ExportQuery = Type.Object(
@@ -64,7 +61,7 @@ const EvidenceQuery = Type.Object(
 );
 
 /** The services these routes use. */
-export type ExportServices = Pick<Services, 'clock' | 'config' | 'ledger' | 'signingKeys' | 'trail' | 'witnessStore'>;
+export type ExportServices = Pick<Services, 'clock' | 'exports'>;
 
 export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -84,21 +81,11 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const { companyId } = principalOf(request);
+        const p = principalOf(request);
         const q = request.query;
-        // The export is the ledger as it stands once its own export.generated entry is appended:
-        // a complete export ends with that entry, so a checkpoint taken after it covers it.
-        const record = await ctx.trail.record(companyId, 'export.generated', requestActor(request), { format: q.format, filter: { ...q } });
-        const seqBelow = record.seq + 1;
-        const rows = entriesOf(ctx.ledger, companyId, {
-          trace_id: q.trace_id,
-          event_type: q.event_type,
-          from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
-          to: q.to === undefined ? undefined : iso(Date.parse(q.to)),
-          seqBelow,
-        });
+        const rows = await ctx.exports.exportEntries(p.companyId, q, actorOf(p));
         const csv = q.format === 'csv';
-        const name = `audit-ledger-${companyId}-${iso(ctx.clock()).replace(/[:.]/g, '')}.${csv ? 'csv' : 'jsonl'}`;
+        const name = `audit-ledger-${p.companyId}-${iso(ctx.clock()).replace(/[:.]/g, '')}.${csv ? 'csv' : 'jsonl'}`;
         // Readable.from pulls the next page only when the socket has taken the last one.
         const body = Readable.from(csv ? csvLines(rows) : jsonLines(rows));
         body.on('error', (err) => request.log.error({ err }, 'export stream failed'));
@@ -123,38 +110,10 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const { companyId } = principalOf(request);
+        const p = principalOf(request);
         const q = request.query;
-        const byTrace = q.trace_id !== undefined;
-        const byRange = q.from_seq !== undefined || q.to_seq !== undefined;
-        if (byTrace === byRange || (byRange && (q.from_seq === undefined || q.to_seq === undefined))) {
-          throw new ApiError(400, 'validation_failed', 'Give either trace_id, or both from_seq and to_seq', {
-            errors: [{ field: '/querystring', message: 'needs trace_id, or from_seq and to_seq' }],
-          });
-        }
-        if (byRange && (q.to_seq as number) < (q.from_seq as number)) {
-          throw new ApiError(400, 'validation_failed', 'to_seq must not be below from_seq', { errors: [{ field: '/querystring/to_seq', message: 'must be at least from_seq' }] });
-        }
-        if (byRange && (q.to_seq as number) - (q.from_seq as number) + 1 > MAX_EVIDENCE_ENTRIES) {
-          throw new ApiError(400, 'validation_failed', `A bundle holds at most ${MAX_EVIDENCE_ENTRIES} entries; narrow the range`, {
-            errors: [{ field: '/querystring/to_seq', message: `at most ${MAX_EVIDENCE_ENTRIES} entries from from_seq` }],
-          });
-        }
-        const checkpoint = await ctx.ledger.latestCheckpoint(companyId);
-        const rows: LogEntryRow[] = byTrace
-          ? await ctx.ledger.listEntries(companyId, { trace_id: q.trace_id, order: 'asc', limit: MAX_EVIDENCE_ENTRIES + 1 })
-          : await ctx.ledger.listEntries(companyId, { afterSeq: (q.from_seq as number) - 1, order: 'asc', limit: (q.to_seq as number) - (q.from_seq as number) + 1 });
-        if (rows.length > MAX_EVIDENCE_ENTRIES) {
-          throw new ApiError(400, 'validation_failed', `The trace has more than ${MAX_EVIDENCE_ENTRIES} entries; bundle it by seq ranges instead`, {
-            errors: [{ field: '/querystring/trace_id', message: `more than ${MAX_EVIDENCE_ENTRIES} entries` }],
-          });
-        }
-        if (rows.length === 0) throw new ApiError(404, 'not_found', byTrace ? `No entries with trace_id ${q.trace_id}` : `No entries from seq ${q.from_seq} to ${q.to_seq}`);
-        if (!checkpoint || (rows[0] as LogEntryRow).seq >= checkpoint.tree_size) throw notYetCheckpointed(ctx.config.checkpointIntervalMs, 'None of these entries is');
-        const selection = byTrace ? { trace_id: q.trace_id as string } : { from_seq: q.from_seq as number, to_seq: q.to_seq as number };
-        const bundle = await buildEvidence(ctx, companyId, rows, checkpoint, { selection, generatedAt: iso(ctx.clock()), keyName: ctx.config.ledgerOrigin });
-        await ctx.trail.record(companyId, 'evidence.generated', requestActor(request), { selection: JSON.parse(JSON.stringify(selection)) as JsonObject, checkpoint_tree_size: checkpoint.tree_size, entries: bundle.entries.length });
-        const name = `evidence-${companyId}-${byTrace ? q.trace_id : `${q.from_seq}-${q.to_seq}`}.json`;
+        const bundle = await ctx.exports.evidence(p.companyId, q, actorOf(p));
+        const name = `evidence-${p.companyId}-${q.trace_id ?? `${q.from_seq}-${q.to_seq}`}.json`;
         return reply.header('content-disposition', `attachment; filename="${name}"`).send(bundle as never);
       },
     );
