@@ -17,8 +17,9 @@ export interface DomainErrorData {
   key_retired: { keyId: string };
   idempotency_key_reused: { index: number; key: string };
   inconsistent_tree: { companyId: string; from: number; to: number };
-  // any service: what the caller named is not in its company
+  // any service: what the caller named is not in its company; input it refuses
   not_found: Record<string, never>;
+  invalid_input: { errors: FieldError[] };
   // exports and evidence
   invalid_selection: { field: string; fieldMessage: string };
   not_yet_checkpointed: { checkpointIntervalMs: number };
@@ -60,5 +61,19 @@ export abstract class DomainError<Code extends DomainErrorCode = DomainErrorCode
   ) {
     super(message);
     this.name = new.target.name;
+  }
+}
+
+/** Something the caller named is not in its company (an entry, a job, a checkpoint, a trace's entries): 404. */
+export class NotFoundError extends DomainError<'not_found'> {
+  constructor(message: string) {
+    super('not_found', message, {});
+  }
+}
+
+/** Input a service refuses, each offending field named: 400 validation_failed. */
+export class InputError extends DomainError<'invalid_input'> {
+  constructor(errors: FieldError[]) {
+    super('invalid_input', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
   }
 }

@@ -5,6 +5,8 @@
 import { SignIn } from './auth/sign-in.js';
 import { Integrity } from './integrity/service.js';
 import { Exports } from './exports/service.js';
+import { Ingestion } from './ingestion/service.js';
+import { Entries } from './entries/service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { EventSink } from './events.js';
@@ -81,6 +83,10 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** Ingestion: client events to committed entries (ingestion/service.ts). */
+  ingestion: Ingestion;
+  /** Reading, checking and proving stored entries (entries/service.ts). */
+  entries: Entries;
   /** Exports and evidence bundles (exports/service.ts). */
   exports: Exports;
   /** What the integrity endpoints answer: status, verification jobs, checkpoints and consistency proofs. */
@@ -166,6 +172,8 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
+  const ingestion = new Ingestion({ appender, usage, config });
+  const entries = new Entries({ ledger, entryChecker, config });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock });
@@ -219,6 +227,8 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       signIn,
       integrity,
       exports,
+      ingestion,
+      entries,
       reports,
       events,
       metrics,

@@ -5,8 +5,7 @@
 import type { JsonObject } from '@audit-ledger/core';
 import { type AdminTrail, type TrailActor } from '../compliance/trail.js';
 import type { Config } from '../config.js';
-import { DomainError } from '../domain-error.js';
-import { NotFoundError } from '../integrity/service.js';
+import { DomainError, NotFoundError } from '../domain-error.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';

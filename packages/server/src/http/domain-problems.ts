@@ -23,6 +23,7 @@ const PROBLEMS = {
   inconsistent_tree: (_data, message) => new ApiError(503, 'integrity_failure', `The stored ledger is damaged: ${message}. Nothing was changed. POST /api/v1/integrity/verify names the damage.`),
   // any service
   not_found: (_data, message) => new ApiError(404, 'not_found', message),
+  invalid_input: ({ errors }, message) => new ApiError(400, 'validation_failed', message, { errors }),
   // exports and evidence
   invalid_selection: ({ field, fieldMessage }, message) => new ApiError(400, 'validation_failed', message, { errors: [{ field, message: fieldMessage }] }),
   // One is signed within CHECKPOINT_INTERVAL_MS: Retry-After says when.

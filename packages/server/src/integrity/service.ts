@@ -7,20 +7,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Compliance } from '../compliance/service.js';
 import { type AdminTrail, type TrailActor } from '../compliance/trail.js';
 import type { Config } from '../config.js';
-import { DomainError } from '../domain-error.js';
+import { DomainError, NotFoundError } from '../domain-error.js';
 import { type CheckpointView, checkpointView, type ConsistencyView, consistencyView, cosignedCheckpointView } from '../ledger/proofs.js';
 import type { CheckpointRow } from '../store/chain.js';
 import type { IntegrityStore, JobRow } from '../store/integrity.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import type { IntegrityVerifier, JobOptions } from './verifier.js';
-
-/** Something the caller named does not exist in its company (a job, a report, a checkpoint). */
-export class NotFoundError extends DomainError<'not_found'> {
-  constructor(message: string) {
-    super('not_found', message, {});
-  }
-}
 
 /** A tree size outside what the service has signed: proofs are served only up to the latest checkpoint. */
 export class TreeSizeOutOfRangeError extends DomainError<'tree_size_out_of_range'> {

@@ -1,25 +1,19 @@
-// Ingestion, reads and verification of ledger entries (spec 2.1–2.4, 4.2).
-import { setImmediate as yieldTurn } from 'node:timers/promises';
-import { count } from '../plural.js';
+// Ingestion, reads and verification of ledger entries (spec 2.1–2.4, 4.2): schemas and thin
+// handlers over the ingestion and entries services.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import Type from 'typebox';
-import { principalOf } from '../auth/authenticate.js';
-import { entryLeafHash, recordToEntry, toHex } from '@audit-ledger/core';
-import { ApiError, type FieldError, problemResponses } from '../http/problems.js';
-import { CheckpointSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import type { AppendedEvent } from '../ledger/appender/errors.js';
-import type { LogEntryRow } from '../store/chain.js';
-import { appendFailure, notYetCheckpointed } from '../http/ledger-problems.js';
 import type { FastifyRequest } from 'fastify';
-import { isReservedSource, LogInput, type LogInputT, prepareEvent } from '../ingestion/input.js';
-import type { PreparedEvent } from '../ledger/appender/types.js';
-import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
-import type { Services } from '../services.js';
-import { checkpointView, inclusionViews } from '../ledger/proofs.js';
-import { iso } from '../time.js';
+import Type from 'typebox';
+import { recordToEntry } from '@audit-ledger/core';
+import { principalOf } from '../auth/authenticate.js';
 import { INGEST, READ } from '../auth/rules.js';
-
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { appendFailure } from '../http/ledger-problems.js';
+import { ApiError, problemResponses } from '../http/problems.js';
+import { CheckpointSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
+import { LogInput } from '../ingestion/input.js';
+import type { Services } from '../services.js';
+import type { LogEntryRow } from '../store/chain.js';
+import { iso } from '../time.js';
 
 const IngestResult = Type.Object({
   log_id: Uuid,
@@ -153,42 +147,14 @@ const ListQuery = Type.Object(
 
 
 
-/** Events validated between turns of the event loop: a large batch does not hold other requests up for all of it. */
-const PREPARE_SLICE = 200;
-
-async function prepareAll(items: LogInputT[], pointer: (i: number) => string, maxEntryBytes: number, strictKey = false): Promise<PreparedEvent[]> {
-  const prepared: PreparedEvent[] = [];
-  const errors: FieldError[] = [];
-  for (const [i, item] of items.entries()) {
-    if (i > 0 && i % PREPARE_SLICE === 0) await yieldTurn();
-    // Entries from the service itself (HITL rejections) carry this source; nobody may forge one.
-    if (isReservedSource(item.source)) {
-      errors.push({ field: `${pointer(i)}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` });
-      continue;
-    }
-    const p = prepareEvent(item, pointer(i), { strictKey, maxEntryBytes });
-    if (Array.isArray(p)) errors.push(...p);
-    else prepared.push(p);
-  }
-  if (errors.length) throw new ApiError(400, 'validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
-  return prepared;
-}
-
 /** The services these routes use. */
-export type LogServices = Pick<Services, 'appender' | 'config' | 'entryChecker' | 'ledger' | 'usage'>;
+export type LogServices = Pick<Services, 'config' | 'entries' | 'ingestion'>;
 
 export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
-  /** Usage: events newly appended by this request, and the bytes of their data. */
-  const countUsage = (request: FastifyRequest, events: PreparedEvent[], results: AppendedEvent[]) => {
+  /** Who sends: the company, and the API key (null for a user). */
+  const sender = (request: FastifyRequest) => {
     const p = principalOf(request);
-    ctx.usage.appended(p.companyId, p.kind === 'api_key' ? p.keyId : null, events, results);
-  };
-
-  /** The company's entry, or 404 (also for another company's log_id). */
-  const entryOr404 = async (companyId: string, logId: string) => {
-    const row = await ctx.ledger.getEntry(companyId, logId);
-    if (!row) throw new ApiError(404, 'not_found', `No log ${logId}`);
-    return row;
+    return { companyId: p.companyId, keyId: p.kind === 'api_key' ? p.keyId : null };
   };
 
   return async (app) => {
@@ -207,21 +173,9 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { companyId } = principalOf(request);
-        const header = request.headers['idempotency-key'];
-        const body = { ...request.body };
-        if (header !== undefined) {
-          if (body.idempotency_key != null && body.idempotency_key !== header) {
-            throw new ApiError(400, 'validation_failed', 'The Idempotency-Key header and the body idempotency_key differ', {
-              errors: [{ field: '/body/idempotency_key', message: 'differs from the Idempotency-Key header' }],
-            });
-          }
-          body.idempotency_key = header;
-        }
-        const [event] = await prepareAll([body], () => '/body', ctx.config.maxEntryBytes, header !== undefined);
-        const [r] = await ctx.appender.append(companyId, [event as PreparedEvent]).catch((err) => appendFailure(err, () => '/body'));
-        const result = r as NonNullable<typeof r>;
-        countUsage(request, [event as PreparedEvent], [result]);
+        const from = sender(request);
+        const result = await ctx.ingestion.appendOne(from, request.body, request.headers['idempotency-key']).catch((err) => appendFailure(err, () => '/body'));
+        const companyId = from.companyId;
         return {
           log_id: result.log_id,
           company_id: companyId,
@@ -257,12 +211,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { companyId } = principalOf(request);
-        const { logs } = request.body;
-        const pointer = (i: number) => `/body/logs/${i}`;
-        const events = await prepareAll(logs, pointer, ctx.config.maxEntryBytes);
-        const results = await ctx.appender.append(companyId, events).catch((err) => appendFailure(err, pointer));
-        countUsage(request, events, results);
+        const results = await ctx.ingestion.appendBatch(sender(request), request.body.logs).catch((err) => appendFailure(err, (i) => `/body/logs/${i}`));
         const conflicts = results.flatMap((r, index) => (r.idempotency_conflict_of !== null ? [{ index, log_id: r.log_id, idempotency_conflict_of: r.idempotency_conflict_of }] : []));
         return {
           ingested: results.length,
@@ -288,7 +237,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const q = request.query;
-        const rows = await ctx.ledger.listEntries(principalOf(request).companyId, {
+        const rows = await ctx.entries.list(principalOf(request).companyId, {
           trace_id: q.trace_id,
           session_id: q.session_id,
           event_type: q.event_type,
@@ -318,7 +267,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
         },
       },
-      async (request) => entryView(await entryOr404(principalOf(request).companyId, request.params.log_id)),
+      async (request) => entryView(await ctx.entries.get(principalOf(request).companyId, request.params.log_id)),
     );
 
     app.get(
@@ -334,11 +283,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           response: { 200: VerifyResult, ...problemResponses(400, 401, 404, 429) },
         },
       },
-      async (request) => {
-        const result = await ctx.entryChecker.check(principalOf(request).companyId, request.params.log_id);
-        if (!result) throw new ApiError(404, 'not_found', `No log ${request.params.log_id}`);
-        return result;
-      },
+      async (request) => ctx.entries.check(principalOf(request).companyId, request.params.log_id),
     );
 
     app.get(
@@ -369,31 +314,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           },
         },
       },
-      async (request) => {
-        const { companyId } = principalOf(request);
-        const row = await entryOr404(companyId, request.params.log_id);
-        const latest = await ctx.ledger.latestCheckpoint(companyId);
-        const signed = latest?.tree_size ?? 0;
-        const size = request.query.tree_size ?? signed;
-        if (row.seq >= signed && request.query.tree_size === undefined) throw notYetCheckpointed(ctx.config.checkpointIntervalMs, `Entry ${row.seq} (the latest checkpoint covers ${count(signed, 'entry', 'entries')}) is`);
-        if (size <= row.seq || size > signed) {
-          throw new ApiError(400, 'tree_size_out_of_range', `tree_size must be from ${row.seq + 1} (the entry's seq + 1) to ${signed} (the latest checkpoint)`, {
-            errors: [{ field: '/querystring/tree_size', message: `must be from ${row.seq + 1} to ${signed}` }],
-          });
-        }
-        const [[view], checkpoint] = await Promise.all([
-          inclusionViews(ctx.ledger, companyId, [row.seq], size),
-          size === signed ? latest : ctx.ledger.getCheckpoint(companyId, size),
-        ]);
-        return {
-          log_id: row.log_id,
-          seq: row.seq,
-          entry_hash: row.hash,
-          leaf_hash: toHex(entryLeafHash(row.hash)),
-          ...(view as NonNullable<typeof view>),
-          checkpoint: checkpoint ? checkpointView(checkpoint) : null,
-        };
-      },
+      async (request) => ctx.entries.proof(principalOf(request).companyId, request.params.log_id, request.query.tree_size),
     );
   };
 }

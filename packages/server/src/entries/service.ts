@@ -1,0 +1,67 @@
+// Reading and proving stored entries, without HTTP: one entry, a filtered page, one entry's check
+// (ledger/entry-check.ts), and its inclusion proof with the rule that only signed trees are
+// proven. routes/logs.ts parses (the cursor too), calls one method and shapes the answer.
+import { entryLeafHash, toHex } from '@audit-ledger/core';
+import type { Config } from '../config.js';
+import { NotFoundError } from '../domain-error.js';
+import { NotYetCheckpointedError } from '../exports/service.js';
+import { TreeSizeOutOfRangeError } from '../integrity/service.js';
+import type { EntryCheck, EntryChecker } from '../ledger/entry-check.js';
+import { type CheckpointView, checkpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
+import { count } from '../plural.js';
+import type { LogEntryRow } from '../store/chain.js';
+import type { EntryFilter, LedgerStore } from '../store/ledger.js';
+
+export interface EntriesDeps {
+  ledger: LedgerStore;
+  entryChecker: Pick<EntryChecker, 'check'>;
+  config: Pick<Config, 'checkpointIntervalMs'>;
+}
+
+export type InclusionProofView = InclusionView & { log_id: string; seq: number; entry_hash: string; leaf_hash: string; checkpoint: CheckpointView | null };
+
+export class Entries {
+  constructor(private readonly deps: EntriesDeps) {}
+
+  /** The company's entry (another company's log_id is not found). */
+  async get(companyId: string, logId: string): Promise<LogEntryRow> {
+    const row = await this.deps.ledger.getEntry(companyId, logId);
+    if (!row) throw new NotFoundError(`No log ${logId}`);
+    return row;
+  }
+
+  /** A page of entries in seq order (or newest first). */
+  list(companyId: string, filter: EntryFilter): Promise<LogEntryRow[]> {
+    return this.deps.ledger.listEntries(companyId, filter);
+  }
+
+  /** One entry's hash, links, signature and inclusion under the latest checkpoint. */
+  async check(companyId: string, logId: string): Promise<EntryCheck> {
+    const result = await this.deps.entryChecker.check(companyId, logId);
+    if (!result) throw new NotFoundError(`No log ${logId}`);
+    return result;
+  }
+
+  /**
+   * The entry's inclusion proof in the tree of treeSize (by default the latest checkpoint's),
+   * which must hold the entry and have been signed (RFC 9162 §2.1.3).
+   */
+  async proof(companyId: string, logId: string, treeSize?: number): Promise<InclusionProofView> {
+    const { ledger, config } = this.deps;
+    const row = await this.get(companyId, logId);
+    const latest = await ledger.latestCheckpoint(companyId);
+    const signed = latest?.tree_size ?? 0;
+    const size = treeSize ?? signed;
+    if (row.seq >= signed && treeSize === undefined) throw new NotYetCheckpointedError(`Entry ${row.seq} (the latest checkpoint covers ${count(signed, 'entry', 'entries')}) is`, config.checkpointIntervalMs);
+    if (size <= row.seq || size > signed) throw new TreeSizeOutOfRangeError('/querystring/tree_size', `must be from ${row.seq + 1} to ${signed}`, `tree_size must be from ${row.seq + 1} (the entry's seq + 1) to ${signed} (the latest checkpoint)`);
+    const [[view], checkpoint] = await Promise.all([inclusionViews(ledger, companyId, [row.seq], size), size === signed ? latest : ledger.getCheckpoint(companyId, size)]);
+    return {
+      log_id: row.log_id,
+      seq: row.seq,
+      entry_hash: row.hash,
+      leaf_hash: toHex(entryLeafHash(row.hash)),
+      ...(view as InclusionView),
+      checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+    };
+  }
+}
