@@ -6,6 +6,8 @@ import { SignIn } from './auth/sign-in.js';
 import { Integrity } from './integrity/service.js';
 import { Exports } from './exports/service.js';
 import { Ingestion } from './ingestion/service.js';
+import { ApiKeys } from './auth/api-keys.js';
+import { SigningKeys } from './integrity/signing-keys.js';
 import { Entries } from './entries/service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
@@ -83,6 +85,10 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** The signing keys as published, and their online rotation (integrity/signing-keys.ts). */
+  keys: SigningKeys;
+  /** The company's integration API key (auth/api-keys.ts). */
+  apiKeys: ApiKeys;
   /** Ingestion: client events to committed entries (ingestion/service.ts). */
   ingestion: Ingestion;
   /** Reading, checking and proving stored entries (entries/service.ts). */
@@ -172,6 +178,8 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
+  const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
+  const apiKeys = new ApiKeys({ accounts, trail, events, clock });
   const ingestion = new Ingestion({ appender, usage, config });
   const entries = new Entries({ ledger, entryChecker, config });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
@@ -229,6 +237,8 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       exports,
       ingestion,
       entries,
+      apiKeys,
+      keys,
       reports,
       events,
       metrics,

@@ -1,16 +1,12 @@
 // Integration API keys (spec 3, 5.5–5.7, 8): one active key per company, shown once.
-import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
-import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from '../auth/secrets.js';
-import { ApiError, problemResponses } from '../http/problems.js';
+import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
 import type { ApiKey } from '../store/accounts.js';
 import type { Services } from '../services.js';
-import { iso } from '../time.js';
 import { ADMIN } from '../auth/rules.js';
-import { requestActor } from '../compliance/trail.js';
 
 const CreateBody = Type.Object(
   {
@@ -50,7 +46,7 @@ function view(k: ApiKey) {
 // Key management takes a user's bearer token only, never an API key (a leaked key must not mint keys).
 
 /** The services these routes use. */
-export type ApiKeyServices = Pick<Services, 'accounts' | 'clock' | 'events' | 'trail'>;
+export type ApiKeyServices = Pick<Services, 'apiKeys'>;
 
 export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -68,20 +64,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const p = principalOf(request);
-        const key = newSecret(API_KEY_PREFIX);
-        const row = await ctx.accounts.insertApiKey({
-          company_id: p.companyId,
-          key_id: randomUUID(),
-          name: request.body.name,
-          key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
-          key_hash: hashSecret(key),
-          rate_limit_per_minute: request.body.rate_limit_per_minute,
-          created_at: iso(ctx.clock()),
-          created_by: p.kind === 'user' ? p.userId : p.keyId,
-        });
-        await ctx.trail.record(p.companyId, 'api_key.created', requestActor(request), { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute });
-        await ctx.events.emit(p.companyId, 'api_key.created', { key_id: row.key_id, name: row.name, key_prefix: row.key_prefix, rate_limit_per_minute: row.rate_limit_per_minute, created_by: row.created_by });
+        const { row, key } = await ctx.apiKeys.create(principalOf(request), request.body);
         return reply.code(201).send({ ...view(row), key });
       },
     );
@@ -98,7 +81,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
           response: { 200: Type.Object({ items: Type.Array(ApiKeyView) }), ...problemResponses(401, 403) },
         },
       },
-      async (request) => ({ items: (await ctx.accounts.listApiKeys(principalOf(request).companyId)).map(view) }),
+      async (request) => ({ items: (await ctx.apiKeys.list(principalOf(request).companyId)).map(view) }),
     );
 
     app.delete(
@@ -115,15 +98,7 @@ export function apiKeyRoutes(ctx: ApiKeyServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const p = principalOf(request);
-        const before = await ctx.accounts.getApiKey(p.companyId, request.params.id);
-        const revoked = await ctx.accounts.revokeApiKey(p.companyId, request.params.id, iso(ctx.clock()));
-        if (!revoked) throw new ApiError(404, 'not_found', `No API key ${request.params.id}`);
-        // Revoking a revoked key is a no-op, and reports nothing.
-        if (before?.status === 'active') {
-          await ctx.trail.record(p.companyId, 'api_key.revoked', requestActor(request), { key_id: revoked.key_id, name: revoked.name, key_prefix: revoked.key_prefix });
-          await ctx.events.emit(p.companyId, 'api_key.revoked', { key_id: revoked.key_id, name: revoked.name, key_prefix: revoked.key_prefix, revoked_by: p.kind === 'user' ? p.userId : p.keyId });
-        }
+        await ctx.apiKeys.revoke(principalOf(request), request.params.id);
         return reply.code(204).send(null);
       },
     );

@@ -6,7 +6,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { staticBearerToken } from '../auth/static-token.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { publicKeyView } from '../exports/formats.js';
 import type { Services } from '../services.js';
 
 const KeyView = Type.Object({
@@ -35,7 +34,7 @@ export const KeyTransitionView = Type.Object(
 );
 
 /** The services these routes use. */
-export type KeyServices = Pick<Services, 'accounts' | 'config' | 'keyring' | 'signingKeys' | 'trail'>;
+export type KeyServices = Pick<Services, 'config' | 'keys'>;
 
 export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
   const checkOperator = ctx.config.operatorToken === undefined ? undefined : staticBearerToken(ctx.config.operatorToken, 'LEDGER_OPERATOR_TOKEN', 'operator');
@@ -51,10 +50,7 @@ export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
           response: { 200: Type.Object({ items: Type.Array(KeyView), transitions: Type.Array(KeyTransitionView) }), ...problemResponses(400) },
         },
       },
-      async () => ({
-        items: (await ctx.signingKeys.list()).map((k) => ({ ...publicKeyView(k, ctx.config.ledgerOrigin), active: k.active_to === null })),
-        transitions: await ctx.signingKeys.transitions(),
-      }),
+      async () => ctx.keys.published(),
     );
 
     app.post(
@@ -72,13 +68,7 @@ export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
       async (request) => {
         if (!checkOperator) throw new ApiError(403, 'forbidden', 'Operator actions are off: set LEDGER_OPERATOR_TOKEN on the service to allow key rotation');
         checkOperator(request);
-        const transition = await ctx.keyring.rotate();
-        request.log.info({ old_key_id: transition.old_key_id, new_key_id: transition.new_key_id }, 'signing key rotated');
-        // The key signs every company's chain: each chain records the signed transition.
-        for (const companyId of await ctx.accounts.companyIds()) {
-          await ctx.trail.record(companyId, 'signing_key.rotated', { kind: 'operator' }, { ...transition });
-        }
-        return transition;
+        return ctx.keys.rotate();
       },
     );
   };
