@@ -8,6 +8,7 @@ import { Exports } from './exports/service.js';
 import { Ingestion } from './ingestion/service.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { SigningKeys } from './integrity/signing-keys.js';
+import { UsageReport } from './ops/usage-report.js';
 import { Entries } from './entries/service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
@@ -85,6 +86,8 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** The company's usage report (ops/usage-report.ts). */
+  usageReport: UsageReport;
   /** The signing keys as published, and their online rotation (integrity/signing-keys.ts). */
   keys: SigningKeys;
   /** The company's integration API key (auth/api-keys.ts). */
@@ -178,6 +181,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
+  const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, clock });
   const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
   const apiKeys = new ApiKeys({ accounts, trail, events, clock });
   const ingestion = new Ingestion({ appender, usage, config });
@@ -239,6 +243,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       entries,
       apiKeys,
       keys,
+      usageReport,
       reports,
       events,
       metrics,

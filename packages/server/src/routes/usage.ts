@@ -3,18 +3,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
-import { ApiError, problemResponses } from '../http/problems.js';
-import type { Services } from '../services.js';
-import { iso } from '../time.js';
 import { READ } from '../auth/rules.js';
-
-const DAY_MS = 86_400_000;
-const MAX_DAYS = 366;
+import { problemResponses } from '../http/problems.js';
+import type { Services } from '../services.js';
 
 const Counts = { api_requests: Type.Integer(), events_ingested: Type.Integer(), rate_limited_requests: Type.Integer() };
 
 /** The services these routes use. */
-export type UsageServices = Pick<Services, 'accounts' | 'clock' | 'ledger' | 'usage' | 'usageStore'>;
+export type UsageServices = Pick<Services, 'usageReport'>;
 
 export function usageRoutes(ctx: UsageServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -59,54 +55,7 @@ export function usageRoutes(ctx: UsageServices): FastifyPluginAsyncTypebox {
           },
         },
       },
-      async (request) => {
-        const { companyId } = principalOf(request);
-        const today = iso(ctx.clock()).slice(0, 10);
-        const to = request.query.to ?? today;
-        const from = request.query.from ?? iso(Date.parse(to) - 29 * DAY_MS).slice(0, 10);
-        if (from > to) throw new ApiError(400, 'validation_failed', 'from must not be after to', { errors: [{ field: '/querystring/from', message: 'must not be after to' }] });
-        if ((Date.parse(to) - Date.parse(from)) / DAY_MS + 1 > MAX_DAYS) {
-          throw new ApiError(400, 'validation_failed', `At most ${MAX_DAYS} days at once`, { errors: [{ field: '/querystring/from', message: `at most ${MAX_DAYS} days before to` }] });
-        }
-        await ctx.usage.flush();
-        const [rows, keys, head, bytes] = await Promise.all([
-          ctx.usageStore.list(companyId, from, to),
-          ctx.accounts.listApiKeys(companyId),
-          ctx.ledger.getChainHead(companyId),
-          ctx.usageStore.storedBytes(companyId),
-        ]);
-        const zero = () => ({ api_requests: 0, events_ingested: 0, rate_limited_requests: 0 });
-        const add = (a: ReturnType<typeof zero>, r: (typeof rows)[number]) => {
-          a.api_requests += r.requests;
-          a.events_ingested += r.events;
-          a.rate_limited_requests += r.rate_limited;
-        };
-        const totals = zero();
-        const byDay = new Map<string, ReturnType<typeof zero>>();
-        const byKey = new Map<string, ReturnType<typeof zero>>();
-        for (const r of rows) {
-          add(totals, r);
-          add(byDay.get(r.day) ?? byDay.set(r.day, zero()).get(r.day)!, r);
-          add(byKey.get(r.key_id) ?? byKey.set(r.key_id, zero()).get(r.key_id)!, r);
-        }
-        const keyInfo = new Map(keys.map((k) => [k.key_id, k]));
-        const active = keys.find((k) => k.status === 'active');
-        return {
-          company_id: companyId,
-          from,
-          to,
-          totals,
-          by_day: [...byDay].map(([day, c]) => ({ day, ...c })),
-          by_key: [...byKey].map(([keyId, c]) => ({
-            key_id: keyId === '' ? null : keyId,
-            name: keyInfo.get(keyId)?.name ?? null,
-            key_prefix: keyInfo.get(keyId)?.key_prefix ?? null,
-            ...c,
-          })),
-          storage: { entries: head ? head.lastSeq + 1 : 0, data_bytes: bytes },
-          rate_limit: active ? { key_id: active.key_id, key_prefix: active.key_prefix, rate_limit_per_minute: active.rate_limit_per_minute } : null,
-        };
-      },
+      async (request) => ctx.usageReport.report(principalOf(request).companyId, request.query.from, request.query.to),
     );
   };
 }
