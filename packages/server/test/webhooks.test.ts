@@ -238,8 +238,8 @@ describe.each(STORE_KINDS)('webhooks on %s', (kind) => {
     expect((await s.attempts())[0]).toMatchObject({ status_code: 410, result: 'disabled' });
     // A disabled endpoint gets nothing more; re-enabling it resumes delivery.
     await s.reject();
-    const patched = await t.inject({ method: 'PATCH', url: `/api/v1/webhooks/endpoints/${s.endpoint.id}`, headers: s.admin, payload: { enabled: true, rotate_secret: true } });
-    expect(patched.json()).toMatchObject({ enabled: true, disabled_reason: null, secret: expect.stringMatching(/^whsec_/) });
+    const patched = await t.inject({ method: 'PATCH', url: `/api/v1/webhooks/endpoints/${s.endpoint.id}`, headers: s.admin, payload: { enabled: true, rotate_secret: true, description: 'the receiver, renamed' } });
+    expect(patched.json()).toMatchObject({ enabled: true, disabled_reason: null, description: 'the receiver, renamed', secret: expect.stringMatching(/^whsec_/) });
     await s.reject();
     await vi.waitFor(() => expect(rx.got).toHaveLength(2), { timeout: 5000, interval: 20 });
     expect(verifySignature(patched.json().secret, rx.got[1] as Received)).toBe(true);

@@ -5,16 +5,12 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { EVENT_TYPES } from '../events.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import { ApiError, problemResponses } from '../http/problems.js';
+import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
-import { uuidv7 } from '../ledger/uuidv7.js';
 import type { EndpointRow } from '../store/webhooks.js';
-import { iso } from '../time.js';
-import { newWebhookSecret } from '../webhooks/secrets.js';
-import { urlProblem } from '../webhooks/url-policy.js';
 import type { Services } from '../services.js';
 import { ADMIN, READ } from '../auth/rules.js';
-import { requestActor } from '../compliance/trail.js';
+import { actorOf } from '../compliance/trail.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));
@@ -49,20 +45,10 @@ function view(e: EndpointRow) {
 }
 
 /** The services these routes use. */
-export type WebhookServices = Pick<Services, 'clock' | 'config' | 'resolveHost' | 'secretBox' | 'trail' | 'webhookStore'>;
+export type WebhookServices = Pick<Services, 'webhookEndpoints'>;
 
 export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
-  const checkUrl = async (url: string) => {
-    const problem = await urlProblem(url, ctx.config.webhookAllowPrivate, ctx.resolveHost);
-    if (problem) throw new ApiError(400, 'validation_failed', `url ${problem}`, { errors: [{ field: '/body/url', message: problem }] });
-  };
   return async (app) => {
-    const endpointOr404 = async (companyId: string, id: string) => {
-      const e = await ctx.webhookStore.getEndpoint(companyId, id);
-      if (!e) throw new ApiError(404, 'not_found', `No webhook endpoint ${id}`);
-      return e;
-    };
-
     app.get(
       '/webhooks/events',
       {
@@ -91,7 +77,7 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const q = request.query;
-        const rows = await ctx.webhookStore.listEvents(principalOf(request).companyId, {
+        const rows = await ctx.webhookEndpoints.events(principalOf(request).companyId, {
           type: q.type,
           before: q.after === undefined ? undefined : (decodeCursor(q.after, 'id', 'id') as string),
           limit: q.limit,
@@ -121,24 +107,8 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const { companyId } = principalOf(request);
-        await checkUrl(request.body.url);
-        const now = iso(ctx.clock());
-        const secret = newWebhookSecret();
-        const row: EndpointRow = {
-          company_id: companyId,
-          endpoint_id: uuidv7(ctx.clock()),
-          url: request.body.url,
-          description: request.body.description ?? null,
-          event_types: JSON.stringify(request.body.event_types),
-          secret_encrypted: ctx.secretBox.seal(secret),
-          enabled: 1,
-          disabled_reason: null,
-          created_at: now,
-          updated_at: now,
-        };
-        await ctx.webhookStore.insertEndpoint(row);
-        await ctx.trail.record(companyId, 'webhook.endpoint_created', requestActor(request), { endpoint_id: row.endpoint_id, url: row.url, event_types: request.body.event_types });
+        const p = principalOf(request);
+        const { row, secret } = await ctx.webhookEndpoints.create(p.companyId, request.body, actorOf(p));
         return reply.code(201).header('location', `/api/v1/webhooks/endpoints/${row.endpoint_id}`).send({ ...view(row), secret });
       },
     );
@@ -146,13 +116,13 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
     app.get(
       '/webhooks/endpoints',
       { config: ADMIN, schema: { tags: ['webhooks'], operationId: 'listWebhookEndpoints', description: 'Every webhook endpoint of the company with its URL, event types and state; secrets are never shown again after creation or rotation.', summary: "The company's endpoints (without secrets)", response: { 200: Type.Object({ items: Type.Array(Endpoint) }), ...problemResponses(401, 403, 429) } } },
-      async (request) => ({ items: (await ctx.webhookStore.listEndpoints(principalOf(request).companyId)).map(view) }),
+      async (request) => ({ items: (await ctx.webhookEndpoints.list(principalOf(request).companyId)).map(view) }),
     );
 
     app.get(
       '/webhooks/endpoints/:id',
       { config: ADMIN, schema: { tags: ['webhooks'], operationId: 'getWebhookEndpoint', description: 'One webhook endpoint of the company, without its secret.', summary: 'One endpoint', params: Type.Object({ id: ServiceId }), response: { 200: Endpoint, ...problemResponses(400, 401, 403, 404, 429) } } },
-      async (request) => view(await endpointOr404(principalOf(request).companyId, request.params.id)),
+      async (request) => view(await ctx.webhookEndpoints.get(principalOf(request).companyId, request.params.id)),
     );
 
     app.patch(
@@ -179,23 +149,9 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { companyId } = principalOf(request);
-        const b = request.body;
-        await endpointOr404(companyId, request.params.id);
-        if (b.url !== undefined) await checkUrl(b.url);
-        const secret = b.rotate_secret ? newWebhookSecret() : undefined;
-        await ctx.webhookStore.updateEndpoint(companyId, request.params.id, {
-          ...(b.url !== undefined ? { url: b.url } : {}),
-          ...(b.event_types !== undefined ? { event_types: JSON.stringify(b.event_types) } : {}),
-          ...(b.description !== undefined ? { description: b.description } : {}),
-          ...(b.enabled !== undefined ? { enabled: b.enabled ? 1 : 0, disabled_reason: b.enabled ? null : 'disabled by a user' } : {}),
-          ...(secret ? { secret_encrypted: ctx.secretBox.seal(secret) } : {}),
-          updated_at: iso(ctx.clock()),
-        });
-        const updated = view(await endpointOr404(companyId, request.params.id));
-        const { rotate_secret: _rotate, ...changed } = b;
-        await ctx.trail.record(companyId, 'webhook.endpoint_updated', requestActor(request), { endpoint_id: request.params.id, changed: { ...changed }, secret_rotated: secret !== undefined });
-        return secret ? { ...updated, secret } : updated;
+        const p = principalOf(request);
+        const { row, secret } = await ctx.webhookEndpoints.update(p.companyId, request.params.id, request.body, actorOf(p));
+        return secret ? { ...view(row), secret } : view(row);
       },
     );
 
@@ -206,10 +162,8 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         schema: { tags: ['webhooks'], operationId: 'deleteWebhookEndpoint', description: 'Removes the endpoint; deliveries still pending for it are given up. Recorded events stay.', summary: 'Delete an endpoint; its pending deliveries are given up', params: Type.Object({ id: ServiceId }), response: { 204: Type.Null(), ...problemResponses(400, 401, 403, 404, 429) } },
       },
       async (request, reply) => {
-        if (!(await ctx.webhookStore.deleteEndpoint(principalOf(request).companyId, request.params.id, iso(ctx.clock())))) {
-          throw new ApiError(404, 'not_found', `No webhook endpoint ${request.params.id}`);
-        }
-        await ctx.trail.record(principalOf(request).companyId, 'webhook.endpoint_deleted', requestActor(request), { endpoint_id: request.params.id });
+        const p = principalOf(request);
+        await ctx.webhookEndpoints.remove(p.companyId, request.params.id, actorOf(p));
         return reply.code(204).send(null);
       },
     );
@@ -247,10 +201,8 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { companyId } = principalOf(request);
-        await endpointOr404(companyId, request.params.id);
         const q = request.query;
-        const rows = await ctx.webhookStore.listAttempts(companyId, request.params.id, {
+        const rows = await ctx.webhookEndpoints.attempts(principalOf(request).companyId, request.params.id, {
           before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
           limit: q.limit,
         });
