@@ -10,6 +10,7 @@ import { ApiKeys } from './auth/api-keys.js';
 import { SigningKeys } from './integrity/signing-keys.js';
 import { UsageReport } from './ops/usage-report.js';
 import { WebhookEndpoints } from './webhooks/endpoints.js';
+import { Health } from './ops/health.js';
 import { Entries } from './entries/service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
@@ -87,6 +88,8 @@ export interface Services {
   trail: AdminTrail;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
+  /** The service's health checks (ops/health.ts). */
+  health: Health;
   /** Webhook endpoints, their events and delivery attempts (webhooks/endpoints.ts). */
   webhookEndpoints: WebhookEndpoints;
   /** The company's usage report (ops/usage-report.ts). */
@@ -184,6 +187,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
+  const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, clock });
   const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
@@ -249,6 +253,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       keys,
       usageReport,
       webhookEndpoints,
+      health,
       reports,
       events,
       metrics,

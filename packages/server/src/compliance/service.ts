@@ -268,6 +268,13 @@ export class Compliance {
 
   // ---- the retention job ----
 
+  /** One company's retention run, asked for by a person now (recorded as compliance.retention_run), and the policy's progress after it. */
+  async runRetentionNow(companyId: string, actor: TrailActor): Promise<{ erased_count: number; retention: RetentionView }> {
+    const erased = await this.runRetention(companyId);
+    await this.deps.trail.record(companyId, 'compliance.retention_run', actor, { erased_count: erased });
+    return { erased_count: erased, retention: await this.retention(companyId) };
+  }
+
   /** Finishes erasures a crash interrupted, then applies every company's retention policy in bounded batches. */
   async runRetention(onlyCompany?: string): Promise<number> {
     let total = 0;

@@ -1,7 +1,7 @@
 // Replay sessions over the store: create one pinned to the chain as it is now, load its
 // events (verifying each), and answer timeline, graph, staleness and root cause from them.
 import { checkpointProblems, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordContentState, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex, verifyEntrySignature } from '@audit-ledger/core';
-import { DomainError } from '../domain-error.js';
+import { DomainError, NotFoundError } from '../domain-error.js';
 import type { EventSink } from '../events.js';
 import { entriesOf } from '../exports/formats.js';
 import type { Keyring } from '../ledger/keyring.js';
@@ -81,6 +81,29 @@ export class Forensics {
   }
 
   /** Pins a session to the chain as it is now; throws TraceNotFoundError for a trace with no entries. */
+  /** The company's replay session (another company's id is not found). */
+  async session(companyId: string, sessionId: string): Promise<ReplaySession> {
+    const s = await this.forensicsStore.getSession(companyId, sessionId);
+    if (!s) throw new NotFoundError(`No replay session ${sessionId}`);
+    return s;
+  }
+
+  /** A session and its trace as pinned, for the four analyses. */
+  async sessionTrace(companyId: string, sessionId: string): Promise<{ s: ReplaySession; trace: Trace }> {
+    const s = await this.session(companyId, sessionId);
+    return { s, trace: await this.loadTrace(s) };
+  }
+
+  /** Replay sessions, newest first (before: a session id of the previous page). */
+  sessions(companyId: string, f: { traceId?: string | undefined; before?: string | undefined; limit: number }): Promise<ReplaySession[]> {
+    return this.forensicsStore.listSessions(companyId, f);
+  }
+
+  /** The company's traces, most recently active first (beforeSeq: the previous page's last). */
+  traces(companyId: string, f: { beforeSeq?: number | undefined; limit: number }) {
+    return this.forensicsStore.traceSummaries(companyId, f);
+  }
+
   async createSession(companyId: string, input: { trace_id: string; token_id?: string; metadata: JsonObject }): Promise<SessionView> {
     const head = await this.ledger.getChainHead(companyId);
     const treeSize = head ? head.lastSeq + 1 : 0;

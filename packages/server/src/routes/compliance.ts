@@ -10,7 +10,7 @@ import { Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import type { HoldScope } from '../store/compliance.js';
 
-export type ComplianceServices = Pick<Services, 'compliance' | 'trail'>;
+export type ComplianceServices = Pick<Services, 'compliance'>;
 
 const Days = Type.Integer({ minimum: 0, maximum: 36_500, description: 'Days content is kept after the entry was appended; 0 erases it at the next run' });
 const Actor = Type.Object(
@@ -136,12 +136,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
           response: { 200: Type.Object({ erased_count: Type.Integer({ description: 'Entries this run erased' }), retention: RetentionSchema }), ...problemResponses(401, 403, 429, 503) },
         },
       },
-      async (request) => {
-        const companyId = principalOf(request).companyId;
-        const erased = await ctx.compliance.runRetention(companyId);
-        await ctx.trail.record(companyId, 'compliance.retention_run', requestActor(request), { erased_count: erased });
-        return { erased_count: erased, retention: await ctx.compliance.retention(companyId) };
-      },
+      async (request) => ctx.compliance.runRetentionNow(principalOf(request).companyId, requestActor(request)),
     );
 
     app.post(

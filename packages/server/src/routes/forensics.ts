@@ -6,7 +6,7 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import type { JsonObject } from '@audit-ledger/core';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import { ApiError, problemResponses } from '../http/problems.js';
+import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
 import { toMermaid } from '../forensics/graph.js';
 import type { Services } from '../services.js';
@@ -66,19 +66,11 @@ const Outcome = Type.Object({
 const SessionParams = Type.Object({ replay_session_id: ServiceId });
 
 /** The services these routes use. */
-export type ForensicsServices = Pick<Services, 'forensics' | 'forensicsStore'>;
+export type ForensicsServices = Pick<Services, 'forensics'>;
 
 export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const sessionOr404 = async (companyId: string, id: string) => {
-      const s = await ctx.forensicsStore.getSession(companyId, id);
-      if (!s) throw new ApiError(404, 'not_found', `No replay session ${id}`);
-      return s;
-    };
-    const load = async (companyId: string, id: string) => {
-      const s = await sessionOr404(companyId, id);
-      return { s, trace: await ctx.forensics.loadTrace(s) };
-    };
+    const load = (companyId: string, id: string) => ctx.forensics.sessionTrace(companyId, id);
 
     app.post(
       '/forensics/replays',
@@ -140,7 +132,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
       },
       async (request) => {
         const q = request.query;
-        const rows = await ctx.forensicsStore.traceSummaries(principalOf(request).companyId, {
+        const rows = await ctx.forensics.traces(principalOf(request).companyId, {
           beforeSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),
           limit: q.limit,
         });
@@ -171,7 +163,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
       },
       async (request) => {
         const q = request.query;
-        const rows = await ctx.forensicsStore.listSessions(principalOf(request).companyId, {
+        const rows = await ctx.forensics.sessions(principalOf(request).companyId, {
           traceId: q.trace_id,
           before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
           limit: q.limit,
@@ -187,7 +179,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         config: READ,
         schema: { tags: ['forensics'], operationId: 'getReplay', description: 'The session: its trace, the number of events it covers, who created it and its metadata.', summary: 'One replay session', params: SessionParams, response: { 200: Session, ...problemResponses(400, 401, 404, 429) } },
       },
-      async (request) => ctx.forensics.view(await sessionOr404(principalOf(request).companyId, request.params.replay_session_id)),
+      async (request) => ctx.forensics.view(await ctx.forensics.session(principalOf(request).companyId, request.params.replay_session_id)),
     );
 
     app.get(

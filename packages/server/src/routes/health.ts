@@ -5,9 +5,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Services } from '../services.js';
-import { VERSION } from '../version.js';
-
-const CHECK_TIMEOUT_MS = 2000;
 const Status = Type.Union([Type.Literal('ok'), Type.Literal('down')]);
 
 const Health = Type.Object({
@@ -24,56 +21,11 @@ const Health = Type.Object({
   }),
 });
 
-function withTimeout<T>(p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
 /** The services these routes use. */
-export type HealthServices = Pick<Services, 'clock' | 'counters' | 'keyring' | 'store'>;
+export type HealthServices = Pick<Services, 'health'>;
 
 export function healthRoutes(ctx: HealthServices): FastifyPluginAsyncTypebox {
-  const started = ctx.clock();
-
-  async function check() {
-    const t0 = performance.now();
-    const database = await withTimeout(ctx.store.ping()).then(
-      () => ({ status: 'ok' as const, latency_ms: Math.round((performance.now() - t0) * 100) / 100 }),
-      // The error's code only: its message may name internal hosts, and health is public.
-      (err: unknown) => ({ status: 'down' as const, latency_ms: null, error: String((err as { code?: unknown }).code ?? (err instanceof Error && /no answer/.test(err.message) ? 'timeout' : 'unreachable')) }),
-    );
-    const migrations =
-      database.status === 'ok'
-        ? await withTimeout(ctx.store.migrationState()).then(
-            (m) => ({ status: m.current === m.latest ? ('ok' as const) : ('behind' as const), version: m.current }),
-            () => ({ status: 'down' as const, version: null }),
-          )
-        : { status: 'down' as const, version: null };
-    const signingKey = { status: ctx.keyring.active.privateKey ? ('ok' as const) : ('down' as const) };
-    const redis =
-      ctx.counters.backend === 'redis'
-        ? await withTimeout(ctx.counters.ping()).then(
-            () => ({ status: 'ok' as const }),
-            () => ({ status: 'down' as const }),
-          )
-        : undefined;
-    const ready = database.status === 'ok' && migrations.status === 'ok' && signingKey.status === 'ok';
-    return {
-      ready,
-      body: {
-        status: !ready ? ('down' as const) : redis?.status === 'down' ? ('degraded' as const) : ('ok' as const),
-        version: VERSION,
-        uptime_seconds: Math.floor((ctx.clock() - started) / 1000),
-        checks: { database, signing_key: signingKey, migrations, ...(redis ? { redis } : {}) },
-      },
-    };
-  }
-
+  const check = () => ctx.health.check();
   return async (app) => {
     app.get(
       '/health',
