@@ -107,11 +107,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done(null, payload);
   });
   await app.register(cookie);
-  registerAuthentication(app, {
-    ...services,
-    csrfToken: (tokenHash) => services.signIn.csrfToken(tokenHash),
-    sessionIdleTimeoutSeconds: config.sessionIdleTimeoutSeconds,
-  });
+  registerAuthentication(app, services.authentication);
 
   await app.register(swagger, {
     openapi: {

@@ -2,120 +2,101 @@
 // them in the reverse order. Nothing here knows HTTP: app.ts hands these services to the route
 // plugins (routes/index.ts), each of which declares the few it uses (`Pick<Services, …>`).
 // The logger is built before any service, so no service closes over the app.
-import { SignIn } from './auth/sign-in.js';
-import { Integrity } from './integrity/service.js';
-import { Exports } from './exports/service.js';
-import { Ingestion } from './ingestion/service.js';
-import { ApiKeys } from './auth/api-keys.js';
-import { SigningKeys } from './integrity/signing-keys.js';
-import { UsageReport } from './ops/usage-report.js';
-import { WebhookEndpoints } from './webhooks/endpoints.js';
-import { Health } from './ops/health.js';
-import { Entries } from './entries/service.js';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config.js';
-import type { EventSink } from './events.js';
-import { Forensics } from './forensics/service.js';
-import { IntegrityVerifier } from './integrity/verifier.js';
-import { Rejections } from './hitl/rejections.js';
-import { OtlpIngest } from './otlp/ingest.js';
-import { UserAdmin } from './users/admin.js';
+import { ApiKeys } from './auth/api-keys.js';
+import type { AuthenticationDeps } from './auth/authenticate.js';
+import { SignIn } from './auth/sign-in.js';
 import { BackgroundTask } from './background.js';
+import { Reports } from './compliance/reports.js';
 import { Compliance } from './compliance/service.js';
 import { AdminTrail } from './compliance/trail.js';
-import { Reports } from './compliance/reports.js';
-import type { ComplianceStore } from './store/compliance.js';
-import type { WitnessStore } from './store/witnesses.js';
-import { WitnessSubmitter } from './witness/submitter.js';
+import type { Config } from './config.js';
+import { Entries } from './entries/service.js';
+import { Exports } from './exports/service.js';
+import { Forensics } from './forensics/service.js';
+import { Rejections } from './hitl/rejections.js';
+import { Ingestion } from './ingestion/service.js';
+import { Integrity } from './integrity/service.js';
+import { SigningKeys } from './integrity/signing-keys.js';
+import { IntegrityVerifier } from './integrity/verifier.js';
 import { Appender } from './ledger/appender.js';
 import { CheckpointSigner } from './ledger/checkpoints.js';
 import { EntryChecker } from './ledger/entry-check.js';
 import { Keyring } from './ledger/keyring.js';
 import { WorkerSigner } from './ledger/signer.js';
+import { Health } from './ops/health.js';
 import { Metrics } from './ops/metrics.js';
+import { UsageReport } from './ops/usage-report.js';
 import { UsageCounter } from './ops/usage.js';
+import { OtlpIngest } from './otlp/ingest.js';
 import type { CounterStore } from './ratelimit/counter.js';
-import type { AccountStore } from './store/accounts.js';
-import type { ForensicsStore } from './store/forensics.js';
-import type { IntegrityStore } from './store/integrity.js';
-import type { KeyStore } from './store/keys.js';
-import type { LedgerStore } from './store/ledger.js';
+import { openSecretBox } from './store/secret-box.js';
 import type { Store } from './store/store.js';
 import { isStoreUnavailable, OutageReporter } from './store/unavailable.js';
-import type { UsageStore } from './store/usage.js';
-import type { WebhookStore } from './store/webhooks.js';
+import { UserAdmin } from './users/admin.js';
 import { DeliveryWorker } from './webhooks/delivery.js';
-import { openSecretBox, type SecretBox } from './store/secret-box.js';
+import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WebhookEventSink } from './webhooks/sink.js';
 import { type Resolver, systemResolver } from './webhooks/url-policy.js';
+import { WitnessSubmitter } from './witness/submitter.js';
 
-/** Every service of the process. Route plugins take a Pick of it. */
 /** How often the service looks for users created outside it (`users create`) to record in the trail. */
 export const USERS_CREATED_OUTSIDE_MS = 5000;
 
+/**
+ * The services of the process: one per API area (route plugins take a Pick of the ones they
+ * use), the ledger's own (appends, keys, background verification) and what app.ts's hooks need.
+ * No repository: those are the services' dependencies, built here and handed to each.
+ */
 export interface Services {
   config: Config;
-  /** The database handle: health (ping) and migration state only; everything else uses a repository below. */
-  store: Pick<Store, 'kind' | 'ping' | 'migrationState'>;
-  accounts: AccountStore;
-  ledger: LedgerStore;
-  signingKeys: KeyStore;
-  webhookStore: WebhookStore;
-  integrityStore: IntegrityStore;
-  forensicsStore: ForensicsStore;
-  usageStore: UsageStore;
-  complianceStore: ComplianceStore;
-  witnessStore: WitnessStore;
-  counters: CounterStore;
   /** Milliseconds since the epoch; injectable so tests can move time without sleeping. */
   clock: () => number;
   log: FastifyBaseLogger;
   /** Where database outages are reported, once each. */
   outage: OutageReporter;
-  keyring: Keyring;
+  /** What the authentication hook (auth/authenticate.ts) reads credentials and counts rate limits with. */
+  authentication: AuthenticationDeps;
+  metrics: Metrics;
+  /** Per-request usage counts (app.ts's onResponse hook). */
+  usage: UsageCounter;
+  // the ledger
   appender: Appender;
+  keyring: Keyring;
   verifier: IntegrityVerifier;
-  forensics: Forensics;
-  /** GET /logs/{id}/verify without HTTP. */
-  entryChecker: EntryChecker;
-  /** Human review rejections without HTTP. */
-  rejections: Rejections;
-  /** OpenTelemetry (OTLP) export requests as ledger entries, without HTTP. */
-  otlp: OtlpIngest;
+  // one per API area
+  /** Logins, sessions and who a credential is (auth/sign-in.ts). */
+  signIn: SignIn;
+  /** The company's integration API key (auth/api-keys.ts). */
+  apiKeys: ApiKeys;
   /** User management (admins) and a user's own password, recorded in the ledger. */
   userAdmin: UserAdmin;
-  /** The administrators' audit trail: administrative actions as ledger entries. */
-  trail: AdminTrail;
+  /** Ingestion: client events to committed entries (ingestion/service.ts). */
+  ingestion: Ingestion;
+  /** OpenTelemetry (OTLP) export requests as ledger entries. */
+  otlp: OtlpIngest;
+  /** Reading, checking and proving stored entries (entries/service.ts). */
+  entries: Entries;
+  /** What the integrity endpoints answer: status, verification jobs, checkpoints and consistency proofs. */
+  integrity: Integrity;
+  /** The signing keys as published, and their online rotation (integrity/signing-keys.ts). */
+  keys: SigningKeys;
+  /** Exports and evidence bundles (exports/service.ts). */
+  exports: Exports;
+  /** Replays of a trace and their analyses. */
+  forensics: Forensics;
+  /** Human review rejections. */
+  rejections: Rejections;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
-  /** The service's health checks (ops/health.ts). */
-  health: Health;
+  /** Signed period reports for regulators and auditors. */
+  reports: Reports;
   /** Webhook endpoints, their events and delivery attempts (webhooks/endpoints.ts). */
   webhookEndpoints: WebhookEndpoints;
   /** The company's usage report (ops/usage-report.ts). */
   usageReport: UsageReport;
-  /** The signing keys as published, and their online rotation (integrity/signing-keys.ts). */
-  keys: SigningKeys;
-  /** The company's integration API key (auth/api-keys.ts). */
-  apiKeys: ApiKeys;
-  /** Ingestion: client events to committed entries (ingestion/service.ts). */
-  ingestion: Ingestion;
-  /** Reading, checking and proving stored entries (entries/service.ts). */
-  entries: Entries;
-  /** Exports and evidence bundles (exports/service.ts). */
-  exports: Exports;
-  /** What the integrity endpoints answer: status, verification jobs, checkpoints and consistency proofs. */
-  integrity: Integrity;
-  /** Logins, sessions and who a credential is (auth/sign-in.ts). */
-  signIn: SignIn;
-  /** Signed period reports for regulators and auditors. */
-  reports: Reports;
-  events: EventSink;
-  metrics: Metrics;
-  usage: UsageCounter;
-  secretBox: SecretBox;
-  /** How webhook host names are resolved (the system resolver unless a test supplies one). */
-  resolveHost: Resolver;
+  /** The service's health checks (ops/health.ts). */
+  health: Health;
 }
 
 export interface ServicesDeps {
@@ -220,46 +201,31 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   return {
     services: {
       config,
-      store,
-      accounts,
-      ledger,
-      signingKeys,
-      webhookStore,
-      integrityStore,
-      forensicsStore,
-      usageStore,
-      complianceStore,
-      witnessStore,
-      counters,
       clock,
       log,
       outage,
-      keyring,
-      appender,
-      verifier,
-      forensics,
-      entryChecker,
-      rejections,
-      otlp,
-      userAdmin,
-      trail,
-      compliance,
-      signIn,
-      integrity,
-      exports,
-      ingestion,
-      entries,
-      apiKeys,
-      keys,
-      usageReport,
-      webhookEndpoints,
-      health,
-      reports,
-      events,
+      authentication: { accounts, counters, clock, csrfToken: (tokenHash) => signIn.csrfToken(tokenHash), sessionIdleTimeoutSeconds: config.sessionIdleTimeoutSeconds },
       metrics,
       usage,
-      secretBox,
-      resolveHost,
+      appender,
+      keyring,
+      verifier,
+      signIn,
+      apiKeys,
+      userAdmin,
+      ingestion,
+      otlp,
+      entries,
+      integrity,
+      keys,
+      exports,
+      forensics,
+      rejections,
+      compliance,
+      reports,
+      webhookEndpoints,
+      usageReport,
+      health,
     },
     start() {
       verifier.start();

@@ -21,6 +21,7 @@ import { buildServices, type ServiceSet } from '../src/services.js';
 import { ActiveKeyExistsError } from '../src/store/accounts.js';
 import { JobOpenError, type JobRow } from '../src/store/integrity.js';
 import { RotationConflictError } from '../src/store/keys.js';
+import type { Store } from '../src/store/store.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { FakeClock, testConfig } from './helpers/app.js';
 import { createTestStore } from './helpers/stores.js';
@@ -29,7 +30,7 @@ const event = (e: Record<string, unknown>) => prepareEvent(e as never, '/body') 
 
 describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
   let set: ServiceSet;
-  let store: Parameters<typeof createUser>[0];
+  let store: Store;
   let dispose: () => Promise<void>;
   let companyId: string;
   const clock = new FakeClock();
@@ -48,19 +49,20 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
   });
 
   it('checks an entry: chain, signature and inclusion under the latest checkpoint, and nothing for an unknown id', async () => {
-    const { appender, entryChecker } = set.services;
+    const { appender, entries } = set.services;
     const [a, b] = await appender.append(companyId, [event({ event_type: 'tool.called', data: { n: 1 } }), event({ event_type: 'tool.called', data: { n: 2 } })]);
-    const first = await entryChecker.check(companyId, (a as { log_id: string }).log_id);
+    const first = await entries.check(companyId, (a as { log_id: string }).log_id);
     expect(first).toMatchObject({ seq: a?.seq, hash: a?.hash, chain_valid: true, signature_valid: true, problems: [], merkle_included: true, verified_at: new Date(clock.ms).toISOString() });
     expect(first?.checkpoint?.tree_size).toBeGreaterThanOrEqual(2);
-    expect((await entryChecker.check(companyId, (b as { log_id: string }).log_id))?.chain_valid).toBe(true);
-    expect(await entryChecker.check(companyId, '00000000-0000-4000-8000-000000000000')).toBeUndefined();
+    expect((await entries.check(companyId, (b as { log_id: string }).log_id)).chain_valid).toBe(true);
+    await expect(entries.check(companyId, '00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(NotFoundError);
     // Another company's entry is not this company's.
-    expect(await entryChecker.check('00000000-0000-4000-8000-000000000001', (a as { log_id: string }).log_id)).toBeUndefined();
+    await expect(entries.check('00000000-0000-4000-8000-000000000001', (a as { log_id: string }).log_id)).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('records a rejection in the decision’s trace, reads it back, and emits it', async () => {
-    const { appender, rejections, ledger } = set.services;
+    const { appender, rejections, webhookEndpoints } = set.services;
+    const { ledger } = store;
     const traceId = '0190a000-0000-7000-8000-00000000000a';
     const decisionId = '0190a000-0000-7000-8000-00000000000d';
     await appender.append(companyId, [event({ event_type: 'decision.made', trace_id: traceId, data: { decision_id: decisionId } })]);
@@ -71,12 +73,13 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
     expect(JSON.parse(stored?.data ?? '{}')).toEqual({ rejection_id: view.id, reviewer: 'ana', rejection_reason: 'wrong account', decision_id: decisionId, submitted_by: { kind: 'user', id: 'u-1' } });
     const listed = await rejections.list(companyId, { decision_id: decisionId, limit: 10 });
     expect(listed.items).toEqual([view]);
-    const events = await set.services.webhookStore.listEvents(companyId, { type: 'hitl.rejected', limit: 10 });
+    const events = await webhookEndpoints.events(companyId, { type: 'hitl.rejected', limit: 10 });
     expect(JSON.stringify(events)).toContain(view.id);
   });
 
   it('signs in without HTTP: a token for the right password, InvalidLoginError otherwise, and after 10 failures LoginLockedError with one trail entry', async () => {
-    const { signIn, ledger } = set.services;
+    const { signIn } = set.services;
+    const { ledger } = store;
     const email = `lock-${kind}-${Date.now()}@example.com`;
     await createUser(store, { company: `svc-${kind}`, email, password: 'the right password here' }, clock.now, null);
     const ok = await signIn.login(email.toUpperCase(), 'the right password here');
@@ -114,7 +117,8 @@ describe.each(STORE_KINDS)('services without HTTP on %s', (kind) => {
   });
 
   it('bundles evidence without HTTP: one kind of selection, bounded ranges, not found, and one trail entry per bundle', async () => {
-    const { appender, exports, ledger } = set.services;
+    const { appender, exports } = set.services;
+    const { ledger } = store;
     const traceId = '0190a000-0000-7000-8000-0000000000e1';
     await appender.append(companyId, [event({ event_type: 'tool.called', trace_id: traceId, data: { n: 1 } }), event({ event_type: 'tool.called', trace_id: traceId, data: { n: 2 } })]);
     const actor = { kind: 'service', task: 'test' } as const;
