@@ -7,12 +7,12 @@ import { parseCheckpointText, parseNote } from './checkpoint.js';
 import { ErasureLedger } from './bundle-erasures.js';
 import { checkCheckpointNote, checkEntry, checkpointJsonDiffers, followTransitions, plural } from './bundle.js';
 import type { Check, VerificationReport } from './checks.js';
+import { checkEntrySignature } from './entry-check.js';
 import { GENESIS_PREV_HASH } from './entry.js';
 import type { KeyTransition } from './key-transition.js';
 import { instantOf, keyNotActive } from './key-periods.js';
 import type { TrustedKey } from './keys.js';
 import { entryLeafHash, type Hash, TreeEdge } from './merkle.js';
-import { verifyEntrySignature } from './signature.js';
 
 /** An entry whose signing key is not trusted yet (ExportVerifier.pending). */
 type PendingSignature = { seq: number; log_id: unknown; key_id: string; hash: string; signature: string; created_at: unknown };
@@ -98,13 +98,11 @@ export class ExportVerifier {
         continue;
       }
       const label = `entry seq ${p.seq} (log_id ${String(p.log_id)})`;
-      if (!verifyEntrySignature(k.raw, p.hash, p.signature)) this.failures.push({ status: 'fail', code: 'bad_signature', message: `${label}: signature does not verify with key ${k.keyId}`, seq: p.seq });
+      const problem = checkEntrySignature({ ...p, key_id: k.keyId }, k);
+      if (!problem) this.noteSigned(k.keyId, p.created_at, p.seq);
       else {
-        const why = keyNotActive(k.keyId, k.period, p.created_at, 'an entry created at');
-        if (why) {
-          this.inactiveSeqs.add(p.seq);
-          this.failures.push({ status: 'fail', code: 'key_not_active', message: `${label}: ${why}`, seq: p.seq });
-        } else this.noteSigned(k.keyId, p.created_at, p.seq);
+        if (problem.code === 'key_not_active') this.inactiveSeqs.add(p.seq);
+        this.failures.push({ status: 'fail', code: problem.code === 'key_not_active' ? 'key_not_active' : 'bad_signature', message: `${label}: ${problem.detail}`, seq: p.seq });
       }
     }
     this.pending = still;

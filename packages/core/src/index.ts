@@ -84,7 +84,8 @@ export {
 export { consistencyProof, type EntryHashReader, type HashReader, inclusionProof, inclusionProofs, layeredReader, missingTreeHash, readEdge, readRoot } from './tree.js';
 export { VIOLATION_KINDS, type ViolationKind } from './violations.js';
 export { applyTransitions, instantOf, type KeyPeriod, keyNotActive, OPEN_PERIOD, type PeriodStep } from './key-periods.js';
-export { type EntryNeighbourhood, type EntryVerdict, verifyEntry, type Violation } from './verify.js';
+export { type EntryNeighbourhood, type EntryVerdict, type RecordNeighbourhood, verifyEntry, verifyRecord, type Violation } from './verify.js';
+export { type EntryAlone, type EntryCheckCode, type EntryCheckOptions, type EntryKey, type EntryProblem, checkEntryAlone, checkEntrySignature, checkRecordAlone } from './entry-check.js';
 export { type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, START as SCAN_START, treeHashRange } from './scan.js';
 export { scanSegment, SEGMENT_LEVEL, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from './scan-segments.js';
 export {

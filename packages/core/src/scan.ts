@@ -9,13 +9,13 @@
 // every entry below it, so a full check needs O(n) hashing and few signature checks.
 import { fromHex, toHex } from '#crypto';
 import { checkpointProblems } from './checkpoint.js';
-import { commitsContent, GENESIS_PREV_HASH } from './entry.js';
+import { checkRecordAlone } from './entry-check.js';
+import { GENESIS_PREV_HASH } from './entry.js';
 import { entryLeafHash, type Hash, storedHashCount, storedHashIndex, TREE_STRIDE, TreeEdge } from './merkle.js';
 import { erasureRecordProblem } from './content.js';
 import type { JsonObject } from './json.js';
-import { type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState } from './record.js';
-import { instantOf, type KeyPeriod, keyNotActive } from './key-periods.js';
-import { verifyEntrySignature } from './signature.js';
+import { type CheckpointRecord, type EntryRecord } from './record.js';
+import { instantOf, type KeyPeriod } from './key-periods.js';
 import type { ViolationKind } from './violations.js';
 
 const HEX_HASH = /^[0-9a-f]{64}$/;
@@ -147,8 +147,7 @@ export class Scanner {
       }
       i++;
       if (row.seq < seq) continue; // duplicate seq cannot happen (primary key); skip defensively
-      const recomputed = this.checkEntry(row, out);
-      this.checkContent(row, page, out);
+      const recomputed = this.checkEntry(row, page, out);
       // The tree was built from the stored hash; one that is not even hex is already a
       // hash_mismatch, and the rebuild goes on from what the fields hash to.
       this.extendTree(seq, row, entryLeafHash(recomputed === row.hash || HEX_HASH.test(row.hash) ? row.hash : recomputed), page, out);
@@ -160,24 +159,20 @@ export class Scanner {
     return out;
   }
 
-  /** Checks one entry; returns the hash its fields give. */
-  private checkEntry(row: EntryRecord, out: ScanViolation[]): string {
+  /** Checks one entry (its own checks are entry-check.ts's, then its link and order); returns the hash its fields give. */
+  private checkEntry(row: EntryRecord, page: ScanPage, out: ScanViolation[]): string {
     const at = { seq: row.seq, log_id: row.log_id };
-    const recomputed = recomputeHash(row);
-    if (recomputed !== row.hash) out.push({ ...at, kind: 'hash_mismatch', detail: `recomputed hash ${recomputed} differs from stored hash ${row.hash}` });
+    const signatures = this.opts.entrySignatures === true;
+    const raw = signatures ? this.opts.publicKeys.get(row.key_id) : undefined;
+    const alone = checkRecordAlone(row, raw && { raw, period: this.opts.keyPeriods?.get(row.key_id) }, { signature: signatures });
+    if (signatures) this.counts.signatures++;
+    // A stored entry always has its fields; an unknown key is a bad signature among the stored kinds.
+    for (const p of alone.problems) out.push({ ...at, kind: p.code === 'unknown_key' ? 'bad_signature' : p.code === 'entry_malformed' ? 'hash_mismatch' : p.code, detail: p.detail });
+    if (alone.content === 'erased') this.checkErasure(row, page, out);
+    const recomputed = alone.hash as string;
     if (row.seq === 0 && row.prev_hash !== GENESIS_PREV_HASH) out.push({ ...at, kind: 'broken_link', detail: 'entry 0 must have prev_hash of 64 zeros' });
     else if (row.seq > 0 && this.lastHash !== null && row.prev_hash !== this.lastHash) {
       out.push({ ...at, kind: 'broken_link', detail: `prev_hash ${row.prev_hash} differs from the stored hash of entry ${row.seq - 1} (${this.lastHash})` });
-    }
-    if (this.opts.entrySignatures) {
-      this.counts.signatures++;
-      const key = this.opts.publicKeys.get(row.key_id);
-      if (!key) out.push({ ...at, kind: 'bad_signature', detail: `no signing key with key_id ${row.key_id}` });
-      else if (!verifyEntrySignature(key, row.hash, row.signature)) out.push({ ...at, kind: 'bad_signature', detail: `signature does not verify with key ${row.key_id}` });
-      else {
-        const inactive = keyNotActive(row.key_id, this.opts.keyPeriods?.get(row.key_id), row.created_at, 'an entry created at');
-        if (inactive) out.push({ ...at, kind: 'key_not_active', detail: inactive });
-      }
     }
     // created_at never decreases along a chain (§2). The service writes one fixed-width UTC form,
     // compared as text on that fast path (the same order as instants); anything else is parsed.
@@ -191,13 +186,9 @@ export class Scanner {
     return recomputed;
   }
 
-  /** Versions 2 and 3: the content against its commitment (and links); an erased entry against its erasure record. */
-  private checkContent(row: EntryRecord, page: ScanPage, out: ScanViolation[]): void {
-    if (!commitsContent(row.format_version)) return;
+  /** An erased entry (versions 2 and 3) against the erasure record its erasure_id names, from the page. */
+  private checkErasure(row: EntryRecord, page: ScanPage, out: ScanViolation[]): void {
     const at = { seq: row.seq, log_id: row.log_id };
-    const content = recordContentState(row);
-    if (content.state === 'mismatch') out.push({ ...at, kind: 'content_mismatch', detail: content.detail });
-    if (content.state !== 'erased') return;
     const record = row.erasure_id ? page.erasureRecords?.get(row.erasure_id) : undefined;
     let problem: string | null;
     try {

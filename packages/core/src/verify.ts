@@ -1,9 +1,11 @@
 // Verification of one entry against its neighbours. Pure: the caller fetches the entry,
-// entry seq-1, entry seq+1, the chain head and the public key named by key_id.
-import { contentState, erasureRecordProblem } from './content.js';
-import { entryHash, GENESIS_PREV_HASH, type LedgerEntry } from './entry.js';
-import { instantOf, type KeyPeriod, keyNotActive } from './key-periods.js';
-import { verifyEntrySignature } from './signature.js';
+// entry seq-1, entry seq+1, the chain head and the public key named by key_id. The entry's own
+// checks (hash, content, signature) are entry-check.ts's, shared by every verifier.
+import { erasureRecordProblem } from './content.js';
+import { checkEntryAlone, checkRecordAlone, type EntryAlone } from './entry-check.js';
+import { GENESIS_PREV_HASH, type LedgerEntry } from './entry.js';
+import { instantOf, type KeyPeriod } from './key-periods.js';
+import { type EntryRecord, recordToEntry } from './record.js';
 import type { ViolationKind } from './violations.js';
 
 export interface Violation {
@@ -36,19 +38,47 @@ export interface EntryVerdict {
 }
 
 export function verifyEntry(n: EntryNeighbourhood): EntryVerdict {
-  const { entry } = n;
-  const chain: Violation[] = [];
-  const sig: Violation[] = [];
+  const alone = checkEntryAlone(n.entry, n.publicKey ? { raw: n.publicKey, period: n.keyPeriod } : undefined);
+  return withNeighbours(n.entry, alone, () => erasureRecordProblem(n.entry, n.erasureRecord), n);
+}
 
-  const recomputed = entryHash(entry);
-  if (recomputed !== entry.hash) {
-    chain.push({ kind: 'hash_mismatch', detail: `recomputed hash ${recomputed} differs from stored hash ${entry.hash}` });
-  }
+/** What verifyRecord needs of an entry's neighbours: only their links. */
+export interface RecordNeighbourhood {
+  record: EntryRecord;
+  /** Entry seq-1's hash and created_at; null when it should exist but does not. Ignored for seq 0. */
+  prev: { hash: string; created_at: string } | null;
+  /** Entry seq+1's prev_hash, or null when there is none. */
+  next: { prev_hash: string } | null;
+  headSeq: number | null;
+  publicKey: Uint8Array | undefined;
+  keyPeriod?: KeyPeriod | undefined;
+  /** For an erased entry: the stored record its erasure_id names. */
+  erasureRecord?: EntryRecord | undefined;
+}
 
-  const content = contentState(entry);
-  if (content.state === 'mismatch') chain.push({ kind: 'content_mismatch', detail: content.detail });
-  if (content.state === 'erased') {
-    const problem = erasureRecordProblem(entry, n.erasureRecord);
+/** verifyEntry for a stored record: hashes the stored text directly (no parse), and reads only its neighbours' links. */
+export function verifyRecord(n: RecordNeighbourhood): EntryVerdict {
+  const alone = checkRecordAlone(n.record, n.publicKey ? { raw: n.publicKey, period: n.keyPeriod } : undefined);
+  return withNeighbours(n.record, alone, () => erasureRecordProblem(n.record, n.erasureRecord ? recordToEntry(n.erasureRecord) : undefined), n);
+}
+
+/** The problems of an entry on its own, as the ledger's violation kinds (a malformed entry does not hash to its hash). */
+const asViolations = (alone: EntryAlone): Violation[] => alone.problems.map((p) => ({ kind: p.code === 'entry_malformed' ? 'hash_mismatch' : p.code, detail: p.detail }));
+
+const SIGNATURE_KINDS = new Set<ViolationKind>(['unknown_key', 'bad_signature', 'key_not_active']);
+
+/** Adds what the neighbours say (links, the head, created_at order, the erasure record) to the entry's own checks. */
+function withNeighbours(
+  entry: { seq: number; hash: string; prev_hash: string; created_at: string },
+  alone: EntryAlone,
+  erasureProblem: () => string | null,
+  n: { prev: { hash: string; created_at: string } | null; next: { prev_hash: string } | null; headSeq: number | null },
+): EntryVerdict {
+  const own = asViolations(alone);
+  const chain: Violation[] = own.filter((v) => !SIGNATURE_KINDS.has(v.kind));
+  const sig: Violation[] = own.filter((v) => SIGNATURE_KINDS.has(v.kind));
+  if (alone.content === 'erased') {
+    const problem = erasureProblem();
     if (problem) chain.push({ kind: 'unrecorded_erasure', detail: problem });
   }
 
@@ -71,20 +101,11 @@ export function verifyEntry(n: EntryNeighbourhood): EntryVerdict {
   if (n.headSeq === null || entry.seq > n.headSeq) {
     chain.push({ kind: 'beyond_head', detail: `entry ${entry.seq} lies beyond the recorded chain head (${n.headSeq ?? 'none'}): it was not appended by the service` });
   }
-
-  if (!n.publicKey) {
-    sig.push({ kind: 'unknown_key', detail: `no signing key with key_id ${entry.key_id}` });
-  } else if (!verifyEntrySignature(n.publicKey, entry.hash, entry.signature)) {
-    sig.push({ kind: 'bad_signature', detail: `signature does not verify over the stored hash with key ${entry.key_id}` });
-  } else {
-    const inactive = keyNotActive(entry.key_id, n.keyPeriod, entry.created_at, 'an entry created at');
-    if (inactive) sig.push({ kind: 'key_not_active', detail: inactive });
-  }
   if (n.prev !== null && entry.seq > 0 && !(instantOf(entry.created_at) >= instantOf(n.prev.created_at))) {
     chain.push({ kind: 'created_at_order', detail: `created_at ${entry.created_at} is earlier than entry ${entry.seq - 1}'s (${n.prev.created_at})` });
   }
 
   // Erased means accounted for (docs/compliance.md): content gone with no record is a problem, not an erasure.
-  const erased = content.state === 'erased' && !chain.some((p) => p.kind === 'unrecorded_erasure');
+  const erased = alone.content === 'erased' && !chain.some((p) => p.kind === 'unrecorded_erasure');
   return { chain_valid: chain.length === 0, signature_valid: sig.length === 0, erased, problems: [...chain, ...sig] };
 }

@@ -1,9 +1,9 @@
 // Local verification, trusting only the keys you pinned: an entry's hash and signature (a
 // receipt), without asking the service.
-import { contentState, type EntryBody, entryHash, keyNotActive, keysWithPeriods, type TrustedKey, verifyEntrySignature } from '@audit-ledger/core';
+import { checkEntryAlone, type EntryBody, type EntryCheckCode, keysWithPeriods, type LedgerEntry, type TrustedKey } from '@audit-ledger/core';
 
-/** What can fail in a receipt, as a stable code (match these, never the words). */
-export type ReceiptFailureCode = 'entry_malformed' | 'hash_mismatch' | 'content_mismatch' | 'unknown_key' | 'bad_signature' | 'key_not_active';
+/** What can fail in a receipt, as a stable code (match these, never the words): the core's codes for one entry checked on its own (entry-check.ts). */
+export type ReceiptFailureCode = EntryCheckCode;
 
 export interface ReceiptCheck {
   ok: boolean;
@@ -37,26 +37,8 @@ export const asEntryBody = <T extends Omit<EntryBody, 'data' | 'extra' | 'links'
 /** Checks that the entry's hash recomputes from its fields (and, from format version 2, its content from the commitment) and that a pinned key signed it. */
 export function verifyReceipt(received: ReceiptEntry, opts: { publicKeys: PublicKeys }): ReceiptCheck {
   const entry = asEntryBody(received);
-  const keys = trustedKeys(opts.publicKeys);
-  const failures: ReceiptCheck['failures'] = [];
-  const fail = (code: ReceiptFailureCode, message: string) => failures.push({ code, message });
-  let recomputed: string | undefined;
-  try {
-    recomputed = entryHash(entry);
-  } catch (err) {
-    fail('entry_malformed', `the entry cannot be hashed: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (recomputed !== undefined && recomputed !== entry.hash) fail('hash_mismatch', `hash mismatch: recomputed ${recomputed}, entry says ${entry.hash}`);
-  // From format version 2: the content against the commitment the hash covers (an erased entry has none to check).
-  const content = contentState(entry);
-  if (content.state === 'mismatch') fail('content_mismatch', `content mismatch: ${content.detail}`);
-  const key = keys.find((k) => k.keyId === entry.key_id);
-  if (!key) fail('unknown_key', `key ${entry.key_id} is not one of the pinned keys`);
-  else if (!verifyEntrySignature(key.raw, entry.hash, entry.signature)) fail('bad_signature', `the signature does not verify with key ${entry.key_id}`);
-  else {
-    // A retired key's signature on an entry dated after its retirement does not count.
-    const inactive = keyNotActive(key.keyId, key.period, entry.created_at, 'an entry created at');
-    if (inactive) fail('key_not_active', `key_not_active: ${inactive}`);
-  }
+  const key = trustedKeys(opts.publicKeys).find((k) => k.keyId === entry.key_id);
+  // The core's check of one entry on its own (the service, the offline verifier and the console run the same).
+  const failures: ReceiptCheck['failures'] = checkEntryAlone(entry as LedgerEntry, key).problems.map((p) => ({ code: p.code, message: p.code === 'unknown_key' ? `key ${entry.key_id} is not one of the pinned keys` : p.detail }));
   return { ok: failures.length === 0, failures, problems: failures.map((f) => f.message) };
 }

@@ -154,7 +154,7 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     const changed = verifyReceipt({ ...entry, data: { decision: 'reject' } }, { publicKeys: keys });
     expect(changed.ok).toBe(false);
     expect(changed.failures.map((f) => f.code)).toEqual(['content_mismatch']);
-    expect(changed.problems[0]).toContain('content mismatch');
+    expect(changed.problems[0]).toContain('content does not match its commitment');
     expect(verifyReceipt({ ...entry, event_type: 'other' }, { publicKeys: keys }).failures.map((f) => f.code)).toEqual(['hash_mismatch']); // the signature is over the stored hash, which still holds
     expect(verifyReceipt(entry, { publicKeys: [] }).failures).toEqual([{ code: 'unknown_key', message: `key ${entry.key_id} is not one of the pinned keys` }]);
     expect((await client.verifyLog(entry.log_id)).chain_valid).toBe(true);

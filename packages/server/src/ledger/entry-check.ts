@@ -1,7 +1,8 @@
-// One entry checked on its own, without HTTP (GET /logs/{id}/verify): its hash recomputed, its
-// links to both neighbours, its signature, and whether it is proven to be in the tree of the
-// latest checkpoint (whose signature must hold).
-import { checkpointProblems, type EntryVerdict, entryHash, entryLeafHash, fromHex, inclusionProof, recordToEntry, verifyEntry, verifyInclusion } from '@audit-ledger/core';
+// One entry checked on its own, without HTTP (GET /logs/{id}/verify): the core's record check
+// (verifyRecord: its hash from the stored text, content, signature, and the links of both
+// neighbours, of which only the links are read), and whether it is proven to be in the tree of
+// the latest checkpoint (whose signature must hold).
+import { checkpointProblems, type EntryVerdict, entryLeafHash, fromHex, inclusionProof, verifyInclusion, verifyRecord } from '@audit-ledger/core';
 import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../time.js';
 import type { KeyStore } from '../store/keys.js';
@@ -39,30 +40,33 @@ export class EntryChecker {
     const row = await ledger.getEntry(companyId, logId);
     if (!row) return undefined;
     const [neighbours, head, keys, checkpoint] = await Promise.all([
-      ledger.getEntriesBySeq(companyId, [row.seq - 1, row.seq + 1]),
+      ledger.entryLinks(companyId, [row.seq - 1, row.seq + 1]),
       ledger.getChainHead(companyId),
       serviceKeys(this.deps.signingKeys),
       ledger.latestCheckpoint(companyId),
     ]);
     const prev = neighbours.find((n) => n.seq === row.seq - 1);
     const next = neighbours.find((n) => n.seq === row.seq + 1);
-    const entry = recordToEntry(row);
     // An erased entry is accounted for by the erasure record its erasure_id names.
     const record = row.erasure_id ? await ledger.getEntry(companyId, row.erasure_id) : undefined;
-    const verdict = verifyEntry({
-      erasureRecord: record ? recordToEntry(record) : undefined,
-      entry,
-      prev: prev ? recordToEntry(prev) : null,
-      next: next ? recordToEntry(next) : null,
+    // The core's check of a stored record: its own checks (hash of the stored text, content,
+    // signature in its key's period) and its neighbours' links.
+    const verdict = verifyRecord({
+      record: row,
+      prev: prev ?? null,
+      next: next ?? null,
       headSeq: head?.lastSeq ?? null,
       publicKey: keys.publicKeys.get(row.key_id),
       keyPeriod: keys.periods.get(row.key_id),
+      erasureRecord: record,
     });
+    // Proven only when the stored hash is what the fields hash to (else the leaf is not this entry's).
+    const hashHolds = !verdict.problems.some((p) => p.kind === 'hash_mismatch');
     let merkleIncluded = false;
-    if (checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, this.deps.ledgerOrigin, keys.publicKeys.get(checkpoint.key_id), keys.periods.get(checkpoint.key_id)).length === 0) {
+    if (hashHolds && checkpoint && row.seq < checkpoint.tree_size && checkpointProblems(checkpoint, this.deps.ledgerOrigin, keys.publicKeys.get(checkpoint.key_id), keys.periods.get(checkpoint.key_id)).length === 0) {
       // A damaged stored tree (a missing hash) simply means not proven.
       const proof = await inclusionProof(treeReader(ledger, companyId), row.seq, checkpoint.tree_size).catch(() => undefined);
-      merkleIncluded = proof !== undefined && verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(entryHash(entry)), proof, fromHex(checkpoint.root_hash));
+      merkleIncluded = proof !== undefined && verifyInclusion(row.seq, checkpoint.tree_size, entryLeafHash(row.hash), proof, fromHex(checkpoint.root_hash));
     }
     return {
       log_id: row.log_id,

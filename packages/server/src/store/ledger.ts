@@ -41,6 +41,12 @@ export class LedgerStore {
     return this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId).where('seq', 'in', seqs).execute();
   }
 
+  /** Only the links of these entries (seq, hash, prev_hash, created_at): what a neighbour's check reads. */
+  async entryLinks(companyId: string, seqs: number[]): Promise<Array<Pick<LogEntryRow, 'seq' | 'hash' | 'prev_hash' | 'created_at'>>> {
+    if (seqs.length === 0) return [];
+    return this.h.db.selectFrom('log_entries').select(['seq', 'hash', 'prev_hash', 'created_at']).where('company_id', '=', companyId).where('seq', 'in', seqs).execute();
+  }
+
   async getChainHead(companyId: string): Promise<ChainHead | undefined> {
     const row = await this.h.db.selectFrom('chain_heads').selectAll().where('company_id', '=', companyId).executeTakeFirst();
     return row && row.last_seq >= 0 ? { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at } : undefined;
