@@ -1,6 +1,6 @@
 // Replay sessions over the store: create one pinned to the chain as it is now, load its
 // events (verifying each), and answer timeline, graph, staleness and root cause from them.
-import { checkpointProblems, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordContentState, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex, verifyEntrySignature } from '@audit-ledger/core';
+import { checkpointProblems, checkRecordAlone, type EntryCheckCode, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex } from '@audit-ledger/core';
 import { DomainError, NotFoundError } from '../domain-error.js';
 import type { EventSink } from '../events.js';
 import { entriesOf } from '../exports/formats.js';
@@ -38,10 +38,20 @@ export class TraceNotFoundError extends DomainError<'trace_not_found'> {
 /**
  * Entries not covered by a checkpoint yet are checked by signature (~100 µs each). A
  * verdict is a pure function of (key, hash, signature), so it is remembered: a changed
- * entry changes the triple and is checked afresh. Bounded; the oldest verdicts go first.
+ * entry changes the triple and is checked afresh. Bounded; the oldest verdicts go first (each
+ * Forensics instance keeps its own: no module state).
  */
 const MAX_REMEMBERED = 200_000;
-const signatureVerdicts = new Map<string, boolean>();
+const SIGNATURE_CODES = new Set<EntryCheckCode>(['unknown_key', 'bad_signature', 'key_not_active']);
+/** An event's integrity problems as the replay answers name them. */
+const PROBLEM_WORDS: Record<EntryCheckCode, string> = {
+  entry_malformed: 'hash mismatch',
+  hash_mismatch: 'hash mismatch',
+  content_mismatch: 'content mismatch',
+  unknown_key: 'bad signature',
+  bad_signature: 'bad signature',
+  key_not_active: 'bad signature',
+};
 
 export interface ForensicsDeps {
   ledger: LedgerStore;
@@ -59,6 +69,8 @@ export class Forensics {
   private readonly forensicsStore: ForensicsStore;
   private readonly keyring: Keyring;
   private readonly opts: ForensicsDeps;
+  /** (key_id, hash, signature) → whether the signature held: remembered per service, bounded (MAX_REMEMBERED). */
+  private readonly signatureVerdicts = new Map<string, boolean>();
 
   constructor(deps: ForensicsDeps) {
     this.ledger = deps.ledger;
@@ -138,7 +150,7 @@ export class Forensics {
     const hashes = rows.map(recomputeHash);
     const proven = await this.provenUnderCheckpoint(s.company_id, rows, hashes);
     const events: TraceEvent[] = [];
-    for (const [i, row] of rows.entries()) events.push(await this.toEvent(row, hashes[i] as string, proven.has(row.seq)));
+    for (const row of rows) events.push(await this.toEvent(row, proven.has(row.seq)));
     return buildTrace(events);
   }
 
@@ -167,21 +179,19 @@ export class Forensics {
     return toHex(root) === cp.root_hash ? new Set(known.keys()) : none;
   }
 
-  private async toEvent(row: LogEntryRow, recomputed: string, proven: boolean): Promise<TraceEvent> {
+  private async toEvent(row: LogEntryRow, proven: boolean): Promise<TraceEvent> {
     const entry = recordToEntry(row);
-    const problems: string[] = [];
-    if (recomputed !== row.hash) problems.push('hash mismatch');
-    const content = recordContentState(row);
-    if (content.state === 'mismatch') problems.push('content mismatch');
+    // The core's check of a stored record; the signature only where the checkpoint did not prove
+    // the entry, and each (key, hash, signature) checked once while this service runs.
     const memo = `${row.key_id}:${row.hash}:${row.signature}`;
-    let sigOk = proven || signatureVerdicts.get(memo);
-    if (sigOk === undefined) {
-      const key = await this.keyring.publicKey(row.key_id);
-      sigOk = key !== undefined && verifyEntrySignature(key, row.hash, row.signature);
-      if (signatureVerdicts.size >= MAX_REMEMBERED) signatureVerdicts.delete(signatureVerdicts.keys().next().value as string);
-      signatureVerdicts.set(memo, sigOk);
+    const knownSignature = proven || this.signatureVerdicts.get(memo) === true;
+    const raw = knownSignature ? undefined : await this.keyring.publicKey(row.key_id);
+    const alone = checkRecordAlone(row, raw && { raw }, { signature: !knownSignature });
+    if (!knownSignature) {
+      if (this.signatureVerdicts.size >= MAX_REMEMBERED) this.signatureVerdicts.delete(this.signatureVerdicts.keys().next().value as string);
+      this.signatureVerdicts.set(memo, !alone.problems.some((p) => SIGNATURE_CODES.has(p.code)));
     }
-    if (!sigOk) problems.push('bad signature');
+    const problems = [...new Set(alone.problems.map((p) => PROBLEM_WORDS[p.code]))];
     return {
       log_id: row.log_id,
       seq: row.seq,
@@ -192,7 +202,7 @@ export class Forensics {
       // data members they were copied from (docs/ledger-format.md §16).
       data: entry.data ?? entry.links ?? {},
       extra: entry.extra,
-      erased: content.state === 'erased',
+      erased: alone.content === 'erased',
       event_id: row.event_id,
       timestamp: row.timestamp,
       created_at: row.created_at,
