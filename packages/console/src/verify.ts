@@ -88,7 +88,8 @@ export async function verifyEntry(entry: Entry): Promise<Verdict> {
     checks.push({ ok: !failed('content_mismatch'), what: erased ? 'content erased: the hash covers its commitment, which still holds' : "data and extra match the content commitment the hash covers" });
   }
   const via = endorsed.get(entry.key_id);
-  checks.push({ ok: receipt.ok, what: `signature checked with ${via ? `key ${entry.key_id} (${via})` : `pinned key ${entry.key_id}`}${receipt.ok ? '' : `: ${receipt.problems.join('; ')}`}` });
+  const signature = receipt.failures.filter((f) => f.code === 'unknown_key' || f.code === 'bad_signature' || f.code === 'key_not_active');
+  checks.push({ ok: signature.length === 0, what: `signature checked with ${via ? `key ${entry.key_id} (${via})` : `pinned key ${entry.key_id}`}${signature.length === 0 ? '' : `: ${signature.map((f) => f.message).join('; ')}`}` });
   let checkpoint: SignedCheckpoint | null = null;
   try {
     const proof = await api<Parameters<typeof verifyInclusion>[1] & { checkpoint: SignedCheckpoint | null }>(`/logs/${entry.log_id}/proof`);

@@ -1,7 +1,7 @@
 // The client side of a transparency log: checkpoints checked against the keys you pinned, each new
 // one proven consistent with the last one you accepted, and inclusion proofs checked against a
 // signed checkpoint. A service that shows two histories (a fork) or rewrites its past is caught.
-import { contentState, entryHash, entryLeafHash, fromHex, keyNotActive, noteSignedBy, parseCheckpointText, parseNote, toHex, type TrustedKey, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
+import { checkCheckpointNote, checkEntryAlone, checkpointJsonDiffers, entryLeafHash, fromHex, type LedgerEntry, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
 import { asEntryBody, type PublicKeys, type ReceiptEntry, trustedKeys } from './receipts.js';
 
 /** A checkpoint as GET /api/v1/integrity/checkpoint answers it. */
@@ -22,30 +22,19 @@ export interface InclusionProof {
   proof: string[];
 }
 
-const trusted = (keys: PublicKeys): TrustedKey[] => trustedKeys(keys);
-
-/** What is wrong with a checkpoint: it must be signed by a pinned key and say what its fields say. Empty when it holds. */
+/**
+ * What is wrong with a checkpoint, in words (empty when it holds): the core's offline check of its
+ * note (checkCheckpointNote: signed by a pinned key, or one a pinned key endorsed, inside its
+ * period), and its JSON fields against what the note signs (checkpointJsonDiffers, and the origin).
+ * The same checks as audit-ledger-verify's on a bundle's checkpoint.
+ */
 export function checkpointProblems(cp: SignedCheckpoint, publicKeys: PublicKeys): string[] {
-  let names: string[];
-  let text;
-  try {
-    const note = parseNote(cp.note);
-    names = [...new Set(note.signatures.map((s) => s.name))];
-    text = parseCheckpointText(note.text);
-  } catch (err) {
-    return [`the checkpoint's note cannot be read: ${err instanceof Error ? err.message : String(err)}`];
-  }
+  const note = checkCheckpointNote(cp.note, trustedKeys(publicKeys), null);
+  if (!note.checkpoint) return [`checkpoint at tree size ${cp.tree_size}: ${note.failure ?? 'not signed by a pinned key'}`];
   const problems: string[] = [];
-  const keys = trusted(publicKeys);
-  const signers = keys.filter((k) => names.some((name) => noteSignedBy(cp.note, name, k.raw)));
-  if (signers.length === 0) problems.push(`checkpoint at tree size ${cp.tree_size}: no pinned key signed it`);
-  // Only a key inside its period at the checkpoint's own time counts (a retired key signs nothing more).
-  else if (!signers.some((k) => keyNotActive(k.keyId, k.period, text.timestamp, 'a checkpoint timestamped') === null)) {
-    problems.push(`key_not_active: ${keyNotActive((signers[0] as TrustedKey).keyId, (signers[0] as TrustedKey).period, text.timestamp, 'a checkpoint timestamped') as string}`);
-  }
-  if (text.origin !== cp.origin) problems.push(`the note is for origin "${text.origin}", the checkpoint says "${cp.origin}"`);
-  if (text.treeSize !== cp.tree_size) problems.push(`the note signs tree size ${text.treeSize}, the checkpoint says ${cp.tree_size}`);
-  if (toHex(text.rootHash) !== cp.root_hash) problems.push(`the note signs root ${toHex(text.rootHash)}, the checkpoint says ${cp.root_hash}`);
+  if (note.checkpoint.origin !== cp.origin) problems.push(`the note is for origin "${note.checkpoint.origin}", the checkpoint says "${cp.origin}"`);
+  const differs = checkpointJsonDiffers(cp, note.checkpoint);
+  if (differs) problems.push(differs);
   return problems;
 }
 
@@ -56,9 +45,8 @@ export function checkpointProblems(cp: SignedCheckpoint, publicKeys: PublicKeys)
 export function verifyInclusion(received: Omit<ReceiptEntry, 'signature' | 'key_id'>, proof: InclusionProof, checkpoint: SignedCheckpoint, opts: { publicKeys: PublicKeys }): { ok: boolean; problems: string[] } {
   const entry = asEntryBody(received);
   const problems = checkpointProblems(checkpoint, opts.publicKeys);
-  if (entryHash(entry) !== entry.hash) problems.push(`the entry's hash does not recompute (seq ${entry.seq})`);
-  const content = contentState(entry);
-  if (content.state === 'mismatch') problems.push(`the entry's content does not match its commitment (seq ${entry.seq}): ${content.detail}`);
+  // The entry's own hash and content (the core's check; its signature is the receipt's, verifyReceipt).
+  for (const p of checkEntryAlone({ ...entry, signature: '', key_id: '' } as LedgerEntry, undefined, { signature: false }).problems) problems.push(`entry seq ${entry.seq}: ${p.detail}`);
   if (proof.tree_size !== checkpoint.tree_size) problems.push(`the proof is for tree size ${proof.tree_size}, the checkpoint is at ${checkpoint.tree_size}`);
   else if (proof.leaf_index !== entry.seq || !verifyInclusionProof(entry.seq, proof.tree_size, entryLeafHash(entry.hash), proof.proof.map(fromHex), fromHex(checkpoint.root_hash))) {
     problems.push(`the proof does not rebuild the checkpoint's root from entry ${entry.seq}`);

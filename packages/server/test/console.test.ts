@@ -153,7 +153,10 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.reload();
     await page.getByRole('button', { name: 'Verify in this browser' }).click();
     await expect.poll(() => badge.textContent()).toContain('Verification FAILED');
-    expect(await badge.textContent()).toContain('content mismatch');
+    expect(await badge.textContent()).toContain('✗ data and extra match the content commitment the hash covers');
+    expect(await badge.textContent()).toContain('content does not match its commitment');
+    // The signature over the stored hash still holds: only the content check fails.
+    expect(await badge.textContent()).toMatch(/✓ signature checked with pinned key [0-9a-f]{16}✗ included/);
     await shot(page, 'entry-tampered');
 
     // Integrity: a full verification run from the page finds the changed entry and names it.
