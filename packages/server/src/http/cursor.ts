@@ -2,6 +2,21 @@
 // treat them as opaque; a cursor we did not issue is a 400 invalid_cursor.
 import { ApiError } from './problems.js';
 
+/** The seq a page continues from (a seq cursor), or undefined for the first page. */
+export const seqCursor = (cursor: string | undefined): number | undefined => (cursor === undefined ? undefined : (decodeCursor(cursor, 'seq', 'seq') as number));
+
+/** The id a page continues from (an id cursor), or undefined for the first page. */
+export const idCursor = (cursor: string | undefined): string | undefined => (cursor === undefined ? undefined : (decodeCursor(cursor, 'id', 'id') as string));
+
+/**
+ * A page's answer: its items, and the cursor of the next page, made from the last row's position;
+ * null when the page is not full (the last page). Every paginated route answers through this.
+ */
+export function page<R, T>(rows: R[], limit: number, position: (last: R) => Record<string, string | number>, view: (row: R) => T): { items: T[]; next_cursor: string | null } {
+  const last = rows.at(-1);
+  return { items: rows.map(view), next_cursor: rows.length === limit && last !== undefined ? encodeCursor(position(last)) : null };
+}
+
 export function encodeCursor(position: Record<string, string | number>): string {
   return Buffer.from(JSON.stringify(position)).toString('base64url');
 }

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import type { JsonObject } from '@audit-ledger/core';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { idCursor, page, seqCursor } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
 import { toMermaid } from '../forensics/graph.js';
@@ -133,11 +133,10 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
       async (request) => {
         const q = request.query;
         const rows = await ctx.forensics.traces(principalOf(request).companyId, {
-          beforeSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),
+          beforeSeq: seqCursor(q.cursor),
           limit: q.limit,
         });
-        const last = rows.at(-1);
-        return { items: rows.map(({ last_seq: _seq, ...r }) => r), next_cursor: rows.length === q.limit && last ? encodeCursor({ seq: last.last_seq }) : null };
+        return page(rows, q.limit, (r) => ({ seq: r.last_seq }), ({ last_seq: _seq, ...r }) => r);
       },
     );
 
@@ -165,11 +164,10 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
         const q = request.query;
         const rows = await ctx.forensics.sessions(principalOf(request).companyId, {
           traceId: q.trace_id,
-          before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
+          before: idCursor(q.cursor),
           limit: q.limit,
         });
-        const last = rows[rows.length - 1];
-        return { items: rows.map((r) => ctx.forensics.view(r)), next_cursor: rows.length === q.limit && last ? encodeCursor({ id: last.session_id }) : null };
+        return page(rows, q.limit, (r) => ({ id: r.session_id }), (r) => ctx.forensics.view(r));
       },
     );
 

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { encodeCursor, seqCursor } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { Uuid } from '../http/schemas.js';
@@ -83,7 +83,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         const { items, lastSeq } = await ctx.rejections.list(principalOf(request).companyId, {
           trace_id: q.trace_id,
           decision_id: q.decision_id,
-          afterSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),
+          afterSeq: seqCursor(q.cursor),
           limit: q.limit,
         });
         return { items, next_cursor: items.length === q.limit && lastSeq !== undefined ? encodeCursor({ seq: lastSeq }) : null };

@@ -6,7 +6,7 @@ import Type from 'typebox';
 import { recordToEntry } from '@audit-ledger/core';
 import { principalOf } from '../auth/authenticate.js';
 import { INGEST, READ } from '../auth/rules.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { page, seqCursor } from '../http/cursor.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { CheckpointSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
@@ -245,12 +245,11 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           agent_id: q.agent_id,
           from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
           to: q.to === undefined ? undefined : iso(Date.parse(q.to)),
-          afterSeq: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'seq', 'seq') as number),
+          afterSeq: seqCursor(q.cursor),
           order: q.order,
           limit: q.limit,
         });
-        const last = rows.at(-1);
-        return { items: rows.map(entryView), next_cursor: rows.length === q.limit && last ? encodeCursor({ seq: last.seq }) : null };
+        return page(rows, q.limit, (r) => ({ seq: r.seq }), entryView);
       },
     );
 

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { EVENT_TYPES } from '../events.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { idCursor, page } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
 import type { EndpointRow } from '../store/webhooks.js';
@@ -79,14 +79,10 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
         const q = request.query;
         const rows = await ctx.webhookEndpoints.events(principalOf(request).companyId, {
           type: q.type,
-          before: q.after === undefined ? undefined : (decodeCursor(q.after, 'id', 'id') as string),
+          before: idCursor(q.after),
           limit: q.limit,
         });
-        const last = rows[rows.length - 1];
-        return {
-          items: rows.map((r) => ({ id: r.event_id, type: r.type, created_at: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> })),
-          next_cursor: rows.length === q.limit && last ? encodeCursor({ id: last.event_id }) : null,
-        };
+        return page(rows, q.limit, (r) => ({ id: r.event_id }), (r) => ({ id: r.event_id, type: r.type, created_at: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> }));
       },
     );
 
@@ -203,12 +199,14 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
       async (request) => {
         const q = request.query;
         const rows = await ctx.webhookEndpoints.attempts(principalOf(request).companyId, request.params.id, {
-          before: q.cursor === undefined ? undefined : (decodeCursor(q.cursor, 'id', 'id') as string),
+          before: idCursor(q.cursor),
           limit: q.limit,
         });
-        const last = rows[rows.length - 1];
-        return {
-          items: rows.map((a) => ({
+        return page(
+          rows,
+          q.limit,
+          (a) => ({ id: a.attempt_id }),
+          (a) => ({
             id: a.attempt_id,
             delivery_id: a.delivery_id,
             event_id: a.event_id,
@@ -218,9 +216,8 @@ export function webhookRoutes(ctx: WebhookServices): FastifyPluginAsyncTypebox {
             latency_ms: a.latency_ms,
             error: a.error,
             result: a.result,
-          })),
-          next_cursor: rows.length === q.limit && last ? encodeCursor({ id: last.attempt_id }) : null,
-        };
+          }),
+        );
       },
     );
   };
