@@ -12,16 +12,17 @@ import type { PreparedEvent } from '../src/ledger/appender/types.js';
 import { Keyring } from '../src/ledger/keyring.js';
 import { openSecretBox } from '../src/store/secret-box.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
-import { IntegrityVerifier, type VerificationReport } from '../src/integrity/verifier.js';
+import type { CompletedVerificationReport } from '../src/http/schemas.js';
+import { IntegrityVerifier } from '../src/integrity/verifier.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { scratchDir } from './scratch.js';
 
 export interface VerifyResult {
   entries: number;
   buildSeconds: number;
-  report: VerificationReport;
+  report: CompletedVerificationReport;
   /** The same ledger with every entry signature checked too. */
-  signed: VerificationReport;
+  signed: CompletedVerificationReport;
   /** The ledger's data directory and its user, for the growth part. */
   dataDir: string;
   login: { email: string; password: string };
@@ -56,11 +57,11 @@ export async function fullVerification(n: number, event: (i: number) => unknown)
     const buildSeconds = (performance.now() - started) / 1000;
     process.stdout.write('\n');
     const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o), scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: undefined, dataDir: dir } } });
-    const run = async (entrySignatures: boolean): Promise<VerificationReport> => {
+    const run = async (entrySignatures: boolean): Promise<CompletedVerificationReport> => {
       const job = await verifier.requestFull(company.company_id, { entry_signatures: entrySignatures });
       for (;;) {
         const j = await store.integrityStore.getJob(company.company_id, job.job_id);
-        if (j?.report) return JSON.parse(j.report) as VerificationReport;
+        if (j?.report) return JSON.parse(j.report) as CompletedVerificationReport;
         await new Promise((r) => setTimeout(r, 100));
       }
     };

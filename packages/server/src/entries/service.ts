@@ -7,7 +7,8 @@ import { NotFoundError } from '../domain-error.js';
 import { NotYetCheckpointedError } from '../exports/service.js';
 import { TreeSizeOutOfRangeError } from '../integrity/service.js';
 import type { EntryCheck, EntryChecker } from '../ledger/entry-check.js';
-import { type CheckpointView, checkpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
+import type { InclusionProofView } from '../http/schemas.js';
+import { checkpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
 import { count } from '../plural.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
@@ -18,7 +19,7 @@ export interface EntriesDeps {
   config: Pick<Config, 'checkpointIntervalMs'>;
 }
 
-export type InclusionProofView = InclusionView & { log_id: string; seq: number; entry_hash: string; leaf_hash: string; checkpoint: CheckpointView | null };
+export type { InclusionProofView } from '../http/schemas.js';
 
 export class Entries {
   constructor(private readonly deps: EntriesDeps) {}

@@ -13,7 +13,8 @@ import { ScanPool } from './scan-pool.js';
 import type { EventSink } from '../events.js';
 import type { Metrics } from '../ops/metrics.js';
 import { iso } from '../time.js';
-import { type CheckpointView, checkpointView } from '../ledger/proofs.js';
+import type { CheckpointView, FullVerificationReport } from '../http/schemas.js';
+import { checkpointView } from '../ledger/proofs.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { IntegrityState, IntegrityStore, JobRow, ViolationRow } from '../store/integrity.js';
 import type { KeyStore } from '../store/keys.js';
@@ -29,29 +30,6 @@ export const MAX_REPORTED_VIOLATIONS = 10_000;
 
 export interface JobOptions {
   entry_signatures: boolean;
-}
-
-export interface VerificationReport {
-  job_id: string;
-  company_id: string;
-  status: 'completed' | 'failed';
-  chain_status: 'valid' | 'broken';
-  options: JobOptions;
-  requested_at: string;
-  started_at: string;
-  finished_at: string;
-  duration_ms: number;
-  /** The tree size verified: the latest checkpoint when the job started. */
-  tree_size: number;
-  range: { from_seq: number; to_seq: number } | null;
-  entries_checked: number;
-  tree_hashes_checked: number;
-  checkpoints_checked: number;
-  signatures_checked: number;
-  violation_count: number;
-  violations_truncated: boolean;
-  violations: ScanViolation[];
-  error?: string;
 }
 
 export interface IntegrityStatus {
@@ -297,7 +275,7 @@ export class IntegrityVerifier {
           scanner = new Scanner(SCAN_START, { keyName: this.opts.ledgerOrigin, ...(await this.keys()), entrySignatures: options.entry_signatures });
           await this.scan(companyId, scanner, target, onPage);
         }
-        const report: VerificationReport = {
+        const report = {
           ...base,
           status: 'completed',
           chain_status: count === 0 ? 'valid' : 'broken',
@@ -309,7 +287,7 @@ export class IntegrityVerifier {
           violation_count: count,
           violations_truncated: count > found.length,
           violations: found,
-        };
+        } satisfies FullVerificationReport;
         // The full result replaces what background passes had found, and they go on from its end.
         await this.integrityStore.saveProgress(companyId, this.progress(scanner.state()), found.map((v) => violationRow(companyId, v, report.finished_at, job.job_id)), true);
         await this.integrityStore.finishJob(companyId, job.job_id, 'completed', report.finished_at, JSON.stringify(report));

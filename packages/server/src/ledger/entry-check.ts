@@ -2,25 +2,15 @@
 // (verifyRecord: its hash from the stored text, content, signature, and the links of both
 // neighbours, of which only the links are read), and whether it is proven to be in the tree of
 // the latest checkpoint (whose signature must hold).
-import { checkpointProblems, type EntryVerdict, entryLeafHash, fromHex, inclusionProof, verifyInclusion, verifyRecord } from '@audit-ledger/core';
+import { checkpointProblems, entryLeafHash, fromHex, inclusionProof, verifyInclusion, verifyRecord } from '@audit-ledger/core';
 import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../time.js';
 import type { KeyStore } from '../store/keys.js';
 import { serviceKeys } from './key-periods.js';
-import { type CheckpointView, checkpointView, treeReader } from './proofs.js';
+import type { EntryCheck } from '../http/schemas.js';
+import { checkpointView, treeReader } from './proofs.js';
 
-export interface EntryCheck extends EntryVerdict {
-  log_id: string;
-  hash: string;
-  seq: number;
-  key_id: string;
-  verified_at: string;
-  merkle_included: boolean;
-  /** The checkpoint merkle_included was checked against (null before the first). */
-  checkpoint: CheckpointView | null;
-  /** For an erased entry, the erasure record that accounts for it: who, when, on what basis. */
-  erasure: { log_id: string; seq: number; erased_at: string | null; legal_basis: string | null; actor: unknown } | null;
-}
+export type { EntryCheck } from '../http/schemas.js';
 
 export interface EntryCheckerDeps {
   ledger: LedgerStore;

@@ -2,29 +2,14 @@
 // docs/ledger-format.md: hashes as lowercase hex, the note exactly as signed.
 import { consistencyProof, type Hash, type HashReader, inclusionProofs, layeredReader, parseCheckpointText, parseNote, readRoot, toHex } from '@audit-ledger/core';
 import type { CheckpointRow } from '../store/chain.js';
+import type { CheckpointView } from '../http/schemas.js';
 import type { LedgerStore } from '../store/ledger.js';
 
-export interface CheckpointView {
-  origin: string;
-  tree_size: number;
-  root_hash: string;
-  timestamp: string;
-  key_id: string;
-  note: string;
-}
+export type { CheckpointView, CosignatureView } from '../http/schemas.js';
 
 export function checkpointView(row: CheckpointRow): CheckpointView {
   const origin = parseCheckpointText(parseNote(row.note).text).origin;
   return { origin, tree_size: row.tree_size, root_hash: row.root_hash, timestamp: row.timestamp, key_id: row.key_id, note: row.note };
-}
-
-/** A witness's cosignature of a checkpoint (C2SP tlog-cosignature), as kept. */
-export interface CosignatureView {
-  witness: string;
-  /** POSIX seconds the witness signed at. */
-  timestamp: number;
-  /** The note signature line, exactly as the witness answered it. */
-  line: string;
 }
 
 /** The checkpoint with its witnesses' cosignatures: the view, and the note with their signature lines appended. */

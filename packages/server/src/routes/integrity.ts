@@ -2,49 +2,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { VIOLATION_KINDS } from '@audit-ledger/core';
 import { principalOf } from '../auth/authenticate.js';
 import { actorOf } from '../compliance/trail.js';
 import { problemResponses } from '../http/problems.js';
-import { CheckpointSchema, ServiceId, Uuid } from '../http/schemas.js';
+import { CheckpointSchema, FullVerificationReportSchema as ReportSchema, ServiceId, Uuid } from '../http/schemas.js';
 import type { JobRow } from '../store/integrity.js';
 import type { Services } from '../services.js';
 import { READ } from '../auth/rules.js';
 
 
-
-const ViolationSchema = Type.Object({
-  seq: Type.Union([Type.Integer(), Type.Null()], { description: 'The entry (or, for a checkpoint, tree size − 1) it concerns' }),
-  log_id: Type.Union([Uuid, Type.Null()]),
-  kind: Type.Union(VIOLATION_KINDS.map((k) => Type.Literal(k))),
-  detail: Type.String(),
-});
-
-const ReportSchema = Type.Object(
-  {
-    job_id: Uuid,
-    company_id: Type.String(),
-    status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]),
-    chain_status: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('broken')])),
-    options: Type.Object({ entry_signatures: Type.Boolean() }),
-    requested_at: Type.String({ format: 'date-time' }),
-    started_at: Type.String({ format: 'date-time' }),
-    finished_at: Type.String({ format: 'date-time' }),
-    duration_ms: Type.Optional(Type.Integer()),
-    tree_size: Type.Optional(Type.Integer({ description: 'Entries verified: the latest checkpoint when the job started' })),
-    range: Type.Optional(Type.Union([Type.Object({ from_seq: Type.Integer(), to_seq: Type.Integer() }), Type.Null()])),
-    entries_checked: Type.Optional(Type.Integer()),
-    entries_erased: Type.Optional(Type.Integer({ description: 'Version 2 entries whose content was erased, each accounted for by its erasure record (not violations)' })),
-    tree_hashes_checked: Type.Optional(Type.Integer({ description: 'Stored Merkle tree hashes (levels 4, 8, 12, …) compared with the tree rebuilt from the entries' })),
-    checkpoints_checked: Type.Optional(Type.Integer()),
-    signatures_checked: Type.Optional(Type.Integer({ description: 'Entry signatures checked (only with entry_signatures)' })),
-    violation_count: Type.Optional(Type.Integer()),
-    violations_truncated: Type.Optional(Type.Boolean({ description: 'True when more violations were found than the 10,000 listed' })),
-    violations: Type.Optional(Type.Array(ViolationSchema)),
-    error: Type.Optional(Type.String({ description: 'Why a failed job failed' })),
-  },
-  { description: 'The result of a full verification' },
-);
 
 const JobSchema = Type.Object({
   job_id: Uuid,

@@ -9,7 +9,7 @@ import { INGEST, READ } from '../auth/rules.js';
 import { page, seqCursor } from '../http/cursor.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { CheckpointSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
+import { EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
 import { LogInput } from '../ingestion/input.js';
 import type { Services } from '../services.js';
 import type { LogEntryRow } from '../store/chain.js';
@@ -98,36 +98,6 @@ export const entryView = (row: LogEntryRow) => {
     idempotency_conflict_of: row.idempotency_conflict_of,
   };
 };
-
-const Violation = Type.Object({ kind: Type.String(), detail: Type.String() });
-const VerifyResult = Type.Object({
-  log_id: Uuid,
-  hash: Type.String(),
-  chain_valid: Type.Boolean(),
-  signature_valid: Type.Boolean(),
-  erased: Type.Boolean({ description: "True when the entry's content was erased and its erasure record accounts for it: the entry still verifies (chain_valid)" }),
-  verified_at: Type.String({ format: 'date-time' }),
-  seq: Type.Integer(),
-  key_id: Type.String(),
-  problems: Type.Array(Violation, { description: 'What failed; empty when the entry is valid' }),
-  merkle_included: Type.Boolean({
-    description: "True when the entry's recomputed hash is proven, by an inclusion proof, to be in the tree of the latest checkpoint, and that checkpoint's signature holds",
-  }),
-  checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint merkle_included was checked against (null before the first)' }),
-  erasure: Type.Union(
-    [
-      Type.Object({
-        log_id: Uuid,
-        seq: Type.Integer(),
-        erased_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-        legal_basis: Type.Union([Type.String(), Type.Null()]),
-        actor: Type.Unknown({ description: 'Who erased it (the erasure record names them)' }),
-      }),
-      Type.Null(),
-    ],
-    { description: 'For an erased entry, the compliance.erasure entry that accounts for it; null otherwise' },
-  ),
-});
 
 const ListQuery = Type.Object(
   {
@@ -279,7 +249,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           summary: "Check one entry's hash, its links to both neighbours, and its signature",
           description: 'The service recomputes the entry\'s hash, checks prev_hash against the entry before it and the next entry\'s link to it, verifies the Ed25519 signature, and proves the entry\'s inclusion in the latest signed checkpoint. `problems` lists what failed.',
           params: Type.Object({ log_id: ServiceId }),
-          response: { 200: VerifyResult, ...problemResponses(400, 401, 404, 429) },
+          response: { 200: EntryCheckSchema, ...problemResponses(400, 401, 404, 429) },
         },
       },
       async (request) => ctx.entries.check(principalOf(request).companyId, request.params.log_id),
@@ -298,17 +268,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           params: Type.Object({ log_id: ServiceId }),
           querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
           response: {
-            200: Type.Object({
-              log_id: Uuid,
-              seq: Type.Integer(),
-              entry_hash: Type.String(),
-              leaf_hash: Type.String({ description: 'SHA-256(0x00 ‖ entry hash bytes), hex' }),
-              leaf_index: Type.Integer({ description: 'Equal to seq' }),
-              tree_size: Type.Integer(),
-              root_hash: Type.String(),
-              proof: Type.Array(Type.String(), { description: 'Hex hashes, leaf to root' }),
-              checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint signed at tree_size (null if none was signed at exactly that size)' }),
-            }),
+            200: InclusionProofSchema,
             ...problemResponses(400, 401, 404, 409, 429),
           },
         },
