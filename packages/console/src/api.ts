@@ -1,6 +1,8 @@
 // The console's only way to the service: same-origin fetch with the session cookie (HttpOnly: no
 // script here ever sees it) and, on every request that changes something, the CSRF token the
 // service answered at sign-in (kept in memory only, fetched again after a reload).
+import type { Answer } from '@audit-ledger/sdk';
+
 export interface Problem {
   status: number;
   code: string;
@@ -14,13 +16,8 @@ export class ApiProblem extends Error {
   }
 }
 
-export interface Session {
-  csrf_token: string;
-  expires_at: string;
-  idle_timeout_seconds: number;
-  password_change_required: boolean;
-  user: { id: string; email: string; role: string };
-}
+/** The console session (POST and GET /auth/session; the SDK's generated type). */
+export type Session = Answer<'getSession'>;
 
 let csrf: string | null = null;
 

@@ -2,23 +2,10 @@
 // chunk). Layers by causal depth (an event one layer right of what caused it; context sources
 // first), rows in timeline order; caused_by edges solid, decided_on and reads dashed, edges in a
 // cycle and dangling references drawn red. SVG with a title per node, so it reads without a mouse.
-interface Node {
-  id: string;
-  type: 'event' | 'context_source';
-  label: string;
-}
-interface Edge {
-  source: string;
-  target: string;
-  type: string;
-  label: string;
-}
-export interface Graph {
-  nodes: Node[];
-  edges: Edge[];
-  cycles: string[][];
-  dangling: Array<{ log_id: string; field: string; reference: string }>;
-}
+import type { Answer } from '@audit-ledger/sdk';
+
+/** The causal graph as the service answers it (the SDK's generated type). */
+export type Graph = Answer<'getReplayCausalGraph'>;
 
 const W = 190;
 const H = 46;

@@ -2,8 +2,8 @@
 // an entry's hash recomputed from its fields, its signature and the checkpoint's signature checked
 // with keys the user pinned (kept in this browser's storage), and its inclusion proof checked up
 // to the signed root. The code is the SDK's (and so the core's), the same an auditor runs.
-import { commitsContent, followTransitions, type KeyTransition, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
-import { type ReceiptFailureCode, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
+import { commitsContent, followTransitions, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
+import { type Answer, type ReceiptFailureCode, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
 import { api, ApiProblem } from './api';
 
 export interface PinnedKey {
@@ -12,13 +12,8 @@ export interface PinnedKey {
   pinned_at: string;
 }
 
-export interface ServiceKey {
-  key_id: string;
-  public_key: string;
-  note_verifier_key: string;
-  active_from: string;
-  active_to: string | null;
-}
+/** A signing key as GET /integrity/keys lists it (the SDK's generated type). */
+export type ServiceKey = Answer<'listSigningKeys'>['items'][number];
 
 const STORE = 'audit-ledger.pinned-keys';
 
@@ -42,7 +37,7 @@ export function unpinAll(): void {
 }
 
 /** The service's keys and its signed key transitions (GET /integrity/keys; public). */
-export async function serviceKeys(): Promise<{ items: ServiceKey[]; transitions: KeyTransition[] }> {
+export async function serviceKeys(): Promise<Answer<'listSigningKeys'>> {
   return api('/integrity/keys');
 }
 

@@ -2,25 +2,17 @@
 // one proven consistent with the last one you accepted, and inclusion proofs checked against a
 // signed checkpoint. A service that shows two histories (a fork) or rewrites its past is caught.
 import { checkCheckpointNote, checkEntryAlone, checkpointJsonDiffers, entryLeafHash, fromHex, type LedgerEntry, verifyConsistency, verifyInclusion as verifyInclusionProof } from '@audit-ledger/core';
+import type { CheckpointAnswer, InclusionProofAnswer } from './api.js';
 import { asEntryBody, type PublicKeys, type ReceiptEntry, trustedKeys } from './receipts.js';
 
-/** A checkpoint as GET /api/v1/integrity/checkpoint answers it. */
-export interface SignedCheckpoint {
-  origin: string;
-  tree_size: number;
-  root_hash: string;
-  timestamp: string;
-  key_id: string;
-  note: string;
-}
+/**
+ * A checkpoint as GET /api/v1/integrity/checkpoint answers it (the generated type: the fields a
+ * check reads are required; the witnesses' cosignatures come with it when there are any).
+ */
+export type SignedCheckpoint = CheckpointAnswer;
 
-/** An inclusion proof as GET /api/v1/logs/{id}/proof answers it. */
-export interface InclusionProof {
-  leaf_index: number;
-  tree_size: number;
-  root_hash: string;
-  proof: string[];
-}
+/** An inclusion proof as GET /api/v1/logs/{id}/proof answers it: the parts a check reads. */
+export type InclusionProof = Pick<InclusionProofAnswer, 'leaf_index' | 'tree_size' | 'root_hash' | 'proof'>;
 
 /**
  * What is wrong with a checkpoint, in words (empty when it holds): the core's offline check of its

@@ -3,7 +3,7 @@
 export { type AuditEvent, AuditLedgerClient, type ClientOptions, type ClientStats, createClient, type Spool } from './client.js';
 export { idempotencyKeyOf, retryDelay } from './delivery.js';
 export { type Problem, ProblemError } from './problem.js';
-export { type PublicKeys, type ReceiptCheck, type ReceiptEntry, type ReceiptFailureCode, verifyReceipt } from './receipts.js';
+export { asEntryBody, type PublicKeys, type ReceiptCheck, type ReceiptEntry, type ReceiptFailureCode, verifyReceipt } from './receipts.js';
 export { type CheckpointVerdict, CheckpointWatcher, checkpointProblems, type InclusionProof, type SignedCheckpoint, verifyInclusion, type WatchOptions } from './checkpoints.js';
 export type * from './api.js';
 export type { operations, paths } from './api-types.js';

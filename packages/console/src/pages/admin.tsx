@@ -1,39 +1,14 @@
 // Administration (admins): health, usage, webhooks and deliveries, the API key, users and roles.
+import type { Answer } from '@audit-ledger/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorLine, message } from '../ui';
 
-interface UserRow {
-  user_id: string;
-  email: string;
-  role: string;
-  disabled: boolean;
-  password_change_required: boolean;
-}
-interface KeyRow {
-  id: string;
-  name: string;
-  key_prefix: string;
-  status: string;
-  rate_limit_per_minute: number;
-  created_at: string;
-}
-
-interface EndpointRow {
-  id: string;
-  url: string;
-  event_types: string[];
-  enabled: boolean;
-  disabled_reason: string | null;
-}
-interface DeliveryRow {
-  id: string;
-  event_type: string;
-  attempted_at: string;
-  status_code: number | null;
-  result: string;
-  error: string | null;
-}
+// The service's answers, typed from its OpenAPI document (through the SDK's generated types).
+type UserRow = Answer<'listUsers'>['items'][number];
+type KeyRow = Answer<'listApiKeys'>['items'][number];
+type EndpointRow = Answer<'listWebhookEndpoints'>['items'][number];
+type DeliveryRow = Answer<'listWebhookDeliveries'>['items'][number];
 const EVENT_TYPES = ['api_key.created', 'api_key.revoked', 'integrity.violation_detected', 'integrity.verification_completed', 'hitl.rejected', 'forensics.anomaly_detected', 'webhook_endpoint.disabled'];
 
 /** Events and requests per day, as bars (the usage of the period the service reports). */

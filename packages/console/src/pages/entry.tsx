@@ -1,6 +1,7 @@
 // One entry: every field, the exact text hashed, and its verification in this browser.
 import { canonicalJson, entryBody } from '@audit-ledger/core';
 import { useEffect, useState } from 'preact/hooks';
+import { asEntryBody } from '@audit-ledger/sdk';
 import { api } from '../api';
 import { type Verdict, pinnedKeys, verifyEntry } from '../verify';
 import type { Entry } from './logs';
@@ -68,7 +69,7 @@ export function EntryPage({ id }: { id: string }) {
           <pre class="mono">{JSON.stringify(data, null, 2)}</pre>
         )}
         <h2>The exact text hashed (RFC 8785 canonical JSON of the entry body)</h2>
-        <pre class="mono" data-testid="canonical-json">{canonicalJson(entryBody(entry))}</pre>
+        <pre class="mono" data-testid="canonical-json">{canonicalJson(entryBody(asEntryBody(entry)))}</pre>
         {extra !== null && extra !== undefined && (
           <>
             <h2>extra</h2>

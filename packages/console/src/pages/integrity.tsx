@@ -1,28 +1,12 @@
 // Integrity: the chain's status, the last full verification's violations, a live run, tree size over time.
+import type { Answer } from '@audit-ledger/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem, api } from '../api';
 import { ErrorLine, message } from '../ui';
 
-export interface Status {
-  chain_status: string;
-  head: { seq: number; hash: string } | null;
-  checkpoint: { tree_size: number; root_hash: string; timestamp: string; note?: string } | null;
-  violation_count: number;
-  coverage_percent: number | null;
-  last_verified_at: string | null;
-}
-
-interface Violation {
-  seq: number;
-  log_id: string | null;
-  kind: string;
-  detail: string;
-}
-interface Job {
-  job_id: string;
-  status: string;
-  report: { chain_status?: string; violation_count?: number; entries_checked?: number; violations?: Violation[] } | null;
-}
+// The service's answers, typed from its OpenAPI document (through the SDK's generated types).
+export type Status = Answer<'getIntegrityStatus'>;
+type Job = Answer<'getVerificationJob'>;
 
 /** Tree size over time, from the kept checkpoints (an SVG polyline; at most 500 points). */
 function TreeChart({ points }: { points: Array<{ tree_size: number; timestamp: string }> }) {

@@ -1,31 +1,11 @@
 // The logs table: filters, columns and cursor pages, all in the URL.
-import type { EntryBody, JsonObject } from '@audit-ledger/core';
+import type { LedgerEntry } from '@audit-ledger/sdk';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorLine, message } from '../ui';
 
-/** A stored entry as GET /logs/{id} answers it. */
-export interface Entry extends EntryBody {
-  log_id: string;
-  seq: number;
-  format_version: number;
-  company_id: string;
-  extra: JsonObject | null;
-  event_type: string;
-  created_at: string;
-  timestamp: string | null;
-  source: string | null;
-  agent_id: string | null;
-  trace_id: string | null;
-  session_id: string | null;
-  /** null once the content was erased (erased: true). */
-  data: JsonObject | null;
-  hash: string;
-  prev_hash: string;
-  signature: string;
-  key_id: string;
-  [field: string]: unknown;
-}
+/** A stored entry as GET /logs/{id} answers it (the SDK's generated type). */
+export type Entry = LedgerEntry;
 
 const COLUMNS = [
   ['seq', 'Seq'],

@@ -1,17 +1,10 @@
 // Human review: recorded rejections, and recording one (admins and reviewers).
+import type { Answer } from '@audit-ledger/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorLine, message } from '../ui';
 
-interface Override {
-  id: string;
-  log_id: string;
-  reviewer: string;
-  rejection_reason: string;
-  decision_id: string | null;
-  trace_id: string | null;
-  created_at: string;
-}
+type Override = Answer<'listOverrides'>['items'][number];
 
 /** Human review: recorded rejections; reviewers and admins record one (auditors read only). */
 export function Reviews({ query, role, email }: { query: URLSearchParams; role: string; email: string }) {

@@ -1,19 +1,12 @@
 // Traces and replays: the root cause, timeline, causal graph (its own chunk), staleness, and the
 // whole trace verified in the page.
+import type { Answer } from '@audit-ledger/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { type Verdict, pinnedKeys, verifyTrace } from '../verify';
 import { Badge, ErrorLine, message } from '../ui';
 
-interface TraceRow {
-  trace_id: string;
-  first_at: string;
-  last_at: string;
-  event_count: number;
-  agents: string[];
-  anomaly_detected: boolean | null;
-  anomaly_type: string | null;
-}
+type TraceRow = Answer<'listTraces'>['items'][number];
 
 export function Traces() {
   const [items, setItems] = useState<TraceRow[]>([]);
@@ -82,27 +75,9 @@ export function Traces() {
   );
 }
 
-interface TimelineItem {
-  log_id: string;
-  seq: number;
-  event_type: string;
-  timestamp: string;
-  integrity: string;
-  agent_id?: string | null;
-}
-interface RootCause {
-  detected: boolean;
-  root_cause_type: string;
-  description: string;
-  confidence: number;
-  remediation: string;
-  evidence: string[];
-  outcome: { kind: string; bad: boolean; description: string };
-}
-interface Staleness {
-  overall_staleness_rating: string;
-  findings: Array<{ source_id: string; staleness: string; age_seconds: number; max_age_seconds: number; used_by_log_id: string; details: string }>;
-}
+type TimelineItem = Answer<'getReplayTimeline'>['items'][number];
+type RootCause = Answer<'getReplayRootCause'>;
+type Staleness = Answer<'getReplayStaleness'>;
 
 /** Verifies a whole trace in the page (its evidence bundle, with the trusted keys). */
 function TraceCheck({ traceId }: { traceId: string | undefined }) {
