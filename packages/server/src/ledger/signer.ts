@@ -42,7 +42,9 @@ interface Job {
 }
 
 export class WorkerSigner implements Signer {
+  /** Started on the first group signed off this thread (a process that never signs a large group starts none). */
   private workers: Worker[] = [];
+  private started = false;
   private readonly jobs = new Map<number, Job & { worker: number }>();
   private nextId = 0;
   private closed = false;
@@ -50,10 +52,20 @@ export class WorkerSigner implements Signer {
   private readonly keys = new Map<string, KeyObject>();
   private readonly firstKeyId: string;
 
-  constructor(key: KeyForSigning, count: number) {
+  constructor(
+    key: KeyForSigning,
+    private readonly count: number,
+  ) {
     this.keys.set(key.keyId, key.privateKey);
     this.firstKeyId = key.keyId;
-    for (let i = 0; i < count; i++) this.workers.push(this.spawn(i));
+  }
+
+  private ensureWorkers(): Worker[] {
+    if (!this.started && !this.closed) {
+      this.started = true;
+      for (let i = 0; i < this.count; i++) this.workers.push(this.spawn(i));
+    }
+    return this.workers;
   }
 
   addKey(key: KeyForSigning): void {
@@ -98,8 +110,9 @@ export class WorkerSigner implements Signer {
     const keyId = options.keyId ?? this.firstKeyId;
     const key = this.keys.get(keyId);
     if (!key) throw new Error(`the signer has no key ${keyId}`);
-    const offThread = options.offThread === true && this.workers.length > 0;
-    if (!offThread && (hashes.length < MIN_FOR_WORKERS || this.workers.length === 0)) return hashes.map((h) => signEntryHash(key, h));
+    const offThread = options.offThread === true && this.count > 0;
+    if (!offThread && (hashes.length < MIN_FOR_WORKERS || this.count === 0)) return hashes.map((h) => signEntryHash(key, h));
+    this.ensureWorkers();
     // Each worker takes an equal share, and so does this thread unless it has other work:
     // it signs its share while the workers sign theirs, instead of idling until they answer.
     const local = offThread ? 0 : 1;
