@@ -7,55 +7,31 @@
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../src/store/open.js';
 import { BOOTSTRAP, bootstrapKey, killLeftovers, type Service, startService } from './fault/harness.js';
-import { call } from './helpers/http.js';
+import { axe, freePort, launchChromium, noContentReceiver, requireBrowserAndConsole, SHOTS, signIn } from './helpers/console-browser.js';
+import { call, getRawPath } from './helpers/http.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OPERATOR_TOKEN = 'operator-token-for-the-console-test-0123456789';
-const CONSOLE_DIST = path.join(import.meta.dirname, '..', '..', 'console', 'dist', 'index.html');
-const SHOTS = path.join(import.meta.dirname, '..', '..', '..', 'test-results', 'console');
-const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** Opens the console and signs in through its form. */
-async function signIn(page: Page, base: string, email: string, password: string): Promise<void> {
-  await page.goto(`${base}/console/`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-/** Runs axe-core in the page; returns the serious and critical violations. */
-async function axe(page: Page): Promise<string[]> {
-  const result = (await page.evaluate(`${axeSource}; axe.run(document, { resultTypes: ['violations'] })`)) as { violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> };
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help}, ${v.nodes.length} node(s)`);
-}
 
 describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
   let db: TestDatabase;
   let svc: Service;
   let browser: Browser;
   let key: string;
-  let receiver: http.Server;
+  let receiver: { url: string; close: () => Promise<void> } | undefined;
   const cspErrors: string[] = [];
 
   beforeAll(async () => {
-    // Never skipped silently: the browser and the built console are part of CI (.ci/run installs Chromium).
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set CHROMIUM_PATH`);
-    if (!fs.existsSync(CONSOLE_DIST)) throw new Error('the console is not built: run npm run build');
-    fs.mkdirSync(SHOTS, { recursive: true });
+    requireBrowserAndConsole();
     db = await createTestDatabase(kind);
     svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}), ...BOOTSTRAP, PORT: '0', CHECKPOINT_INTERVAL_MS: '100', LEDGER_OPERATOR_TOKEN: OPERATOR_TOKEN, WEBHOOK_ALLOW_PRIVATE: 'true' });
-    receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    receiver = await noContentReceiver();
     key = await bootstrapKey(svc.url);
     const batch = await call(`${svc.url}/api/v1/logs/batch`, 'POST', {
       logs: [
@@ -67,15 +43,11 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(batch.status, batch.body).toBe(200);
     // The entries are covered by a signed checkpoint before the browser verifies them.
     await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/integrity/checkpoint`, 'GET', undefined, { 'x-api-key': key })).json().tree_size).toBeGreaterThanOrEqual(4), { timeout: 10_000, interval: 50 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
-    // A setup that failed before the receiver started leaves none to close (and must not hang here).
-    await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+    await receiver?.close(); // none when setup failed before it started
     killLeftovers();
     await db?.drop();
   });
@@ -248,7 +220,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await admin.getByText(/Service: ok\. Requests \d+, events \d+/).waitFor();
     await admin.getByTestId('usage-chart').waitFor();
     // A webhook endpoint for review events; its signing secret is shown once.
-    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const hook = `${receiver?.url}/hook`;
     const addHook = admin.getByRole('form', { name: 'Add a webhook endpoint' });
     await addHook.getByLabel('URL').fill(hook);
     await addHook.getByRole('checkbox', { name: 'hitl.rejected' }).check();
@@ -378,31 +350,19 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(map.mappings.length).toBeGreaterThan(0);
     expect((map.sourcesContent ?? []).filter((c: string | null) => c !== null)).toEqual([]);
     // A path that climbs out of /console is refused with the code of its status (403 forbidden).
-    const climbed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      // Options, not a URL string: a URL would be normalized to /x before it is sent.
-      const u = new URL(svc.url);
-      http.get({ host: u.hostname, port: u.port, path: '/console/../x' }, (r) => {
-        let body = '';
-        r.on('data', (c: Buffer) => (body += c.toString()));
-        r.on('end', () => resolve({ status: r.statusCode as number, body }));
-      }).on('error', reject);
-    });
+    const climbed = await getRawPath(svc.url, '/console/../x');
     expect([climbed.status, JSON.parse(climbed.body).code]).toEqual([403, 'forbidden']);
   });
 });
 
 describe('the console in Chromium: a signing key replaced without a signed transition', () => {
   it('is a red alert on the pinning page, and entries signed with it fail verification in the page (SQLite)', async () => {
+    requireBrowserAndConsole();
     const db = await createTestDatabase('sqlite');
-    const port = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const env = { LEDGER_DATA_DIR: db.dataDir, ...BOOTSTRAP, PORT: String(port), CHECKPOINT_INTERVAL_MS: '100' };
     let svc = await startService(env);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    const browser = await launchChromium();
     try {
       const key = await bootstrapKey(svc.url);
       const page = await browser.newPage();

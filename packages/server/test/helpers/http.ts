@@ -28,3 +28,17 @@ export function call(url: string, method: string, body?: unknown, headers: Recor
     req.end(payload);
   });
 }
+
+/** GET of a path exactly as written (options, not a URL string: a URL would be normalized, /console/../x to /x, before it is sent). */
+export function getRawPath(base: string, rawPath: string): Promise<{ status: number; body: string }> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: u.hostname, port: u.port, path: rawPath, agent: false }, (r) => {
+        let body = '';
+        r.on('data', (c: Buffer) => (body += c.toString()));
+        r.on('end', () => resolve({ status: r.statusCode as number, body }));
+      })
+      .on('error', reject);
+  });
+}
