@@ -1,6 +1,6 @@
 // Architecture rules checked in CI (npm run deps, part of npm test). See docs/architecture.md.
-/** The server's kernel: leaf modules every layer may use (errors, time, files, configuration, event names, and http/schemas.ts: the API's data shapes, TypeBox only, from which service results are typed). */
-const KERNEL = '^packages/server/src/(background|config|domain-error|events|files|time|plural|threads|version)\\.ts$|^packages/server/src/crypto/|^packages/server/src/http/schemas\\.ts$';
+/** The server's kernel: leaf modules every layer may use (kernel/: errors, time, files, configuration, event names, worker threads; crypto/: signing; and http/schemas.ts: the API's data shapes, TypeBox only, from which service results are typed). */
+const KERNEL = '^packages/server/src/kernel/|^packages/server/src/crypto/|^packages/server/src/http/schemas\\.ts$';
 /** The composition root and the process: only the entry points import them. */
 const ROOT = '^packages/server/src/(app|server|services|cli|console|logger|openapi-document)\\.ts$';
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -11,7 +11,7 @@ import { chromium } from 'playwright-core';
 import { createUser } from '../src/users/accounts.js';
 import { buildApp } from '../src/app.js';
 import { consoleDir } from '../src/console.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { scratchDir } from './scratch.js';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createUser } from '../src/users/accounts.js';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { scratchDir } from './scratch.js';

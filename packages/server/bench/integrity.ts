@@ -4,7 +4,7 @@ import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createUser } from '../src/users/accounts.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { Appender } from '../src/ledger/appender.js';
 import { CheckpointSigner } from '../src/ledger/checkpoints.js';
 import { prepareEvent } from '../src/ingestion/input.js';

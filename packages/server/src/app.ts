@@ -12,7 +12,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import pino from 'pino';
 import { registerAuthentication } from './auth/authenticate.js';
-import type { Config } from './config.js';
+import type { Config } from './kernel/config.js';
 import { domainProblem } from './http/domain-problems.js';
 import { registerProblemHandlers } from './http/problems.js';
 import { registerJsonBodies } from './http/body.js';
@@ -25,7 +25,7 @@ import { buildServices } from './services.js';
 import type { Store } from './store/store.js';
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS, type OutageReporter } from './store/unavailable.js';
 import type { Resolver } from './webhooks/url-policy.js';
-import { VERSION } from './version.js';
+import { VERSION } from './kernel/version.js';
 
 export const API_PREFIX = '/api/v1';
 

@@ -4,9 +4,9 @@
 // nothing else; an unknown command or option prints the usage and exits 2. Each command imports
 // what it runs when it runs, so --help and a usage error load no server, store or HTTP code.
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, envExample, loadConfig } from './config.js';
+import { ConfigError, envExample, loadConfig } from './kernel/config.js';
 import { flushLogs } from './logger.js';
-import { VERSION } from './version.js';
+import { VERSION } from './kernel/version.js';
 import { defineVerify, VerifyExit } from '@audit-ledger/verify';
 
 /** Exit codes: 0 done, 1 the command failed, 2 usage or configuration error (see also verify-bundle). */

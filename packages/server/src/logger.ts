@@ -3,7 +3,7 @@
 // headers that carry secrets are redacted in case anything logs them.
 import type { FastifyServerOptions } from 'fastify';
 import pino from 'pino';
-import type { LogLevel } from './config.js';
+import type { LogLevel } from './kernel/config.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',

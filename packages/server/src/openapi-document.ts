@@ -2,7 +2,7 @@
 // store, asked for its document. `audit-ledger openapi` prints it; `npm run openapi` writes it
 // to docs/openapi.json, from which the SDK's types are generated (packages/sdk/src/api-types.ts).
 import { buildApp } from './app.js';
-import { loadConfig } from './config.js';
+import { loadConfig } from './kernel/config.js';
 import { MemoryCounterStore } from './ratelimit/counter.js';
 import { openSqliteStore } from './store/sqlite.js';
 

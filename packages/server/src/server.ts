@@ -5,11 +5,11 @@ import { Redis } from 'ioredis';
 import { bootstrapIfEmpty } from './users/accounts.js';
 import { buildApp } from './app.js';
 import { createLogger, flushLogs } from './logger.js';
-import type { Config } from './config.js';
+import type { Config } from './kernel/config.js';
 import { type CounterLog, type CounterStore, MemoryCounterStore, RedisCounterStore } from './ratelimit/counter.js';
 import { openStore } from './store/open.js';
 import { OutageReporter } from './store/unavailable.js';
-import { iso } from './time.js';
+import { iso } from './kernel/time.js';
 
 export interface RunningService {
   app: FastifyInstance;

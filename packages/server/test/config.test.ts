@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/kernel/config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {

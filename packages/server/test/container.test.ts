@@ -12,7 +12,7 @@ import { Ajv } from 'ajv';
 import { validate } from 'dockerfile-utils';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, envExample } from '../src/config.js';
+import { CONFIG_VARIABLES, envExample } from '../src/kernel/config.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..', '..');
 const read = (f: string) => fs.readFileSync(path.join(ROOT, f), 'utf8');

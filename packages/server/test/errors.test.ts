@@ -1,7 +1,7 @@
 // Every malformed input gets its RFC 9457 problem with a stable code, and the app keeps serving.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, problem, startTestApp, type TestApp } from './helpers/app.js';
-import { DomainError } from '../src/domain-error.js';
+import { DomainError } from '../src/kernel/domain-error.js';
 import { domainProblem } from '../src/http/domain-problems.js';
 import { AppenderClosedError, InconsistentTreeError } from '../src/ledger/appender/errors.js';
 import { CompanyNameAmbiguousError, EmailTakenError } from '../src/store/accounts.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../src/users/accounts.js';
 import { InvalidLoginError, LoginLockedError } from '../src/auth/sign-in.js';
 import { domainProblem } from '../src/http/domain-problems.js';
-import { NotFoundError } from '../src/domain-error.js';
+import { NotFoundError } from '../src/kernel/domain-error.js';
 import { TreeSizeOutOfRangeError } from '../src/integrity/service.js';
 import { SelectionError } from '../src/exports/service.js';
 import { TraceNotFoundError } from '../src/forensics/service.js';

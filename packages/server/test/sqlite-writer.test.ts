@@ -185,7 +185,7 @@ describe('SQLite writer thread', () => {
     // Plain node, not tsx: tsx's loader thread would keep the process alive by itself.
     const script = path.join(ROOT, 'node_modules', '.cache', 'audit-ledger-test', 'append-and-exit.mjs');
     buildSync({ entryPoints: [path.join(import.meta.dirname, 'fixtures', 'append-and-exit.ts')], outfile: script, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' });
-    // Its worker modules beside it, as the build puts them beside their callers (threads.ts).
+    // Its worker modules beside it, as the build puts them beside their callers (kernel/threads.ts).
     for (const f of ['store/sqlite-writer-thread', 'ledger/signer-thread']) {
       const outfile = path.join(path.dirname(script), `${path.basename(f)}.js`);
       buildSync({ entryPoints: [path.join(import.meta.dirname, '..', 'src', `${f}.ts`)], outfile, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' });

@@ -6,7 +6,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { type RunningService, startService } from '../src/server.js';
 
 function get(mod: typeof https | typeof http, url: string, options: https.RequestOptions = {}): Promise<{ status: number; body: string }> {

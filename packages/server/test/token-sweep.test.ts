@@ -1,7 +1,7 @@
 // The service removes expired access tokens when it starts (and hourly after).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../src/users/accounts.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { type RunningService, startService } from '../src/server.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';

@@ -3,10 +3,10 @@
 // (routes/api-keys.ts) takes the user's principal, calls one method and shapes the answer.
 import { randomUUID } from 'node:crypto';
 import { type AdminTrail, actorOf } from '../compliance/trail.js';
-import { NotFoundError } from '../domain-error.js';
-import type { EventSink } from '../events.js';
+import { NotFoundError } from '../kernel/domain-error.js';
+import type { EventSink } from '../kernel/events.js';
 import type { AccountStore, ApiKey } from '../store/accounts.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { Principal } from './authenticate.js';
 import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from './secrets.js';
 

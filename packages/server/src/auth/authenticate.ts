@@ -13,7 +13,7 @@ import { ApiError } from '../http/problems.js';
 import type { CounterStore } from '../ratelimit/counter.js';
 import type { UserRole } from '../store/schema.js';
 import type { AccountStore } from '../store/accounts.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, digestsEqual, hashSecret } from './secrets.js';
 
 export type CredentialKind = 'user' | 'api_key';

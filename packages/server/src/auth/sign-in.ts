@@ -1,13 +1,13 @@
 // Signing in and out, without HTTP: the login lockout (and its trail entry), issuing access tokens
 // and console sessions, a session's CSRF token, and who a credential is. routes/auth.ts parses,
 // calls one method and shapes the answer; services.test.ts drives this directly.
-import { DomainError } from '../domain-error.js';
-import type { Config } from '../config.js';
+import { DomainError } from '../kernel/domain-error.js';
+import type { Config } from '../kernel/config.js';
 import type { AdminTrail } from '../compliance/trail.js';
 import type { CounterStore } from '../ratelimit/counter.js';
 import type { AccountStore, Company, User } from '../store/accounts.js';
 import type { SecretBox } from '../store/secret-box.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { UserAdmin } from '../users/admin.js';
 import type { Principal } from './authenticate.js';
 import { dummyPasswordHash, verifyPassword } from './passwords.js';

@@ -1,5 +1,5 @@
 // What a compliance request can be refused for, as domain errors (http/domain-problems.ts maps them).
-import { DomainError } from '../domain-error.js';
+import { DomainError } from '../kernel/domain-error.js';
 
 /** Some entries are under an active legal hold: nothing was erased. Release the hold first, or leave those entries out. */
 export class UnderLegalHoldError extends DomainError<'under_legal_hold'> {

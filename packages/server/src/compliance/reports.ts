@@ -15,7 +15,7 @@ import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { Period, ReportStore } from '../store/reports.js';
 import type { WitnessStore } from '../store/witnesses.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { Compliance } from './service.js';
 import type { AdminTrail, TrailActor } from './trail.js';
 

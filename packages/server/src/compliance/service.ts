@@ -11,7 +11,7 @@ import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { ComplianceStore, ErasureRow, HoldRow, HoldScope } from '../store/compliance.js';
 import type { ErasureKind } from '../store/schema.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import { EntriesNotFoundError, HoldNotFoundError, HoldReleasedError, NotErasableError, UnderLegalHoldError } from './errors.js';
 import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from './trail.js';
 

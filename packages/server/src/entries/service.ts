@@ -2,14 +2,14 @@
 // (ledger/entry-check.ts), and its inclusion proof with the rule that only signed trees are
 // proven. routes/logs.ts parses (the cursor too), calls one method and shapes the answer.
 import { entryLeafHash, toHex } from '@audit-ledger/core';
-import type { Config } from '../config.js';
-import { NotFoundError } from '../domain-error.js';
+import type { Config } from '../kernel/config.js';
+import { NotFoundError } from '../kernel/domain-error.js';
 import { NotYetCheckpointedError } from '../exports/service.js';
 import { TreeSizeOutOfRangeError } from '../integrity/service.js';
 import type { EntryCheck, EntryChecker } from '../ledger/entry-check.js';
 import type { InclusionProofView } from '../http/schemas.js';
 import { checkpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
-import { count } from '../plural.js';
+import { count } from '../kernel/plural.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
 

@@ -4,13 +4,13 @@
 // calls one method, and streams or sends what it gets.
 import type { JsonObject } from '@audit-ledger/core';
 import { type AdminTrail, type TrailActor } from '../compliance/trail.js';
-import type { Config } from '../config.js';
-import { DomainError, NotFoundError } from '../domain-error.js';
+import type { Config } from '../kernel/config.js';
+import { DomainError, NotFoundError } from '../kernel/domain-error.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import { buildEvidence, entriesOf, type EvidenceBundle, MAX_EVIDENCE_ENTRIES } from './formats.js';
 
 /** A selection the request gave that no bundle can answer: the field, and what it must be. */

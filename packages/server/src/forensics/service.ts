@@ -1,8 +1,8 @@
 // Replay sessions over the store: create one pinned to the chain as it is now, load its
 // events (verifying each), and answer timeline, graph, staleness and root cause from them.
 import { checkpointProblems, checkRecordAlone, type EntryCheckCode, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex } from '@audit-ledger/core';
-import { DomainError, NotFoundError } from '../domain-error.js';
-import type { EventSink } from '../events.js';
+import { DomainError, NotFoundError } from '../kernel/domain-error.js';
+import type { EventSink } from '../kernel/events.js';
 import { entriesOf } from '../exports/formats.js';
 import type { Keyring } from '../ledger/keyring.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
@@ -10,7 +10,7 @@ import { treeReader } from '../ledger/proofs.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { ForensicsStore, ReplaySession } from '../store/forensics.js';
 import type { LedgerStore } from '../store/ledger.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import { buildGraph, type CausalGraph } from './graph.js';
 import { type RootCause, rootCause } from './rootcause.js';
 import { assessStaleness, type MaxAgeDefaults, type StalenessReport } from './staleness.js';

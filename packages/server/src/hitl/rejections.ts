@@ -2,7 +2,7 @@
 // as a `hitl.rejected` entry, so it is as tamper-evident as what it rejects and shows up in the
 // trace's forensics; the overrides list reads those entries back.
 import type { JsonObject } from '@audit-ledger/core';
-import type { EventSink } from '../events.js';
+import type { EventSink } from '../kernel/events.js';
 import type { Appender } from '../ledger/appender.js';
 import { prepareEvent } from '../ingestion/input.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';

@@ -1,9 +1,9 @@
-// Every domain error (domain-error.ts) as the problem a client gets: one table, one entry per
+// Every domain error (kernel/domain-error.ts) as the problem a client gets: one table, one entry per
 // code, checked by the compiler against DomainErrorData (a code with no entry, or an entry for no
 // code, fails the build; each entry gets its code's data typed). The error handler (problems.ts)
 // calls it for whatever a route lets through; routes that append pass the body's item pointers
 // (ledger-problems.ts), so a refused item is named.
-import type { DomainError, DomainErrorCode, DomainErrorData } from '../domain-error.js';
+import type { DomainError, DomainErrorCode, DomainErrorData } from '../kernel/domain-error.js';
 import { ApiError } from './problems.js';
 
 type Pointer = (i: number) => string;

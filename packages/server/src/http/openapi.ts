@@ -5,7 +5,7 @@
 // section describing what the service POSTs to subscribed endpoints. Applied once to the
 // document @fastify/swagger generates from the route schemas; `redocly lint` runs on the result
 // in CI (redocly.yaml lists the rules and why any is relaxed).
-import { EVENT_TYPES, type EventType } from '../events.js';
+import { EVENT_TYPES, type EventType } from '../kernel/events.js';
 import RECORDED_EXAMPLES from './openapi-examples.json' with { type: 'json' };
 import { PROBLEM_CODE_DESCRIPTION } from './problems.js';
 

@@ -4,7 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { CoreError } from '@audit-ledger/core';
-import { DomainError, type FieldError } from '../domain-error.js';
+import { DomainError, type FieldError } from '../kernel/domain-error.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -48,7 +48,7 @@ export const PROBLEM_TITLES = {
 
 export type ProblemCode = keyof typeof PROBLEM_TITLES;
 
-export type { FieldError } from '../domain-error.js';
+export type { FieldError } from '../kernel/domain-error.js';
 
 export interface ProblemBody {
   type: string;

@@ -1,7 +1,7 @@
 // What a client may send for one event, and how it becomes the fields the ledger hashes.
 import Type from 'typebox';
 import { canonicalJson, ENVELOPE_FIELDS, type EnvelopeField, type JsonObject, skeletonLinks } from '@audit-ledger/core';
-import type { FieldError } from '../domain-error.js';
+import type { FieldError } from '../kernel/domain-error.js';
 import { Uuid } from '../http/schemas.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';

@@ -4,8 +4,8 @@
 // method, and answers with the committed entries (an append's own errors keep their item index,
 // which the route names in the body).
 import { setImmediate as yieldTurn } from 'node:timers/promises';
-import type { Config } from '../config.js';
-import { type FieldError, InputError } from '../domain-error.js';
+import type { Config } from '../kernel/config.js';
+import { type FieldError, InputError } from '../kernel/domain-error.js';
 import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';

@@ -1,9 +1,9 @@
 // Worker threads for a full verification (scan-worker.ts): each reads and scans whole segments
 // of the ledger, so a job uses every core it is given, reading ahead of the join.
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../threads.js';
+import { startWorker } from '../kernel/threads.js';
 import type { KeyPeriod, SegmentResult } from '@audit-ledger/core';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 
 export interface ScanWorkerData {
   /** Where the workers open the store (what openStore takes). */

@@ -5,7 +5,7 @@
 import type { KeyTransition } from '@audit-ledger/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AdminTrail } from '../compliance/trail.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { publicKeyView, type PublicKeyView } from '../exports/formats.js';
 import type { Keyring } from '../ledger/keyring.js';
 import type { AccountStore } from '../store/accounts.js';

@@ -5,14 +5,14 @@
 // twice at the same time). Only entries under a signed checkpoint are verified: every
 // verified entry is then anchored to a signature.
 import { randomUUID } from 'node:crypto';
-import { BackgroundTask } from '../background.js';
+import { BackgroundTask } from '../kernel/background.js';
 import { GENESIS_PREV_HASH, type KeyPeriod, SCAN_START, type ScanCounts, Scanner, type ScanState, type ScanViolation, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from '@audit-ledger/core';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { readScanPage } from './scan-pages.js';
 import { ScanPool } from './scan-pool.js';
-import type { EventSink } from '../events.js';
+import type { EventSink } from '../kernel/events.js';
 import type { Metrics } from '../ops/metrics.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { CheckpointView, FullVerificationReport } from '../http/schemas.js';
 import { checkpointView } from '../ledger/proofs.js';
 import { uuidv7 } from '../ledger/uuidv7.js';

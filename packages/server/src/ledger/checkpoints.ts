@@ -3,7 +3,7 @@
 // be passed off as another company's. Checking them is the core's checkpointProblems.
 import { checkpointText, companyOrigin, toHex } from '@audit-ledger/core';
 import type { CheckpointRow } from '../store/chain.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { SigningKey } from './keyring.js';
 import { signNote } from '../crypto/signing.js';
 

@@ -4,7 +4,7 @@
 // the latest checkpoint (whose signature must hold).
 import { checkpointProblems, entryLeafHash, fromHex, inclusionProof, verifyInclusion, verifyRecord } from '@audit-ledger/core';
 import type { LedgerStore } from '../store/ledger.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { KeyStore } from '../store/keys.js';
 import { serviceKeys } from './key-periods.js';
 import type { EntryCheck } from '../http/schemas.js';

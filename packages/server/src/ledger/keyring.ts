@@ -7,13 +7,13 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensurePrivateDir } from '../files.js';
+import { ensurePrivateDir } from '../kernel/files.js';
 import { type KeyTransition, rawKeyFromBase64, SIGNATURE_ALGORITHM, toBase64 } from '@audit-ledger/core';
 import { keyIdOfKey, rawPublicKey, signKeyTransition } from '../crypto/signing.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { SecretBox } from '../store/secret-box.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 
 export interface SigningKey {
   keyId: string;

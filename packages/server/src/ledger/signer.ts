@@ -5,7 +5,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
 import { signEntryHash } from '../crypto/signing.js';
-import { startWorker } from '../threads.js';
+import { startWorker } from '../kernel/threads.js';
 
 /** A private key and its id, as the signer needs it. */
 export interface KeyForSigning {

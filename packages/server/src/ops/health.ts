@@ -3,7 +3,7 @@
 import type { CounterStore } from '../ratelimit/counter.js';
 import type { Keyring } from '../ledger/keyring.js';
 import type { Store } from '../store/store.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../kernel/version.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 

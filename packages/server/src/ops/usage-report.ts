@@ -1,11 +1,11 @@
 // The company's usage report, without HTTP: requests, events and rate-limited requests per day
 // and per API key over a span of UTC days (at most MAX_USAGE_DAYS), the storage its entries use,
 // and its current key's rate limit. routes/usage.ts calls it once.
-import { InputError } from '../domain-error.js';
+import { InputError } from '../kernel/domain-error.js';
 import type { AccountStore } from '../store/accounts.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { UsageStore } from '../store/usage.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { UsageCounter } from './usage.js';
 
 const DAY_MS = 86_400_000;

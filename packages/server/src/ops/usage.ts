@@ -1,7 +1,7 @@
 // Usage counting that never slows a request: counts are added up in memory and flushed
 // to usage_daily every FLUSH_MS (and on close, and before usage is read). A crash loses
 // at most the last interval's counts; ledger entries themselves are never affected.
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { UsageRow, UsageStore } from '../store/usage.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';

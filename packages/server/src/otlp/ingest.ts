@@ -4,7 +4,7 @@
 // same code; the accepted ones are appended together (in chunks of MAX_BATCH_SIZE), after the
 // otel.resource entries they name (each stored once: a repeat is an idempotent duplicate), so a
 // 200 means every accepted item and what it names is committed. A refused item never blocks the others.
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { compileBodySchema } from '../http/validation.js';
 import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';

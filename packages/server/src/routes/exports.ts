@@ -35,7 +35,7 @@ const EvidenceBundleSchema = Type.Object(
 );
 import { csvLines, jsonLines, MAX_EVIDENCE_ENTRIES } from '../exports/formats.js';
 import type { Services } from '../services.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import { READ } from '../auth/rules.js';
 import { actorOf } from '../compliance/trail.js';
 

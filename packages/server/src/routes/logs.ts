@@ -13,7 +13,7 @@ import { EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectSchema, Null
 import { LogInput } from '../ingestion/input.js';
 import type { Services } from '../services.js';
 import type { LogEntryRow } from '../store/chain.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 
 const IngestResult = Type.Object({
   log_id: Uuid,

@@ -10,7 +10,7 @@ import { requestActor } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 
 export type ReportServices = Pick<Services, 'reports'>;
 

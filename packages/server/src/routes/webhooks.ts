@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
-import { EVENT_TYPES } from '../events.js';
+import { EVENT_TYPES } from '../kernel/events.js';
 import { idCursor, page } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';

@@ -1,7 +1,7 @@
 // Companies, users, access tokens and API keys: the account side of the store, over the one
 // database handle. Every query but the credential lookups is scoped by company_id.
 import { type Selectable, sql } from 'kysely';
-import { DomainError } from '../domain-error.js';
+import { DomainError } from '../kernel/domain-error.js';
 import type { DbHandle } from './handle.js';
 import type { ApiKeysTable, CompaniesTable, UserRole, UsersTable } from './schema.js';
 

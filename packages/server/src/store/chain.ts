@@ -3,7 +3,7 @@
 // and is the same for both backends.
 import type { KeyObject } from 'node:crypto';
 import type { CheckpointsTable, LogEntriesTable } from './schema.js';
-import { DomainError } from '../domain-error.js';
+import { DomainError } from '../kernel/domain-error.js';
 
 export type LogEntryRow = LogEntriesTable;
 export type CheckpointRow = CheckpointsTable;

@@ -4,7 +4,7 @@
 import type { Selectable } from 'kysely';
 import type { LogEntryRow } from './chain.js';
 import type { IntegrityStateTable, IntegrityViolationsTable, VerificationJobsTable } from './schema.js';
-import { DomainError } from '../domain-error.js';
+import { DomainError } from '../kernel/domain-error.js';
 import type { DbHandle } from './handle.js';
 import type { LedgerStore } from './ledger.js';
 

@@ -5,7 +5,7 @@
 // entry or checkpoint is ever committed under a retired key, on either store, in any process.
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { KeyTransition } from '@audit-ledger/core';
-import { DomainError } from '../domain-error.js';
+import { DomainError } from '../kernel/domain-error.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import type { Database, SigningKeysTable } from './schema.js';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { openPostgresStore } from './postgres.js';
 import { openSqliteStore } from './sqlite.js';
 import type { Store } from './store.js';

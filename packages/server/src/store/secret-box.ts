@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensurePrivateDir } from '../files.js';
+import { ensurePrivateDir } from '../kernel/files.js';
 
 /** The service's secrets key: LEDGER_SECRETS_KEY_FILE, or secrets.key in the data dir (created on first start). */
 export function openSecretBox(config: { secretsKeyFile?: string | undefined; dataDir: string }): SecretBox {

@@ -6,7 +6,7 @@
 // the next groups.
 import type { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
-import { startWorker } from '../threads.js';
+import { startWorker } from '../kernel/threads.js';
 import { type ChainWrite, type ChainWriter, type EntrySigningKey, HeadMovedError, KeyRetiredError, type LogEntryRow } from './chain.js';
 import { APPEND_SQL, checkpointValues, entryValues, type GroupValues } from './sqlite-append.js';
 

@@ -7,7 +7,7 @@ import type { Database } from './schema.js';
 import { checkpointValues, entryValues, prepareAppend, SQLITE_PRAGMAS, writeGroup } from './sqlite-append.js';
 import { SqliteChainWriter } from './sqlite-writer.js';
 import { Store } from './store.js';
-import { ensurePrivateDir, ensurePrivateFile } from '../files.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../kernel/files.js';
 
 // SQLite names the violated columns, not the index; map them back to index names.
 const UNIQUE_INDEX_BY_COLUMNS: Record<string, string> = {

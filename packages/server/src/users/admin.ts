@@ -4,12 +4,12 @@
 // (compliance/trail.ts): who did what to whom. Passwords and their hashes never enter an entry.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../auth/passwords.js';
-import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from '../config.js';
-import { DomainError } from '../domain-error.js';
+import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from '../kernel/config.js';
+import { DomainError } from '../kernel/domain-error.js';
 import type { AdminTrail } from '../compliance/trail.js';
 import type { AccountStore, User } from '../store/accounts.js';
 import type { UserRole } from '../store/schema.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 
 /** Who did it: the signed-in admin (or the user themself). */
 export interface Actor {

@@ -3,12 +3,12 @@
 // retry with exponential backoff and jitter on network errors, timeouts, 5xx and 429
 // (honouring Retry-After). 410 Gone disables the endpoint. Times come from the injected
 // clock, so tests drive the schedule without sleeping.
-import { BackgroundTask } from '../background.js';
+import { BackgroundTask } from '../kernel/background.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { EventSink } from '../events.js';
+import type { EventSink } from '../kernel/events.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { DeliveryRow, WebhookStore } from '../store/webhooks.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { signWebhook } from './signature.js';
 import { fetch, type Agent } from 'undici';

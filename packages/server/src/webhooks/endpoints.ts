@@ -4,13 +4,13 @@
 // parses (its cursors too), calls one method and shapes the answer.
 import type { JsonObject } from '@audit-ledger/core';
 import { type AdminTrail, type TrailActor } from '../compliance/trail.js';
-import type { Config } from '../config.js';
-import { InputError, NotFoundError } from '../domain-error.js';
-import type { EventType } from '../events.js';
+import type { Config } from '../kernel/config.js';
+import { InputError, NotFoundError } from '../kernel/domain-error.js';
+import type { EventType } from '../kernel/events.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { AttemptRow, EndpointRow, EventRow, WebhookStore } from '../store/webhooks.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import { newWebhookSecret } from './secrets.js';
 import { type Resolver, urlProblem } from './url-policy.js';
 

@@ -1,10 +1,10 @@
 // The store-backed event sink: each event is recorded with its outbox rows (one per
 // subscribed endpoint) in one transaction, then the delivery worker is woken.
 import type { JsonObject } from '@audit-ledger/core';
-import type { EventSink, EventType } from '../events.js';
+import type { EventSink, EventType } from '../kernel/events.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { WebhookStore } from '../store/webhooks.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 
 export interface WebhookEventSinkDeps {
   webhookStore: WebhookStore;

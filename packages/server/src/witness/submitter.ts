@@ -12,7 +12,7 @@ import type { CheckpointRow } from '../store/chain.js';
 import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
-import { iso } from '../time.js';
+import { iso } from '../kernel/time.js';
 import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../http/outbound.js';
 import { treeReader } from '../ledger/proofs.js';
 

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { createUser } from '../../src/users/accounts.js';
 import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from '../../src/auth/secrets.js';
 import { buildApp } from '../../src/app.js';
-import { type Config, loadConfig } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/kernel/config.js';
 import { type CounterStore, MemoryCounterStore } from '../../src/ratelimit/counter.js';
 import type { Store } from '../../src/store/store.js';
 import type { Resolver } from '../../src/webhooks/url-policy.js';

@@ -1,6 +1,6 @@
 // What appending can fail with, and what it answers: the appender's vocabulary, apart from how
 // it commits. Callers map these to HTTP in one place (http/ledger-problems.ts).
-import { DomainError } from '../../domain-error.js';
+import { DomainError } from '../../kernel/domain-error.js';
 
 export interface AppendedEvent {
   log_id: string;

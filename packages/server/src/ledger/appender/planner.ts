@@ -6,7 +6,7 @@ import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, type Hash, layeredReader, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, TREE_STRIDE, verifyConsistency } from '@audit-ledger/core';
 import type { ChainHead, ChainTx, ChainWriter, LogEntryRow } from '../../store/chain.js';
-import { iso } from '../../time.js';
+import { iso } from '../../kernel/time.js';
 import type { CheckpointSigner } from '../checkpoints.js';
 import type { Keyring } from '../keyring.js';
 import type { Signer } from '../signer.js';

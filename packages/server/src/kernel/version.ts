@@ -2,9 +2,9 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-// package.json is one level up from src/ and two from dist/src/.
+// The package's package.json: two levels up from src/kernel/, three from dist/src/kernel/.
 function readVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
+  for (const rel of ['../../package.json', '../../../package.json']) {
     try {
       const pkg = require(rel) as { name?: string; version?: string };
       if (pkg.name === 'audit-ledger' && pkg.version) return pkg.version;

@@ -252,7 +252,7 @@ export function envExample(): string {
     return `${wrap(`${v.description}${unset ? ` Default: ${v.default}.` : ''}`)}\n# ${v.name}=${unset ? '' : v.default}`;
   });
   return `# audit-ledger configuration: every environment variable the service reads, with its default.
-# Generated from packages/server/src/config.ts by \`audit-ledger env-example\`; a test keeps it
+# Generated from packages/server/src/kernel/config.ts by \`audit-ledger env-example\`; a test keeps it
 # in step. Copy to .env and uncomment what you set (compose.yaml reads the variables it names).
 
 ${blocks.join('\n\n')}
