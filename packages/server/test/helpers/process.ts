@@ -6,9 +6,21 @@ import readline from 'node:readline';
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'src', 'cli.ts');
 
+/** Every CLI process a test file started and that has not exited: killed when the file ends (setup.ts), whatever failed. */
+const spawned = new Set<ChildProcessWithoutNullStreams>();
+
 export function spawnCli(args: string[], env: Record<string, string>): ChildProcessWithoutNullStreams {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|LEDGER_|TLS_|PORT|HOST)/.test(k)));
-  return spawn(process.execPath, ['--conditions=@audit-ledger/source', '--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...base, LOG_LEVEL: 'info', ...env }, stdio: 'pipe' });
+  const child = spawn(process.execPath, ['--conditions=@audit-ledger/source', '--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...base, LOG_LEVEL: 'info', ...env }, stdio: 'pipe' });
+  spawned.add(child);
+  child.on('exit', () => spawned.delete(child));
+  return child;
+}
+
+/** Kills every CLI process this file started that still runs (a failed test never leaves one behind, as it did). */
+export function killSpawned(): void {
+  for (const c of spawned) c.kill('SIGKILL');
+  spawned.clear();
 }
 
 /** Runs to completion; returns exit code and output. */
