@@ -1,5 +1,7 @@
-// Fails the whole run, with a clear message, when PostgreSQL or Redis is unreachable:
-// their tests must run, never silently skip.
+// Builds first (when anything changed), then fails the whole run, with a clear message, when
+// PostgreSQL or Redis is unreachable: their tests must run, never silently skip.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SKIP_SERVERS, TEST_PG_URL, TEST_REDIS_URL } from './env.js';
@@ -17,6 +19,9 @@ function creatorAlive(name: string): boolean {
 }
 
 export default async function setup(): Promise<void> {
+  // The build is current before any test runs: worker threads run the built modules (kernel/threads.ts),
+  // and the CLI, release and README suites run dist. A digest check when nothing changed.
+  execFileSync(process.execPath, [path.join(import.meta.dirname, '..', '..', '..', '..', 'scripts', 'build.mjs')], { stdio: 'inherit' });
   if (SKIP_SERVERS) {
     console.warn('AUDIT_LEDGER_TEST_SKIP_SERVERS=1: PostgreSQL and Redis suites are skipped');
     return;
