@@ -3,7 +3,6 @@
 // before the action is answered. The event types are listed in docs/event-types.md
 // ("Administrative events"). Secrets, passwords and their hashes never enter an entry.
 import { ADMIN_SOURCE, type JsonObject } from '@audit-ledger/core';
-import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/authenticate.js';
 import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
@@ -21,14 +20,9 @@ export type TrailActor =
   /** The operator of the whole service (LEDGER_OPERATOR_TOKEN): signing key rotation. */
   | { kind: 'operator' };
 
+/** The actor of an authenticated request: its principal (routes pass principalOf(request)). */
 export function actorOf(p: Principal): TrailActor {
   return p.kind === 'user' ? { kind: 'user', user_id: p.userId, email: p.email } : { kind: 'api_key', key_id: p.keyId, key_prefix: p.keyPrefix };
-}
-
-/** The actor of an authenticated request. */
-export function requestActor(request: FastifyRequest): TrailActor {
-  if (!request.principal) throw new Error('requestActor on a route without auth');
-  return actorOf(request.principal);
 }
 
 export class AdminTrail {

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
-import { requestActor } from '../compliance/trail.js';
+import { actorOf } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
@@ -115,7 +115,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
           response: { 200: RetentionSchema, ...problemResponses(400, 401, 403, 429, 503) },
         },
       },
-      async (request) => ctx.compliance.setRetention(principalOf(request).companyId, requestActor(request), { content_days: request.body.content_days, by_event_type: request.body.by_event_type ?? {} }),
+      async (request) => ctx.compliance.setRetention(principalOf(request).companyId, actorOf(principalOf(request)), { content_days: request.body.content_days, by_event_type: request.body.by_event_type ?? {} }),
     );
 
     app.post(
@@ -136,7 +136,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
           response: { 200: Type.Object({ erased_count: Type.Integer({ description: 'Entries this run erased' }), retention: RetentionSchema }), ...problemResponses(401, 403, 429, 503) },
         },
       },
-      async (request) => ctx.compliance.runRetentionNow(principalOf(request).companyId, requestActor(request)),
+      async (request) => ctx.compliance.runRetentionNow(principalOf(request).companyId, actorOf(principalOf(request))),
     );
 
     app.post(
@@ -154,7 +154,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
       },
       async (request, reply) => {
         const scope = holdScope(request.body.scope as Record<string, unknown>);
-        return reply.code(201).send(await ctx.compliance.placeHold(principalOf(request).companyId, requestActor(request), { ...request.body, scope }));
+        return reply.code(201).send(await ctx.compliance.placeHold(principalOf(request).companyId, actorOf(principalOf(request)), { ...request.body, scope }));
       },
     );
 
@@ -181,7 +181,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
           response: { 200: HoldSchema, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
         },
       },
-      async (request) => ctx.compliance.releaseHold(principalOf(request).companyId, requestActor(request), request.params.hold_id, request.body.reason),
+      async (request) => ctx.compliance.releaseHold(principalOf(request).companyId, actorOf(principalOf(request)), request.params.hold_id, request.body.reason),
     );
 
     app.post(
@@ -210,7 +210,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
         if ((log_ids === undefined) === (subject === undefined)) {
           throw new ApiError(400, 'validation_failed', '/body must have exactly one of log_ids and subject', { errors: [{ field: '/body', message: 'send log_ids or subject' }] });
         }
-        return reply.code(201).send(await ctx.compliance.requestErasure(principalOf(request).companyId, requestActor(request), request.body));
+        return reply.code(201).send(await ctx.compliance.requestErasure(principalOf(request).companyId, actorOf(principalOf(request)), request.body));
       },
     );
 

@@ -6,7 +6,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { REPORTS } from '../auth/rules.js';
 import { reportPdf } from '../compliance/report-pdf.js';
 import { MAX_REPORT_DAYS } from '../compliance/reports.js';
-import { requestActor } from '../compliance/trail.js';
+import { actorOf } from '../compliance/trail.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import { Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
@@ -53,7 +53,7 @@ export function reportRoutes(ctx: ReportServices): FastifyPluginAsyncTypebox {
         const to = Date.parse(request.body.to);
         if (!(from < to)) throw new ApiError(400, 'validation_failed', '/body/from must be before to', { errors: [{ field: '/body/from', message: 'must be before to' }] });
         if (to - from > MAX_REPORT_DAYS * 86_400_000) throw new ApiError(400, 'validation_failed', `/body/to: a report covers at most ${MAX_REPORT_DAYS} days; make several`, { errors: [{ field: '/body/to', message: `at most ${MAX_REPORT_DAYS} days after from` }] });
-        const actor = requestActor(request);
+        const actor = actorOf(principalOf(request));
         const { id, document } = await ctx.reports.generate(principalOf(request).companyId, actor, { from: iso(from), to: iso(to) });
         return reply
           .code(201)
