@@ -15,6 +15,7 @@ import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { Period, ReportStore } from '../store/reports.js';
 import type { WitnessStore } from '../store/witnesses.js';
+import { InputError, NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import type { Compliance } from './service.js';
 import type { AdminTrail, TrailActor } from './trail.js';
@@ -41,8 +42,12 @@ export const MAX_REPORT_DAYS = 366;
 export class Reports {
   constructor(private readonly deps: ReportDeps) {}
 
-  /** Builds, signs, keeps and records a report of [from, to). */
+  /** Builds, signs, keeps and records a report of [from, to) (at most MAX_REPORT_DAYS; from before to, as instants). */
   async generate(companyId: string, actor: TrailActor, period: Period): Promise<{ id: string; document: SignedReport }> {
+    const from = Date.parse(period.from);
+    const to = Date.parse(period.to);
+    if (!(from < to)) throw new InputError([{ field: '/body/from', message: 'must be before to' }]);
+    if (to - from > MAX_REPORT_DAYS * 86_400_000) throw new InputError([{ field: '/body/to', message: `at most ${MAX_REPORT_DAYS} days after from (make several reports)` }]);
     const report = await this.build(companyId, actor, period);
     const digest = reportDigest(report);
     const key = this.deps.keyring.active;
@@ -133,9 +138,11 @@ export class Reports {
     };
   }
 
-  async get(companyId: string, id: string): Promise<SignedReport | undefined> {
+  /** A kept report, as it was signed. */
+  async get(companyId: string, id: string): Promise<SignedReport> {
     const row = await this.deps.reportStore.get(companyId, id);
-    return row ? (JSON.parse(row.document) as SignedReport) : undefined;
+    if (!row) throw new NotFoundError(`No report ${id}`);
+    return JSON.parse(row.document) as SignedReport;
   }
 
   async list(companyId: string) {

@@ -11,6 +11,7 @@ import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { ComplianceStore, ErasureRow, HoldRow, HoldScope } from '../store/compliance.js';
 import type { ErasureKind } from '../store/schema.js';
+import { InputError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import { EntriesNotFoundError, HoldNotFoundError, HoldReleasedError, NotErasableError, UnderLegalHoldError } from './errors.js';
 import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from './trail.js';
@@ -60,6 +61,14 @@ export interface ErasureView {
   /** The compliance.erasure entries that record it (one per 1000 entries). */
   record_log_ids: string[];
   status: 'applied' | 'pending';
+}
+
+/** The one kind a hold's scope names, or an input error: exactly one kind, and a time range's from before its to (as instants). */
+function holdScope(s: Record<string, unknown>): HoldScope {
+  const kinds = [['trace_id'], ['session_id'], ['agent_id'], ['from', 'to'], ['all']].filter((k) => k.some((f) => s[f] !== undefined));
+  if (kinds.length !== 1) throw new InputError([{ field: '/body/scope', message: 'must name exactly one of trace_id, session_id, agent_id, a time range (from, to) or all' }]);
+  if (typeof s.from === 'string' && typeof s.to === 'string' && Date.parse(s.from) >= Date.parse(s.to)) throw new InputError([{ field: '/body/scope/from', message: 'must be before to' }]);
+  return s as HoldScope;
 }
 
 export interface ComplianceDeps {
@@ -148,11 +157,13 @@ export class Compliance {
 
   // ---- legal holds ----
 
-  async placeHold(companyId: string, actor: TrailActor, input: { scope: HoldScope; reason: string; case_reference?: string | undefined }): Promise<HoldView> {
+  /** A legal hold on one kind of scope (a trace, a session, an agent, a time range with from before to, or all). */
+  async placeHold(companyId: string, actor: TrailActor, input: { scope: Record<string, unknown>; reason: string; case_reference?: string | undefined }): Promise<HoldView> {
+    const scope = holdScope(input.scope);
     const row: HoldRow = {
       company_id: companyId,
       hold_id: randomUUID(),
-      scope: JSON.stringify(input.scope),
+      scope: JSON.stringify(scope),
       reason: input.reason,
       case_reference: input.case_reference ?? null,
       created_at: this.now(),
@@ -162,7 +173,7 @@ export class Compliance {
       release_reason: null,
     };
     await this.deps.store.insertHold(row);
-    await this.deps.trail.record(companyId, 'compliance.hold_placed', actor, { hold_id: row.hold_id, scope: input.scope, reason: row.reason, case_reference: row.case_reference });
+    await this.deps.trail.record(companyId, 'compliance.hold_placed', actor, { hold_id: row.hold_id, scope: { ...scope }, reason: row.reason, case_reference: row.case_reference });
     return holdView(row);
   }
 
@@ -182,6 +193,7 @@ export class Compliance {
 
   /** Erases the named entries, or every entry whose data carries the subject; refused whole when any is held or cannot be erased. */
   async requestErasure(companyId: string, actor: TrailActor, input: { log_ids?: string[] | undefined; subject?: string | undefined; legal_basis: string }): Promise<ErasureView> {
+    if ((input.log_ids === undefined) === (input.subject === undefined)) throw new InputError([{ field: '/body', message: 'must have exactly one of log_ids and subject' }]);
     let rows: LogEntryRow[];
     if (input.log_ids !== undefined) {
       const ids = [...new Set(input.log_ids)];

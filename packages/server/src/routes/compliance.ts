@@ -5,10 +5,9 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
 import { actorOf } from '../compliance/trail.js';
-import { ApiError, problemResponses } from '../http/problems.js';
+import { problemResponses } from '../http/problems.js';
 import { Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
-import type { HoldScope } from '../store/compliance.js';
 
 export type ComplianceServices = Pick<Services, 'compliance'>;
 
@@ -80,16 +79,6 @@ const ErasureSchema = Type.Object({
 });
 const Text = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, description });
 
-/** The one kind a scope names, or why it is not exactly one. */
-function holdScope(s: Record<string, unknown>): HoldScope {
-  const kinds = [['trace_id'], ['session_id'], ['agent_id'], ['from', 'to'], ['all']].filter((k) => k.some((f) => s[f] !== undefined));
-  if (kinds.length !== 1) throw new ApiError(400, 'validation_failed', '/body/scope must name exactly one of trace_id, session_id, agent_id, a time range (from, to) or all', { errors: [{ field: '/body/scope', message: 'name exactly one kind of scope' }] });
-  if (typeof s.from === 'string' && typeof s.to === 'string' && Date.parse(s.from) >= Date.parse(s.to)) {
-    throw new ApiError(400, 'validation_failed', '/body/scope/from must be before to', { errors: [{ field: '/body/scope/from', message: 'must be before to' }] });
-  }
-  return s as HoldScope;
-}
-
 export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
@@ -153,8 +142,7 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
         },
       },
       async (request, reply) => {
-        const scope = holdScope(request.body.scope as Record<string, unknown>);
-        return reply.code(201).send(await ctx.compliance.placeHold(principalOf(request).companyId, actorOf(principalOf(request)), { ...request.body, scope }));
+        return reply.code(201).send(await ctx.compliance.placeHold(principalOf(request).companyId, actorOf(principalOf(request)), request.body));
       },
     );
 
@@ -206,10 +194,6 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
         },
       },
       async (request, reply) => {
-        const { log_ids, subject } = request.body;
-        if ((log_ids === undefined) === (subject === undefined)) {
-          throw new ApiError(400, 'validation_failed', '/body must have exactly one of log_ids and subject', { errors: [{ field: '/body', message: 'send log_ids or subject' }] });
-        }
         return reply.code(201).send(await ctx.compliance.requestErasure(principalOf(request).companyId, actorOf(principalOf(request)), request.body));
       },
     );
