@@ -23,6 +23,8 @@ import type { AdminTrail, TrailActor } from './trail.js';
 const DAY_MS = 86_400_000;
 
 export interface ReportDeps {
+  /** New record ids (random UUIDs unless a test supplies its own). */
+  newId?: () => string;
   reportStore: ReportStore;
   ledger: LedgerStore;
   signingKeys: KeyStore;
@@ -100,7 +102,7 @@ export class Reports {
     const violations = seqs ? await d.reportStore.violations(companyId, seqs) : [];
     const total = byType.reduce((n, r) => n + r.count, 0);
     return {
-      report_id: randomUUID(),
+      report_id: (this.deps.newId ?? randomUUID)(),
       company_id: companyId,
       company_name: company?.name ?? null,
       period: { from: period.from, to: period.to },

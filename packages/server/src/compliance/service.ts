@@ -72,6 +72,8 @@ function holdScope(s: Record<string, unknown>): HoldScope {
 }
 
 export interface ComplianceDeps {
+  /** New record ids (random UUIDs unless a test supplies its own). */
+  newId?: () => string;
   store: ComplianceStore;
   ledger: Pick<LedgerStore, 'getEntriesByLogId'>;
   trail: AdminTrail;
@@ -121,9 +123,12 @@ export function holdCovers(scope: HoldScope, e: Pick<LogEntryRow, 'trace_id' | '
 }
 
 export class Compliance {
+  private readonly newId: () => string;
   private closed = false;
 
-  constructor(private readonly deps: ComplianceDeps) {}
+  constructor(private readonly deps: ComplianceDeps) {
+    this.newId = deps.newId ?? randomUUID;
+  }
 
   private now(): string {
     return iso(this.deps.clock());
@@ -162,7 +167,7 @@ export class Compliance {
     const scope = holdScope(input.scope);
     const row: HoldRow = {
       company_id: companyId,
-      hold_id: randomUUID(),
+      hold_id: this.newId(),
       scope: JSON.stringify(scope),
       reason: input.reason,
       case_reference: input.case_reference ?? null,
@@ -215,7 +220,7 @@ export class Compliance {
       const held = targets.filter((r) => holdCovers(scope, r));
       if (held.length > 0) throw new UnderLegalHoldError(hold.hold_id, hold.case_reference, held.map((r) => r.log_id));
     }
-    const requestId = randomUUID();
+    const requestId = this.newId();
     const chunks = await this.plan(companyId, requestId, 'request', input.legal_basis, actor, targets.map((r) => r.log_id));
     let erased = 0;
     const records: string[] = [];
@@ -254,7 +259,7 @@ export class Compliance {
     const at = this.now();
     const chunks: ErasureRow[] = [];
     for (let i = 0; i === 0 || i < logIds.length; i += ERASURE_CHUNK) {
-      chunks.push({ company_id: companyId, erasure_id: randomUUID(), request_id: requestId, kind, legal_basis: basis, requested_by: JSON.stringify(actor), created_at: at, log_ids: JSON.stringify(logIds.slice(i, i + ERASURE_CHUNK)), status: 'planned', record_log_id: null, erased_count: 0, applied_at: null });
+      chunks.push({ company_id: companyId, erasure_id: this.newId(), request_id: requestId, kind, legal_basis: basis, requested_by: JSON.stringify(actor), created_at: at, log_ids: JSON.stringify(logIds.slice(i, i + ERASURE_CHUNK)), status: 'planned', record_log_id: null, erased_count: 0, applied_at: null });
     }
     await this.deps.store.insertErasures(chunks);
     return chunks;
@@ -320,7 +325,7 @@ export class Compliance {
       const otherwise = policy.content_days === null ? null : cutoff(policy.content_days);
       const basis = `retention policy: content kept ${policy.content_days === null ? 'without limit' : `${policy.content_days} days`}${Object.keys(byType).length ? `, by event type ${policy.by_event_type}` : ''}`;
       const holds = (await store.activeHolds(companyId)).map((h) => JSON.parse(h.scope) as HoldScope);
-      const runId = randomUUID();
+      const runId = this.newId();
       const actor: TrailActor = { kind: 'service', task: 'retention' };
       let count = 0;
       try {

@@ -47,6 +47,8 @@ class Closed extends Error {}
 const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
 
 export interface IntegrityVerifierDeps {
+  /** New record ids (random UUIDs unless a test supplies its own). */
+  newId?: () => string;
   ledger: LedgerStore;
   integrityStore: IntegrityStore;
   signingKeys: KeyStore;
@@ -68,7 +70,9 @@ export interface IntegrityVerifierDeps {
 }
 
 export class IntegrityVerifier {
-  private readonly owner = randomUUID();
+  /** This verifier's claim on background passes (one per process). */
+  private readonly owner: string;
+  private readonly newId: () => string;
   private readonly task: BackgroundTask;
   private lastBackgroundRun: number;
   private readonly ledger: LedgerStore;
@@ -81,6 +85,8 @@ export class IntegrityVerifier {
     this.integrityStore = deps.integrityStore;
     this.signingKeys = deps.signingKeys;
     this.opts = deps;
+    this.newId = deps.newId ?? randomUUID;
+    this.owner = this.newId();
     const opts = deps;
     this.lastBackgroundRun = opts.clock();
     this.task = new BackgroundTask(
@@ -156,7 +162,7 @@ export class IntegrityVerifier {
       const scanner = new Scanner(parseState(from), { keyName: this.opts.ledgerOrigin, ...(await this.keys()), entrySignatures: false });
       let total = 0;
       await this.scan(companyId, scanner, target, async (found, st) => {
-        await this.integrityStore.saveProgress(companyId, this.progress(st), found.map((v) => violationRow(companyId, v, this.now(), null)));
+        await this.integrityStore.saveProgress(companyId, this.progress(st), found.map((v) => violationRow(this.newId(), companyId, v, this.now(), null)));
         total += found.length;
         await this.reportViolations(companyId, found, { source: 'background' });
       });
@@ -289,7 +295,7 @@ export class IntegrityVerifier {
           violations: found,
         } satisfies FullVerificationReport;
         // The full result replaces what background passes had found, and they go on from its end.
-        await this.integrityStore.saveProgress(companyId, this.progress(scanner.state()), found.map((v) => violationRow(companyId, v, report.finished_at, job.job_id)), true);
+        await this.integrityStore.saveProgress(companyId, this.progress(scanner.state()), found.map((v) => violationRow(this.newId(), companyId, v, report.finished_at, job.job_id)), true);
         await this.integrityStore.finishJob(companyId, job.job_id, 'completed', report.finished_at, JSON.stringify(report));
         this.opts.metrics?.verificationRuns.inc({ kind: 'full', result: count > 0 ? 'violations' : 'clean' });
         await this.reportViolations(companyId, found, { source: 'full', job_id: job.job_id, violation_count: count });
@@ -369,6 +375,6 @@ function parseState(s: IntegrityState): ScanState {
   return { size: s.verified_size, lastHash, edge };
 }
 
-function violationRow(companyId: string, v: ScanViolation, at: string, jobId: string | null): ViolationRow {
-  return { company_id: companyId, violation_id: randomUUID(), seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail, detected_at: at, job_id: jobId };
+function violationRow(violationId: string, companyId: string, v: ScanViolation, at: string, jobId: string | null): ViolationRow {
+  return { company_id: companyId, violation_id: violationId, seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail, detected_at: at, job_id: jobId };
 }

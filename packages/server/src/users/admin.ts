@@ -62,6 +62,8 @@ export interface UserAdminDeps {
   accounts: AccountStore;
   trail: AdminTrail;
   clock: () => number;
+  /** New record ids (random UUIDs unless a test supplies its own). */
+  newId?: () => string;
 }
 
 /** A one-time password: 18 random bytes, base64url (24 characters), shown once. */
@@ -86,8 +88,8 @@ export class UserAdmin {
     try {
       ({ user: created } = await this.deps.accounts.createUser({
         companyName: company.name,
-        newCompanyId: randomUUID(),
-        userId: randomUUID(),
+        newCompanyId: (this.deps.newId ?? randomUUID)(),
+        userId: (this.deps.newId ?? randomUUID)(),
         email,
         passwordHash: await hashPassword(otp ?? (input.password as string)),
         role: input.role,
