@@ -59,6 +59,13 @@ module.exports = {
       to: { path: '^packages/server/src/', pathNot: ['^packages/server/src/(ledger|store)/', KERNEL] },
     },
     {
+      name: 'routes-reach-services-only',
+      severity: 'error',
+      comment: 'A route parses, calls one service and answers: it never reaches the store or the ledger itself, not even for types (a service re-exports the row types its answers are shaped from).',
+      from: { path: '^packages/server/src/routes/' },
+      to: { path: '^packages/server/src/(store|ledger)/' },
+    },
+    {
       name: 'nothing-below-routes-imports-them',
       severity: 'error',
       comment: 'Services and HTTP helpers never import a route or the composition root.',

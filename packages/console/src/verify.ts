@@ -2,7 +2,7 @@
 // an entry's hash recomputed from its fields, its signature and the checkpoint's signature checked
 // with keys the user pinned (kept in this browser's storage), and its inclusion proof checked up
 // to the signed root. The code is the SDK's (and so the core's), the same an auditor runs.
-import { commitsContent, followTransitions, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
+import { commitsContent, followTransitions, isSignatureCode, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
 import { type Answer, type ReceiptFailureCode, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
 import { api, ApiProblem } from './api';
 
@@ -83,7 +83,7 @@ export async function verifyEntry(entry: Entry): Promise<Verdict> {
     checks.push({ ok: !failed('content_mismatch'), what: erased ? 'content erased: the hash covers its commitment, which still holds' : "data and extra match the content commitment the hash covers" });
   }
   const via = endorsed.get(entry.key_id);
-  const signature = receipt.failures.filter((f) => f.code === 'unknown_key' || f.code === 'bad_signature' || f.code === 'key_not_active');
+  const signature = receipt.failures.filter((f) => isSignatureCode(f.code));
   checks.push({ ok: signature.length === 0, what: `signature checked with ${via ? `key ${entry.key_id} (${via})` : `pinned key ${entry.key_id}`}${signature.length === 0 ? '' : `: ${signature.map((f) => f.message).join('; ')}`}` });
   let checkpoint: SignedCheckpoint | null = null;
   try {

@@ -26,6 +26,9 @@ export type EntryCheckCode =
   /** A valid signature made outside its key's period (after its retirement, before its introduction). */
   | 'key_not_active';
 
+/** The codes about the signature (the rest are about the entry's fields): verifiers report them apart. */
+export const isSignatureCode = (code: string): boolean => code === 'unknown_key' || code === 'bad_signature' || code === 'key_not_active';
+
 export interface EntryProblem {
   code: EntryCheckCode;
   /** One sentence for a person. */

@@ -85,7 +85,7 @@ export { consistencyProof, type EntryHashReader, type HashReader, inclusionProof
 export { VIOLATION_KINDS, type ViolationKind } from './violations.js';
 export { applyTransitions, instantOf, type KeyPeriod, keyNotActive, OPEN_PERIOD, type PeriodStep } from './key-periods.js';
 export { type EntryNeighbourhood, type EntryVerdict, type RecordNeighbourhood, verifyEntry, verifyRecord, type Violation } from './verify.js';
-export { type EntryAlone, type EntryCheckCode, type EntryCheckOptions, type EntryKey, type EntryProblem, checkEntryAlone, checkEntrySignature, checkRecordAlone } from './entry-check.js';
+export { type EntryAlone, type EntryCheckCode, type EntryCheckOptions, type EntryKey, type EntryProblem, checkEntryAlone, checkEntrySignature, checkRecordAlone, isSignatureCode } from './entry-check.js';
 export { type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, START as SCAN_START, treeHashRange } from './scan.js';
 export { scanSegment, SEGMENT_LEVEL, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from './scan-segments.js';
 export {

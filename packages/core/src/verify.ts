@@ -2,7 +2,7 @@
 // entry seq-1, entry seq+1, the chain head and the public key named by key_id. The entry's own
 // checks (hash, content, signature) are entry-check.ts's, shared by every verifier.
 import { erasureRecordProblem } from './content.js';
-import { checkEntryAlone, checkRecordAlone, type EntryAlone } from './entry-check.js';
+import { checkEntryAlone, checkRecordAlone, type EntryAlone, isSignatureCode } from './entry-check.js';
 import { GENESIS_PREV_HASH, type LedgerEntry } from './entry.js';
 import { instantOf, type KeyPeriod } from './key-periods.js';
 import { type EntryRecord, recordToEntry } from './record.js';
@@ -65,8 +65,6 @@ export function verifyRecord(n: RecordNeighbourhood): EntryVerdict {
 /** The problems of an entry on its own, as the ledger's violation kinds (a malformed entry does not hash to its hash). */
 const asViolations = (alone: EntryAlone): Violation[] => alone.problems.map((p) => ({ kind: p.code === 'entry_malformed' ? 'hash_mismatch' : p.code, detail: p.detail }));
 
-const SIGNATURE_KINDS = new Set<ViolationKind>(['unknown_key', 'bad_signature', 'key_not_active']);
-
 /** Adds what the neighbours say (links, the head, created_at order, the erasure record) to the entry's own checks. */
 function withNeighbours(
   entry: { seq: number; hash: string; prev_hash: string; created_at: string },
@@ -75,8 +73,8 @@ function withNeighbours(
   n: { prev: { hash: string; created_at: string } | null; next: { prev_hash: string } | null; headSeq: number | null },
 ): EntryVerdict {
   const own = asViolations(alone);
-  const chain: Violation[] = own.filter((v) => !SIGNATURE_KINDS.has(v.kind));
-  const sig: Violation[] = own.filter((v) => SIGNATURE_KINDS.has(v.kind));
+  const chain: Violation[] = own.filter((v) => !isSignatureCode(v.kind));
+  const sig: Violation[] = own.filter((v) => isSignatureCode(v.kind));
   if (alone.content === 'erased') {
     const problem = erasureProblem();
     if (problem) chain.push({ kind: 'unrecorded_erasure', detail: problem });

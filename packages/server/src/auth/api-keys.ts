@@ -6,6 +6,9 @@ import { type AdminTrail, actorOf } from '../compliance/trail.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import type { AccountStore, ApiKey } from '../store/accounts.js';
+
+/** A key as the service keeps it (its view is the route's). */
+export type { ApiKey };
 import { iso } from '../kernel/time.js';
 import type { Principal } from './authenticate.js';
 import { API_KEY_PREFIX, hashSecret, KEY_PREFIX_LENGTH, newSecret } from './secrets.js';

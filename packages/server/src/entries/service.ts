@@ -3,14 +3,15 @@
 // proven. routes/logs.ts parses (the cursor too), calls one method and shapes the answer.
 import { entryLeafHash, toHex } from '@audit-ledger/core';
 import type { Config } from '../kernel/config.js';
-import { NotFoundError } from '../kernel/domain-error.js';
-import { NotYetCheckpointedError } from '../exports/service.js';
-import { TreeSizeOutOfRangeError } from '../integrity/service.js';
+import { NotFoundError, NotYetCheckpointedError, TreeSizeOutOfRangeError } from '../kernel/domain-error.js';
 import type { EntryCheck, EntryChecker } from '../ledger/entry-check.js';
 import type { InclusionProofView } from '../http/schemas.js';
 import { checkpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
 import { count } from '../kernel/plural.js';
 import type { LogEntryRow } from '../store/chain.js';
+
+/** A stored entry (its view is the route's). */
+export type { LogEntryRow };
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
 
 export interface EntriesDeps {

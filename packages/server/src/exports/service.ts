@@ -5,7 +5,7 @@
 import type { JsonObject } from '@audit-ledger/core';
 import { type AdminTrail, type TrailActor } from '../compliance/trail.js';
 import type { Config } from '../kernel/config.js';
-import { DomainError, NotFoundError } from '../kernel/domain-error.js';
+import { DomainError, NotFoundError, NotYetCheckpointedError } from '../kernel/domain-error.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
@@ -17,13 +17,6 @@ import { buildEvidence, entriesOf, type EvidenceBundle, MAX_EVIDENCE_ENTRIES } f
 export class SelectionError extends DomainError<'invalid_selection'> {
   constructor(field: string, fieldMessage: string, message: string) {
     super('invalid_selection', message, { field, fieldMessage });
-  }
-}
-
-/** What was asked for is newer than the latest checkpoint: retry once the next one is signed. */
-export class NotYetCheckpointedError extends DomainError<'not_yet_checkpointed'> {
-  constructor(what: string, checkpointIntervalMs: number) {
-    super('not_yet_checkpointed', `${what} not yet covered by a checkpoint`, { checkpointIntervalMs });
   }
 }
 
@@ -60,7 +53,7 @@ export class Exports {
    * taken after it covers it.
    */
   async exportEntries(companyId: string, q: ExportQuery, actor: TrailActor): Promise<AsyncGenerator<LogEntryRow>> {
-    const record = await this.deps.trail.record(companyId, 'export.generated', actor, { format: q.format, filter: JSON.parse(JSON.stringify(q)) as JsonObject });
+    const record = await this.deps.trail.record(companyId, 'export.generated', actor, { format: q.format, filter: { ...q } as JsonObject });
     return entriesOf(this.deps.ledger, companyId, {
       trace_id: q.trace_id,
       event_type: q.event_type,

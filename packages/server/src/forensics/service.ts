@@ -1,6 +1,6 @@
 // Replay sessions over the store: create one pinned to the chain as it is now, load its
 // events (verifying each), and answer timeline, graph, staleness and root cause from them.
-import { checkpointProblems, checkRecordAlone, type EntryCheckCode, entryLeafHash, fromHex, type Hash, type JsonObject, recomputeHash, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex } from '@audit-ledger/core';
+import { checkEntrySignature, checkpointProblems, checkRecordAlone, type EntryAlone, type EntryCheckCode, entryLeafHash, fromHex, type Hash, type JsonObject, recordToEntry, rootWithLeaves, storedHashIndex, type Subtree, toHex } from '@audit-ledger/core';
 import { DomainError, NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import { entriesOf } from '../exports/formats.js';
@@ -42,7 +42,6 @@ export class TraceNotFoundError extends DomainError<'trace_not_found'> {
  * Forensics instance keeps its own: no module state).
  */
 const MAX_REMEMBERED = 200_000;
-const SIGNATURE_CODES = new Set<EntryCheckCode>(['unknown_key', 'bad_signature', 'key_not_active']);
 /** An event's integrity problems as the replay answers name them. */
 const PROBLEM_WORDS: Record<EntryCheckCode, string> = {
   entry_malformed: 'hash mismatch',
@@ -147,10 +146,11 @@ export class Forensics {
   async loadTrace(s: ReplaySession): Promise<Trace> {
     const rows: LogEntryRow[] = [];
     for await (const row of entriesOf(this.ledger, s.company_id, { trace_id: s.trace_id, seqBelow: s.tree_size })) rows.push(row);
-    const hashes = rows.map(recomputeHash);
-    const proven = await this.provenUnderCheckpoint(s.company_id, rows, hashes);
+    // Each event's own checks once (hash from the stored text, content); the signature below, only where needed.
+    const own = rows.map((row) => checkRecordAlone(row, undefined, { signature: false }));
+    const proven = await this.provenUnderCheckpoint(s.company_id, rows, own.map((c) => c.hash as string));
     const events: TraceEvent[] = [];
-    for (const row of rows) events.push(await this.toEvent(row, proven.has(row.seq)));
+    for (const [i, row] of rows.entries()) events.push(await this.toEvent(row, own[i] as EntryAlone, proven.has(row.seq)));
     return buildTrace(events);
   }
 
@@ -179,19 +179,18 @@ export class Forensics {
     return toHex(root) === cp.root_hash ? new Set(known.keys()) : none;
   }
 
-  private async toEvent(row: LogEntryRow, proven: boolean): Promise<TraceEvent> {
+  private async toEvent(row: LogEntryRow, own: EntryAlone, proven: boolean): Promise<TraceEvent> {
     const entry = recordToEntry(row);
-    // The core's check of a stored record; the signature only where the checkpoint did not prove
-    // the entry, and each (key, hash, signature) checked once while this service runs.
+    // A signature the checkpoint proved, or one this service already found valid, is not checked again.
     const memo = `${row.key_id}:${row.hash}:${row.signature}`;
-    const knownSignature = proven || this.signatureVerdicts.get(memo) === true;
-    const raw = knownSignature ? undefined : await this.keyring.publicKey(row.key_id);
-    const alone = checkRecordAlone(row, raw && { raw }, { signature: !knownSignature });
-    if (!knownSignature) {
+    const problems = own.problems.map((p) => PROBLEM_WORDS[p.code]);
+    if (!proven && this.signatureVerdicts.get(memo) !== true) {
+      const raw = await this.keyring.publicKey(row.key_id);
+      const signature = checkEntrySignature(row, raw && { raw });
       if (this.signatureVerdicts.size >= MAX_REMEMBERED) this.signatureVerdicts.delete(this.signatureVerdicts.keys().next().value as string);
-      this.signatureVerdicts.set(memo, !alone.problems.some((p) => SIGNATURE_CODES.has(p.code)));
+      this.signatureVerdicts.set(memo, signature === null);
+      if (signature) problems.push(PROBLEM_WORDS[signature.code]);
     }
-    const problems = [...new Set(alone.problems.map((p) => PROBLEM_WORDS[p.code]))];
     return {
       log_id: row.log_id,
       seq: row.seq,
@@ -202,7 +201,7 @@ export class Forensics {
       // data members they were copied from (docs/ledger-format.md §16).
       data: entry.data ?? entry.links ?? {},
       extra: entry.extra,
-      erased: alone.content === 'erased',
+      erased: own.content === 'erased',
       event_id: row.event_id,
       timestamp: row.timestamp,
       created_at: row.created_at,

@@ -7,20 +7,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Compliance } from '../compliance/service.js';
 import { type AdminTrail, type TrailActor } from '../compliance/trail.js';
 import type { Config } from '../kernel/config.js';
-import { DomainError, NotFoundError } from '../kernel/domain-error.js';
+import { NotFoundError, TreeSizeOutOfRangeError } from '../kernel/domain-error.js';
 import { type CheckpointView, checkpointView, type ConsistencyView, consistencyView, cosignedCheckpointView } from '../ledger/proofs.js';
 import type { CheckpointRow } from '../store/chain.js';
 import type { IntegrityStore, JobRow } from '../store/integrity.js';
+
+/** A verification job as kept (its view is the route's). */
+export type { JobRow };
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import type { IntegrityVerifier, JobOptions } from './verifier.js';
-
-/** A tree size outside what the service has signed: proofs are served only up to the latest checkpoint. */
-export class TreeSizeOutOfRangeError extends DomainError<'tree_size_out_of_range'> {
-  constructor(field: string, fieldMessage: string, message: string) {
-    super('tree_size_out_of_range', message, { field, fieldMessage });
-  }
-}
 
 export interface IntegrityDeps {
   verifier: IntegrityVerifier;

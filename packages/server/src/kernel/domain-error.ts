@@ -77,3 +77,17 @@ export class InputError extends DomainError<'invalid_input'> {
     super('invalid_input', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
   }
 }
+
+/** What was asked for is newer than the latest checkpoint: retry once the next one is signed. */
+export class NotYetCheckpointedError extends DomainError<'not_yet_checkpointed'> {
+  constructor(what: string, checkpointIntervalMs: number) {
+    super('not_yet_checkpointed', `${what} not yet covered by a checkpoint`, { checkpointIntervalMs });
+  }
+}
+
+/** A tree size outside what the service has signed: proofs are served only up to the latest checkpoint. */
+export class TreeSizeOutOfRangeError extends DomainError<'tree_size_out_of_range'> {
+  constructor(field: string, fieldMessage: string, message: string) {
+    super('tree_size_out_of_range', message, { field, fieldMessage });
+  }
+}

@@ -4,7 +4,7 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
-import type { ApiKey } from '../store/accounts.js';
+import type { ApiKey } from '../auth/api-keys.js';
 import type { Services } from '../services.js';
 import { ADMIN } from '../auth/rules.js';
 

@@ -6,7 +6,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { actorOf } from '../compliance/trail.js';
 import { problemResponses } from '../http/problems.js';
 import { CheckpointSchema, FullVerificationReportSchema as ReportSchema, ServiceId, Uuid } from '../http/schemas.js';
-import type { JobRow } from '../store/integrity.js';
+import type { JobRow } from '../integrity/service.js';
 import type { Services } from '../services.js';
 import { READ } from '../auth/rules.js';
 

@@ -12,7 +12,7 @@ import { ApiError, problemResponses } from '../http/problems.js';
 import { EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
 import { LogInput } from '../ingestion/input.js';
 import type { Services } from '../services.js';
-import type { LogEntryRow } from '../store/chain.js';
+import type { LogEntryRow } from '../entries/service.js';
 import { iso } from '../kernel/time.js';
 
 const IngestResult = Type.Object({

@@ -7,7 +7,7 @@ import { EVENT_TYPES } from '../kernel/events.js';
 import { idCursor, page } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
-import type { EndpointRow } from '../store/webhooks.js';
+import type { EndpointRow } from '../webhooks/endpoints.js';
 import type { Services } from '../services.js';
 import { ADMIN, READ } from '../auth/rules.js';
 import { actorOf } from '../compliance/trail.js';

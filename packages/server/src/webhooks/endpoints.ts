@@ -10,6 +10,9 @@ import type { EventType } from '../kernel/events.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { AttemptRow, EndpointRow, EventRow, WebhookStore } from '../store/webhooks.js';
+
+/** An endpoint as kept (its view is the route's). */
+export type { EndpointRow };
 import { iso } from '../kernel/time.js';
 import { newWebhookSecret } from './secrets.js';
 import { type Resolver, urlProblem } from './url-policy.js';
