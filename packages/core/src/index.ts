@@ -115,4 +115,4 @@ export {
   witnessQuorumCheck,
   witnessVerifierKey,
 } from './cosignature.js';
-export { COMPLIANCE_REPORT_FORMAT, REPORT_SIGNATURE_CONTEXT, reportDigest, reportSignatureMessage, type SignedReport, verifyReport } from './report.js';
+export { COMPLIANCE_REPORT_FORMAT, INCIDENT_REPORT_FORMAT, REPORT_SIGNATURE_CONTEXT, reportDigest, reportSignatureMessage, type SignedReport, verifyReport } from './report.js';

@@ -8,6 +8,8 @@ import { canonicalJson, type JsonObject } from './json.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 
 export const COMPLIANCE_REPORT_FORMAT = 'audit-ledger/compliance-report/v1';
+/** An incident report (docs/governance.md): the same signature scheme; its report has `kind: "incident"`. */
+export const INCIDENT_REPORT_FORMAT = 'audit-ledger/incident-report/v1';
 /** The first line of the signed message: a report signature can be nothing else the service signs. */
 export const REPORT_SIGNATURE_CONTEXT = 'audit-ledger/v1/report\n';
 
@@ -22,7 +24,7 @@ export function reportSignatureMessage(digestHex: string): Uint8Array {
 }
 
 export interface SignedReport {
-  format: typeof COMPLIANCE_REPORT_FORMAT;
+  format: typeof COMPLIANCE_REPORT_FORMAT | typeof INCIDENT_REPORT_FORMAT;
   report: JsonObject;
   signature: { algorithm: 'Ed25519'; key_id: string; public_key: string; digest: string; value: string };
 }
@@ -32,8 +34,9 @@ export function verifyReport(doc: unknown, givenKeys: TrustedKey[] | null): Veri
   const checks: Check[] = [];
   const d = doc as Partial<SignedReport> | null;
   const done = (): VerificationReport => ({ ok: !checks.some((c) => c.status === 'fail'), pinned: givenKeys !== null, checks });
-  if (d?.format !== COMPLIANCE_REPORT_FORMAT || typeof d.report !== 'object' || d.report === null || typeof d.signature !== 'object') {
-    checks.push({ status: 'fail', code: 'not_a_bundle', message: `not an audit-ledger compliance report (format ${COMPLIANCE_REPORT_FORMAT})` });
+  const incident = d?.format === INCIDENT_REPORT_FORMAT;
+  if ((d?.format !== COMPLIANCE_REPORT_FORMAT && !incident) || typeof d?.report !== 'object' || d.report === null || typeof d.signature !== 'object' || (incident && (d.report as { kind?: unknown }).kind !== 'incident')) {
+    checks.push({ status: 'fail', code: 'not_a_bundle', message: `not an audit-ledger compliance or incident report (format ${COMPLIANCE_REPORT_FORMAT} or ${INCIDENT_REPORT_FORMAT})` });
     return done();
   }
   const sig = d.signature;
@@ -58,8 +61,9 @@ export function verifyReport(doc: unknown, givenKeys: TrustedKey[] | null): Veri
   if (!key) checks.push({ status: 'fail', code: 'untrusted_key', message: `signed by key ${String(sig.key_id)}, which is not a trusted key` });
   else if (!signed) checks.push({ status: 'fail', code: 'bad_signature', message: `the report signature does not verify with key ${key.keyId}` });
   else {
-    const r = d.report as { company_id?: unknown; period?: { from?: unknown; to?: unknown } };
-    checks.push({ status: 'ok', code: 'report', message: `compliance report of company ${String(r.company_id)} for ${String(r.period?.from)} to ${String(r.period?.to)}, signed by key ${key.keyId}` });
+    const r = d.report as { company_id?: unknown; period?: { from?: unknown; to?: unknown }; incident?: { id?: unknown; title?: unknown } };
+    if (incident) checks.push({ status: 'ok', code: 'report', message: `incident report of company ${String(r.company_id)} for incident ${String(r.incident?.id)} ("${String(r.incident?.title)}"), signed by key ${key.keyId}` });
+    else checks.push({ status: 'ok', code: 'report', message: `compliance report of company ${String(r.company_id)} for ${String(r.period?.from)} to ${String(r.period?.to)}, signed by key ${key.keyId}` });
   }
   return done();
 }

@@ -114,7 +114,54 @@ async function main() {
       await call(op, 'GET', `/api/v1/forensics/replays/${rid}/${p}`, { headers: api });
     }
     await call('rejectDecision', 'POST', '/api/v1/hitl/reject', { headers: user, payload: { reviewer: 'maria.gonzalez@acme.example', rejection_reason: 'Order placed on a market feed 74 s old; the desk limit is 30 s', decision_id: decisionId } });
-    await call('listOverrides', 'GET', `/api/v1/hitl/overrides?trace_id=${trace}`, { headers: user });
+    const overrides = await call('listOverrides', 'GET', `/api/v1/hitl/overrides?trace_id=${trace}`, { headers: user });
+    await call('getOverride', 'GET', `/api/v1/hitl/overrides/${overrides.json().items[0].id}`, { headers: user });
+
+    // Governance (docs/governance.md): Ana (a reviewer) decides what the agent asks for.
+    const reviewer = { authorization: `Bearer ${ana}` };
+    await call('putApprovalTeam', 'PUT', '/api/v1/approval-teams/trading-desk', { headers: user, payload: { members: ['ana.lima@acme.example'], sla_minutes: 30, escalation_target: 'risk-office', match_actions: ['place_order*'], match_risks: ['critical'] } });
+    await call('listApprovalTeams', 'GET', '/api/v1/approval-teams', { headers: user });
+    await t.inject({ method: 'PUT', url: '/api/v1/approval-teams/night-shift', headers: user, payload: { members: [] } });
+    await call('deleteApprovalTeam', 'DELETE', '/api/v1/approval-teams/night-shift', { headers: user });
+    await call('putPolicy', 'PUT', '/api/v1/policies/order-limit', { headers: user, payload: { content: 'package orders\n\ndefault allow := false\nallow if input.quantity <= 1000\n', format: 'rego', description: 'Desk order limit' } });
+    await call('listPolicies', 'GET', '/api/v1/policies', { headers: api });
+    await call('listPolicyVersions', 'GET', '/api/v1/policies/order-limit/versions', { headers: api });
+    await call('getPolicyVersion', 'GET', '/api/v1/policies/order-limit/versions/1', { headers: api });
+    const orderArgs = { symbol: 'ACME', side: 'buy', quantity: 5000, limit_price: 41.2 };
+    const approval = await call('requestApproval', 'POST', '/api/v1/approvals', {
+      headers: api,
+      payload: { action: 'place_order', tool: 'broker-api', arguments: orderArgs, trace_id: trace, decision_id: decisionId, agent_id: 'equities-trader', risk: 'high', reason: 'Quantity 5000 is above the desk limit of 1000', policy: { policy_id: 'order-limit', version: 1 }, expires_in_seconds: 900 },
+    });
+    const aid = approval.json().id as string;
+    await call('listApprovals', 'GET', '/api/v1/approvals?status=pending&team=trading-desk', { headers: reviewer });
+    await call('checkApproval', 'POST', `/api/v1/approvals/${aid}/check`, { headers: api, payload: { arguments: orderArgs, action: 'place_order', agent_id: 'equities-trader' } });
+    await call('approveApproval', 'POST', `/api/v1/approvals/${aid}/approve`, { headers: reviewer, payload: { reason: 'Client mandate FX-22 allows 5000' } });
+    await call('getApproval', 'GET', `/api/v1/approvals/${aid}?wait=30`, { headers: api });
+    await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: { event_type: 'action.executed', trace_id: trace, agent_id: 'equities-trader', data: { action: 'place_order', tool: 'broker-api', approval_id: aid, arguments: orderArgs, order_id: 'ord-55121' } } });
+    const other = (await t.inject({ method: 'POST', url: '/api/v1/approvals', headers: api, payload: { action: 'cancel_all_orders', risk: 'critical', trace_id: trace, reason: 'Volatility halt' } })).json().id as string;
+    await call('escalateApproval', 'POST', `/api/v1/approvals/${other}/escalate`, { headers: user, payload: { to: 'risk-office', reason: 'Desk head is away' } });
+    await call('rejectApproval', 'POST', `/api/v1/approvals/${other}/reject`, { headers: reviewer, payload: { reason: 'The halt is already handled by the exchange' } });
+    await call('runApprovalSweep', 'POST', '/api/v1/approvals/sweep', { headers: user });
+    const standing = await call('grantStandingApproval', 'POST', '/api/v1/approvals/standing', {
+      headers: user,
+      payload: { action: 'place_order', agent_id: 'equities-trader', constraints: { type: 'object', properties: { quantity: { type: 'integer', maximum: 100 } }, required: ['quantity'] }, valid_until: '2026-12-31T23:59:59Z', max_uses: 500, reason: 'Small orders need no review this quarter' },
+    });
+    await call('listStandingApprovals', 'GET', '/api/v1/approvals/standing', { headers: api });
+    await call('revokeStandingApproval', 'POST', `/api/v1/approvals/standing/${standing.json().id}/revoke`, { headers: user, payload: { reason: 'Quarter closed' } });
+    await call('hitlApprove', 'POST', '/api/v1/hitl/approve', { headers: api, payload: { decision_id: decisionId, reason: 'Second opinion on the ACME order', reviewer: 'trading-desk', metadata: { ticket: 'INC-2291' } } });
+    await call('hitlEscalate', 'POST', '/api/v1/hitl/escalate', { headers: api, payload: { current_reviewer: 'trading-desk', escalation_target: 'risk-office', escalation_reason: 'Exceeds the desk mandate', decision_id: decisionId, trace_id: trace } });
+    await call('hitlAuditTrail', 'GET', `/api/v1/hitl/audit-trail?trace_id=${trace}&limit=2`, { headers: user });
+    await call('listDecisions', 'GET', '/api/v1/decisions?limit=2', { headers: api });
+    await call('getDecision', 'GET', `/api/v1/decisions/${decisionId}`, { headers: api });
+    const incident = await call('openIncident', 'POST', '/api/v1/incidents', { headers: reviewer, payload: { title: 'Order placed on a stale market feed', severity: 'high', description: 'The ACME buy used a feed 74 s old.', trace_ids: [trace], decision_ids: [decisionId], art73: 'serious' } });
+    const iid = incident.json().id as string;
+    await call('assignIncident', 'POST', `/api/v1/incidents/${iid}/assign`, { headers: user, payload: { assignee: 'ana.lima@acme.example' } });
+    await call('commentIncident', 'POST', `/api/v1/incidents/${iid}/comments`, { headers: reviewer, payload: { text: 'Feed vendor confirms a 70 s outage at 09:20.' } });
+    await call('setIncidentStatus', 'POST', `/api/v1/incidents/${iid}/status`, { headers: reviewer, payload: { status: 'investigating', note: 'Replaying the trace' } });
+    await call('listIncidents', 'GET', '/api/v1/incidents?limit=2', { headers: api });
+    await call('getIncident', 'GET', `/api/v1/incidents/${iid}`, { headers: api });
+    const incidentReport = await call('createIncidentReport', 'POST', `/api/v1/incidents/${iid}/report`, { headers: user });
+    await call('getIncidentReport', 'GET', `/api/v1/incidents/${iid}/reports/${incidentReport.json().report.report_id}`, { headers: user });
 
     await call('getHealth', 'GET', '/api/v1/health');
     await call('getLiveness', 'GET', '/api/v1/health/live');

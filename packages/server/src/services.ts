@@ -3,6 +3,7 @@
 // plugins (routes/index.ts), each of which declares the few it uses (`Pick<Services, …>`).
 // The logger is built before any service, so no service closes over the app.
 import type { FastifyBaseLogger } from 'fastify';
+import type { JsonObject } from '@audit-ledger/core';
 import { ApiKeys } from './auth/api-keys.js';
 import type { AuthenticationDeps } from './auth/authenticate.js';
 import { SignIn } from './auth/sign-in.js';
@@ -15,6 +16,13 @@ import { Entries } from './entries/service.js';
 import { Exports } from './exports/service.js';
 import { Forensics } from './forensics/service.js';
 import { Rejections } from './hitl/rejections.js';
+import { Approvals } from './governance/approvals.js';
+import { ExecutionBinding } from './governance/binding.js';
+import { Decisions } from './governance/decisions.js';
+import { type DetectedCause, Incidents } from './governance/incidents.js';
+import { Policies } from './governance/policies.js';
+import { GovernanceRecorder } from './governance/record.js';
+import { TraceNotFoundError } from './forensics/service.js';
 import { Ingestion } from './ingestion/service.js';
 import { Integrity } from './integrity/service.js';
 import { SigningKeys } from './integrity/signing-keys.js';
@@ -42,6 +50,8 @@ import { WitnessSubmitter } from './witness/submitter.js';
 
 /** How often the service looks for users created outside it (`users create`) to record in the trail. */
 export const USERS_CREATED_OUTSIDE_MS = 5000;
+/** How often pending approvals are checked for a run-out SLA (escalated once) and expiry (recorded). */
+export const APPROVAL_SWEEP_MS = 15_000;
 
 /**
  * The services of the process: one per API area (route plugins take a Pick of the ones they
@@ -87,6 +97,14 @@ export interface Services {
   forensics: Forensics;
   /** Human review rejections. */
   rejections: Rejections;
+  /** Approvals bound to the exact action, standing approvals and reviewer teams (governance/approvals.ts). */
+  approvals: Approvals;
+  /** The policy register: immutable versions of each policy's text. */
+  policies: Policies;
+  /** The decision register over decision.made entries. */
+  decisions: Decisions;
+  /** Incidents and their signed reports. */
+  incidents: Incidents;
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
   /** Signed period reports for regulators and auditors. */
@@ -173,7 +191,42 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, clock });
   const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
   const apiKeys = new ApiKeys({ accounts, trail, events, clock });
-  const ingestion = new Ingestion({ appender, usage, config });
+  const { governanceStore } = store;
+  const recorder = new GovernanceRecorder({ appender });
+  const policies = new Policies({ store: governanceStore, recorder, events });
+  const approvals = new Approvals({ store: governanceStore, recorder, events, clock, policyVersionExists: (c, p, v) => policies.exists(c, p, v) });
+  const binding = new ExecutionBinding({ store: governanceStore, recorder, events, clock });
+  const decisions = new Decisions({ ledger, store: governanceStore, clock });
+  const causeOf = async (companyId: string, sessionId: string): Promise<DetectedCause> => {
+    const { s, trace } = await forensics.sessionTrace(companyId, sessionId);
+    const rc = await forensics.rootCause(s, trace);
+    return { replay_session_id: s.session_id, trace_id: s.trace_id, detected: rc.detected, root_cause_type: rc.root_cause_type, description: rc.description, confidence: rc.confidence, evidence: rc.evidence };
+  };
+  const incidents = new Incidents({
+    store: governanceStore,
+    recorder,
+    events,
+    ledger,
+    clock,
+    keyring,
+    checkEntry: async (companyId, logId) => (await entryChecker.check(companyId, logId)) as unknown as JsonObject | undefined,
+    replayCause: causeOf,
+    traceCause: async (companyId, traceId) => {
+      try {
+        return await causeOf(companyId, (await forensics.createSession(companyId, { trace_id: traceId, metadata: { purpose: 'incident report' } })).id);
+      } catch (err) {
+        if (err instanceof TraceNotFoundError) return null;
+        throw err;
+      }
+    },
+  });
+  const approvalSweep = new BackgroundTask(
+    async () => {
+      await approvals.sweep();
+    },
+    (err) => logError({ err }, 'approval SLA and expiry sweep failed'),
+  );
+  const ingestion = new Ingestion({ appender, usage, config, binding });
   const entries = new Entries({ ledger, entryChecker, config });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
@@ -221,6 +274,10 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       exports,
       forensics,
       rejections,
+      approvals,
+      policies,
+      decisions,
+      incidents,
       compliance,
       reports,
       webhookEndpoints,
@@ -240,10 +297,12 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
         retention.kick(); // at start too: finishes erasures a crash interrupted
       }
       usersCreatedOutside.start(USERS_CREATED_OUTSIDE_MS);
+      approvalSweep.start(APPROVAL_SWEEP_MS);
       usersCreatedOutside.kick();
     },
     async close() {
       await usersCreatedOutside.close();
+      await approvalSweep.close();
       compliance.close();
       await retention.close();
       await witnessing.close();

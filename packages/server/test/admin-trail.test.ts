@@ -33,6 +33,13 @@ const EXPECTED: Record<string, string> = {
   startVerification: 'integrity.verification_requested',
   createReport: 'compliance.report_generated',
   login: 'auth.login_locked',
+  // governance (docs/governance.md), under audit-ledger/governance
+  putApprovalTeam: 'approval.team_set',
+  deleteApprovalTeam: 'approval.team_removed',
+  grantStandingApproval: 'approval.standing_granted',
+  revokeStandingApproval: 'approval.standing_revoked',
+  runApprovalSweep: 'approval.sweep_run',
+  putPolicy: 'policy.version_created',
 };
 
 describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
@@ -56,11 +63,10 @@ describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
       expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
       return res;
     };
-    const trail = async () =>
-      (await t.inject({ method: 'GET', url: `/api/v1/logs?source=${encodeURIComponent('audit-ledger/admin')}&limit=1000`, headers: admin })).json().items as Array<{
-        event_type: string;
-        data: { actor: Record<string, string> } & Record<string, unknown>;
-      }>;
+    const trail = async () => {
+      const of = async (source: string) => (await t.inject({ method: 'GET', url: `/api/v1/logs?source=${encodeURIComponent(source)}&limit=1000`, headers: admin })).json().items as Array<{ seq: number; event_type: string; data: { actor: Record<string, string> } & Record<string, unknown> }>;
+      return [...(await of('audit-ledger/admin')), ...(await of('audit-ledger/governance'))].sort((x, y) => x.seq - y.seq);
+    };
     const seen = new Map<string, { event_type: string; data: Record<string, unknown> & { actor: Record<string, string> } }>();
     /** Runs one operation and takes the one entry it added. */
     const walk = async (operationId: string, run: () => Promise<unknown>) => {
@@ -110,6 +116,13 @@ describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
     await walk('login', async () => {
       for (let i = 0; i < 11; i++) await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: `wrong ${i}` } });
     });
+    await walk('putApprovalTeam', () => call('PUT', '/approval-teams/payments', { members: [acct.email], sla_minutes: 30 }));
+    await walk('deleteApprovalTeam', () => call('DELETE', '/approval-teams/payments'));
+    let standingId = '';
+    await walk('grantStandingApproval', async () => (standingId = (await call('POST', '/approvals/standing', { action: 'refund.issue', valid_until: '2099-01-01T00:00:00Z', reason: 'trail' })).json().id));
+    await walk('revokeStandingApproval', () => call('POST', `/approvals/standing/${standingId}/revoke`, { reason: 'trail' }));
+    await walk('runApprovalSweep', () => call('POST', '/approvals/sweep'));
+    await walk('putPolicy', () => call('PUT', '/policies/refunds', { content: 'allow if amount <= 100' }));
     await walk('revokeApiKey', () => call('DELETE', `/auth/api_keys/${keyId}`));
 
     // Every administrative operation of the document is walked: a change by an admin, and the records above.

@@ -64,7 +64,16 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     const job = (await t.inject({ method: 'POST', url: '/api/v1/integrity/verify', headers: apiKey, payload: {} })).json();
     const hold = (await t.inject({ method: 'POST', url: '/api/v1/compliance/holds', headers: admin, payload: { scope: { trace_id: trace }, reason: marker, case_reference: marker } })).json();
     const report = (await t.inject({ method: 'POST', url: '/api/v1/compliance/reports', headers: admin, payload: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } })).json();
-    for (const v of [endpoint.id, replay.id, override.id, job.job_id, hold.id, report.id]) expect(v, 'fixture').toEqual(expect.any(String));
+    // Governance (docs/governance.md): an approval, a standing approval, a team, a policy, an incident and its report.
+    const approval = (await t.inject({ method: 'POST', url: '/api/v1/approvals', headers: apiKey, payload: { action: marker, arguments: { marker }, trace_id: trace, decision_id: logs[3], reason: marker } })).json();
+    const standing = (await t.inject({ method: 'POST', url: '/api/v1/approvals/standing', headers: admin, payload: { action: marker, valid_until: '2099-01-01T00:00:00Z', reason: marker } })).json();
+    const team = `team-${randomUUID().slice(0, 8)}`;
+    await t.inject({ method: 'PUT', url: `/api/v1/approval-teams/${team}`, headers: admin, payload: { members: [memberEmail] } });
+    const policy = `policy-${randomUUID().slice(0, 8)}`;
+    await t.inject({ method: 'PUT', url: `/api/v1/policies/${policy}`, headers: admin, payload: { content: marker } });
+    const incident = (await t.inject({ method: 'POST', url: '/api/v1/incidents', headers: admin, payload: { title: marker, severity: 'low', trace_ids: [trace] } })).json();
+    const incidentReport = (await t.inject({ method: 'POST', url: `/api/v1/incidents/${incident.id}/report`, headers: admin })).json();
+    for (const v of [endpoint.id, replay.id, override.id, job.job_id, hold.id, report.id, approval.id, standing.id, incident.id, incidentReport.report?.report_id]) expect(v, 'fixture').toEqual(expect.any(String));
     return {
       companyId: acct.companyId,
       admin,
@@ -72,7 +81,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       auditor: { authorization: `Bearer ${auditorToken}` },
       apiKey,
       marker,
-      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id, report: report.id },
+      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id, report: report.id, approval: approval.id, standing: standing.id, team, policy, incident: incident.id, incidentReport: incidentReport.report.report_id },
     };
   }
 
@@ -100,8 +109,17 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (path.startsWith('/api/v1/auth/api_keys')) return owner.ids.key as string;
     if (param === 'user_id') return owner.ids.user as string;
     if (param === 'hold_id') return owner.ids.hold as string;
-    if (param === 'report_id') return owner.ids.report as string;
+    if (param === 'report_id' && !path.startsWith('/api/v1/incidents/')) return owner.ids.report as string;
     if (path.startsWith('/api/v1/webhooks/endpoints')) return owner.ids.endpoint as string;
+    if (path.startsWith('/api/v1/hitl/overrides/')) return owner.ids.override as string;
+    if (path.startsWith('/api/v1/approvals/standing/')) return owner.ids.standing as string;
+    if (path.startsWith('/api/v1/approvals/')) return owner.ids.approval as string;
+    if (path.startsWith('/api/v1/approval-teams/')) return owner.ids.team as string;
+    if (param === 'policy_id') return owner.ids.policy as string;
+    if (param === 'version') return '1';
+    if (param === 'decision_id') return owner.ids.decision as string;
+    if (path.startsWith('/api/v1/incidents/') && param === 'id') return owner.ids.incident as string;
+    if (param === 'report_id' && path.startsWith('/api/v1/incidents/')) return owner.ids.incidentReport as string;
     throw new Error(`the security runner does not know what ${param} of ${path} names: teach pathId`);
   }
 
@@ -125,6 +143,13 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (o.path.endsWith('/release')) return { reason: 'security runner' };
     if (o.path === '/api/v1/compliance/reports') return { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' };
     if (o.path === '/api/v1/compliance/erasures') return { log_ids: [owner.ids.log], legal_basis: 'security runner' };
+    if (o.path.endsWith('/reject') || o.path.endsWith('/revoke')) return { reason: 'security runner' };
+    if (o.path.endsWith('/escalate') && o.path.startsWith('/api/v1/approvals/')) return { to: 'security-runner', reason: 'security runner' };
+    if (o.path.endsWith('/check')) return { arguments: {} };
+    if (o.path.endsWith('/assign')) return { assignee: 'security-runner@example.com' };
+    if (o.path.endsWith('/comments')) return { text: 'security runner' };
+    if (o.path.endsWith('/status') && o.path.startsWith('/api/v1/incidents/')) return { status: 'investigating' };
+    if (o.path.endsWith('/report')) return undefined;
     return {};
   }
 
@@ -194,6 +219,8 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       // Mutations with no id of B in them only act on A's own data; they are covered above.
       if (o.method !== 'GET' && !o.path.includes('{') && o.path !== '/api/v1/forensics/replays') continue;
       if (o.path === '/api/v1/auth/logout') continue;
+      // A name-keyed PUT (a team, a policy) creates or replaces under A's own company: B's name is A's namespace too.
+      if (o.method === 'PUT' && o.path.includes('{')) continue;
       const url = urlFor(o, b);
       for (const headers of [a.apiKey, a.admin]) {
         const kinds = new Set((o.op.security ?? []).flatMap((s) => Object.keys(s)));

@@ -16,6 +16,8 @@ export const ADMIN = rule({ accept: ['user'], roles: ['admin'] });
 export const REPORTS = rule({ accept: ['user'], roles: ['admin', 'auditor'] });
 /** Human review writes (HITL rejections): the company's API key, an admin or a reviewer; never an auditor. */
 export const REVIEW = rule({ accept: ['api_key', 'user'], roles: ['admin', 'reviewer'] });
+/** Governance decisions (approve, reject, escalate): a person with the admin or reviewer role, by session or bearer token; never an API key. */
+export const DECIDE = rule({ accept: ['user'], roles: ['admin', 'reviewer'] });
 /** Who am I: a user's token first, or an API key (the order the OpenAPI document lists them). Reachable before a one-time password is replaced. */
 export const ANY_CREDENTIAL = rule({ accept: ['user', 'api_key'], allowedBeforePasswordChange: true });
 /** The signed-in user's own session and password: reachable before a one-time password is replaced. */

@@ -8,6 +8,11 @@ import { prepareEvent } from '../ingestion/input.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
+import { NotFoundError } from '../kernel/domain-error.js';
+import { GOVERNANCE_SOURCE } from '../governance/record.js';
+
+/** What GET /hitl/audit-trail lists: human review and approval steps. */
+export const TRAIL_TYPES = ['hitl.rejected', 'hitl.escalated', 'approval.requested', 'approval.approved', 'approval.rejected', 'approval.escalated', 'approval.expired', 'approval.checked', 'approval.precheck', 'approval.standing_granted', 'approval.standing_revoked'] as const;
 import type { LogEntryRow } from '../store/chain.js';
 import type { LedgerStore } from '../store/ledger.js';
 
@@ -112,6 +117,33 @@ export class Rejections {
     };
     await this.deps.events.emit(companyId, 'hitl.rejected', view as unknown as JsonObject);
     return view;
+  }
+
+  /** One recorded rejection by its id. */
+  async get(companyId: string, rejectionId: string): Promise<Override> {
+    const [row] = await this.deps.ledger.listEntries(companyId, { event_type: 'hitl.rejected', source: HITL_SOURCE, dataField: { name: 'rejection_id', value: rejectionId }, order: 'asc', limit: 1 });
+    if (!row) throw new NotFoundError(`override ${rejectionId} not found`);
+    return overrideView(row);
+  }
+
+  /**
+   * An escalation recorded on its own (the alias POST /hitl/escalate without approval_id): a
+   * `hitl.escalated` entry with what the caller said, naming who sent it.
+   */
+  async recordEscalation(companyId: string, submittedBy: Submitter, input: { current_reviewer: string; escalation_target: string; escalation_reason: string; decision_id?: string | undefined; trace_id?: string | undefined }) {
+    const escalationId = uuidv7(this.deps.clock());
+    const event = prepareEvent(
+      { event_type: 'hitl.escalated', source: HITL_SOURCE, ...(input.trace_id ? { trace_id: input.trace_id } : {}), data: { escalation_id: escalationId, current_reviewer: input.current_reviewer, escalation_target: input.escalation_target, escalation_reason: input.escalation_reason, decision_id: input.decision_id ?? null, submitted_by: { kind: submittedBy.kind, id: submittedBy.id } } },
+      '/body',
+    ) as PreparedEvent;
+    const [appended] = await this.deps.appender.append(companyId, [event]);
+    if (!appended) throw new Error('the appender answered no entry for the escalation');
+    return { id: escalationId, log_id: appended.log_id, created_at: appended.created_at };
+  }
+
+  /** The human-review trail: every rejection, escalation and approval step, newest first. */
+  async trail(companyId: string, q: { trace_id?: string | undefined; afterSeq?: number | undefined; limit: number }): Promise<LogEntryRow[]> {
+    return this.deps.ledger.listEntries(companyId, { sources: [HITL_SOURCE, GOVERNANCE_SOURCE], event_types: [...TRAIL_TYPES], trace_id: q.trace_id, afterSeq: q.afterSeq, order: 'desc', limit: q.limit });
   }
 
   /** Recorded rejections, newest first. */

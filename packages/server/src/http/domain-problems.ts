@@ -57,6 +57,8 @@ const PROBLEMS = {
   entries_not_found: ({ logIds: ids }, message) => new ApiError(404, 'not_found', message, { extensions: logIds(ids) }),
   hold_not_found: (_data, message) => new ApiError(404, 'not_found', message),
   hold_released: (_data, message) => new ApiError(409, 'hold_released', `${message}; nothing was changed`),
+  // governance
+  governance_refused: ({ status, problemCode }, message) => new ApiError(status, problemCode, `${message}; nothing was changed`),
 } satisfies { [C in DomainErrorCode]: ProblemOf<C> };
 
 /** The problem for a domain error. */

@@ -102,6 +102,34 @@ const WEBHOOK_EXAMPLES: Record<EventType, { summary: string; data: Record<string
     summary: 'An endpoint answered 410 Gone and was disabled',
     data: { endpoint_id: '5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', url: 'https://hooks.acme.example/audit-ledger', reason: 'the endpoint answered 410 Gone' },
   },
+  'approval.requested': {
+    summary: 'An agent asked for approval of an action (docs/governance.md)',
+    data: { approval_id: '019ca945-0a00-7a11-8000-000000000001', action: 'refund.issue', risk: 'high', arguments_hash: '6d1f3c0c6d1c1b7a9e3b1f2a4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f', team: 'payments-review', expires_at: '2026-03-01T13:00:00.000Z', log_id: '019ca945-0a00-7a11-8000-0000000000a1' },
+  },
+  'approval.decided': {
+    summary: 'An approval request was approved, rejected or expired',
+    data: { approval_id: '019ca945-0a00-7a11-8000-000000000001', status: 'approved', decided_by: { kind: 'user', user_id: '019ca945-0a00-7000-8000-0000000000b1', email: 'reviewer@acme.example' }, reason: null, log_id: '019ca945-0a00-7a11-8000-0000000000a2' },
+  },
+  'approval.escalated': {
+    summary: "A request was escalated, by a reviewer or because its team's SLA ran out",
+    data: { approval_id: '019ca945-0a00-7a11-8000-000000000001', to: 'payments-leads', reason: 'SLA of 30 min exceeded', sla_breached: true, log_id: '019ca945-0a00-7a11-8000-0000000000a3' },
+  },
+  'approval.violated': {
+    summary: 'An execution named an approval that does not cover it (changed arguments, not approved, expired, used up or unknown)',
+    data: { approval_id: '019ca945-0a00-7a11-8000-000000000001', execution_log_id: '019ca945-0a00-7a11-8000-0000000000a4', result: 'mismatch', detail: 'the arguments hash to 0c1e… but the approval covers 6d1f…', check_log_id: '019ca945-0a00-7a11-8000-0000000000a5' },
+  },
+  'policy.version_created': {
+    summary: 'A new version of a policy was registered',
+    data: { policy_id: 'refunds', version: 3, content_hash: '9b2c0f4e5d6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e', log_id: '019ca945-0a00-7a11-8000-0000000000a6' },
+  },
+  'incident.opened': {
+    summary: 'An incident was opened',
+    data: { incident_id: '019ca945-0a00-7a11-8000-0000000000c1', title: 'Refund issued with changed amount', severity: 'high', log_id: '019ca945-0a00-7a11-8000-0000000000a7' },
+  },
+  'incident.updated': {
+    summary: "An incident's status or assignee changed, or it was commented",
+    data: { incident_id: '019ca945-0a00-7a11-8000-0000000000c1', change: 'status', status: 'investigating', log_id: '019ca945-0a00-7a11-8000-0000000000a8' },
+  },
 };
 
 function webhooks(): Record<string, unknown> {
@@ -162,9 +190,35 @@ function shareProblemSchema(doc: Doc): void {
   if (problem !== undefined) doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas as object | undefined), Problem: problem } };
 }
 
+/** The keyword that names a schema for components (`Type.Object(…, { [COMPONENT]: 'Approval' })`). */
+export const COMPONENT = 'x-component';
+
+/**
+ * Each schema a route marks with `x-component: Name` becomes `#/components/schemas/Name`, referred
+ * to wherever @fastify/swagger inlined it: the governance shapes (an approval, an incident…) appear
+ * in dozens of answers, and inlined they doubled the document and the SDK's types.
+ */
+function shareNamedSchemas(doc: Doc): void {
+  const named: Record<string, unknown> = {};
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (node === null || typeof node !== 'object') return node;
+    const o = node as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(o)) if (k !== COMPONENT) out[k] = walk(v);
+    const name = o[COMPONENT];
+    if (typeof name !== 'string') return out;
+    named[name] ??= out;
+    return { $ref: `#/components/schemas/${name}` };
+  };
+  doc.paths = walk(doc.paths) as Doc['paths'];
+  if (Object.keys(named).length > 0) doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas as object | undefined), ...named } };
+}
+
 /** Completes the generated document in place (and returns it). */
 export function completeDocument(doc: Doc): Doc {
   shareProblemSchema(doc);
+  shareNamedSchemas(doc);
   doc.servers = [{ url: '/', description: 'The service that serves this document (paths start with /api/v1)' }];
   doc.tags = TAGS;
   for (const item of Object.values(doc.paths ?? {})) {

@@ -22,6 +22,9 @@ export const Instant = (description: string) => Type.String({ format: 'date-time
 export const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 /** Any JSON object. */
+/** Names a schema for the OpenAPI document's components (http/openapi.ts shareNamedSchemas): referred to, not inlined, wherever it appears. */
+export const component = (name: string) => ({ 'x-component': name });
+
 export const JsonObjectSchema = Type.Object({}, { additionalProperties: true });
 
 /** A witness's cosignature of a checkpoint (C2SP tlog-cosignature), as kept. */
@@ -136,3 +139,16 @@ export const FullVerificationReportSchema = Type.Object(
 export type FullVerificationReport = Type.Static<typeof FullVerificationReportSchema>;
 /** A completed job's report: every count present (only a failed job's lacks them). */
 export type CompletedVerificationReport = Required<Omit<FullVerificationReport, 'error'>>;
+
+/** Who did something, as ledger entries name them (compliance/trail.ts TrailActor). */
+export const ActorSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('user'), Type.Literal('api_key'), Type.Literal('service'), Type.Literal('operator')]),
+    user_id: Type.Optional(Type.String()),
+    email: Type.Optional(Type.String()),
+    key_id: Type.Optional(Type.String()),
+    key_prefix: Type.Optional(Type.String()),
+    task: Type.Optional(Type.String()),
+  },
+  { description: 'Who did it: a user, the company API key, the service itself (task: retention), or the operator', ...component('Actor') },
+);

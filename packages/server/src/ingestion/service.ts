@@ -10,6 +10,7 @@ import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import type { UsageCounter } from '../ops/usage.js';
+import type { ExecutionBinding, GovernanceMarks } from '../governance/binding.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { isReservedSource, type LogInputT, prepareEvent } from './input.js';
 
@@ -26,7 +27,12 @@ export interface IngestionDeps {
   appender: Pick<Appender, 'append'>;
   usage: Pick<UsageCounter, 'appended'>;
   config: Pick<Config, 'maxEntryBytes'>;
+  /** Checks committed executions against their approvals, and policy evaluations against the register. */
+  binding?: Pick<ExecutionBinding, 'afterAppend'>;
 }
+
+/** A committed event, with the governance checks made on it (when it named an approval or a policy version). */
+export type CommittedEvent = AppendedEvent & GovernanceMarks;
 
 export class Ingestion {
   constructor(private readonly deps: IngestionDeps) {}
@@ -35,7 +41,7 @@ export class Ingestion {
    * One event. An Idempotency-Key header is the key (a body key that differs is refused), and a
    * reuse of it for other content is refused (422) where a body key's is appended and marked.
    */
-  async appendOne(sender: Sender, body: LogInputT, idempotencyHeader: string | undefined): Promise<AppendedEvent> {
+  async appendOne(sender: Sender, body: LogInputT, idempotencyHeader: string | undefined): Promise<CommittedEvent> {
     const item = { ...body };
     if (idempotencyHeader !== undefined) {
       if (item.idempotency_key != null && item.idempotency_key !== idempotencyHeader) throw new InputError([{ field: '/body/idempotency_key', message: 'differs from the Idempotency-Key header' }]);
@@ -43,18 +49,21 @@ export class Ingestion {
     }
     const events = await this.prepareAll([item], () => '/body', idempotencyHeader !== undefined);
     const [result] = await this.commit(sender, events);
-    return result as AppendedEvent;
+    return result as CommittedEvent;
   }
 
   /** Many events, all or nothing: one invalid item refuses the batch, naming it. */
-  async appendBatch(sender: Sender, logs: LogInputT[]): Promise<AppendedEvent[]> {
+  async appendBatch(sender: Sender, logs: LogInputT[]): Promise<CommittedEvent[]> {
     return this.commit(sender, await this.prepareAll(logs, (i) => `/body/logs/${i}`, false));
   }
 
-  private async commit(sender: Sender, events: PreparedEvent[]): Promise<AppendedEvent[]> {
+  private async commit(sender: Sender, events: PreparedEvent[]): Promise<CommittedEvent[]> {
     const results = await this.deps.appender.append(sender.companyId, events);
     this.deps.usage.appended(sender.companyId, sender.keyId, events, results);
-    return results;
+    if (!this.deps.binding) return results;
+    // Committed first (the ledger keeps what happened whatever the check says), then checked.
+    const marks = await this.deps.binding.afterAppend(sender.companyId, events, results);
+    return results.map((r, i) => (marks[i] ? { ...r, ...marks[i] } : r));
   }
 
   private async prepareAll(items: LogInputT[], pointer: (i: number) => string, strictKey: boolean): Promise<PreparedEvent[]> {

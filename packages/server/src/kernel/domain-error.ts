@@ -49,9 +49,25 @@ export interface DomainErrorData {
   entries_not_found: { logIds: string[] };
   hold_not_found: { holdId: string };
   hold_released: { holdId: string };
+  // governance: a decision the rules refuse (self-approval, not pending, four eyes…), with its stable problem code
+  governance_refused: { status: 403 | 409; problemCode: GovernanceProblem };
 }
 
 export type DomainErrorCode = keyof DomainErrorData;
+
+/** The problem codes a governance refusal answers with (each has its title in http/problems.ts). */
+export type GovernanceProblem =
+  | 'self_approval'
+  | 'already_approved'
+  | 'not_in_team'
+  | 'approval_not_pending'
+  | 'approval_expired'
+  | 'approval_changed'
+  | 'approval_not_active'
+  | 'not_a_request'
+  | 'nothing_detected'
+  | 'incident_closed'
+  | 'incident_status_unchanged';
 
 export abstract class DomainError<Code extends DomainErrorCode = DomainErrorCode> extends Error {
   constructor(
@@ -89,5 +105,12 @@ export class NotYetCheckpointedError extends DomainError<'not_yet_checkpointed'>
 export class TreeSizeOutOfRangeError extends DomainError<'tree_size_out_of_range'> {
   constructor(field: string, fieldMessage: string, message: string) {
     super('tree_size_out_of_range', message, { field, fieldMessage });
+  }
+}
+
+/** A governance action its rules refuse: 403 for who may not do it (self-approval), 409 for a state that does not allow it. */
+export class GovernanceRefusal extends DomainError<'governance_refused'> {
+  constructor(status: 403 | 409, problemCode: GovernanceProblem, message: string) {
+    super('governance_refused', message, { status, problemCode });
   }
 }

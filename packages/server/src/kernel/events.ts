@@ -10,6 +10,13 @@ export const EVENT_TYPES = [
   'hitl.rejected',
   'forensics.anomaly_detected',
   'webhook_endpoint.disabled',
+  'approval.requested',
+  'approval.decided',
+  'approval.escalated',
+  'approval.violated',
+  'policy.version_created',
+  'incident.opened',
+  'incident.updated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -6,23 +6,13 @@ import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
 import { actorOf } from '../compliance/trail.js';
 import { problemResponses } from '../http/problems.js';
-import { Instant, ServiceId, Uuid } from '../http/schemas.js';
+import { ActorSchema, Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 
 export type ComplianceServices = Pick<Services, 'compliance'>;
 
 const Days = Type.Integer({ minimum: 0, maximum: 36_500, description: 'Days content is kept after the entry was appended; 0 erases it at the next run' });
-const Actor = Type.Object(
-  {
-    kind: Type.Union([Type.Literal('user'), Type.Literal('api_key'), Type.Literal('service'), Type.Literal('operator')]),
-    user_id: Type.Optional(Type.String()),
-    email: Type.Optional(Type.String()),
-    key_id: Type.Optional(Type.String()),
-    key_prefix: Type.Optional(Type.String()),
-    task: Type.Optional(Type.String()),
-  },
-  { description: 'Who did it: a user, the company API key, the service itself (task: retention), or the operator' },
-);
+const Actor = ActorSchema;
 const RetentionBody = Type.Object(
   {
     content_days: Type.Union([Days, Type.Null()], { description: 'null: content is kept forever (unless by_event_type says otherwise)' }),

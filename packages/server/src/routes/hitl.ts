@@ -5,9 +5,14 @@ import { principalOf } from '../auth/authenticate.js';
 import { encodeCursor, seqCursor } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { appendFailure } from '../http/ledger-problems.js';
-import { Uuid } from '../http/schemas.js';
+import { JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
+import { ApprovalSchema } from '../http/governance-schemas.js';
+import { deciderOf } from '../auth/decider.js';
+import { actorOf } from '../compliance/trail.js';
+import { ApiError } from '../http/problems.js';
 import type { Services } from '../services.js';
 import { READ, REVIEW } from '../auth/rules.js';
+import { encodeCursor as cursorOf } from '../http/cursor.js';
 
 const NonBlank = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, pattern: '\\S', description });
 const NullableUuid = Type.Union([Uuid, Type.Null()]);
@@ -23,7 +28,32 @@ const Override = Type.Object({
   submitted_by: Type.Object({ kind: Type.String(), id: Type.String() }, { description: 'The credential that submitted it: a user id or an API key id' }),
 });
 
-export type HitlServices = Pick<Services, 'rejections'>;
+export type HitlServices = Pick<Services, 'rejections' | 'approvals'>;
+
+const TrailItem = Type.Object({
+  log_id: Type.String(),
+  seq: Type.Integer(),
+  event_type: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  trace_id: NullableString,
+  agent_id: NullableString,
+  data: Type.Union([JsonObjectSchema, Type.Null()], { description: 'null once erased' }),
+});
+
+/** The alias of the agent SDK that calls POST /hitl/approve: its approval request, or (with approval_id) a reviewer's decision. */
+const HitlApproveBody = Type.Object(
+  {
+    approval_id: Type.Optional(ServiceId),
+    auth_response: Type.Optional(Type.Object({ status: Type.Optional(Type.String({ maxLength: 50 })), reason: Type.Optional(Type.String({ maxLength: 4000 })) }, { additionalProperties: true })),
+    decision_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    reason: Type.Optional(NonBlank(4000, 'Why approval is asked for')),
+    reviewer: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'The reviewer the agent suggests: a team name routes the request there; anything else is kept in the arguments (a decision always names the session user)' })),
+    log_id: Type.Optional(Uuid),
+    metadata: Type.Optional(JsonObjectSchema),
+    trace_id: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
 
 export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -36,23 +66,28 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
           operationId: 'rejectDecision',
           summary: "Record a human reviewer's rejection of an agent decision",
           description:
-            'Appended to the ledger as a `hitl.rejected` entry (201 means committed). Without trace_id, the rejection joins the trace of the `decision.made` event whose data.decision_id matches, when there is one.',
+            'Appended to the ledger as a `hitl.rejected` entry (201 means committed). Without trace_id, the rejection joins the trace of the `decision.made` event whose data.decision_id matches, when there is one. With `approval_id` (the form one agent SDK sends), that approval request is rejected too (`approval.rejected`, naming the session user): this needs a reviewer or admin session, an API key gets 403.',
           body: Type.Object(
             {
               reviewer: NonBlank(200, 'Identity of the reviewer'),
               rejection_reason: NonBlank(4000, 'Why the decision was rejected'),
               decision_id: Type.Optional(Uuid),
               trace_id: Type.Optional(Uuid),
+              approval_id: Type.Optional(ServiceId),
             },
             { additionalProperties: false },
           ),
-          response: { 201: Override, ...problemResponses(400, 401, 429, 503) },
+          response: { 201: Override, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
         },
       },
       async (request, reply) => {
         const principal = principalOf(request);
         const submittedBy = principal.kind === 'user' ? ({ kind: 'user', id: principal.userId } as const) : ({ kind: 'api_key', id: principal.keyId } as const);
-        const view = await ctx.rejections.reject(principal.companyId, submittedBy, request.body).catch((err: unknown) => appendFailure(err, () => '/body'));
+        const { approval_id: approvalId, ...rejection } = request.body;
+        // With approval_id (the agent SDK's form), the approval request is rejected too: a decision,
+        // so only a reviewer's or admin's session may make it (the body's reviewer names nobody).
+        if (approvalId !== undefined) await ctx.approvals.reject(principal.companyId, deciderOf(request), approvalId, rejection.rejection_reason).catch((err: unknown) => appendFailure(err, () => '/body'));
+        const view = await ctx.rejections.reject(principal.companyId, submittedBy, rejection).catch((err: unknown) => appendFailure(err, () => '/body'));
         return reply.code(201).send(view);
       },
     );
@@ -89,5 +124,120 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         return { items, next_cursor: items.length === q.limit && lastSeq !== undefined ? encodeCursor({ seq: lastSeq }) : null };
       },
     );
+
+    // ---- aliases of one agent SDK's human-review calls onto the approvals model (docs/governance.md, "Compatibility") ----
+
+    app.post(
+      '/hitl/approve',
+      {
+        config: REVIEW,
+        schema: {
+          tags: ['hitl'],
+          operationId: 'hitlApprove',
+          summary: 'Alias: an approval request (the agent SDK form), or with approval_id a reviewer approving it',
+          description:
+            'Without `approval_id`: POST /approvals with action `hitl.review` and arguments {decision_id, log_id, metadata} (201). With `approval_id`: POST /approvals/{id}/approve as the session user, or /reject when auth_response.status is rejected or denied (200); an API key gets 403.',
+          body: HitlApproveBody,
+          response: { 200: ApprovalSchema, 201: ApprovalSchema, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
+        },
+      },
+      async (request, reply) => {
+        const p = principalOf(request);
+        const b = request.body;
+        if (b.approval_id !== undefined) {
+          const decider = deciderOf(request);
+          const status = (b.auth_response?.status ?? 'approved').toLowerCase();
+          const reason = b.auth_response?.reason ?? b.reason;
+          const run = status === 'rejected' || status === 'denied' ? ctx.approvals.reject(p.companyId, decider, b.approval_id, reason ?? 'rejected') : ctx.approvals.approve(p.companyId, decider, b.approval_id, reason);
+          return reply.code(200).send((await run.catch((err: unknown) => appendFailure(err, () => '/body'))) as never);
+        }
+        if (b.reason === undefined) throw new ApiError(400, 'validation_failed', 'an approval request needs reason', { errors: [{ field: '/body/reason', message: 'is required without approval_id' }] });
+        const teams = b.reviewer === undefined ? [] : (await ctx.approvals.listTeams(p.companyId)).filter((t) => t.name === b.reviewer);
+        const view = await ctx.approvals
+          .request(p.companyId, actorOf(p), {
+            action: 'hitl.review',
+            arguments: { decision_id: b.decision_id ?? null, log_id: b.log_id ?? null, metadata: b.metadata ?? null, ...(b.reviewer !== undefined && teams.length === 0 ? { requested_reviewer: b.reviewer } : {}) },
+            reason: b.reason,
+            decision_id: b.decision_id,
+            trace_id: b.trace_id,
+            assignee: teams[0]?.name,
+          })
+          .catch((err: unknown) => appendFailure(err, () => '/body'));
+        return reply.code(201).send(view as never);
+      },
+    );
+
+    app.post(
+      '/hitl/escalate',
+      {
+        config: REVIEW,
+        schema: {
+          tags: ['hitl'],
+          operationId: 'hitlEscalate',
+          summary: 'Alias: escalate a review (with approval_id, the approval request itself)',
+          description:
+            'With `approval_id`: POST /approvals/{id}/escalate to escalation_target (`approval.escalated`, naming the credential). Without: a `hitl.escalated` entry recording what was sent. `current_reviewer` is recorded as said, never taken as an identity.',
+          body: Type.Object(
+            {
+              current_reviewer: NonBlank(320, 'Who had it, as the caller says'),
+              escalation_target: NonBlank(320, 'A team name or a person'),
+              escalation_reason: NonBlank(4000, 'Why'),
+              approval_id: Type.Optional(ServiceId),
+              decision_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              trace_id: Type.Optional(Uuid),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({ id: Type.String(), log_id: Type.Union([Type.String(), Type.Null()]), escalation_target: Type.String(), approval: Type.Union([ApprovalSchema, Type.Null()]), created_at: Type.String({ format: 'date-time' }) }),
+            ...problemResponses(400, 401, 403, 404, 409, 429, 503),
+          },
+        },
+      },
+      async (request) => {
+        const p = principalOf(request);
+        const b = request.body;
+        if (b.approval_id !== undefined) {
+          const approval = await ctx.approvals.escalate(p.companyId, actorOf(p), b.approval_id, b.escalation_target, b.escalation_reason).catch((err: unknown) => appendFailure(err, () => '/body'));
+          return { id: approval.id, log_id: null, escalation_target: b.escalation_target, approval, created_at: approval.escalated_at ?? approval.created_at } as never;
+        }
+        const submittedBy = p.kind === 'user' ? ({ kind: 'user', id: p.userId } as const) : ({ kind: 'api_key', id: p.keyId } as const);
+        const r = await ctx.rejections.recordEscalation(p.companyId, submittedBy, b).catch((err: unknown) => appendFailure(err, () => '/body'));
+        return { id: r.id, log_id: r.log_id, escalation_target: b.escalation_target, approval: null, created_at: r.created_at };
+      },
+    );
+
+    app.get(
+      '/hitl/overrides/:id',
+      {
+        config: READ,
+        schema: { tags: ['hitl'], operationId: 'getOverride', description: "A rejection recorded with POST /hitl/reject, by the id it was answered with (the agent SDK's GET /hitl/overrides/{id}).", summary: 'One recorded rejection', params: Type.Object({ id: Uuid }), response: { 200: Override, ...problemResponses(401, 404, 429) } },
+      },
+      async (request) => ctx.rejections.get(principalOf(request).companyId, request.params.id),
+    );
+
+    app.get(
+      '/hitl/audit-trail',
+      {
+        config: READ,
+        schema: {
+          tags: ['hitl'],
+          operationId: 'hitlAuditTrail', description: "Every hitl.* and approval.* entry (requests, decisions, escalations, checks, standing grants), newest first, as the ledger holds them; the agent SDK's GET /hitl/audit-trail.",
+          summary: 'The human-review trail: rejections, escalations and every approval step, newest first',
+          querystring: Type.Object({ trace_id: Type.Optional(Uuid), limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }), cursor: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+          response: { 200: Type.Object({ items: Type.Array(TrailItem), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...problemResponses(400, 401, 429) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const rows = await ctx.rejections.trail(principalOf(request).companyId, { trace_id: q.trace_id, afterSeq: seqCursor(q.cursor), limit: q.limit });
+        const last = rows.at(-1);
+        return {
+          items: rows.map((r) => ({ log_id: r.log_id, seq: r.seq, event_type: r.event_type, created_at: r.created_at, trace_id: r.trace_id, agent_id: r.agent_id, data: r.data === null ? null : (JSON.parse(r.data) as Record<string, unknown>) })),
+          next_cursor: rows.length === q.limit && last ? cursorOf({ seq: last.seq }) : null,
+        };
+      },
+    );
+
   };
 }

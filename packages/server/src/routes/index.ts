@@ -9,6 +9,9 @@ import { exportRoutes } from './exports.js';
 import { forensicsRoutes } from './forensics.js';
 import { healthRoutes } from './health.js';
 import { hitlRoutes } from './hitl.js';
+import { approvalRoutes } from './approvals.js';
+import { incidentRoutes } from './incidents.js';
+import { policyRoutes } from './policies.js';
 import { integrityRoutes } from './integrity.js';
 import { keyRoutes } from './keys.js';
 import { logRoutes } from './logs.js';
@@ -30,6 +33,9 @@ export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTyp
   exportRoutes,
   forensicsRoutes,
   hitlRoutes,
+  approvalRoutes,
+  policyRoutes,
+  incidentRoutes,
   healthRoutes,
   metricsRoutes,
   usageRoutes,

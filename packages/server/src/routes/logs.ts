@@ -9,11 +9,26 @@ import { INGEST, READ } from '../auth/rules.js';
 import { page, seqCursor } from '../http/cursor.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
+import { component, EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
 import { LogInput } from '../ingestion/input.js';
 import type { Services } from '../services.js';
 import type { LogEntryRow } from '../entries/service.js';
 import { iso } from '../kernel/time.js';
+
+const ApprovalCheckSchema = Type.Object(
+  {
+    result: Type.Union([Type.Literal('ok'), Type.Literal('mismatch'), Type.Literal('not_approved'), Type.Literal('expired'), Type.Literal('consumed'), Type.Literal('unknown')]),
+    approval_id: Type.String(),
+    basis: Type.Union([Type.Literal('request'), Type.Literal('standing'), Type.Null()], { description: 'What approved it, when ok' }),
+    detail: Type.Union([Type.String(), Type.Null()]),
+    check_log_id: Type.Union([Type.String(), Type.Null()], { description: 'The approval.checked entry that records this check' }),
+  },
+  { ...component('ApprovalCheck'), description: 'Present when the event is action.executed or tool.called and names data.approval_id (docs/governance.md): not part of the entry, which is stored as sent' },
+);
+const PolicyCheckSchema = Type.Object(
+  { result: Type.Union([Type.Literal('ok'), Type.Literal('unknown_version'), Type.Literal('unknown_policy')]), policy_id: Type.String(), version: Type.Union([Type.Integer(), Type.Null()]) },
+  { ...component('PolicyCheck'), description: 'Present when the event is policy.evaluated and names data.policy_id: whether the policy version it names is in the register' },
+);
 
 const IngestResult = Type.Object({
   log_id: Uuid,
@@ -26,6 +41,8 @@ const IngestResult = Type.Object({
   log_ids: Type.Array(Uuid, { description: '[log_id], as in the batch answer' }),
   idempotency_conflict: Type.Optional(Type.Boolean({ description: 'Present (true) when the body idempotency_key was already used for different content: the event was appended anyway, marked' })),
   idempotency_conflict_of: Type.Optional(Uuid),
+  approval_check: Type.Optional(ApprovalCheckSchema),
+  policy_check: Type.Optional(PolicyCheckSchema),
 });
 
 const Conflict = Type.Object(
@@ -39,6 +56,11 @@ const BatchResult = Type.Object({
   appended: Type.Integer({ description: 'Events newly appended (repeats excluded)' }),
   log_ids: Type.Array(Uuid, { description: 'In request order' }),
   idempotency_conflicts: Type.Optional(Type.Array(Conflict, { description: 'Present when any event reused a body idempotency key for different content' })),
+  governance_checks: Type.Optional(
+    Type.Array(Type.Object({ index: Type.Integer(), log_id: Uuid, approval_check: Type.Optional(ApprovalCheckSchema), policy_check: Type.Optional(PolicyCheckSchema) }), {
+      description: 'Present when any event named an approval or a policy version: the check made on each (docs/governance.md)',
+    }),
+  ),
 });
 
 export const EntryView = Type.Object({
@@ -156,6 +178,8 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           ingested: 1,
           log_ids: [result.log_id],
           ...(result.idempotency_conflict_of !== null ? { idempotency_conflict: true, idempotency_conflict_of: result.idempotency_conflict_of } : {}),
+          ...(result.approval_check ? { approval_check: result.approval_check } : {}),
+          ...(result.policy_check ? { policy_check: result.policy_check } : {}),
         };
       },
     );
@@ -182,12 +206,14 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const results = await ctx.ingestion.appendBatch(sender(request), request.body.logs).catch((err) => appendFailure(err, (i) => `/body/logs/${i}`));
+        const checks = results.flatMap((r, index) => (r.approval_check || r.policy_check ? [{ index, log_id: r.log_id, ...(r.approval_check ? { approval_check: r.approval_check } : {}), ...(r.policy_check ? { policy_check: r.policy_check } : {}) }] : []));
         const conflicts = results.flatMap((r, index) => (r.idempotency_conflict_of !== null ? [{ index, log_id: r.log_id, idempotency_conflict_of: r.idempotency_conflict_of }] : []));
         return {
           ingested: results.length,
           appended: results.filter((r) => !r.duplicate).length,
           log_ids: results.map((r) => r.log_id),
           ...(conflicts.length > 0 ? { idempotency_conflicts: conflicts } : {}),
+          ...(checks.length > 0 ? { governance_checks: checks } : {}),
         };
       },
     );

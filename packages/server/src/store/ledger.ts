@@ -9,6 +9,10 @@ export interface EntryFilter {
   session_id?: string;
   event_type?: string;
   source?: string;
+  /** Any of these sources. */
+  sources?: string[];
+  /** Any of these event types. */
+  event_types?: string[];
   /** Not indexed (an index would cost every append): narrow by time or trace on large ledgers. */
   agent_id?: string;
   /** created_at >= from */
@@ -59,6 +63,8 @@ export class LedgerStore {
     if (f.session_id !== undefined) q = q.where('session_id', '=', f.session_id);
     if (f.event_type !== undefined) q = q.where('event_type', '=', f.event_type);
     if (f.source !== undefined) q = q.where('source', '=', f.source);
+    if (f.sources !== undefined) q = q.where('source', 'in', f.sources);
+    if (f.event_types !== undefined) q = q.where('event_type', 'in', f.event_types);
     if (f.agent_id !== undefined) q = q.where('agent_id', '=', f.agent_id);
     if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
     if (f.to !== undefined) q = q.where('created_at', '<', f.to);
@@ -67,7 +73,7 @@ export class LedgerStore {
     if (f.dataField !== undefined) q = q.where(this.jsonText('data', f.dataField.name), '=', f.dataField.value);
     // created_at never decreases along a chain, so (created_at, seq) is seq order; saying
     // so lets a pure time-range query read the created_at index in order instead of sorting.
-    const byTime = f.trace_id === undefined && f.session_id === undefined && f.event_type === undefined && f.source === undefined && (f.from !== undefined || f.to !== undefined);
+    const byTime = f.trace_id === undefined && f.session_id === undefined && f.event_type === undefined && f.source === undefined && f.sources === undefined && f.event_types === undefined && (f.from !== undefined || f.to !== undefined);
     if (byTime) q = q.orderBy('created_at', f.order);
     return q.orderBy('seq', f.order).limit(f.limit).execute();
   }

@@ -3,6 +3,7 @@
 // Never edit a released migration: add a new one.
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import { compliance0009 } from './migrations-0009.js';
+import { governance0011 } from './migrations-0011.js';
 
 const migrations: Record<string, Migration> = {
   '0001_accounts_and_keys': {
@@ -351,6 +352,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('replay_sessions').addColumn('anomaly_type', 'text').execute();
     },
   },
+  '0011_governance': governance0011,
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

@@ -9,6 +9,7 @@ import { ComplianceStore } from './compliance.js';
 import { WitnessStore } from './witnesses.js';
 import { ReportStore } from './reports.js';
 import { ForensicsStore } from './forensics.js';
+import { GovernanceStore } from './governance.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
 import { KeyStore } from './keys.js';
@@ -60,6 +61,7 @@ export class Store implements DbHandle {
   readonly complianceStore: ComplianceStore;
   readonly witnessStore: WitnessStore;
   readonly reportStore: ReportStore;
+  readonly governanceStore: GovernanceStore;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -77,6 +79,7 @@ export class Store implements DbHandle {
     this.complianceStore = new ComplianceStore(this);
     this.witnessStore = new WitnessStore(this);
     this.reportStore = new ReportStore(this);
+    this.governanceStore = new GovernanceStore(this);
   }
 
   async migrate(): Promise<string[]> {

@@ -1,0 +1,600 @@
+// Approvals bound to the exact action (docs/governance.md), without HTTP. An agent asks for an
+// action with its arguments; the service keeps the RFC 8785 SHA-256 of the arguments; reviewers
+// (users, named by their session) approve, reject or escalate; a critical request needs two
+// different approvers; nobody approves their own request. Every step is a ledger entry of the
+// source audit-ledger/governance, committed before it is answered; the `approvals` table is the
+// read model and the point where concurrent decisions are serialized (one conditional UPDATE
+// each: a change is written only over the state it was decided on, then appended; if the append
+// fails the change is undone).
+// Standing approvals are the admin's scoped pre-approvals (an action, an agent, a JSON Schema on
+// the arguments, a window, a number of uses). Executions that name an approval are checked in
+// binding.ts. Reviewer teams route requests and escalate them once when their SLA runs out.
+import { EventEmitter } from 'node:events';
+import type { JsonObject } from '@audit-ledger/core';
+import type { TrailActor } from '../compliance/trail.js';
+import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-error.js';
+import type { EventSink } from '../kernel/events.js';
+import { iso } from '../kernel/time.js';
+import { uuidv7 } from '../ledger/uuidv7.js';
+import type { ApprovalRow, GovernanceStore, TeamRow } from '../store/governance.js';
+import type { ApprovalStatus } from '../store/schema.js';
+import { type ApprovalCheckResult, compileConstraints, judge } from './binding.js';
+import { canonicalHash, type GovernanceRecorder } from './record.js';
+
+export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
+export type Risk = (typeof RISKS)[number];
+
+/** Default and longest life of a request (it expires undecided, or approved and unused). */
+export const DEFAULT_EXPIRES_SECONDS = 3600;
+export const MAX_EXPIRES_SECONDS = 30 * 24 * 3600;
+
+export interface ApprovalRequestInput {
+  action: string;
+  tool?: string | undefined;
+  arguments?: unknown;
+  trace_id?: string | undefined;
+  decision_id?: string | undefined;
+  agent_id?: string | undefined;
+  risk?: Risk | undefined;
+  reason?: string | undefined;
+  policy?: { policy_id: string; version?: number | undefined } | undefined;
+  expires_in_seconds?: number | undefined;
+  assignee?: string | undefined;
+  max_uses?: number | undefined;
+}
+
+export interface StandingInput {
+  action: string;
+  tool?: string | undefined;
+  agent_id?: string | undefined;
+  constraints?: JsonObject | undefined;
+  valid_from?: string | undefined;
+  valid_until: string;
+  max_uses?: number | undefined;
+  reason: string;
+  risk?: Risk | undefined;
+}
+
+export interface TeamInput {
+  members: string[];
+  sla_minutes?: number | null | undefined;
+  escalation_target?: string | null | undefined;
+  match_actions?: string[] | undefined;
+  match_risks?: Risk[] | undefined;
+}
+
+export interface Approver {
+  user_id: string;
+  email: string;
+  at: string;
+  log_id: string;
+}
+
+export interface ApprovalView {
+  id: string;
+  kind: 'request' | 'standing';
+  status: ApprovalStatus;
+  action: string;
+  tool: string | null;
+  arguments: unknown;
+  arguments_hash: string | null;
+  constraints: JsonObject | null;
+  trace_id: string | null;
+  decision_id: string | null;
+  agent_id: string | null;
+  risk: string;
+  reason: string | null;
+  policy: { policy_id: string; version: number | null } | null;
+  team: string | null;
+  assignee: string | null;
+  required_approvals: number;
+  approvals: Approver[];
+  decided_by: JsonObject | null;
+  decision_reason: string | null;
+  requested_by: JsonObject;
+  log_id: string;
+  created_at: string;
+  valid_from: string;
+  expires_at: string;
+  decided_at: string | null;
+  sla_due_at: string | null;
+  escalated_at: string | null;
+  max_uses: number | null;
+  uses: number;
+  /** Whether an execution naming it now would be accepted (approved, in its window, uses left). */
+  usable: boolean;
+}
+
+export interface TeamView {
+  name: string;
+  members: string[];
+  sla_minutes: number | null;
+  escalation_target: string | null;
+  match_actions: string[];
+  match_risks: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApprovalsDeps {
+  store: GovernanceStore;
+  recorder: GovernanceRecorder;
+  events: EventSink;
+  clock: () => number;
+  /** Checks that a policy version exists (the policy register). */
+  policyVersionExists: (companyId: string, policyId: string, version: number | undefined) => Promise<boolean>;
+  newId?: () => string;
+}
+
+const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+export function approvalView(row: ApprovalRow, now: number): ApprovalView {
+  const expired = Date.parse(row.expires_at) <= now;
+  const status: ApprovalStatus = row.status === 'pending' && expired ? 'expired' : row.status;
+  return {
+    id: row.approval_id,
+    kind: row.kind,
+    status,
+    action: row.action,
+    tool: row.tool,
+    arguments: parse(row.arguments),
+    arguments_hash: row.arguments_hash,
+    constraints: parse<JsonObject>(row.constraints),
+    trace_id: row.trace_id,
+    decision_id: row.decision_id,
+    agent_id: row.agent_id,
+    risk: row.risk,
+    reason: row.reason,
+    policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: row.policy_version },
+    team: row.team,
+    assignee: row.assignee,
+    required_approvals: row.required_approvals,
+    approvals: parse<Approver[]>(row.approvers) ?? [],
+    decided_by: parse<JsonObject>(row.decided_by),
+    decision_reason: row.decision_reason,
+    requested_by: parse<JsonObject>(row.requested_by) ?? {},
+    log_id: row.log_id,
+    created_at: row.created_at,
+    valid_from: row.valid_from,
+    expires_at: row.expires_at,
+    decided_at: row.decided_at,
+    sla_due_at: row.sla_due_at,
+    escalated_at: row.escalated_at,
+    max_uses: row.max_uses,
+    uses: row.uses,
+    usable: row.status === 'approved' && !expired && Date.parse(row.valid_from) <= now && (row.max_uses === null || row.uses < row.max_uses),
+  };
+}
+
+export function teamView(row: TeamRow): TeamView {
+  return {
+    name: row.name,
+    members: JSON.parse(row.members) as string[],
+    sla_minutes: row.sla_minutes,
+    escalation_target: row.escalation_target,
+    match_actions: JSON.parse(row.match_actions) as string[],
+    match_risks: JSON.parse(row.match_risks) as string[],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** Whether a team's rule takes an action: an exact name, or a prefix ending in `*`. */
+const actionMatches = (pattern: string, action: string) => (pattern.endsWith('*') ? action.startsWith(pattern.slice(0, -1)) : pattern === action);
+
+/** A reviewer deciding: who the session says they are, and their role (admins decide for any team). */
+export interface Decider {
+  user_id: string;
+  email: string;
+  role: string;
+}
+
+const asActor = (d: Decider): Extract<TrailActor, { kind: 'user' }> => ({ kind: 'user', user_id: d.user_id, email: d.email });
+
+const sameActor = (a: JsonObject, b: TrailActor) =>
+  (a.kind === 'user' && b.kind === 'user' && a.user_id === b.user_id) || (a.kind === 'api_key' && b.kind === 'api_key' && a.key_id === b.key_id);
+
+export class Approvals {
+  /** Wakes long-polls in this process when an approval changes (other processes are polled). */
+  private readonly changed = new EventEmitter();
+  private readonly newId: () => string;
+
+  constructor(private readonly deps: ApprovalsDeps) {
+    this.changed.setMaxListeners(0);
+    this.newId = deps.newId ?? (() => uuidv7(deps.clock()));
+  }
+
+  private now(): number {
+    return this.deps.clock();
+  }
+
+  async get(companyId: string, approvalId: string): Promise<ApprovalView> {
+    return approvalView(await this.row(companyId, approvalId), this.now());
+  }
+
+  private async row(companyId: string, approvalId: string): Promise<ApprovalRow> {
+    const row = await this.deps.store.getApproval(companyId, approvalId);
+    if (!row) throw new NotFoundError(`approval ${approvalId} not found`);
+    return row;
+  }
+
+  /**
+   * Answers once the approval is decided (or expired), or when `waitSeconds` pass, whichever is
+   * first; `signal` ends the wait early (the client went away). Decisions in this process wake it
+   * at once; those of other processes are seen within a second.
+   */
+  async waitFor(companyId: string, approvalId: string, waitSeconds: number, signal?: AbortSignal): Promise<ApprovalView> {
+    const deadline = Date.now() + waitSeconds * 1000;
+    for (;;) {
+      const view = await this.get(companyId, approvalId);
+      const left = deadline - Date.now();
+      if (view.status !== 'pending' || left <= 0 || signal?.aborted) return view;
+      await new Promise<void>((resolve) => {
+        const key = `${companyId}/${approvalId}`;
+        const done = () => {
+          clearTimeout(timer);
+          this.changed.off(key, done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(1000, left));
+        this.changed.on(key, done);
+        signal?.addEventListener('abort', done);
+      });
+    }
+  }
+
+  private notify(companyId: string, approvalId: string): void {
+    this.changed.emit(`${companyId}/${approvalId}`);
+  }
+
+  async list(companyId: string, q: { kind: 'request' | 'standing'; status?: ApprovalStatus | undefined; team?: string | undefined; trace_id?: string | undefined; decision_id?: string | undefined; before?: string | undefined; limit: number }): Promise<ApprovalView[]> {
+    const now = this.now();
+    // "expired" is pending past its time: stored as pending until the sweep records it.
+    const stored = q.status === 'expired' ? undefined : q.status;
+    const rows = await this.deps.store.listApprovals(companyId, { ...q, status: q.status === 'expired' ? 'pending' : stored });
+    const views = rows.map((r) => approvalView(r, now));
+    return q.status === 'pending' ? views.filter((v) => v.status === 'pending') : q.status === 'expired' ? views.filter((v) => v.status === 'expired') : views;
+  }
+
+  // ---- request ----
+
+  async request(companyId: string, by: TrailActor, input: ApprovalRequestInput, field = '/body'): Promise<ApprovalView> {
+    const now = this.now();
+    const risk: Risk = input.risk ?? 'medium';
+    const args = input.arguments === undefined ? {} : input.arguments;
+    const argumentsHash = canonicalHash(args);
+    if (input.policy && !(await this.deps.policyVersionExists(companyId, input.policy.policy_id, input.policy.version))) {
+      throw new InputError([{ field: `${field}/policy`, message: `policy ${input.policy.policy_id}${input.policy.version === undefined ? '' : ` version ${input.policy.version}`} is not in the policy register` }]);
+    }
+    const team = await this.route(companyId, input.action, risk, input.assignee, `${field}/assignee`);
+    const approvalId = this.newId();
+    const expiresAt = iso(now + (input.expires_in_seconds ?? DEFAULT_EXPIRES_SECONDS) * 1000);
+    const slaDueAt = team?.sla_minutes ? iso(now + team.sla_minutes * 60_000) : null;
+    const required = risk === 'critical' ? 2 : 1;
+    const maxUses = input.max_uses ?? 1;
+    const appended = await this.deps.recorder.record(
+      companyId,
+      'approval.requested',
+      by,
+      {
+        approval_id: approvalId,
+        action: input.action,
+        tool: input.tool ?? null,
+        arguments: args as JsonObject,
+        arguments_hash: argumentsHash,
+        risk,
+        reason: input.reason ?? null,
+        decision_id: input.decision_id ?? null,
+        policy: input.policy ? { policy_id: input.policy.policy_id, version: input.policy.version ?? null } : null,
+        team: team?.name ?? null,
+        required_approvals: required,
+        max_uses: maxUses,
+        expires_at: expiresAt,
+        sla_due_at: slaDueAt,
+      },
+      { trace_id: input.trace_id, agent_id: input.agent_id },
+    );
+    const row: ApprovalRow = {
+      company_id: companyId,
+      approval_id: approvalId,
+      kind: 'request',
+      action: input.action,
+      tool: input.tool ?? null,
+      arguments: JSON.stringify(args),
+      arguments_hash: argumentsHash,
+      constraints: null,
+      trace_id: input.trace_id ?? null,
+      decision_id: input.decision_id ?? null,
+      agent_id: input.agent_id ?? null,
+      risk,
+      reason: input.reason ?? null,
+      policy_id: input.policy?.policy_id ?? null,
+      policy_version: input.policy?.version ?? null,
+      team: team?.name ?? null,
+      assignee: null,
+      status: 'pending',
+      required_approvals: required,
+      approvers: '[]',
+      decided_by: null,
+      decision_reason: null,
+      requested_by: JSON.stringify(by),
+      log_id: appended.log_id,
+      created_at: appended.created_at,
+      valid_from: appended.created_at,
+      expires_at: expiresAt,
+      decided_at: null,
+      sla_due_at: slaDueAt,
+      escalated_at: null,
+      max_uses: maxUses,
+      uses: 0,
+      updated_at: appended.created_at,
+    };
+    await this.deps.store.insertApproval(row);
+    const view = approvalView(row, now);
+    await this.deps.events.emit(companyId, 'approval.requested', { approval_id: approvalId, action: input.action, risk, arguments_hash: argumentsHash, team: team?.name ?? null, expires_at: expiresAt, log_id: appended.log_id });
+    return view;
+  }
+
+  /** The team a request goes to: the one named, or the first whose rule takes its action or risk. */
+  private async route(companyId: string, action: string, risk: Risk, assignee: string | undefined, field: string): Promise<TeamRow | undefined> {
+    if (assignee !== undefined) {
+      const team = await this.deps.store.getTeam(companyId, assignee);
+      if (!team) throw new InputError([{ field, message: `no reviewer team named "${assignee}" (PUT /api/v1/approval-teams/{name} creates one)` }]);
+      return team;
+    }
+    const teams = await this.deps.store.listTeams(companyId);
+    return teams.find((t) => (JSON.parse(t.match_actions) as string[]).some((p) => actionMatches(p, action)) || (JSON.parse(t.match_risks) as string[]).includes(risk));
+  }
+
+  // ---- decisions (users only: the routes accept no API key) ----
+
+  async approve(companyId: string, decider: Decider, approvalId: string, reason: string | undefined): Promise<ApprovalView> {
+    const user = asActor(decider);
+    const row = await this.pendingRequest(companyId, approvalId);
+    if (sameActor(JSON.parse(row.requested_by) as JsonObject, user)) throw new GovernanceRefusal(403, 'self_approval', 'nobody may approve their own request');
+    const approvers = JSON.parse(row.approvers) as Approver[];
+    if (approvers.some((a) => a.user_id === user.user_id)) throw new GovernanceRefusal(409, 'already_approved', `you already approved this request; it needs ${row.required_approvals} different approvers (four eyes)`);
+    await this.mustBeInTeam(companyId, row, decider);
+    const at = iso(this.now());
+    const count = approvers.length + 1;
+    const final = count >= row.required_approvals;
+    // The log_id of this approval is known only once appended: written after.
+    const mine: Approver = { user_id: user.user_id, email: user.email, at, log_id: '' };
+    const next = [...approvers, mine];
+    const set = final ? { status: 'approved' as const, decided_at: at, decided_by: JSON.stringify(user), decision_reason: reason ?? null } : {};
+    if (!(await this.deps.store.updateIf(companyId, approvalId, row, { approvers: JSON.stringify(next), updated_at: at, ...set }))) throw this.changedMeanwhile(approvalId);
+    const changedRow = { ...row, approvers: JSON.stringify(next), ...(final ? { status: 'approved' as const } : {}) };
+    const appended = await this.recordOrUndo(companyId, approvalId, changedRow, { approvers: row.approvers, status: row.status, decided_at: row.decided_at, decided_by: row.decided_by, decision_reason: row.decision_reason }, () =>
+      this.deps.recorder.record(
+        companyId,
+        'approval.approved',
+        user,
+        { approval_id: approvalId, arguments_hash: row.arguments_hash, approvals: count, required_approvals: row.required_approvals, final, reason: reason ?? null },
+        { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id },
+      ),
+    );
+    mine.log_id = appended.log_id;
+    await this.deps.store.updateIf(companyId, approvalId, changedRow, { approvers: JSON.stringify(next) });
+    this.notify(companyId, approvalId);
+    if (final) await this.deps.events.emit(companyId, 'approval.decided', { approval_id: approvalId, status: 'approved', decided_by: user, reason: reason ?? null, log_id: appended.log_id });
+    return this.get(companyId, approvalId);
+  }
+
+  async reject(companyId: string, decider: Decider, approvalId: string, reason: string): Promise<ApprovalView> {
+    const user = asActor(decider);
+    const row = await this.pendingRequest(companyId, approvalId);
+    await this.mustBeInTeam(companyId, row, decider);
+    const at = iso(this.now());
+    if (!(await this.deps.store.updateIf(companyId, approvalId, row, { status: 'rejected', decided_at: at, decided_by: JSON.stringify(user), decision_reason: reason, updated_at: at }))) throw this.changedMeanwhile(approvalId);
+    const appended = await this.recordOrUndo(companyId, approvalId, { ...row, status: 'rejected' }, { status: 'pending', decided_at: null, decided_by: null, decision_reason: null }, () =>
+      this.deps.recorder.record(companyId, 'approval.rejected', user, { approval_id: approvalId, arguments_hash: row.arguments_hash, reason }, { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id }),
+    );
+    this.notify(companyId, approvalId);
+    await this.deps.events.emit(companyId, 'approval.decided', { approval_id: approvalId, status: 'rejected', decided_by: user, reason, log_id: appended.log_id });
+    return this.get(companyId, approvalId);
+  }
+
+  /** Hands a pending request to another team or person (a team's name, or anything else: a user's email). */
+  async escalate(companyId: string, actor: TrailActor, approvalId: string, to: string, reason: string, slaBreached = false): Promise<ApprovalView> {
+    const row = await this.pendingRequest(companyId, approvalId);
+    const team = await this.deps.store.getTeam(companyId, to);
+    const at = iso(this.now());
+    const set = { assignee: to, ...(team ? { team: team.name, sla_due_at: team.sla_minutes ? iso(this.now() + team.sla_minutes * 60_000) : null } : {}), updated_at: at };
+    if (!(await this.deps.store.updateIf(companyId, approvalId, row, set))) throw this.changedMeanwhile(approvalId);
+    const appended = await this.recordOrUndo(companyId, approvalId, row, { assignee: row.assignee, team: row.team, sla_due_at: row.sla_due_at }, () =>
+      this.deps.recorder.record(companyId, 'approval.escalated', actor, { approval_id: approvalId, from: row.assignee ?? row.team, to, reason, sla_breached: slaBreached }, { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id }),
+    );
+    this.notify(companyId, approvalId);
+    await this.deps.events.emit(companyId, 'approval.escalated', { approval_id: approvalId, to, reason, sla_breached: slaBreached, log_id: appended.log_id });
+    return this.get(companyId, approvalId);
+  }
+
+  private async pendingRequest(companyId: string, approvalId: string): Promise<ApprovalRow> {
+    const row = await this.row(companyId, approvalId);
+    if (row.kind !== 'request') throw new GovernanceRefusal(409, 'not_a_request', 'a standing approval is granted and revoked, not decided');
+    if (row.status !== 'pending') throw new GovernanceRefusal(409, 'approval_not_pending', `the request is already ${row.status}`);
+    if (Date.parse(row.expires_at) <= this.now()) throw new GovernanceRefusal(409, 'approval_expired', `the request expired (expires_at ${row.expires_at})`);
+    return row;
+  }
+
+  /** When the request's team lists members, only they (and admins) decide it. */
+  private async mustBeInTeam(companyId: string, row: ApprovalRow, user: Decider): Promise<void> {
+    const name = row.assignee ?? row.team;
+    if (name === null || user.role === 'admin') return;
+    const team = await this.deps.store.getTeam(companyId, name);
+    if (!team) return;
+    const members = (JSON.parse(team.members) as string[]).map((m) => m.toLowerCase());
+    if (members.length > 0 && !members.includes(user.email.toLowerCase())) throw new GovernanceRefusal(403, 'not_in_team', `this request is assigned to team "${name}", which you are not a member of`);
+  }
+
+  private changedMeanwhile(approvalId: string): GovernanceRefusal {
+    return new GovernanceRefusal(409, 'approval_changed', `approval ${approvalId} was changed by someone else meanwhile; read it again`);
+  }
+
+  /** Appends the entry that records a change already written; if the append fails, the change is undone and the failure passes on. */
+  private async recordOrUndo<T>(companyId: string, approvalId: string, written: ApprovalRow, undo: Partial<ApprovalRow>, append: () => Promise<T>): Promise<T> {
+    try {
+      return await append();
+    } catch (err) {
+      const current = await this.deps.store.getApproval(companyId, approvalId).catch(() => undefined);
+      if (current && current.status === written.status) await this.deps.store.updateIf(companyId, approvalId, current, undo).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Whether these arguments would run under the approval now, without taking a use: recorded as
+   * an `approval.precheck` entry (so the agent's self-check is on the record too).
+   */
+  async precheck(companyId: string, by: TrailActor, approvalId: string, input: { arguments: unknown; action?: string | undefined; agent_id?: string | undefined }) {
+    const row = await this.row(companyId, approvalId);
+    const now = iso(this.now());
+    const verdict = judge(row, { action: input.action ?? (row.kind === 'standing' ? row.action : null), tool: null, agent_id: input.agent_id ?? null, arguments: input.arguments, hasArguments: input.arguments !== undefined }, now);
+    const argumentsHash = canonicalHash(input.arguments ?? null);
+    const appended = await this.deps.recorder.record(companyId, 'approval.precheck', by, { approval_id: approvalId, result: verdict.result, detail: verdict.detail, arguments_hash: argumentsHash, approved_arguments_hash: row.arguments_hash }, { trace_id: row.trace_id, agent_id: input.agent_id ?? row.agent_id, parent_event_id: row.log_id });
+    return { approval_id: approvalId, result: verdict.result as ApprovalCheckResult, detail: verdict.detail, arguments_hash: argumentsHash, approved_arguments_hash: row.arguments_hash, log_id: appended.log_id };
+  }
+
+  // ---- standing approvals (admins) ----
+
+  async grantStanding(companyId: string, admin: TrailActor, input: StandingInput): Promise<ApprovalView> {
+    const now = this.now();
+    const validFrom = input.valid_from ?? iso(now);
+    if (Date.parse(input.valid_until) <= Date.parse(validFrom)) throw new InputError([{ field: '/body/valid_until', message: 'must be after valid_from' }]);
+    if (input.constraints !== undefined) compileConstraints(input.constraints, '/body/constraints');
+    const approvalId = this.newId();
+    const appended = await this.deps.recorder.record(companyId, 'approval.standing_granted', admin, {
+      approval_id: approvalId,
+      action: input.action,
+      tool: input.tool ?? null,
+      agent_id: input.agent_id ?? null,
+      constraints: input.constraints ?? null,
+      valid_from: validFrom,
+      valid_until: input.valid_until,
+      max_uses: input.max_uses ?? null,
+      reason: input.reason,
+    });
+    const row: ApprovalRow = {
+      company_id: companyId,
+      approval_id: approvalId,
+      kind: 'standing',
+      action: input.action,
+      tool: input.tool ?? null,
+      arguments: null,
+      arguments_hash: null,
+      constraints: input.constraints === undefined ? null : JSON.stringify(input.constraints),
+      trace_id: null,
+      decision_id: null,
+      agent_id: input.agent_id ?? null,
+      risk: input.risk ?? 'medium',
+      reason: input.reason,
+      policy_id: null,
+      policy_version: null,
+      team: null,
+      assignee: null,
+      status: 'approved',
+      required_approvals: 1,
+      approvers: JSON.stringify(admin.kind === 'user' ? [{ user_id: admin.user_id, email: admin.email, at: appended.created_at, log_id: appended.log_id }] : []),
+      decided_by: JSON.stringify(admin),
+      decision_reason: input.reason,
+      requested_by: JSON.stringify(admin),
+      log_id: appended.log_id,
+      created_at: appended.created_at,
+      valid_from: validFrom,
+      expires_at: input.valid_until,
+      decided_at: appended.created_at,
+      sla_due_at: null,
+      escalated_at: null,
+      max_uses: input.max_uses ?? null,
+      uses: 0,
+      updated_at: appended.created_at,
+    };
+    await this.deps.store.insertApproval(row);
+    return approvalView(row, now);
+  }
+
+  async revokeStanding(companyId: string, admin: TrailActor, approvalId: string, reason: string): Promise<ApprovalView> {
+    const row = await this.row(companyId, approvalId);
+    if (row.kind !== 'standing') throw new NotFoundError(`standing approval ${approvalId} not found`);
+    if (row.status !== 'approved') throw new GovernanceRefusal(409, 'approval_not_active', `the standing approval is already ${row.status}`);
+    const at = iso(this.now());
+    if (!(await this.deps.store.updateIf(companyId, approvalId, row, { status: 'revoked', decided_at: at, decided_by: JSON.stringify(admin), decision_reason: reason, updated_at: at }))) throw this.changedMeanwhile(approvalId);
+    await this.recordOrUndo(companyId, approvalId, { ...row, status: 'revoked' }, { status: 'approved', decided_at: row.decided_at, decided_by: row.decided_by, decision_reason: row.decision_reason }, () =>
+      this.deps.recorder.record(companyId, 'approval.standing_revoked', admin, { approval_id: approvalId, reason, uses: row.uses }),
+    );
+    return this.get(companyId, approvalId);
+  }
+
+  // ---- teams (admins) ----
+
+  async putTeam(companyId: string, admin: TrailActor, name: string, input: TeamInput): Promise<TeamView> {
+    const at = iso(this.now());
+    const existing = await this.deps.store.getTeam(companyId, name);
+    const row: TeamRow = {
+      company_id: companyId,
+      name,
+      members: JSON.stringify(input.members),
+      sla_minutes: input.sla_minutes ?? null,
+      escalation_target: input.escalation_target ?? null,
+      match_actions: JSON.stringify(input.match_actions ?? []),
+      match_risks: JSON.stringify(input.match_risks ?? []),
+      created_at: existing?.created_at ?? at,
+      updated_at: at,
+    };
+    await this.deps.recorder.record(companyId, 'approval.team_set', admin, { team: name, members: input.members, sla_minutes: row.sla_minutes, escalation_target: row.escalation_target, match_actions: input.match_actions ?? [], match_risks: input.match_risks ?? [] });
+    await this.deps.store.putTeam(row);
+    return teamView(row);
+  }
+
+  async listTeams(companyId: string): Promise<TeamView[]> {
+    return (await this.deps.store.listTeams(companyId)).map(teamView);
+  }
+
+  async deleteTeam(companyId: string, admin: TrailActor, name: string): Promise<void> {
+    if (!(await this.deps.store.getTeam(companyId, name))) throw new NotFoundError(`no reviewer team named "${name}"`);
+    await this.deps.recorder.record(companyId, 'approval.team_removed', admin, { team: name });
+    await this.deps.store.deleteTeam(companyId, name);
+  }
+
+  // ---- the sweep: SLA escalations and expiries (every company) ----
+
+  /**
+   * Escalates, once each, the pending requests whose team SLA ran out (to the team's escalation
+   * target, with an `approval.escalated` entry and webhook), and records each pending request that
+   * expired undecided (`approval.expired`, webhook `approval.decided`). Safe to run in several
+   * processes: each change is a conditional update, so it is recorded once.
+   */
+  async sweep(limit = 500, companyId?: string): Promise<{ escalated: number; expired: number }> {
+    const now = iso(this.now());
+    let escalated = 0;
+    let expired = 0;
+    const service: TrailActor = { kind: 'service', task: 'approval-sla' };
+    for (const row of await this.deps.store.slaBreached(now, limit, companyId)) {
+      const team = row.team === null ? undefined : await this.deps.store.getTeam(row.company_id, row.team);
+      const target = team?.escalation_target ?? null;
+      if (!(await this.deps.store.markEscalated(row.company_id, row.approval_id, target ?? row.assignee, now))) continue;
+      const reason = `the SLA of team "${row.team}" (${team?.sla_minutes ?? '?'} min) ran out at ${row.sla_due_at}`;
+      const appended = await this.deps.recorder.record(row.company_id, 'approval.escalated', service, { approval_id: row.approval_id, from: row.team, to: target, reason, sla_breached: true }, { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id });
+      await this.deps.events.emit(row.company_id, 'approval.escalated', { approval_id: row.approval_id, to: target, reason, sla_breached: true, log_id: appended.log_id });
+      this.notify(row.company_id, row.approval_id);
+      escalated++;
+    }
+    for (const row of await this.deps.store.expiredPending(now, limit, companyId)) {
+      if (!(await this.deps.store.updateIf(row.company_id, row.approval_id, row, { status: 'expired', decided_at: now, decided_by: JSON.stringify(service), updated_at: now }))) continue;
+      const appended = await this.deps.recorder.record(row.company_id, 'approval.expired', { kind: 'service', task: 'approval-expiry' }, { approval_id: row.approval_id, expires_at: row.expires_at, approvals: (JSON.parse(row.approvers) as unknown[]).length, required_approvals: row.required_approvals }, { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id });
+      await this.deps.events.emit(row.company_id, 'approval.decided', { approval_id: row.approval_id, status: 'expired', decided_by: service, reason: null, log_id: appended.log_id });
+      this.notify(row.company_id, row.approval_id);
+      expired++;
+    }
+    return { escalated, expired };
+  }
+
+  /** The sweep of one company, asked for by its admin: recorded (`approval.sweep_run`) with what it did. */
+  async sweepCompany(companyId: string, admin: TrailActor): Promise<{ escalated: number; expired: number }> {
+    const done = await this.sweep(500, companyId);
+    await this.deps.recorder.record(companyId, 'approval.sweep_run', admin, done);
+    return done;
+  }
+}
+

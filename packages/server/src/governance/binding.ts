@@ -1,0 +1,220 @@
+// The binding between an approval and the action that ran (docs/governance.md, "Executions"): an
+// `action.executed` or `tool.called` event whose data names `approval_id` is checked once it is
+// committed: its arguments must hash to the approved arguments_hash, the approval must be
+// approved, in its window, and have a use left (a request is single use unless granted with
+// max_uses; a standing approval checks the arguments against its JSON Schema instead). The event
+// is always stored as sent (the ledger never drops what happened, nor changes it); the check is
+// recorded beside it as an `approval.checked` entry (its parent_event_id is the execution), and
+// anything but `ok` fires `approval.violated`. A `policy.evaluated` event that names a policy
+// version is checked against the register and marked when the version is unknown.
+import type { JsonObject } from '@audit-ledger/core';
+import type { EventSink } from '../kernel/events.js';
+import { iso } from '../kernel/time.js';
+import type { AppendedEvent } from '../ledger/appender/errors.js';
+import type { PreparedEvent } from '../ledger/appender/types.js';
+import type { ApprovalRow, CheckRow, GovernanceStore } from '../store/governance.js';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { InputError } from '../kernel/domain-error.js';
+import { canonicalHash, type GovernanceRecorder } from './record.js';
+
+export const EXECUTION_TYPES: ReadonlySet<string> = new Set(['action.executed', 'tool.called']);
+
+export type ApprovalCheckResult = 'ok' | 'mismatch' | 'not_approved' | 'expired' | 'consumed' | 'unknown';
+export type PolicyCheckResult = 'ok' | 'unknown_version' | 'unknown_policy';
+
+export interface ApprovalCheck {
+  result: ApprovalCheckResult;
+  approval_id: string;
+  /** What approved it, when ok: a request, or a standing approval. */
+  basis: 'request' | 'standing' | null;
+  detail: string | null;
+  /** The approval.checked entry that records this check. */
+  check_log_id: string | null;
+}
+
+export interface PolicyCheck {
+  result: PolicyCheckResult;
+  policy_id: string;
+  version: number | null;
+}
+
+/** What ingestion answers beside an entry that named an approval or a policy version. */
+export interface GovernanceMarks {
+  approval_check?: ApprovalCheck;
+  policy_check?: PolicyCheck;
+}
+
+export interface BindingDeps {
+  store: GovernanceStore;
+  recorder: GovernanceRecorder;
+  events: EventSink;
+  clock: () => number;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+
+/** Whether an event needs a governance check: cheap, so every other event costs nothing more. */
+export function governed(e: PreparedEvent): boolean {
+  if (EXECUTION_TYPES.has(e.event_type)) return typeof e.data.approval_id === 'string';
+  return e.event_type === 'policy.evaluated' && typeof e.data.policy_id === 'string';
+}
+
+/** The policy version an evaluation names: policy_version (a number or digits), or null. */
+export function versionNamed(data: JsonObject): number | null {
+  const v = data.policy_version ?? data.version;
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
+  if (typeof v === 'string' && /^\d{1,9}$/.test(v)) return Number(v);
+  return null;
+}
+
+export function checkView(row: CheckRow): GovernanceMarks {
+  if (row.kind === 'approval') return { approval_check: { result: row.result as ApprovalCheckResult, approval_id: row.subject_id, basis: row.basis as ApprovalCheck['basis'], detail: row.detail, check_log_id: row.check_log_id } };
+  const d = JSON.parse(row.detail ?? '{}') as { version?: number | null };
+  return { policy_check: { result: row.result as PolicyCheckResult, policy_id: row.subject_id, version: d.version ?? null } };
+}
+
+/** What an execution (or a self-check) names: compared with the approval. */
+export interface ExecutionSubject {
+  action: string | null;
+  tool: string | null;
+  agent_id: string | null;
+  arguments: unknown;
+  hasArguments: boolean;
+}
+
+export const subjectOf = (e: PreparedEvent): ExecutionSubject => ({
+  action: str(e.data.action),
+  tool: str(e.data.tool) ?? str(e.data.tool_name),
+  agent_id: e.envelope.agent_id,
+  arguments: e.data.arguments,
+  hasArguments: 'arguments' in e.data,
+});
+
+/** The verdict on an execution before a use is taken (pure): anything but ok is final. */
+export function judge(row: ApprovalRow, x: ExecutionSubject, now: string): { result: ApprovalCheckResult; detail: string | null } {
+  const { action, tool } = x;
+  if (row.kind === 'request') {
+    if (!x.hasArguments) return { result: 'mismatch', detail: 'the execution carries no arguments to compare with the approved ones' };
+    const h = canonicalHash(x.arguments);
+    if (h !== row.arguments_hash) return { result: 'mismatch', detail: `the arguments hash to ${h} but the approval covers ${row.arguments_hash}` };
+    if (action !== null && action !== row.action) return { result: 'mismatch', detail: `the action is "${action}" but the approval covers "${row.action}"` };
+    if (row.tool !== null && tool !== null && tool !== row.tool) return { result: 'mismatch', detail: `the tool is "${tool}" but the approval covers "${row.tool}"` };
+  } else {
+    const subject = action ?? tool;
+    if (subject !== row.action && !(row.tool !== null && tool === row.tool)) return { result: 'mismatch', detail: `the action is ${subject === null ? 'unnamed' : `"${subject}"`} but the standing approval covers "${row.action}"` };
+    if (row.agent_id !== null && x.agent_id !== row.agent_id) return { result: 'mismatch', detail: `the agent is ${x.agent_id === null ? 'unnamed' : `"${x.agent_id}"`} but the standing approval covers "${row.agent_id}"` };
+    if (row.constraints !== null) {
+      const validate = compileConstraints(JSON.parse(row.constraints) as JsonObject, '/constraints');
+      if (!validate(x.arguments ?? {})) {
+        const first = validate.errors?.[0];
+        return { result: 'mismatch', detail: `the arguments are outside the standing approval's constraints${first ? `: ${first.instancePath || '(arguments)'} ${first.message ?? ''}` : ''}`.trim() };
+      }
+    }
+    if (Date.parse(row.valid_from) > Date.parse(now)) return { result: 'not_approved', detail: `the standing approval starts at ${row.valid_from}` };
+  }
+  if (row.status !== 'approved') return { result: 'not_approved', detail: `the approval is ${Date.parse(row.expires_at) <= Date.parse(now) && row.status === 'pending' ? 'expired undecided' : row.status}${row.status === 'pending' ? ` (${(JSON.parse(row.approvers) as unknown[]).length} of ${row.required_approvals} approvals)` : ''}` };
+  if (Date.parse(row.expires_at) <= Date.parse(now)) return { result: 'expired', detail: `the approval expired at ${row.expires_at}` };
+  if (row.max_uses !== null && row.uses >= row.max_uses) return { result: 'consumed', detail: `every use of the approval (${row.max_uses}) was already taken` };
+  return { result: 'ok', detail: null };
+}
+
+
+export class ExecutionBinding {
+  constructor(private readonly deps: BindingDeps) {}
+
+  /**
+   * Checks the committed events that need it, in order, and answers one entry per event (undefined
+   * where nothing was checked). A repeat (an idempotent duplicate) answers the original's check.
+   */
+  async afterAppend(companyId: string, events: PreparedEvent[], results: AppendedEvent[]): Promise<Array<GovernanceMarks | undefined>> {
+    const out: Array<GovernanceMarks | undefined> = [];
+    for (const [i, e] of events.entries()) {
+      const r = results[i];
+      if (!r || !governed(e)) {
+        out.push(undefined);
+        continue;
+      }
+      if (r.duplicate) {
+        const rows = await this.deps.store.getChecks(companyId, [r.log_id]);
+        out.push(rows.length ? Object.assign({}, ...rows.map(checkView)) : undefined);
+        continue;
+      }
+      out.push(EXECUTION_TYPES.has(e.event_type) ? { approval_check: await this.checkExecution(companyId, e, r) } : { policy_check: await this.checkEvaluation(companyId, e, r) });
+    }
+    return out;
+  }
+
+  private async checkExecution(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<ApprovalCheck> {
+    const approvalId = e.data.approval_id as string;
+    const row = await this.deps.store.getApproval(companyId, approvalId);
+    const now = iso(this.deps.clock());
+    let verdict = row ? judge(row, subjectOf(e), now) : { result: 'unknown' as const, detail: `no approval ${approvalId} in this company` };
+    let usedOne = false;
+    if (verdict.result === 'ok' && row) {
+      usedOne = await this.deps.store.takeUse(companyId, approvalId, now);
+      if (!usedOne) {
+        const again = await this.deps.store.getApproval(companyId, approvalId);
+        verdict = again && Date.parse(again.expires_at) <= Date.parse(now) ? { result: 'expired', detail: `the approval expired at ${again.expires_at}` } : again && again.status !== 'approved' ? { result: 'not_approved', detail: `the approval is ${again.status}` } : { result: 'consumed', detail: `every use of the approval (${again?.max_uses ?? 1}) was already taken` };
+      }
+    }
+    const basis = verdict.result === 'ok' && row ? row.kind : null;
+    const argsHash = 'arguments' in e.data ? canonicalHash(e.data.arguments) : null;
+    let appended: AppendedEvent;
+    try {
+      appended = await this.deps.recorder.record(
+        companyId,
+        'approval.checked',
+        { kind: 'service', task: 'approval-binding' },
+        { approval_id: approvalId, execution_log_id: r.log_id, execution_event_type: e.event_type, result: verdict.result, basis, detail: verdict.detail, arguments_hash: argsHash, approved_arguments_hash: row?.arguments_hash ?? null, uses: row ? row.uses + (usedOne ? 1 : 0) : null, max_uses: row?.max_uses ?? null },
+        { trace_id: e.envelope.trace_id, agent_id: e.envelope.agent_id, parent_event_id: r.log_id },
+      );
+    } catch (err) {
+      if (usedOne) await this.deps.store.returnUse(companyId, approvalId).catch(() => undefined);
+      throw err;
+    }
+    await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: approvalId, result: verdict.result, basis, detail: verdict.detail, check_log_id: appended.log_id, created_at: appended.created_at });
+    if (verdict.result !== 'ok') {
+      await this.deps.events.emit(companyId, 'approval.violated', { approval_id: approvalId, execution_log_id: r.log_id, result: verdict.result, detail: verdict.detail, check_log_id: appended.log_id, trace_id: e.envelope.trace_id });
+    }
+    return { result: verdict.result, approval_id: approvalId, basis, detail: verdict.detail, check_log_id: appended.log_id };
+  }
+
+  private async checkEvaluation(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<PolicyCheck> {
+    const policyId = e.data.policy_id as string;
+    const version = versionNamed(e.data);
+    const hash = str(e.data.content_hash) ?? str(e.data.policy_hash);
+    let result: PolicyCheckResult;
+    let found: number | null = version;
+    if (version !== null) {
+      result = (await this.deps.store.getVersion(companyId, policyId, version)) ? 'ok' : (await this.deps.store.latestVersion(companyId, policyId)) ? 'unknown_version' : 'unknown_policy';
+    } else if (hash !== null) {
+      const v = await this.deps.store.versionByHash(companyId, policyId, hash);
+      found = v?.version ?? null;
+      result = v ? 'ok' : (await this.deps.store.latestVersion(companyId, policyId)) ? 'unknown_version' : 'unknown_policy';
+    } else {
+      result = (await this.deps.store.latestVersion(companyId, policyId)) ? 'unknown_version' : 'unknown_policy';
+    }
+    await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'policy', subject_id: policyId, result, basis: null, detail: JSON.stringify({ version: found, content_hash: hash }), check_log_id: null, created_at: r.created_at });
+    return { result, policy_id: policyId, version: found };
+  }
+}
+
+// ---- argument constraints of standing approvals: a JSON Schema, compiled once each ----
+
+const ajv = new Ajv({ strict: false, allErrors: false });
+const compiled = new Map<string, ValidateFunction>();
+
+/** Compiles a constraints schema (cached by its text); an invalid schema is an input error at `field`. */
+export function compileConstraints(schema: JsonObject, field: string): ValidateFunction {
+  const key = JSON.stringify(schema);
+  const hit = compiled.get(key);
+  if (hit) return hit;
+  try {
+    const fn = ajv.compile(schema);
+    if (compiled.size > 1000) compiled.clear();
+    compiled.set(key, fn);
+    return fn;
+  } catch (err) {
+    throw new InputError([{ field, message: `is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}` }]);
+  }
+}

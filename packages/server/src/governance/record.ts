@@ -1,0 +1,49 @@
+// The governance layer's ledger entries: every request, decision, check, policy version and
+// incident change is appended to the company's chain under the reserved source
+// `audit-ledger/governance` (clients cannot forge one through POST /logs), naming who did it, and
+// committed before the change is answered. docs/governance.md lists the event types.
+import { createHash } from 'node:crypto';
+import { canonicalJson, type Json, type JsonObject } from '@audit-ledger/core';
+import type { TrailActor } from '../compliance/trail.js';
+import { prepareEvent } from '../ingestion/input.js';
+import type { Appender } from '../ledger/appender.js';
+import type { AppendedEvent } from '../ledger/appender/errors.js';
+import type { PreparedEvent } from '../ledger/appender/types.js';
+import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
+
+export const GOVERNANCE_SOURCE = `${RESERVED_SOURCE_PREFIX}governance`;
+
+/** Where a governance entry sits in the company's traces. */
+export interface Placement {
+  trace_id?: string | null | undefined;
+  agent_id?: string | null | undefined;
+  /** The entry this one is about (an execution, for its check), so the causal graph links them. */
+  parent_event_id?: string | null | undefined;
+}
+
+/** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of a value: how arguments, inputs and policy texts are bound. */
+export const canonicalHash = (value: unknown): string => createHash('sha256').update(canonicalJson(value as Json)).digest('hex');
+
+/** Lowercase hex SHA-256 of a text (UTF-8). */
+export const textHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+export class GovernanceRecorder {
+  constructor(private readonly deps: { appender: Pick<Appender, 'append'> }) {}
+
+  async record(companyId: string, eventType: string, actor: TrailActor, details: JsonObject, at: Placement = {}): Promise<AppendedEvent> {
+    const event = prepareEvent(
+      {
+        event_type: eventType,
+        source: GOVERNANCE_SOURCE,
+        ...(at.trace_id ? { trace_id: at.trace_id } : {}),
+        ...(at.agent_id ? { agent_id: at.agent_id } : {}),
+        ...(at.parent_event_id ? { parent_event_id: at.parent_event_id } : {}),
+        data: { actor, ...details } as JsonObject,
+      },
+      '/body',
+    );
+    if (Array.isArray(event)) throw new Error(`governance entry ${eventType} is not valid: ${event.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+    const [appended] = await this.deps.appender.append(companyId, [event as PreparedEvent]);
+    return appended as AppendedEvent;
+  }
+}

@@ -1,0 +1,45 @@
+// The governance API's shared data shapes (docs/governance.md): an approval as every route that
+// answers one shows it (approvals, the human-review aliases, the decision register).
+import Type from 'typebox';
+import { ActorSchema, component, JsonObjectSchema, NullableString, ServiceId } from './schemas.js';
+
+export const Risk = Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')], { description: 'critical needs two different approvers (four eyes)' });
+export const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('expired'), Type.Literal('revoked')]);
+export const TeamName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Letters, digits, dot, dash, underscore' });
+
+const Approver = Type.Object({ user_id: Type.String(), email: Type.String(), at: Type.String({ format: 'date-time' }), log_id: Type.String({ description: 'The approval.approved entry' }) });
+
+export const ApprovalSchema = Type.Object({
+  id: ServiceId,
+  kind: Type.Union([Type.Literal('request'), Type.Literal('standing')]),
+  status: Status,
+  action: Type.String(),
+  tool: NullableString,
+  arguments: Type.Unknown({ description: 'The arguments asked for, exactly as they will be checked (null for a standing approval)' }),
+  arguments_hash: Type.Union([Type.String(), Type.Null()], { description: 'Lowercase hex SHA-256 of the RFC 8785 canonical JSON of arguments' }),
+  constraints: Type.Union([JsonObjectSchema, Type.Null()], { description: "A standing approval's JSON Schema on the arguments" }),
+  trace_id: NullableString,
+  decision_id: NullableString,
+  agent_id: NullableString,
+  risk: Type.String(),
+  reason: NullableString,
+  policy: Type.Union([Type.Object({ policy_id: Type.String(), version: Type.Union([Type.Integer(), Type.Null()]) }), Type.Null()]),
+  team: NullableString,
+  assignee: Type.Union([Type.String(), Type.Null()], { description: 'Who it was escalated to' }),
+  required_approvals: Type.Integer(),
+  approvals: Type.Array(Approver),
+  decided_by: Type.Union([ActorSchema, Type.Null()]),
+  decision_reason: NullableString,
+  requested_by: ActorSchema,
+  log_id: Type.String({ description: 'The approval.requested (or approval.standing_granted) entry' }),
+  created_at: Type.String({ format: 'date-time' }),
+  valid_from: Type.String({ format: 'date-time' }),
+  expires_at: Type.String({ format: 'date-time' }),
+  decided_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  sla_due_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  escalated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  max_uses: Type.Union([Type.Integer(), Type.Null()]),
+  uses: Type.Integer({ description: 'Executions it has covered' }),
+  usable: Type.Boolean({ description: 'Whether an execution naming it now would be accepted' }),
+}, component('Approval'));
+

@@ -1,0 +1,339 @@
+// The governance layer (docs/governance.md), black-box on both stores: approvals bound to the
+// exact arguments, four eyes, self-approval, executions checked at ingestion, standing approvals,
+// reviewer teams and SLA escalation on a fake clock, the policy register, the decision register,
+// incidents and their signed report, and the aliases of one agent SDK's human-review calls.
+import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { canonicalJson, type Json, parseTrustedKeys, verifyReport } from '@audit-ledger/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_KINDS } from './helpers/env.js';
+import { type Account, FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
+
+const hashOf = (v: unknown) => createHash('sha256').update(canonicalJson(v as Json)).digest('hex');
+
+describe.each(STORE_KINDS)('governance on %s', (kind) => {
+  let t: TestApp;
+  const clock = new FakeClock();
+  beforeAll(async () => {
+    t = await startTestApp(kind, { clock, env: { CHECKPOINT_INTERVAL_MS: '0' } });
+  });
+  afterAll(() => t.close());
+
+  /** A company with an admin, two reviewers, an auditor and an API key. */
+  async function company() {
+    const admin = await t.newAccount();
+    const r1 = await t.newAccount({ role: 'reviewer', company: admin.companyName });
+    const r2 = await t.newAccount({ role: 'reviewer', company: admin.companyName });
+    const auditor = await t.newAccount({ role: 'auditor', company: admin.companyName });
+    const { key } = await t.createKey(admin.token, 100_000);
+    const as = (a: Account) => ({ authorization: `Bearer ${a.token}` });
+    const agent = { 'x-api-key': key };
+    const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Record<string, string>, payload?: unknown) => t.inject({ method, url: `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    const entries = async (eventType: string) => (await call('GET', `/logs?event_type=${eventType}&order=asc&limit=1000`, as(admin))).json().items as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const execute = (approvalId: string, args: unknown, o: { agent_id?: string; action?: string } = {}) =>
+      call('POST', '/logs', agent, { event_type: 'action.executed', agent_id: o.agent_id ?? 'agent-7', data: { action: o.action ?? 'refund.issue', approval_id: approvalId, ...(args === undefined ? {} : { arguments: args }) } });
+    return { admin, r1, r2, auditor, key, as, agent, call, entries, execute };
+  }
+
+  it('binds an approval to the exact arguments: approved runs once, changed arguments, reuse, unknown and pending are each named, and every execution is stored', async () => {
+    const c = await company();
+    const args = { order: 'A-1001', amount: 250.5, currency: 'EUR' };
+    const traceId = randomUUID();
+    const req = await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', tool: 'payments', arguments: args, trace_id: traceId, agent_id: 'agent-7', risk: 'high', reason: 'customer complaint', expires_in_seconds: 600 });
+    expect(req.statusCode, req.body).toBe(201);
+    const a = req.json();
+    expect(a).toMatchObject({ status: 'pending', arguments_hash: hashOf(args), arguments: args, required_approvals: 1, requested_by: { kind: 'api_key' }, expires_at: new Date(clock.now() + 600_000).toISOString() });
+    const [requested] = await c.entries('approval.requested');
+    expect(requested).toMatchObject({ source: 'audit-ledger/governance', trace_id: traceId, agent_id: 'agent-7', data: { approval_id: a.id, arguments_hash: hashOf(args), arguments: args } });
+
+    // Not yet approved: the execution is stored and marked.
+    const early = await c.execute(a.id, args);
+    expect(early.statusCode, early.body).toBe(200);
+    expect(early.json().approval_check).toMatchObject({ result: 'not_approved', approval_id: a.id });
+
+    // An API key, an auditor and the body's own claims cannot decide.
+    problem(await c.call('POST', `/approvals/${a.id}/approve`, c.agent, {}), 403, 'forbidden');
+    problem(await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.auditor), {}), 403, 'forbidden');
+    problem(await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), { reason: 'ok', reviewer: 'ceo@example.com' }), 400, 'validation_failed');
+
+    const ok = await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), { reason: 'matches the ticket' });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json()).toMatchObject({ status: 'approved', usable: true, approvals: [{ email: c.r1.email }], decided_by: { kind: 'user', email: c.r1.email } });
+    const [approved] = await c.entries('approval.approved');
+    expect(approved?.data).toMatchObject({ approval_id: a.id, actor: { kind: 'user', email: c.r1.email }, final: true, arguments_hash: hashOf(args) });
+    problem(await c.call('POST', `/approvals/${a.id}/reject`, c.as(c.r2), { reason: 'late' }), 409, 'approval_not_pending');
+
+    // Same arguments in another key order: the canonical hash is the same.
+    const run = await c.execute(a.id, { currency: 'EUR', amount: 250.5, order: 'A-1001' });
+    expect(run.json().approval_check).toMatchObject({ result: 'ok', basis: 'request', approval_id: a.id, check_log_id: expect.any(String) });
+    const again = await c.execute(a.id, args);
+    expect(again.json().approval_check).toMatchObject({ result: 'consumed' });
+    const changed = await c.execute(a.id, { ...args, amount: 2500.5 });
+    expect(changed.json().approval_check).toMatchObject({ result: 'mismatch', detail: expect.stringContaining(hashOf(args)) });
+    expect((await c.execute(a.id, undefined)).json().approval_check).toMatchObject({ result: 'mismatch' });
+    const unknown = randomUUID();
+    expect((await c.execute(unknown, args)).json().approval_check).toMatchObject({ result: 'unknown', approval_id: unknown });
+
+    // Every execution was stored as sent; each check is an entry of its own, pointing at it.
+    const executions = await c.entries('action.executed');
+    expect(executions).toHaveLength(6);
+    expect(executions.every((e) => !('approval_check' in e.data))).toBe(true);
+    const checks = await c.entries('approval.checked');
+    expect(checks.map((x) => x.data.result)).toEqual(['not_approved', 'ok', 'consumed', 'mismatch', 'mismatch', 'unknown']);
+    expect(checks.map((x) => x.parent_event_id)).toEqual(executions.map((e) => e.log_id));
+    expect((await c.call('GET', `/approvals/${a.id}`, c.agent)).json()).toMatchObject({ uses: 1, usable: false, status: 'approved' });
+
+    // Each check that is not ok fires approval.violated.
+    const violated = await t.store.db.selectFrom('webhook_events').select('data').where('company_id', '=', c.admin.companyId).where('type', '=', 'approval.violated').execute();
+    expect(violated.map((v) => JSON.parse(v.data).result).sort()).toEqual(['consumed', 'mismatch', 'mismatch', 'not_approved', 'unknown']);
+
+    // A batch checks each item, and a repeat answers the original's check.
+    const batch = await c.call('POST', '/logs/batch', c.agent, { logs: [{ event_type: 'tool.called', data: { approval_id: a.id, arguments: args } }, { event_type: 'note', data: {} }] });
+    expect(batch.statusCode, batch.body).toBe(200);
+    expect(batch.json().governance_checks).toEqual([{ index: 0, log_id: batch.json().log_ids[0], approval_check: expect.objectContaining({ result: 'consumed' }) }]);
+  });
+
+  it('refuses self-approval, needs two different approvers for a critical request, and expires an approval that was not used in time', async () => {
+    const c = await company();
+    // A reviewer asks (a person may request too), and may not approve it.
+    const own = (await c.call('POST', '/approvals', c.as(c.r1), { action: 'db.drop', arguments: { table: 'x' }, expires_in_seconds: 600 })).json();
+    problem(await c.call('POST', `/approvals/${own.id}/approve`, c.as(c.r1), {}), 403, 'self_approval');
+
+    const crit = (await c.call('POST', '/approvals', c.agent, { action: 'wire.transfer', arguments: { to: 'DE89', amount: 1e6 }, risk: 'critical', expires_in_seconds: 600 })).json();
+    expect(crit.required_approvals).toBe(2);
+    const first = await c.call('POST', `/approvals/${crit.id}/approve`, c.as(c.r1), {});
+    expect(first.json()).toMatchObject({ status: 'pending', approvals: [{ email: c.r1.email }] });
+    problem(await c.call('POST', `/approvals/${crit.id}/approve`, c.as(c.r1), {}), 409, 'already_approved');
+    expect((await c.execute(crit.id, { to: 'DE89', amount: 1e6 }, { action: 'wire.transfer' })).json().approval_check).toMatchObject({ result: 'not_approved', detail: expect.stringContaining('1 of 2') });
+    const second = await c.call('POST', `/approvals/${crit.id}/approve`, c.as(c.admin), { reason: 'second pair of eyes' });
+    expect(second.json()).toMatchObject({ status: 'approved', approvals: [{ email: c.r1.email }, { email: c.admin.email }] });
+    const steps = (await c.entries('approval.approved')).filter((e) => e.data.approval_id === crit.id);
+    expect(steps.map((e) => [e.data.approvals, e.data.final])).toEqual([[1, false], [2, true]]);
+
+    // Approved, then not used before it expired.
+    clock.advance(601_000);
+    expect((await c.execute(crit.id, { to: 'DE89', amount: 1e6 }, { action: 'wire.transfer' })).json().approval_check).toMatchObject({ result: 'expired' });
+    // A pending request past its time cannot be decided, and the sweep records its expiry once.
+    problem(await c.call('POST', `/approvals/${own.id}/approve`, c.as(c.r2), {}), 409, 'approval_expired');
+    expect((await c.call('GET', `/approvals/${own.id}`, c.agent)).json().status).toBe('expired');
+    const swept = await c.call('POST', '/approvals/sweep', c.as(c.admin));
+    expect(swept.json().expired).toBeGreaterThanOrEqual(1);
+    expect((await c.entries('approval.expired')).map((e) => e.data.approval_id)).toContain(own.id);
+    expect((await c.call('POST', '/approvals/sweep', c.as(c.admin))).json().expired).toBe(0);
+  });
+
+  it('refuses each malformed request with a 400 and stores nothing', async () => {
+    const c = await company();
+    const before = (await c.entries('approval.requested')).length;
+    const bad: Array<[unknown, string]> = [
+      [{}, '/body'],
+      [{ action: '' }, '/body/action'],
+      [{ action: 'x', risk: 'extreme' }, '/body/risk'],
+      [{ action: 'x', expires_in_seconds: 0 }, '/body/expires_in_seconds'],
+      [{ action: 'x', trace_id: 'nope' }, '/body/trace_id'],
+      [{ action: 'x', assignee: 'no-such-team' }, '/body/assignee'],
+      [{ action: 'x', policy: { policy_id: 'none', version: 1 } }, '/body/policy'],
+      [{ action: 'x', reviewer: 'me' }, '/body'],
+    ];
+    for (const [payload, field] of bad) {
+      const body = problem(await c.call('POST', '/approvals', c.agent, payload), 400, 'validation_failed');
+      expect(JSON.stringify(body.errors), JSON.stringify(payload)).toContain(field);
+    }
+    problem(await c.call('POST', '/approvals', c.as(c.auditor), { action: 'x' }), 403, 'forbidden');
+    problem(await c.call('POST', `/approvals/${randomUUID()}/approve`, c.as(c.r1), {}), 404, 'not_found');
+    problem(await c.call('POST', `/approvals/${randomUUID()}/reject`, c.as(c.r1), {}), 400, 'validation_failed');
+    problem(await c.call('POST', '/approvals/standing', c.as(c.admin), { action: 'x', valid_until: '2020-01-01T00:00:00Z', reason: 'r' }), 400, 'validation_failed');
+    problem(await c.call('POST', '/approvals/standing', c.as(c.admin), { action: 'x', valid_until: '2099-01-01T00:00:00Z', reason: 'r', constraints: { type: 'no-such-type' } }), 400, 'validation_failed');
+    problem(await c.call('POST', '/approvals/standing', c.as(c.r1), { action: 'x', valid_until: '2099-01-01T00:00:00Z', reason: 'r' }), 403, 'forbidden');
+    expect((await c.entries('approval.requested')).length).toBe(before);
+    expect(await t.store.db.selectFrom('approvals').select('approval_id').where('company_id', '=', c.admin.companyId).execute()).toHaveLength(0);
+
+    // Another company sees none of it.
+    const mine = (await c.call('POST', '/approvals', c.agent, { action: 'x' })).json();
+    const other = await company();
+    problem(await c.call('GET', `/approvals/${mine.id}`, other.agent), 404, 'not_found');
+    problem(await c.call('POST', `/approvals/${mine.id}/approve`, other.as(other.r1), {}), 404, 'not_found');
+    expect((await c.call('GET', '/approvals', other.agent)).json().items).toEqual([]);
+    expect((await other.execute(mine.id, {})).json().approval_check.result).toBe('unknown');
+  });
+
+  it('checks executions against a standing approval: within scope, outside it, another agent, and after revocation', async () => {
+    const c = await company();
+    const grant = await c.call('POST', '/approvals/standing', c.as(c.admin), {
+      action: 'refund.issue',
+      agent_id: 'agent-7',
+      constraints: { type: 'object', properties: { amount: { type: 'number', maximum: 100 } }, required: ['amount'] },
+      valid_until: new Date(clock.now() + 86_400_000).toISOString(),
+      max_uses: 3,
+      reason: 'small refunds need no review',
+    });
+    expect(grant.statusCode, grant.body).toBe(201);
+    const g = grant.json();
+    expect(g).toMatchObject({ kind: 'standing', status: 'approved', usable: true, max_uses: 3 });
+    expect((await c.execute(g.id, { amount: 40 })).json().approval_check).toMatchObject({ result: 'ok', basis: 'standing' });
+    expect((await c.execute(g.id, { amount: 500 })).json().approval_check).toMatchObject({ result: 'mismatch', detail: expect.stringContaining('/amount') });
+    expect((await c.execute(g.id, { amount: 10 }, { agent_id: 'agent-9' })).json().approval_check).toMatchObject({ result: 'mismatch', detail: expect.stringContaining('agent-9') });
+    // The agent checks itself first: recorded, no use taken.
+    const pre = await c.call('POST', `/approvals/${g.id}/check`, c.agent, { arguments: { amount: 99 }, agent_id: 'agent-7' });
+    expect(pre.json()).toMatchObject({ result: 'ok' });
+    expect((await c.entries('approval.precheck')).length).toBe(1);
+    expect((await c.call('GET', '/approvals/standing', c.agent)).json().items).toMatchObject([{ id: g.id, uses: 1 }]);
+    const revoked = await c.call('POST', `/approvals/standing/${g.id}/revoke`, c.as(c.admin), { reason: 'policy changed' });
+    expect(revoked.json().status).toBe('revoked');
+    expect((await c.execute(g.id, { amount: 10 })).json().approval_check).toMatchObject({ result: 'not_approved' });
+    expect((await c.entries('approval.standing_granted')).length).toBe(1);
+    expect((await c.entries('approval.standing_revoked'))[0]?.data).toMatchObject({ approval_id: g.id, reason: 'policy changed', actor: { email: c.admin.email } });
+  });
+
+  it('routes requests to a team, lets only its members decide, escalates once when the SLA runs out (fake clock), and wakes a long-poll', async () => {
+    const c = await company();
+    const team = await c.call('PUT', '/approval-teams/payments', c.as(c.admin), { members: [c.r1.email], sla_minutes: 30, escalation_target: 'payments-leads', match_actions: ['refund.*'] });
+    expect(team.statusCode, team.body).toBe(200);
+    await c.call('PUT', '/approval-teams/payments-leads', c.as(c.admin), { members: [c.r2.email] });
+    const req = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', arguments: { amount: 5 } })).json();
+    expect(req).toMatchObject({ team: 'payments', sla_due_at: new Date(clock.now() + 30 * 60_000).toISOString() });
+    problem(await c.call('POST', `/approvals/${req.id}/approve`, c.as(c.r2), {}), 403, 'not_in_team');
+    expect((await c.call('GET', '/approvals?status=pending&team=payments', c.as(c.r1))).json().items.map((x: { id: string }) => x.id)).toEqual([req.id]);
+
+    clock.advance(29 * 60_000);
+    expect((await c.call('POST', '/approvals/sweep', c.as(c.admin))).json().escalated).toBe(0);
+    clock.advance(2 * 60_000);
+    expect((await c.call('POST', '/approvals/sweep', c.as(c.admin))).json().escalated).toBe(1);
+    expect((await c.call('POST', '/approvals/sweep', c.as(c.admin))).json().escalated).toBe(0);
+    const escalated = (await c.call('GET', `/approvals/${req.id}`, c.agent)).json();
+    expect(escalated).toMatchObject({ assignee: 'payments-leads', escalated_at: expect.any(String), status: 'pending' });
+    expect((await c.entries('approval.escalated'))[0]?.data).toMatchObject({ approval_id: req.id, to: 'payments-leads', sla_breached: true, actor: { kind: 'service' } });
+    const hooks = await t.store.db.selectFrom('webhook_events').select('type').where('company_id', '=', c.admin.companyId).execute();
+    expect(hooks.map((h) => h.type)).toEqual(expect.arrayContaining(['approval.requested', 'approval.escalated']));
+
+    // Now the leads decide; a long-poll wakes with the decision.
+    const waiting = c.call('GET', `/approvals/${req.id}?wait=30`, c.agent);
+    const decided = await c.call('POST', `/approvals/${req.id}/approve`, c.as(c.r2), {});
+    expect(decided.statusCode, decided.body).toBe(200);
+    expect((await waiting).json()).toMatchObject({ status: 'approved' });
+    expect((await c.call('GET', `/approvals/${req.id}?wait=0`, c.agent)).json().status).toBe('approved');
+  });
+
+  it('keeps a register of immutable policy versions and marks evaluations that name an unknown one', async () => {
+    const c = await company();
+    const text1 = 'package refunds\n\ndefault allow := false\nallow if input.amount <= 100\n';
+    const v1 = await c.call('PUT', '/policies/refunds', c.as(c.admin), { content: text1, format: 'rego' });
+    expect(v1.statusCode, v1.body).toBe(201);
+    expect(v1.json()).toMatchObject({ policy_id: 'refunds', version: 1, content_hash: createHash('sha256').update(text1).digest('hex') });
+    expect((await c.call('PUT', '/policies/refunds', c.as(c.admin), { content: text1, format: 'rego' })).statusCode).toBe(200);
+    const text2 = text1.replace('100', '50');
+    expect((await c.call('PUT', '/policies/refunds', c.as(c.admin), { content: text2, format: 'rego' })).json().version).toBe(2);
+    problem(await c.call('PUT', '/policies/refunds', c.as(c.r1), { content: 'x' }), 403, 'forbidden');
+    problem(await c.call('PUT', '/policies/refunds', c.as(c.admin), { content: '' }), 400, 'validation_failed');
+    expect((await c.call('GET', '/policies/refunds/versions/1', c.agent)).json().content).toBe(text1);
+    expect((await c.call('GET', '/policies/refunds/versions', c.agent)).json().items.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+    problem(await c.call('GET', '/policies/refunds/versions/3', c.agent), 404, 'not_found');
+    const created = await c.entries('policy.version_created');
+    expect(created.map((e) => [e.data.version, e.data.content])).toEqual([[1, text1], [2, text2]]);
+
+    const evaluate = (data: Record<string, unknown>) => c.call('POST', '/logs', c.agent, { event_type: 'policy.evaluated', data: { verdict: 'allow', action: 'refund.issue', ...data } });
+    expect((await evaluate({ policy_id: 'refunds', policy_version: 2 })).json().policy_check).toEqual({ result: 'ok', policy_id: 'refunds', version: 2 });
+    expect((await evaluate({ policy_id: 'refunds', policy_version: 3 })).json().policy_check).toEqual({ result: 'unknown_version', policy_id: 'refunds', version: 3 });
+    expect((await evaluate({ policy_id: 'refunds', content_hash: v1.json().content_hash })).json().policy_check).toEqual({ result: 'ok', policy_id: 'refunds', version: 1 });
+    expect((await evaluate({ policy_id: 'nope', policy_version: 1 })).json().policy_check.result).toBe('unknown_policy');
+    expect((await c.call('POST', '/approvals', c.agent, { action: 'x', policy: { policy_id: 'refunds', version: 2 } })).statusCode).toBe(201);
+  });
+
+  it('registers decisions with their policy evaluations, approvals and links', async () => {
+    const c = await company();
+    const decisionId = randomUUID();
+    const traceId = randomUUID();
+    await c.call('PUT', '/policies/credit', c.as(c.admin), { content: 'limit 1000' });
+    await c.call('POST', '/logs/batch', c.agent, {
+      logs: [
+        { event_type: 'policy.evaluated', trace_id: traceId, data: { decision_id: decisionId, policy_id: 'credit', policy_version: 1, verdict: 'step_up', reason_codes: ['amount_over_limit'], inputs_hash: 'ab'.repeat(32) } },
+        { event_type: 'decision.made', trace_id: traceId, agent_id: 'underwriter', data: { decision_id: decisionId, action: 'loan.approve', outcome: 'approve', model: 'gpt-5', model_version: '2026-08-01', confidence: 0.82, prompt_template_version: 'v12', prompt_hash: 'cd'.repeat(32), inputs_hash: 'ef'.repeat(32), retrieved_documents: ['doc-1', 'doc-2'], tools_used: ['credit_bureau'] } },
+      ],
+    });
+    await c.call('POST', '/approvals', c.agent, { action: 'loan.approve', decision_id: decisionId, trace_id: traceId, arguments: { amount: 5000 } });
+    const list = (await c.call('GET', '/decisions', c.as(c.auditor))).json();
+    expect(list.items).toMatchObject([{ decision_id: decisionId, model: 'gpt-5', confidence: 0.82, agent_id: 'underwriter' }]);
+    const d = (await c.call('GET', `/decisions/${decisionId}`, c.as(c.auditor))).json();
+    expect(d).toMatchObject({
+      decision_id: decisionId,
+      model_version: '2026-08-01',
+      prompt: { template_version: 'v12', hash: 'cd'.repeat(32) },
+      inputs: { hash: 'ef'.repeat(32), documents: ['doc-1', 'doc-2'] },
+      tools: ['credit_bureau'],
+      policy_evaluations: [{ policy_id: 'credit', policy_version: 1, verdict: 'step_up', reason_codes: ['amount_over_limit'], check: { result: 'ok' } }],
+      approvals: [{ action: 'loan.approve', status: 'pending' }],
+      links: { evidence_bundle: `/api/v1/exports/evidence?trace_id=${traceId}` },
+    });
+    expect((await c.call('GET', d.links.verification.replace('/api/v1', ''), c.agent)).statusCode).toBe(200);
+    problem(await c.call('GET', `/decisions/${randomUUID()}`, c.agent), 404, 'not_found');
+  });
+
+  it('tracks an incident through its statuses and signs a report the verifier checks offline', async () => {
+    const c = await company();
+    const traceId = randomUUID();
+    await c.call('POST', '/logs', c.agent, { event_type: 'decision.made', trace_id: traceId, data: { decision_id: randomUUID(), action: 'refund.issue' } });
+    const opened = await c.call('POST', '/incidents', c.as(c.r1), { title: 'Refund ran with a changed amount', severity: 'high', trace_ids: [traceId], art73: 'serious' });
+    expect(opened.statusCode, opened.body).toBe(201);
+    const inc = opened.json();
+    expect(inc).toMatchObject({ status: 'open', deadlines: { art73: 'serious', report_due_at: new Date(Date.parse(inc.created_at) + 15 * 86_400_000).toISOString() } });
+    expect(inc.deadlines.article_73.map((x: { days: number }) => x.days)).toEqual([15, 2, 10]);
+    await c.call('POST', `/incidents/${inc.id}/assign`, c.as(c.admin), { assignee: c.r2.email });
+    await c.call('POST', `/incidents/${inc.id}/comments`, c.as(c.r2), { text: 'looking' });
+    expect((await c.call('POST', `/incidents/${inc.id}/status`, c.as(c.r2), { status: 'investigating' })).json().status).toBe('investigating');
+    problem(await c.call('POST', `/incidents/${inc.id}/status`, c.as(c.r2), { status: 'investigating' }), 409, 'incident_status_unchanged');
+    problem(await c.call('POST', `/incidents/${inc.id}/status`, c.as(c.r2), { status: 'gone' }), 400, 'validation_failed');
+    problem(await c.call('POST', `/incidents/${inc.id}/comments`, c.as(c.auditor), { text: 'x' }), 403, 'forbidden');
+    const full = (await c.call('GET', `/incidents/${inc.id}`, c.as(c.auditor))).json();
+    expect(full.notes.map((n: { kind: string }) => n.kind)).toEqual(['opened', 'assigned', 'commented', 'status_changed']);
+    expect(full).toMatchObject({ assignee: c.r2.email, status: 'investigating' });
+    expect((await c.entries('incident.opened'))[0]?.data).toMatchObject({ incident_id: inc.id, actor: { email: c.r1.email } });
+
+    const rep = await c.call('POST', `/incidents/${inc.id}/report`, c.as(c.admin));
+    expect(rep.statusCode, rep.body).toBe(201);
+    const doc = rep.json();
+    // The trace's decision and the incident's own four entries (they join its one trace), each verified.
+    expect(doc.report.entries.items.map((e: { event_type: string }) => e.event_type)).toEqual(['decision.made', 'incident.opened', 'incident.assigned', 'incident.commented', 'incident.status_changed']);
+    expect(doc.format).toBe('audit-ledger/incident-report/v1');
+    expect(doc.report).toMatchObject({ kind: 'incident', incident: { id: inc.id }, entries: { count: 5, all_valid: true }, root_causes: [{ trace_id: traceId }] });
+    const trusted = parseTrustedKeys((await c.call('GET', '/integrity/keys', c.agent)).body);
+    expect(verifyReport(doc, trusted).ok).toBe(true);
+    expect(verifyReport({ ...doc, report: { ...doc.report, incident: { ...doc.report.incident, severity: 'low' } } }, trusted).ok).toBe(false);
+    const again = await c.call('GET', `${String(rep.headers.location).replace('/api/v1', '')}?format=pdf`, c.as(c.auditor));
+    expect(again.headers['content-type']).toBe('application/pdf');
+    expect(again.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+
+    await c.call('POST', `/incidents/${inc.id}/status`, c.as(c.r2), { status: 'closed' });
+    problem(await c.call('POST', `/incidents/${inc.id}/assign`, c.as(c.r2), { assignee: 'x@example.com' }), 409, 'incident_closed');
+    expect((await c.call('GET', '/incidents?status=closed', c.agent)).json().items.map((x: { id: string }) => x.id)).toEqual([inc.id]);
+  });
+
+  it("serves one agent SDK's human-review calls as aliases onto the approvals model", async () => {
+    const c = await company();
+    const decisionId = randomUUID();
+    const asked = await c.call('POST', '/hitl/approve', c.agent, { decision_id: decisionId, reason: 'needs a human', reviewer: 'alice', metadata: { ticket: 7 } });
+    expect(asked.statusCode, asked.body).toBe(201);
+    const a = asked.json();
+    expect(a).toMatchObject({ action: 'hitl.review', status: 'pending', decision_id: decisionId, arguments: { decision_id: decisionId, log_id: null, metadata: { ticket: 7 }, requested_reviewer: 'alice' } });
+    problem(await c.call('POST', '/hitl/approve', c.agent, { approval_id: a.id, auth_response: { status: 'approved' } }), 403, 'forbidden');
+    const approved = await c.call('POST', '/hitl/approve', c.as(c.r1), { approval_id: a.id, auth_response: { status: 'approved', reason: 'fine' } });
+    expect(approved.json()).toMatchObject({ status: 'approved', decided_by: { email: c.r1.email } });
+
+    const b = (await c.call('POST', '/hitl/approve', c.agent, { reason: 'second' })).json();
+    const esc = await c.call('POST', '/hitl/escalate', c.agent, { approval_id: b.id, current_reviewer: 'alice', escalation_target: 'bob@example.com', escalation_reason: 'out of office' });
+    expect(esc.json()).toMatchObject({ approval: { id: b.id, assignee: 'bob@example.com' } });
+    const loose = await c.call('POST', '/hitl/escalate', c.agent, { current_reviewer: 'alice', escalation_target: 'legal', escalation_reason: 'unclear' });
+    expect(loose.json()).toMatchObject({ approval: null, log_id: expect.any(String) });
+    problem(await c.call('POST', '/hitl/escalate', c.agent, { escalation_target: 'legal', escalation_reason: 'x' }), 400, 'validation_failed');
+
+    // The spec's rejection, with the SDK's approval_id: needs a reviewer's session.
+    problem(await c.call('POST', '/hitl/reject', c.agent, { approval_id: b.id, reviewer: 'system', rejection_reason: 'no' }), 403, 'forbidden');
+    const rejected = await c.call('POST', '/hitl/reject', c.as(c.r2), { approval_id: b.id, reviewer: 'r2', rejection_reason: 'no', decision_id: decisionId });
+    expect(rejected.statusCode, rejected.body).toBe(201);
+    expect((await c.call('GET', `/approvals/${b.id}`, c.agent)).json()).toMatchObject({ status: 'rejected', decision_reason: 'no', decided_by: { email: c.r2.email } });
+    const override = (await c.call('GET', `/hitl/overrides/${rejected.json().id}`, c.agent)).json();
+    expect(override).toMatchObject({ id: rejected.json().id, rejection_reason: 'no' });
+    problem(await c.call('GET', `/hitl/overrides/${randomUUID()}`, c.agent), 404, 'not_found');
+    const trail = (await c.call('GET', '/hitl/audit-trail?limit=100', c.as(c.auditor))).json().items.map((x: { event_type: string }) => x.event_type);
+    expect(trail).toEqual(['hitl.rejected', 'approval.rejected', 'hitl.escalated', 'approval.escalated', 'approval.requested', 'approval.approved', 'approval.requested']);
+  });
+});
