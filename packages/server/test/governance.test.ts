@@ -93,6 +93,41 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(batch.json().governance_checks).toEqual([{ index: 0, log_id: batch.json().log_ids[0], approval_check: expect.objectContaining({ result: 'consumed' }) }]);
   });
 
+  it('root cause: a failed approval check is a POLICY_VIOLATION naming the approval and the policy version; deny-then-act by tool name is one too; a decision made while its approval was pending is a finding', async () => {
+    const c = await company();
+    await c.call('PUT', '/policies/refunds', c.as(c.admin), { content: 'allow if amount <= 100' });
+    const rootCause = async (traceId: string) => {
+      const replay = (await c.call('POST', '/forensics/replays', c.agent, { trace_id: traceId, metadata: {} })).json();
+      return (await c.call('GET', `/forensics/replays/${replay.id}/root-cause`, c.agent)).json();
+    };
+    // Approved with one amount, run with another.
+    const traceId = randomUUID();
+    const decisionId = randomUUID();
+    const a = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', arguments: { amount: 90 }, trace_id: traceId, decision_id: decisionId, policy: { policy_id: 'refunds', version: 1 } })).json();
+    await c.call('POST', '/logs', c.agent, { event_type: 'decision.made', trace_id: traceId, data: { decision_id: decisionId, action: 'refund.issue' } });
+    await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), {});
+    const run = (await c.call('POST', '/logs', c.agent, { event_type: 'action.executed', trace_id: traceId, data: { action: 'refund.issue', approval_id: a.id, arguments: { amount: 900 } } })).json();
+    const rc = await rootCause(traceId);
+    expect(rc).toMatchObject({ detected: true, root_cause_type: 'POLICY_VIOLATION', outcome: { kind: 'policy_violated', log_id: run.log_id } });
+    expect(rc.description).toContain(a.id);
+    expect(rc.description).toContain('policy "refunds" version 1');
+    expect(rc.description).toContain('what ran is not what was approved');
+    expect(rc.evidence).toEqual(expect.arrayContaining([a.log_id, run.log_id, run.approval_check.check_log_id]));
+    expect(rc.findings).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'POLICY_VIOLATION', severity: 'medium', description: expect.stringContaining('still pending') })]));
+
+    // A deny, then the same tool called anyway (no approval in between), with the verdict field.
+    const t2 = randomUUID();
+    await c.call('POST', '/logs/batch', c.agent, {
+      logs: [
+        { event_type: 'policy.evaluated', trace_id: t2, data: { policy_id: 'refunds', policy_version: 1, verdict: 'deny', tool: 'payments', reason_codes: ['amount_over_limit'] } },
+        { event_type: 'tool.called', trace_id: t2, data: { tool: 'payments', arguments: { amount: 900 } } },
+      ],
+    });
+    const rc2 = await rootCause(t2);
+    expect(rc2).toMatchObject({ detected: true, root_cause_type: 'POLICY_VIOLATION' });
+    expect(rc2.description).toContain('"refunds" version "1"');
+  });
+
   it('refuses self-approval, needs two different approvers for a critical request, and expires an approval that was not used in time', async () => {
     const c = await company();
     // A reviewer asks (a person may request too), and may not approve it.

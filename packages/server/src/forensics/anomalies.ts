@@ -130,8 +130,9 @@ export function toolAnomalies(trace: Trace): Anomaly[] {
 }
 
 export function denialAnomaly(trace: Trace, d: TraceEvent): Anomaly {
-  const policy = str(d.data.policy_id);
-  const reason = str(d.data.reason);
+  const version = d.data.policy_version;
+  const policy = str(d.data.policy_id) === null ? null : `${str(d.data.policy_id)}${typeof version === 'number' || typeof version === 'string' ? `" version "${version}` : ''}`;
+  const reason = str(d.data.reason) ?? (Array.isArray(d.data.reason_codes) ? d.data.reason_codes.join(', ') : null);
   const subject = deniedSubject(trace, d);
   return {
     type: 'POLICY_DENIAL',

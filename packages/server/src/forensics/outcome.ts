@@ -2,7 +2,7 @@
 // looked for only behind a bad outcome (rootcause.ts). Pure; docs/forensics.md lists the rules.
 import { deniedSubject, isDecisionLike } from './derivation.js';
 import type { StalenessFinding } from './staleness.js';
-import { isDenial, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent } from './trace.js';
+import { isDenial, isFailedApprovalCheck, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent, verdictOf } from './trace.js';
 
 export type OutcomeKind =
   /** An entry of the trace fails verification: nothing it records can be trusted. */
@@ -25,6 +25,8 @@ export interface Outcome {
   bad: boolean;
   /** The event that shows the outcome (the rejection, the failure, the forbidden action…); none for a good run without a completion event. */
   event: TraceEvent | undefined;
+  /** For an execution whose approval check failed: the approval.checked entry that says so. */
+  check?: TraceEvent;
   description: string;
 }
 
@@ -66,7 +68,9 @@ export function liftedBefore(trace: Trace, denial: TraceEvent, until: number): T
   for (let i = from + 1; i < until; i++) {
     const x = trace.events[i] as TraceEvent;
     if (x.event_type === 'hitl.approved' || CONSENT.has(x.event_type)) return x;
-    if (x.event_type === 'policy.evaluated' && str(x.data.result) === 'allow' && (policy === null || str(x.data.policy_id) === policy)) return x;
+    // An approval of the governance layer, once final (every approver a critical request needs).
+    if (x.event_type === 'approval.approved' && x.data.final === true) return x;
+    if (x.event_type === 'policy.evaluated' && verdictOf(x) === 'allow' && (policy === null || str(x.data.policy_id) === policy)) return x;
   }
   return undefined;
 }
@@ -75,10 +79,11 @@ export function liftedBefore(trace: Trace, denial: TraceEvent, until: number): T
 function violation(trace: Trace): { action: TraceEvent; denial: TraceEvent } | undefined {
   for (const [i, d] of trace.events.entries()) {
     if (!isDenial(d)) continue;
-    const subject = deniedSubject(trace, d, i);
+    // What was denied: the request it answered, or else what the evaluation itself says it governs (its action or tool).
+    const subject = deniedSubject(trace, d, i) ?? (subjectsOf(d).length > 0 ? d : undefined);
     for (let j = i + 1; j < trace.events.length; j++) {
       const x = trace.events[j] as TraceEvent;
-      if (x.event_type !== 'action.executed' || subject === undefined) continue;
+      if ((x.event_type !== 'action.executed' && x.event_type !== 'tool.called') || subject === undefined) continue;
       // The denied request itself, run: an action it caused directly, or one doing the same action
       // or going through the same tool, however it was reached (an LLM step caused by the denial
       // that decides to go ahead). Anything else the denial led to is a response to it (rerunning
@@ -106,6 +111,13 @@ export function outcomeOf(trace: Trace, staleness: StalenessFinding[]): Outcome 
   const ev = trace.events;
   const invalid = ev.filter((e) => e.integrity === 'invalid').sort((a, b) => a.seq - b.seq);
   if (invalid[0]) return { kind: 'tampered', bad: true, event: invalid[0], description: `${invalid.length} of the trace's entries fail verification` };
+
+  // An execution whose approval check failed (changed arguments, not approved, expired, used up, unknown).
+  const failed = ev.find(isFailedApprovalCheck);
+  if (failed) {
+    const run = (failed.parent_event_id !== null ? trace.byRef.get(failed.parent_event_id) : undefined) ?? failed;
+    return { kind: 'policy_violated', bad: true, event: run, check: failed, description: `${label(run)} ran under approval ${str(failed.data.approval_id)}, whose check says ${str(failed.data.result)}${str(failed.data.detail) ? ` (${str(failed.data.detail)})` : ''}` };
+  }
 
   const v = violation(trace);
   if (v) return { kind: 'policy_violated', bad: true, event: v.action, description: `${label(v.action)} ran although ${label(v.denial)} denied it` };

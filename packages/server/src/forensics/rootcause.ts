@@ -122,12 +122,66 @@ function fallbackFor(outcome: Outcome, trace: Trace, deps: Dependencies): Anomal
   if (outcome.kind === 'failed') {
     return { type: 'AGENT_FAILURE', cause: [e], via: [], at: e, severity: 0.5, what: `the run reported failure${str(e.data.error) ? ` (${unquote(str(e.data.error) as string)})` : ''} and nothing before it explains why`, remedy: 'Record what failed (tool.failed with the tool and error, or the error in the failure event) so the next failure can be traced; check the agent logs for this run.', names: [] };
   }
+  if (outcome.kind === 'policy_violated' && outcome.check) return approvalViolation(trace, e, outcome.check);
   if (outcome.kind === 'policy_violated') {
     const d = [...trace.events].reverse().find((x) => isDenial(x) && eventTimeMs(x) <= eventTimeMs(e)) as TraceEvent;
     const a = denialAnomaly(trace, d);
     return { ...a, type: 'POLICY_VIOLATION', cause: [d], at: e, severity: 1, what: `${label(e)} ran although ${a.what}, with no approval in between`, remedy: `Stop the agent from acting on denied requests: enforce policy ${quoted(str(d.data.policy_id))} in the action path itself, and review what ${label(e)} did.` };
   }
   return undefined;
+}
+
+/**
+ * An execution whose approval check failed: the cause is the check, shown after the approval it
+ * names (its request, which names the policy version, and its decisions), so the evidence path
+ * runs request → approvals → execution → check.
+ */
+function approvalViolation(trace: Trace, run: TraceEvent, check: TraceEvent): Anomaly {
+  const id = str(check.data.approval_id);
+  const result = str(check.data.result) ?? 'unknown';
+  const steps = trace.events.filter((x) => x !== check && x.event_type.startsWith('approval.') && x.event_type !== 'approval.checked' && str(x.data.approval_id) === id && eventTimeMs(x) <= eventTimeMs(run));
+  const request = steps.find((x) => x.event_type === 'approval.requested');
+  const policy = request?.data.policy as { policy_id?: unknown; version?: unknown } | null | undefined;
+  const under = policy && typeof policy.policy_id === 'string' ? ` under policy "${policy.policy_id}"${typeof policy.version === 'number' ? ` version ${policy.version}` : ''}` : '';
+  const detail = str(check.data.detail);
+  const why: Record<string, string> = {
+    mismatch: 'what ran is not what was approved',
+    not_approved: 'the approval was not (yet) given',
+    expired: 'the approval had expired',
+    consumed: 'the approval was already used up',
+    unknown: 'no such approval exists',
+  };
+  return {
+    type: 'POLICY_VIOLATION',
+    before: steps,
+    cause: [check],
+    via: [],
+    at: run,
+    severity: 1,
+    what: `${label(run)} ran under approval ${id ?? '(unnamed)'}${under}, but ${why[result] ?? `its check says ${result}`}${detail ? ` (${detail})` : ''}`,
+    remedy: `Make the agent gate the action on the approval (POST /api/v1/approvals/${id ?? '{id}'}/check, or the SDK's guarded()) with exactly the approved arguments, and review what ${label(run)} did.`,
+    names: [id ?? '', 'approval'],
+  };
+}
+
+/**
+ * Decisions made while the approval they asked for was still pending: informational (the
+ * decision may have waited for it in the agent), but a control an auditor wants to see.
+ */
+function decidedWhilePending(trace: Trace): Finding[] {
+  const out: Finding[] = [];
+  for (const [i, r] of trace.events.entries()) {
+    if (r.event_type !== 'approval.requested' || str(r.data.decision_id) === null) continue;
+    const id = str(r.data.approval_id);
+    const end = trace.events.findIndex((x, j) => j > i && str(x.data.approval_id) === id && ((x.event_type === 'approval.approved' && x.data.final === true) || x.event_type === 'approval.rejected' || x.event_type === 'approval.expired'));
+    for (let j = i + 1; j < (end === -1 ? trace.events.length : end); j++) {
+      const d = trace.events[j] as TraceEvent;
+      if (d.event_type === 'decision.made' && str(d.data.decision_id) === str(r.data.decision_id)) {
+        out.push({ type: 'POLICY_VIOLATION', severity: 'medium', description: sentence(`${cap(label(d))} was made while approval ${id} it asked for was still pending${end === -1 ? ' (it was never decided in this trace)' : ''}`), evidence: [r.log_id, d.log_id] });
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -169,12 +223,15 @@ function analyse(trace: Trace, defaults: MaxAgeDefaults, traceId: string, graph?
     ...toolAnomalies(trace),
     ...trace.events.filter(isDenial).map((d) => denialAnomaly(trace, d)),
   ];
-  const graphFindings: Finding[] = graph
+  const graphFindings: Finding[] = [
+    ...decidedWhilePending(trace),
+    ...(graph
     ? [
         ...graph.cycles.map((c): Finding => ({ type: 'GRAPH', severity: 'low', description: `Causal links loop among ${c.length} events; the loop is not followed.`, evidence: c })),
         ...graph.dangling.map((d): Finding => ({ type: 'GRAPH', severity: 'low', description: `${d.field} of seq ${trace.byRef.get(d.log_id)?.seq ?? '?'} names "${d.reference}", which is not in this trace.`, evidence: [d.log_id] })),
       ]
-    : [];
+    : []),
+  ];
 
   if (!outcome.bad || !outcome.event) {
     const findings = [...anomalies.map((a) => asFinding(trace, a)), ...graphFindings];

@@ -107,6 +107,10 @@ export function toolSuccessBetween(trace: Trace, tool: string | null, from: numb
   return undefined;
 }
 
-export const isDenial = (e: TraceEvent) => e.event_type === 'policy.denied' || (e.event_type === 'policy.evaluated' && str(e.data.result) === 'deny');
+/** A policy's verdict: `verdict` (docs/governance.md) or the older `result`. */
+export const verdictOf = (e: TraceEvent) => str(e.data.verdict) ?? str(e.data.result);
+export const isDenial = (e: TraceEvent) => e.event_type === 'policy.denied' || (e.event_type === 'policy.evaluated' && verdictOf(e) === 'deny');
+/** An approval check of the governance layer that did not pass: an execution ran without a valid approval. */
+export const isFailedApprovalCheck = (e: TraceEvent) => e.event_type === 'approval.checked' && str(e.data.result) !== null && str(e.data.result) !== 'ok';
 export const isContext = (e: TraceEvent) => e.event_type === 'context.retrieved' && str(e.data.source_id) !== null;
 export const isHitl = (e: TraceEvent) => e.event_type.startsWith('hitl.');
