@@ -5,5 +5,6 @@ export { idempotencyKeyOf, retryDelay } from './delivery.js';
 export { type Problem, ProblemError } from './problem.js';
 export { asEntryBody, type PublicKeys, type ReceiptCheck, type ReceiptEntry, type ReceiptFailureCode, verifyReceipt } from './receipts.js';
 export { type CheckpointVerdict, CheckpointWatcher, checkpointProblems, type InclusionProof, type SignedCheckpoint, verifyInclusion, type WatchOptions } from './checkpoints.js';
+export { ApprovalDenied, ApprovalHandle, ApprovalMismatch, Approvals, argumentsHash, type GuardOptions, type RequestOptions, type WaitOptions } from './approvals.js';
 export type * from './api.js';
 export type { operations, paths } from './api-types.js';

@@ -5,6 +5,7 @@
 import type { CausalGraph, EntryCheck, EntryPage, EvidenceBundle, HitlRejection, HitlRejectionInput, IntegrityStatus, LedgerEntry, ReplaySession, RootCause, Staleness, Timeline } from './api.js';
 import { CheckpointWatcher, type InclusionProof, type SignedCheckpoint, type WatchOptions } from './checkpoints.js';
 import { type Problem, ProblemError } from './problem.js';
+import { Approvals } from './approvals.js';
 
 /** Where and as whom the reads go. */
 export interface Connection {
@@ -15,7 +16,12 @@ export interface Connection {
 }
 
 export class LedgerReads {
-  constructor(private readonly connection: Connection) {}
+  /** Approvals bound to the exact action: request, wait, check, and guarded() runs (docs/governance.md). */
+  readonly approvals: Approvals;
+
+  constructor(private readonly connection: Connection) {
+    this.approvals = new Approvals({ get: (path) => this.get(path), post: (path, body) => this.post(path, body) }, (event) => this.post('/logs', event));
+  }
 
   protected async request(method: string, path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = { 'x-api-key': this.connection.apiKey };

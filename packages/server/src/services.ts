@@ -230,7 +230,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const entries = new Entries({ ledger, entryChecker, config });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
-  const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock });
+  const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock, governance: store.governanceStore });
   const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, accounts, metrics, clock, signingKeys, warn: (obj, msg) => log.warn(obj, msg) });
   const witnessing = new BackgroundTask(
     () => witnesses.pass(),

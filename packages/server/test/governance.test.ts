@@ -91,6 +91,14 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     const batch = await c.call('POST', '/logs/batch', c.agent, { logs: [{ event_type: 'tool.called', data: { approval_id: a.id, arguments: args } }, { event_type: 'note', data: {} }] });
     expect(batch.statusCode, batch.body).toBe(200);
     expect(batch.json().governance_checks).toEqual([{ index: 0, log_id: batch.json().log_ids[0], approval_check: expect.objectContaining({ result: 'consumed' }) }]);
+
+    // The period report's approvals section counts it all.
+    const day = new Date(clock.now()).toISOString().slice(0, 10);
+    const report = await c.call('POST', '/compliance/reports', c.as(c.auditor), { from: `${day}T00:00:00Z`, to: new Date(Date.parse(`${day}T00:00:00Z`) + 2 * 86_400_000).toISOString() });
+    expect(report.statusCode, report.body).toBe(201);
+    const doc = (await c.call('GET', `/compliance/reports/${report.json().id}`, c.as(c.auditor))).json();
+    expect(doc.report.approvals).toMatchObject({ requested: 1, by_outcome: { approved: 1 }, executions_checked: 7, violations: { count: 6, by_result: { not_approved: 1, consumed: 2, mismatch: 2, unknown: 1 } } });
+    expect(doc.report.approvals.time_to_decision_by_team).toEqual([{ team: '(no team)', decided: 1, median_seconds: 0, max_seconds: 0 }]);
   });
 
   it('root cause: a failed approval check is a POLICY_VIOLATION naming the approval and the policy version; deny-then-act by tool name is one too; a decision made while its approval was pending is a finding', async () => {

@@ -93,6 +93,18 @@ export function reportPdf(doc: SignedReport): Promise<Buffer> {
   if (r.hitl_rejections.count === 0) p('None in the period.', MUTED);
   for (const x of (r.hitl_rejections.items as R[]).slice(0, 30)) p(`${x.created_at}: ${x.data?.reviewer ?? ''}: ${x.data?.rejection_reason ?? '(content erased)'}`);
 
+  if (r.approvals) {
+    h2('Approvals');
+    const a = r.approvals as R;
+    p(`${a.requested} approval requests (${Object.entries(a.by_outcome).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}); ${a.critical} critical (two approvers each); ${a.escalated} escalated.`);
+    p(`${a.executions_checked} executions named an approval; ${a.violations.count} of them did not match it (${Object.entries(a.violations.by_result).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}); ${a.standing_approvals_used.executions} ran under a standing approval.`, a.violations.count > 0 ? BAD : INK);
+    for (const t of a.time_to_decision_by_team as R[]) p(`Team ${t.team}: ${t.decided} decided, median ${Math.round(t.median_seconds)} s, longest ${Math.round(t.max_seconds)} s.`, MUTED);
+    h2('Policy evaluations');
+    const pol = r.policies as R;
+    p(`${pol.evaluations} evaluations, ${pol.versions_created} policy versions registered, ${pol.unknown_versions} evaluations naming a version the register lacks.`, pol.unknown_versions > 0 ? BAD : INK);
+    for (const g of (pol.by_policy_version_verdict as R[]).slice(0, 40)) p(`${g.policy_id} v${g.version ?? '?'}: ${g.count} × ${g.verdict}`, MUTED);
+  }
+
   h2('Anomalies');
   const anomalies = (r.anomalies.integrity_violations as R[]).length + (r.anomalies.traces_with_anomalies as R[]).length;
   if (anomalies === 0) p('No integrity violation and no trace flagged by the forensics in the period.', MUTED);

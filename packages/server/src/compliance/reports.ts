@@ -15,6 +15,7 @@ import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { Period, ReportStore } from '../store/reports.js';
 import type { WitnessStore } from '../store/witnesses.js';
+import type { GovernanceStore } from '../store/governance.js';
 import { InputError, NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import type { Compliance } from './service.js';
@@ -36,6 +37,8 @@ export interface ReportDeps {
   compliance: Compliance;
   trail: AdminTrail;
   clock: () => number;
+  /** The governance read models: approvals and the checks made at ingestion. */
+  governance: GovernanceStore;
 }
 
 /** A period longer than this is refused: split it (a report checks every entry of its period). */
@@ -100,6 +103,7 @@ export class Reports {
       problems: (checked?.violations ?? []).map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail })),
     };
     const violations = seqs ? await d.reportStore.violations(companyId, seqs) : [];
+    const governance = await this.governance(companyId, period);
     const total = byType.reduce((n, r) => n + r.count, 0);
     return {
       report_id: (this.deps.newId ?? randomUUID)(),
@@ -133,9 +137,73 @@ export class Reports {
       legal_holds: holds.filter((h) => h.created_at < period.to && (h.released_at === null || h.released_at >= period.from)).map((h) => JSON.parse(JSON.stringify(h)) as JsonObject),
       erasures: erasures.filter((e) => e.created_at >= period.from && e.created_at < period.to).map((e) => ({ id: e.id, kind: e.kind, legal_basis: e.legal_basis, requested_by: e.requested_by, created_at: e.created_at, erased_count: e.erased_count, record_log_ids: e.record_log_ids })),
       hitl_rejections: { count: byType.find((r) => r.key === 'hitl.rejected')?.count ?? 0, items: rejections.map((r) => ({ log_id: r.log_id, created_at: r.created_at, trace_id: r.trace_id, data: r.data === null ? null : (JSON.parse(r.data) as JsonObject) })) },
+      approvals: governance.approvals,
+      policies: governance.policies,
       anomalies: {
         integrity_violations: violations.map((v) => ({ seq: v.seq, log_id: v.log_id, kind: v.kind, detail: v.detail, detected_at: v.detected_at })),
         traces_with_anomalies: traces.map((t) => ({ trace_id: t.trace_id, first_at: t.first_at, last_at: t.last_at, event_count: t.event_count, root_cause_type: t.anomaly_type })),
+      },
+    };
+  }
+
+  /**
+   * The governance sections (docs/governance.md): approval requests of the period by outcome, the
+   * time to a decision per team, executions whose check failed, standing approvals used; policy
+   * evaluations by policy, version and verdict, and those naming a version the register lacks.
+   */
+  private async governance(companyId: string, period: Period): Promise<{ approvals: JsonObject; policies: JsonObject }> {
+    const d = this.deps;
+    const now = d.clock();
+    const [approvals, checks, evaluations, versions] = await Promise.all([
+      d.governance.approvalsBetween(companyId, period.from, period.to),
+      d.governance.checksBetween(companyId, period.from, period.to),
+      d.reportStore.entriesOfType(companyId, period, 'policy.evaluated', 100_000),
+      d.reportStore.entriesOfType(companyId, period, 'policy.version_created', 1000),
+    ]);
+    const requests = approvals.filter((a) => a.kind === 'request');
+    const outcome = (a: (typeof requests)[number]) => (a.status === 'pending' && Date.parse(a.expires_at) <= now ? 'expired' : a.status);
+    const count = <T>(xs: T[], key: (x: T) => string) => {
+      const m: Record<string, number> = {};
+      for (const x of xs) m[key(x)] = (m[key(x)] ?? 0) + 1;
+      return m;
+    };
+    const byTeam = new Map<string, number[]>();
+    for (const a of requests) {
+      if (a.decided_at === null || (a.status !== 'approved' && a.status !== 'rejected')) continue;
+      const list = byTeam.get(a.team ?? '(no team)') ?? [];
+      list.push((Date.parse(a.decided_at) - Date.parse(a.created_at)) / 1000);
+      byTeam.set(a.team ?? '(no team)', list);
+    }
+    const approvalChecks = checks.filter((c) => c.kind === 'approval');
+    const violated = approvalChecks.filter((c) => c.result !== 'ok');
+    const standingUsed = approvalChecks.filter((c) => c.result === 'ok' && c.basis === 'standing');
+    const evals = evaluations.map((e) => {
+      const data = (e.data === null ? {} : JSON.parse(e.data)) as Record<string, unknown>;
+      return { policy: String(data.policy_id ?? '(unnamed)'), version: data.policy_version === undefined || data.policy_version === null ? null : String(data.policy_version), verdict: String(data.verdict ?? data.result ?? '(none)') };
+    });
+    const groups = count(evals, (e) => JSON.stringify([e.policy, e.version, e.verdict]));
+    return {
+      approvals: {
+        requested: requests.length,
+        by_outcome: count(requests, outcome),
+        critical: requests.filter((a) => a.risk === 'critical').length,
+        escalated: requests.filter((a) => a.escalated_at !== null).length,
+        time_to_decision_by_team: [...byTeam.entries()].map(([team, secs]) => {
+          const sorted = [...secs].sort((x, y) => x - y);
+          return { team, decided: secs.length, median_seconds: sorted[Math.floor((sorted.length - 1) / 2)] ?? null, max_seconds: sorted.at(-1) ?? null };
+        }),
+        executions_checked: approvalChecks.length,
+        violations: { count: violated.length, by_result: count(violated, (c) => c.result), items: violated.slice(0, 100).map((c) => ({ execution_log_id: c.log_id, approval_id: c.subject_id, result: c.result, detail: c.detail, check_log_id: c.check_log_id })) },
+        standing_approvals_used: { executions: standingUsed.length, by_approval: count(standingUsed, (c) => c.subject_id) },
+      },
+      policies: {
+        versions_created: versions.length,
+        evaluations: evals.length,
+        by_policy_version_verdict: Object.entries(groups).map(([k, n]) => {
+          const [policy, version, verdict] = JSON.parse(k) as [string, string | null, string];
+          return { policy_id: policy, version, verdict, count: n };
+        }),
+        unknown_versions: checks.filter((c) => c.kind === 'policy' && c.result !== 'ok').length,
       },
     };
   }
