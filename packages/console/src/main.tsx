@@ -3,6 +3,8 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type Session, currentSession, signOut } from './api';
 import { Admin } from './pages/admin';
+import { Approvals } from './pages/approvals';
+import { Decisions, Incidents, Policies } from './pages/governance';
 import { EntryPage } from './pages/entry';
 import { Evidence } from './pages/evidence';
 import { Integrity } from './pages/integrity';
@@ -34,7 +36,11 @@ function App() {
           {nav('traces', '#/traces', 'Traces')}
           {nav('integrity', '#/integrity', 'Integrity')}
           {nav('evidence', '#/evidence', 'Evidence')}
+          {nav('approvals', '#/approvals', 'Approvals')}
           {nav('reviews', '#/reviews', 'Human review')}
+          {nav('decisions', '#/decisions', 'Decisions')}
+          {nav('policies', '#/policies', 'Policies')}
+          {nav('incidents', '#/incidents', 'Incidents')}
           {session.user.role === 'admin' && nav('admin', '#/admin', 'Admin')}
           {nav('keys', '#/keys', 'Pinned keys')}
         </nav>
@@ -46,7 +52,7 @@ function App() {
           Sign out
         </button>
       </header>
-      {route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
+      {route.page === 'approvals' ? <Approvals query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'policies' ? <Policies query={route.query} /> : route.page === 'decisions' ? <Decisions id={route.id} /> : route.page === 'incidents' ? <Incidents id={route.id} role={session.user.role} /> : route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
     </>
   );
 }

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 export interface Route {
-  page: 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay' | 'evidence' | 'reviews' | 'admin';
+  page: 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay' | 'evidence' | 'reviews' | 'admin' | 'approvals' | 'policies' | 'decisions' | 'incidents';
   id?: string;
   query: URLSearchParams;
 }
@@ -18,6 +18,10 @@ function parseHash(): Route {
   if (parts[0] === 'evidence') return { page: 'evidence', query };
   if (parts[0] === 'reviews') return { page: 'reviews', query };
   if (parts[0] === 'admin') return { page: 'admin', query };
+  if (parts[0] === 'approvals') return { page: 'approvals', query };
+  if (parts[0] === 'policies') return { page: 'policies', query };
+  if (parts[0] === 'decisions') return { page: 'decisions', ...(parts[1] ? { id: decodeURIComponent(parts[1]) } : {}), query };
+  if (parts[0] === 'incidents') return { page: 'incidents', ...(parts[1] ? { id: parts[1] } : {}), query };
   if (parts[0] === 'replays' && parts[1]) return { page: 'replay', id: parts[1], query };
   if (parts[0] === 'keys') return { page: 'keys', query };
   return { page: 'logs', query };

@@ -1,4 +1,5 @@
 // Small pieces every page uses: the error line, a problem's message, the verification badge.
+import { useState } from 'preact/hooks';
 import { ApiProblem } from './api';
 import type { Verdict } from './verify';
 
@@ -25,6 +26,59 @@ export function Badge({ verdict }: { verdict: Verdict }) {
           </li>
         ))}
       </ul>
+    </div>
+  );
+}
+
+/**
+ * A change that needs an explicit confirmation (never one keystroke): the button opens a panel
+ * saying exactly what will happen, with the fields it needs, and only its Confirm button acts.
+ */
+export function Confirm({ label, title, what, fields, run, danger }: { label: string; title: string; what: string; fields?: Array<{ name: string; label: string; required?: boolean }>; run: (values: Record<string, string>) => Promise<void>; danger?: boolean }) {
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (!open)
+    return (
+      <button type="button" class={danger ? 'danger' : ''} onClick={() => setOpen(true)}>
+        {label}
+      </button>
+    );
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    setBusy(true);
+    try {
+      await run(Object.fromEntries((fields ?? []).map((f) => [f.name, String(form.get(f.name) ?? '').trim()])));
+      setOpen(false);
+      setError('');
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div role="dialog" aria-label={title}>
+    <form class="confirm" onSubmit={submit}>
+      <strong>{title}</strong>
+      <p>{what}</p>
+      {(fields ?? []).map((f) => (
+        <label key={f.name}>
+          {f.label}
+          <input name={f.name} required={f.required ?? false} />
+        </label>
+      ))}
+      <ErrorLine error={error} />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          Confirm: {label.toLowerCase()}
+        </button>
+        <button type="button" class="secondary" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
     </div>
   );
 }
