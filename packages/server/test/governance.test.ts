@@ -2,14 +2,28 @@
 // exact arguments, four eyes, self-approval, executions checked at ingestion, standing approvals,
 // reviewer teams and SLA escalation on a fake clock, the policy register, the decision register,
 // incidents and their signed report, and the aliases of one agent SDK's human-review calls.
-import { createHash } from 'node:crypto';
-import { randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { canonicalJson, type Json, parseTrustedKeys, verifyReport } from '@audit-ledger/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from './helpers/env.js';
 import { type Account, FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
 
 const hashOf = (v: unknown) => createHash('sha256').update(canonicalJson(v as Json)).digest('hex');
+
+describe('docs/governance.md', () => {
+  it("the worked example's canonical text and hash are what the service computes", () => {
+    const doc = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'docs', 'governance.md'), 'utf8');
+    const request = JSON.parse(/```json\n(\{"action": "refund.issue".*\})\n```/.exec(doc)?.[1] ?? 'null');
+    const blocks = [...doc.slice(doc.indexOf('governance-example')).matchAll(/```text\n(.*)\n```/g)].map((m) => m[1]);
+    expect(blocks[0]).toBe(canonicalJson(request.arguments));
+    expect(blocks[1]).toBe(hashOf(request.arguments));
+    expect(doc).toContain(hashOf({ ...request.arguments, amount: 2500.5 }));
+  });
+});
 
 describe.each(STORE_KINDS)('governance on %s', (kind) => {
   let t: TestApp;
@@ -341,6 +355,14 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     const trusted = parseTrustedKeys((await c.call('GET', '/integrity/keys', c.agent)).body);
     expect(verifyReport(doc, trusted).ok).toBe(true);
     expect(verifyReport({ ...doc, report: { ...doc.report, incident: { ...doc.report.incident, severity: 'low' } } }, trusted).ok).toBe(false);
+    // The auditor's own tool, offline: audit-ledger-verify with the published keys.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'incident-report-'));
+    fs.writeFileSync(path.join(dir, 'report.json'), rep.body);
+    fs.writeFileSync(path.join(dir, 'keys.json'), (await c.call('GET', '/integrity/keys', c.agent)).body);
+    const cli = spawnSync(process.execPath, [path.join(import.meta.dirname, '..', '..', 'verify', 'bin', 'audit-ledger-verify.js'), path.join(dir, 'report.json'), '--public-key', path.join(dir, 'keys.json')], { encoding: 'utf8' });
+    expect(cli.status, cli.stdout + cli.stderr).toBe(0);
+    expect(cli.stdout).toContain(`incident report of company ${c.admin.companyId} for incident ${inc.id}`);
+    fs.rmSync(dir, { recursive: true });
     const again = await c.call('GET', `${String(rep.headers.location).replace('/api/v1', '')}?format=pdf`, c.as(c.auditor));
     expect(again.headers['content-type']).toBe('application/pdf');
     expect(again.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');

@@ -2,7 +2,7 @@
 // configuration, server or database. The checks are the core's (verifyBundle, ExportVerifier);
 // this file reads the files and turns the structured report into lines for people.
 import fs from 'node:fs';
-import { type Check, COMPLIANCE_REPORT_FORMAT, ExportVerifier, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
+import { type Check, COMPLIANCE_REPORT_FORMAT, ExportVerifier, INCIDENT_REPORT_FORMAT, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
 
 /** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
 export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
@@ -35,7 +35,7 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     report = v.finish();
   } else {
     const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format?: unknown; checkpoint?: CheckpointJson };
-    if (doc.format === COMPLIANCE_REPORT_FORMAT) return finish(verifyReport(doc, keys));
+    if (doc.format === COMPLIANCE_REPORT_FORMAT || doc.format === INCIDENT_REPORT_FORMAT) return finish(verifyReport(doc, keys));
     checkpoint = { note: String(doc.checkpoint?.note), cosignatures: linesOf(doc.checkpoint) };
     report = verifyBundle(doc, keys);
   }

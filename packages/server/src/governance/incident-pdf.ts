@@ -75,7 +75,7 @@ export function incidentPdf(doc: SignedReport): Promise<Buffer> {
   for (const n of (i.notes ?? []) as R[]) row([n.created_at, n.kind, who(n.actor), JSON.stringify(n.body)], [135, 80, 130, 165]);
 
   h2('How to check this report');
-  p(`The JSON of this report is signed (format ${doc.format}, digest ${doc.signature.digest}, key ${doc.signature.key_id}). Verify it offline with: audit-ledger verify-report incident-report.json --public-key <the pinned key>.`, MUTED);
+  p(`The JSON of this report is signed (format ${doc.format}, digest ${doc.signature.digest}, key ${doc.signature.key_id}). Verify it offline with: audit-ledger-verify incident-report.json --public-key <the pinned keys>.`, MUTED);
   pdf.end();
   return done;
 }

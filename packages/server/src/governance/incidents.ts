@@ -2,7 +2,7 @@
 // was detected), assigned, commented, moved through open → investigating → mitigated → resolved →
 // closed; each change an `incident.*` entry of the source audit-ledger/governance and a note of the
 // incident's own timeline. An incident report is signed JSON (the compliance report's signature
-// scheme, format audit-ledger/incident-report/v1, verified offline by `audit-ledger verify-report`)
+// scheme, format audit-ledger/incident-report/v1, verified offline by `audit-ledger-verify`)
 // and a PDF: the linked entries each verified, their timeline, the root cause found, the approvals
 // and policy evaluations involved, and the EU AI Act Article 73 reporting deadlines counted from
 // when the incident was opened.

@@ -66,7 +66,7 @@ const OpenBody = Type.Object(
 );
 
 const IdParams = Type.Object({ id: ServiceId });
-const SignedReportSchema = Type.Object({ format: Type.String(), report: JsonObjectSchema, signature: JsonObjectSchema }, { ...component('IncidentReport'), description: 'Signed like a compliance report; verify offline with `audit-ledger verify-report FILE --public-key KEY`' });
+const SignedReportSchema = Type.Object({ format: Type.String(), report: JsonObjectSchema, signature: JsonObjectSchema }, { ...component('IncidentReport'), description: 'Signed like a compliance report; verify offline with `audit-ledger-verify FILE --public-key KEY`' });
 
 export function incidentRoutes(ctx: IncidentServices): FastifyPluginAsyncTypebox {
   return async (app) => {
