@@ -148,6 +148,17 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     const rc2 = await rootCause(t2);
     expect(rc2).toMatchObject({ detected: true, root_cause_type: 'POLICY_VIOLATION' });
     expect(rc2.description).toContain('"refunds" version "1"');
+
+    // A replay whose root cause detected something opens an incident in one call; a clean one cannot.
+    const replay = (await c.call('POST', '/forensics/replays', c.agent, { trace_id: traceId, metadata: {} })).json();
+    const opened = await c.call('POST', '/incidents', c.as(c.r1), { from_replay_session_id: replay.id, art73: 'serious' });
+    expect(opened.statusCode, opened.body).toBe(201);
+    expect(opened.json()).toMatchObject({ title: expect.stringMatching(/^POLICY_VIOLATION: /), severity: 'high', links: { trace_ids: [traceId], replay_session_id: replay.id, log_ids: expect.arrayContaining([run.log_id]) } });
+    const clean = randomUUID();
+    await c.call('POST', '/logs', c.agent, { event_type: 'agent.completed', trace_id: clean, data: { status: 'succeeded' } });
+    const cleanReplay = (await c.call('POST', '/forensics/replays', c.agent, { trace_id: clean, metadata: {} })).json();
+    problem(await c.call('POST', '/incidents', c.as(c.r1), { from_replay_session_id: cleanReplay.id }), 409, 'nothing_detected');
+    problem(await c.call('POST', '/incidents', c.as(c.r1), { severity: 'low' }), 400, 'validation_failed');
   });
 
   it('refuses self-approval, needs two different approvers for a critical request, and expires an approval that was not used in time', async () => {
