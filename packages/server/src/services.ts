@@ -193,7 +193,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const apiKeys = new ApiKeys({ accounts, trail, events, clock });
   const { governanceStore } = store;
   const recorder = new GovernanceRecorder({ appender });
-  const policies = new Policies({ store: governanceStore, recorder, events });
+  const policies = new Policies({ store: governanceStore, recorder, events, clock });
   const approvals = new Approvals({ store: governanceStore, recorder, events, clock, policyVersionExists: (c, p, v) => policies.exists(c, p, v) });
   const binding = new ExecutionBinding({ store: governanceStore, recorder, events, clock });
   const decisions = new Decisions({ ledger, store: governanceStore, clock });

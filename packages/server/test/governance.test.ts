@@ -305,6 +305,30 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect((await evaluate({ policy_id: 'refunds', content_hash: v1.json().content_hash })).json().policy_check).toEqual({ result: 'ok', policy_id: 'refunds', version: 1 });
     expect((await evaluate({ policy_id: 'nope', policy_version: 1 })).json().policy_check.result).toBe('unknown_policy');
     expect((await c.call('POST', '/approvals', c.agent, { action: 'x', policy: { policy_id: 'refunds', version: 2 } })).statusCode).toBe(201);
+
+    // Ten simultaneous new versions: ten consecutive numbers, each with exactly one entry.
+    const puts = await Promise.all(Array.from({ length: 10 }, (_, i) => c.call('PUT', '/policies/limits', c.as(c.admin), { content: `limit ${i}` })));
+    expect(puts.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
+    expect(puts.map((r) => r.json().version).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const limits = (await c.entries('policy.version_created')).filter((e) => e.data.policy_id === 'limits');
+    expect(limits.map((e) => e.data.version).sort((x: number, y: number) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    for (const r of puts) expect((await c.call('GET', `/policies/limits/versions/${r.json().version}`, c.agent)).json().content).toBe(limits.find((e) => e.data.version === r.json().version)?.data.content);
+  });
+
+  it('a single-use approval covers one of several simultaneous executions; arguments too deep for an entry are a 400', async () => {
+    const c = await company();
+    const a = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', arguments: { amount: 1 } })).json();
+    await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), {});
+    const runs = await Promise.all(Array.from({ length: 8 }, () => c.execute(a.id, { amount: 1 })));
+    const results = runs.map((r) => r.json().approval_check.result).sort();
+    expect(results).toEqual(['consumed', 'consumed', 'consumed', 'consumed', 'consumed', 'consumed', 'consumed', 'ok']);
+    expect((await c.call('GET', `/approvals/${a.id}`, c.agent)).json().uses).toBe(1);
+
+    let deep: unknown = 1;
+    for (let i = 0; i < 70; i++) deep = { d: deep };
+    const before = (await c.entries('approval.requested')).length;
+    problem(await c.call('POST', '/approvals', c.agent, { action: 'x', arguments: deep }), 400, 'validation_failed');
+    expect((await c.entries('approval.requested')).length).toBe(before);
   });
 
   it('registers decisions with their policy evaluations, approvals and links', async () => {

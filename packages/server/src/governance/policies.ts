@@ -1,11 +1,14 @@
 // The policy register (docs/governance.md, "Policies"): each PUT of a policy makes a new
 // immutable version, recorded as a `policy.version_created` entry that holds the exact text and
 // its SHA-256 (so a bundle proves which text was in force). Putting the same text as the latest
-// version again makes no new version. Versions count from 1, per policy, without gaps: two
-// simultaneous PUTs cannot take the same number (the primary key), the second tries the next.
+// version again makes no new version. Versions count from 1, per policy, without gaps: a number is
+// reserved in the register first (the primary key: two simultaneous PUTs cannot take the same
+// one, the second tries the next), then its entry is appended (the reservation is given back if
+// that fails), so every version has exactly one entry.
 import type { TrailActor } from '../compliance/trail.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
+import { iso } from '../kernel/time.js';
 import type { GovernanceStore, PolicyVersionRow } from '../store/governance.js';
 import { type GovernanceRecorder, textHash } from './record.js';
 
@@ -42,27 +45,32 @@ export const versionView = (row: PolicyVersionRow, withContent: boolean): Policy
 });
 
 export class Policies {
-  constructor(private readonly deps: { store: GovernanceStore; recorder: GovernanceRecorder; events: EventSink }) {}
+  constructor(private readonly deps: { store: GovernanceStore; recorder: GovernanceRecorder; events: EventSink; clock: () => number }) {}
 
   /** Registers a version; `created` is false when the text equals the latest version's (nothing new recorded). */
   async put(companyId: string, actor: TrailActor, policyId: string, input: PolicyInput): Promise<{ created: boolean; version: PolicyVersionView }> {
     const contentHash = textHash(input.content);
     const format = input.format ?? 'text';
-    for (let attempt = 0; attempt < 5; attempt++) {
+    // Each attempt is a read and one insert; n simultaneous PUTs of one policy need at most n.
+    for (let attempt = 0; attempt < 100; attempt++) {
       const latest = await this.deps.store.latestVersion(companyId, policyId);
       if (latest && latest.content_hash === contentHash && latest.format === format) return { created: false, version: versionView(latest, false) };
       const version = (latest?.version ?? 0) + 1;
-      const appended = await this.deps.recorder.record(companyId, 'policy.version_created', actor, { policy_id: policyId, version, format, content_hash: contentHash, description: input.description ?? null, content: input.content });
-      const row: PolicyVersionRow = { company_id: companyId, policy_id: policyId, version, format, content: input.content, content_hash: contentHash, description: input.description ?? null, created_at: appended.created_at, created_by: JSON.stringify(actor), log_id: appended.log_id };
-      // Another PUT took this number after we read the latest: ours is recorded, but with a number
-      // taken; the loop records it again with the next one (docs/governance.md says the register's
-      // numbering is what the table holds; the superseded entry names the same text and hash).
-      if (await this.deps.store.insertVersion(row)) {
-        await this.deps.events.emit(companyId, 'policy.version_created', { policy_id: policyId, version, content_hash: contentHash, log_id: appended.log_id });
-        return { created: true, version: versionView(row, false) };
+      const row: PolicyVersionRow = { company_id: companyId, policy_id: policyId, version, format, content: input.content, content_hash: contentHash, description: input.description ?? null, created_at: iso(this.deps.clock()), created_by: JSON.stringify(actor), log_id: '' };
+      if (!(await this.deps.store.insertVersion(row))) continue; // taken meanwhile: read the latest again
+      let appended;
+      try {
+        appended = await this.deps.recorder.record(companyId, 'policy.version_created', actor, { policy_id: policyId, version, format, content_hash: contentHash, description: input.description ?? null, content: input.content });
+      } catch (err) {
+        await this.deps.store.deleteVersion(companyId, policyId, version).catch(() => undefined);
+        throw err;
       }
+      await this.deps.store.setVersionEntry(companyId, policyId, version, appended.log_id, appended.created_at);
+      const stored = { ...row, log_id: appended.log_id, created_at: appended.created_at };
+      await this.deps.events.emit(companyId, 'policy.version_created', { policy_id: policyId, version, content_hash: contentHash, log_id: appended.log_id });
+      return { created: true, version: versionView(stored, false) };
     }
-    throw new Error(`policy ${policyId}: could not take a version number after 5 attempts`);
+    throw new Error(`policy ${policyId}: could not take a version number after 100 attempts`);
   }
 
   async list(companyId: string): Promise<Array<{ policy_id: string; latest_version: number }>> {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, type Json, type JsonObject } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
+import { InputError } from '../kernel/domain-error.js';
 import { prepareEvent } from '../ingestion/input.js';
 import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
@@ -42,7 +43,8 @@ export class GovernanceRecorder {
       },
       '/body',
     );
-    if (Array.isArray(event)) throw new Error(`governance entry ${eventType} is not valid: ${event.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+    // What a caller sent and the entry cannot hold (nesting deeper than an entry allows): their input, a 400.
+    if (Array.isArray(event)) throw new InputError(event.map((e) => ({ field: e.field.replace(/^\/body\/data/, '/body'), message: e.message })));
     const [appended] = await this.deps.appender.append(companyId, [event as PreparedEvent]);
     return appended as AppendedEvent;
   }

@@ -191,16 +191,26 @@ export class GovernanceStore {
     }
   }
 
+  /** Sets the entry that records a reserved version, once it is committed. */
+  async setVersionEntry(companyId: string, policyId: string, version: number, logId: string, createdAt: string): Promise<void> {
+    await this.db.updateTable('policy_versions').set({ log_id: logId, created_at: createdAt }).where('company_id', '=', companyId).where('policy_id', '=', policyId).where('version', '=', version).execute();
+  }
+
+  /** Gives back a reserved version whose entry could not be appended. */
+  async deleteVersion(companyId: string, policyId: string, version: number): Promise<void> {
+    await this.db.deleteFrom('policy_versions').where('company_id', '=', companyId).where('policy_id', '=', policyId).where('version', '=', version).where('log_id', '=', '').execute();
+  }
+
   getVersion(companyId: string, policyId: string, version: number): Promise<PolicyVersionRow | undefined> {
-    return this.db.selectFrom('policy_versions').selectAll().where('company_id', '=', companyId).where('policy_id', '=', policyId).where('version', '=', version).executeTakeFirst();
+    return this.db.selectFrom('policy_versions').selectAll().where('company_id', '=', companyId).where('policy_id', '=', policyId).where('version', '=', version).where('log_id', '<>', '').executeTakeFirst();
   }
 
   versionByHash(companyId: string, policyId: string, contentHash: string): Promise<PolicyVersionRow | undefined> {
-    return this.db.selectFrom('policy_versions').selectAll().where('company_id', '=', companyId).where('policy_id', '=', policyId).where('content_hash', '=', contentHash).limit(1).executeTakeFirst();
+    return this.db.selectFrom('policy_versions').selectAll().where('company_id', '=', companyId).where('policy_id', '=', policyId).where('content_hash', '=', contentHash).where('log_id', '<>', '').limit(1).executeTakeFirst();
   }
 
   listVersions(companyId: string, policyId: string): Promise<PolicyVersionRow[]> {
-    return this.db.selectFrom('policy_versions').selectAll().where('company_id', '=', companyId).where('policy_id', '=', policyId).orderBy('version', 'desc').limit(1000).execute();
+    return this.db.selectFrom('policy_versions').selectAll().where('company_id', '=', companyId).where('policy_id', '=', policyId).where('log_id', '<>', '').orderBy('version', 'desc').limit(1000).execute();
   }
 
   /** Each policy with its latest version number and when that was created. */
