@@ -315,6 +315,28 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     for (const r of puts) expect((await c.call('GET', `/policies/limits/versions/${r.json().version}`, c.agent)).json().content).toBe(limits.find((e) => e.data.version === r.json().version)?.data.content);
   });
 
+  it('crash windows fail closed: an approval whose entry never committed is not usable, and an execution never checked is checked when its client retries', async () => {
+    const c = await company();
+    const a = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', arguments: { amount: 1 } })).json();
+    await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), {});
+    // As if the process stopped after the decision's change but before its entry: the approval reads pending and covers nothing.
+    const row = await t.store.db.selectFrom('approvals').select('approvers').where('approval_id', '=', a.id).executeTakeFirstOrThrow();
+    const unrecorded = JSON.stringify(JSON.parse(row.approvers).map((x: Record<string, unknown>) => ({ ...x, log_id: '' })));
+    await t.store.db.updateTable('approvals').set({ approvers: unrecorded }).where('approval_id', '=', a.id).execute();
+    expect((await c.call('GET', `/approvals/${a.id}`, c.agent)).json()).toMatchObject({ status: 'pending', usable: false });
+    const first = await c.call('POST', '/logs', { ...c.agent, 'idempotency-key': 'run-1' }, { event_type: 'action.executed', data: { action: 'refund.issue', approval_id: a.id, arguments: { amount: 1 } } });
+    expect(first.json().approval_check).toMatchObject({ result: 'not_approved', detail: expect.stringContaining('not recorded') });
+    await t.store.db.updateTable('approvals').set({ approvers: row.approvers }).where('approval_id', '=', a.id).execute();
+
+    // As if the process stopped between an execution's commit and its check: the retry (same key) is checked, as the original.
+    await t.store.db.deleteFrom('governance_checks').where('log_id', '=', first.json().log_id).execute();
+    const retry = await c.call('POST', '/logs', { ...c.agent, 'idempotency-key': 'run-1' }, { event_type: 'action.executed', data: { action: 'refund.issue', approval_id: a.id, arguments: { amount: 1 } } });
+    expect(retry.json()).toMatchObject({ log_id: first.json().log_id, approval_check: { result: 'ok' } });
+    const again = await c.call('POST', '/logs', { ...c.agent, 'idempotency-key': 'run-1' }, { event_type: 'action.executed', data: { action: 'refund.issue', approval_id: a.id, arguments: { amount: 1 } } });
+    expect(again.json().approval_check).toEqual(retry.json().approval_check);
+    expect((await c.call('GET', `/approvals/${a.id}`, c.agent)).json().uses).toBe(1);
+  });
+
   it('a single-use approval covers one of several simultaneous executions; arguments too deep for an entry are a 400', async () => {
     const c = await company();
     const a = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', arguments: { amount: 1 } })).json();

@@ -18,7 +18,7 @@ import { iso } from '../kernel/time.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { ApprovalRow, GovernanceStore, TeamRow } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
-import { type ApprovalCheckResult, compileConstraints, judge } from './binding.js';
+import { type ApprovalCheckResult, approvalsRecorded, compileConstraints, judge } from './binding.js';
 import { canonicalHash, type GovernanceRecorder } from './record.js';
 
 export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
@@ -130,7 +130,9 @@ const parse = <T>(text: string | null): T | null => (text === null ? null : (JSO
 
 export function approvalView(row: ApprovalRow, now: number): ApprovalView {
   const expired = Date.parse(row.expires_at) <= now;
-  const status: ApprovalStatus = row.status === 'pending' && expired ? 'expired' : row.status;
+  // Approved once the last approval's entry is committed: until then it still reads pending.
+  const given = row.status === 'approved' && !approvalsRecorded(row) ? 'pending' : row.status;
+  const status: ApprovalStatus = given === 'pending' && expired ? 'expired' : given;
   return {
     id: row.approval_id,
     kind: row.kind,
@@ -162,7 +164,7 @@ export function approvalView(row: ApprovalRow, now: number): ApprovalView {
     escalated_at: row.escalated_at,
     max_uses: row.max_uses,
     uses: row.uses,
-    usable: row.status === 'approved' && !expired && Date.parse(row.valid_from) <= now && (row.max_uses === null || row.uses < row.max_uses),
+    usable: status === 'approved' && !expired && Date.parse(row.valid_from) <= now && (row.max_uses === null || row.uses < row.max_uses),
   };
 }
 
@@ -374,11 +376,24 @@ export class Approvals {
         { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id },
       ),
     );
-    mine.log_id = appended.log_id;
-    await this.deps.store.updateIf(companyId, approvalId, changedRow, { approvers: JSON.stringify(next) });
+    await this.setApproverEntry(companyId, approvalId, user.user_id, appended.log_id);
     this.notify(companyId, approvalId);
     if (final) await this.deps.events.emit(companyId, 'approval.decided', { approval_id: approvalId, status: 'approved', decided_by: user, reason: reason ?? null, log_id: appended.log_id });
     return this.get(companyId, approvalId);
+  }
+
+  /**
+   * Writes the log_id of an approver's committed entry into the read model. Until it is there the
+   * approval counts as not yet given (approvalView, binding.ts judge): a process killed between the
+   * change and its entry leaves an approval that never becomes usable, never one without its entry.
+   */
+  private async setApproverEntry(companyId: string, approvalId: string, userId: string, logId: string): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const row = await this.deps.store.getApproval(companyId, approvalId);
+      if (!row) return;
+      const approvers = (JSON.parse(row.approvers) as Approver[]).map((a) => (a.user_id === userId && a.log_id === '' ? { ...a, log_id: logId } : a));
+      if (await this.deps.store.updateIf(companyId, approvalId, row, { approvers: JSON.stringify(approvers) })) return;
+    }
   }
 
   async reject(companyId: string, decider: Decider, approvalId: string, reason: string): Promise<ApprovalView> {

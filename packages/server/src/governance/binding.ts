@@ -73,6 +73,9 @@ export function checkView(row: CheckRow): GovernanceMarks {
   return { policy_check: { result: row.result as PolicyCheckResult, policy_id: row.subject_id, version: d.version ?? null } };
 }
 
+/** Whether every approval given is recorded by its committed entry (an approval counts from then). */
+export const approvalsRecorded = (row: Pick<ApprovalRow, 'approvers'>): boolean => (JSON.parse(row.approvers) as Array<{ log_id: string }>).every((a) => a.log_id !== '');
+
 /** What an execution (or a self-check) names: compared with the approval. */
 export interface ExecutionSubject {
   action: string | null;
@@ -112,6 +115,7 @@ export function judge(row: ApprovalRow, x: ExecutionSubject, now: string): { res
     }
     if (Date.parse(row.valid_from) > Date.parse(now)) return { result: 'not_approved', detail: `the standing approval starts at ${row.valid_from}` };
   }
+  if (row.status === 'approved' && !approvalsRecorded(row)) return { result: 'not_approved', detail: 'the approval is not recorded yet (its entry is being committed)' };
   if (row.status !== 'approved') return { result: 'not_approved', detail: `the approval is ${Date.parse(row.expires_at) <= Date.parse(now) && row.status === 'pending' ? 'expired undecided' : row.status}${row.status === 'pending' ? ` (${(JSON.parse(row.approvers) as unknown[]).length} of ${row.required_approvals} approvals)` : ''}` };
   if (Date.parse(row.expires_at) <= Date.parse(now)) return { result: 'expired', detail: `the approval expired at ${row.expires_at}` };
   if (row.max_uses !== null && row.uses >= row.max_uses) return { result: 'consumed', detail: `every use of the approval (${row.max_uses}) was already taken` };
@@ -136,8 +140,12 @@ export class ExecutionBinding {
       }
       if (r.duplicate) {
         const rows = await this.deps.store.getChecks(companyId, [r.log_id]);
-        out.push(rows.length ? Object.assign({}, ...rows.map(checkView)) : undefined);
-        continue;
+        // A repeat answers the original's check; an original never checked (the process stopped
+        // between its commit and its check) is checked now, as the original.
+        if (rows.length) {
+          out.push(Object.assign({}, ...rows.map(checkView)));
+          continue;
+        }
       }
       out.push(EXECUTION_TYPES.has(e.event_type) ? { approval_check: await this.checkExecution(companyId, e, r) } : { policy_check: await this.checkEvaluation(companyId, e, r) });
     }
