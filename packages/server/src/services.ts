@@ -227,7 +227,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     (err) => logError({ err }, 'approval SLA and expiry sweep failed'),
   );
   const ingestion = new Ingestion({ appender, usage, config, binding });
-  const entries = new Entries({ ledger, entryChecker, config });
+  const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock, governance: store.governanceStore });

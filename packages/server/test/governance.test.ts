@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { canonicalJson, type Json, parseTrustedKeys, verifyReport } from '@audit-ledger/core';
+import { verifyReceipt } from '@audit-ledger/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from './helpers/env.js';
 import { type Account, FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
@@ -96,6 +97,12 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(checks.map((x) => x.data.result)).toEqual(['not_approved', 'ok', 'consumed', 'mismatch', 'mismatch', 'unknown']);
     expect(checks.map((x) => x.parent_event_id)).toEqual(executions.map((e) => e.log_id));
     expect((await c.call('GET', `/approvals/${a.id}`, c.agent)).json()).toMatchObject({ uses: 1, usable: false, status: 'approved' });
+    // The entry reads with its check beside it (not in it: the receipt still verifies).
+    const read = (await c.call('GET', `/logs/${changed.json().log_id}`, c.agent)).json();
+    expect(read.approval_check).toMatchObject({ result: 'mismatch', approval_id: a.id });
+    expect(verifyReceipt(read, { publicKeys: (await c.call('GET', '/integrity/keys', c.agent)).body }).ok).toBe(true);
+    const listed = (await c.call('GET', '/logs?event_type=action.executed&limit=10', c.agent)).json().items;
+    expect(listed.map((e: { approval_check?: { result: string } }) => e.approval_check?.result)).toEqual(['not_approved', 'ok', 'consumed', 'mismatch', 'mismatch', 'unknown']);
 
     // Each check that is not ok fires approval.violated.
     const violated = await t.store.db.selectFrom('webhook_events').select('data').where('company_id', '=', c.admin.companyId).where('type', '=', 'approval.violated').execute();

@@ -13,9 +13,16 @@ import type { LogEntryRow } from '../store/chain.js';
 /** A stored entry (its view is the route's). */
 export type { LogEntryRow };
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
+import type { GovernanceStore } from '../store/governance.js';
+import { checkView, EXECUTION_TYPES, type GovernanceMarks } from '../governance/binding.js';
+
+/** The entries whose checks the governance layer records (an execution naming an approval, an evaluation naming a policy). */
+const checked = (row: LogEntryRow) => EXECUTION_TYPES.has(row.event_type) || row.event_type === 'policy.evaluated';
 
 export interface EntriesDeps {
   ledger: LedgerStore;
+  /** The governance checks recorded beside entries (store/governance.ts), when there is a governance layer. */
+  governance?: Pick<GovernanceStore, 'getChecks'>;
   entryChecker: Pick<EntryChecker, 'check'>;
   config: Pick<Config, 'checkpointIntervalMs'>;
 }
@@ -35,6 +42,19 @@ export class Entries {
   /** A page of entries in seq order (or newest first). */
   list(companyId: string, filter: EntryFilter): Promise<LogEntryRow[]> {
     return this.deps.ledger.listEntries(companyId, filter);
+  }
+
+  /**
+   * The governance checks made on these entries at ingestion (approval_check, policy_check), by
+   * log_id: kept beside the entries, never in them. One query for a page, none when no entry of
+   * it is of a checked type.
+   */
+  async marks(companyId: string, rows: LogEntryRow[]): Promise<Map<string, GovernanceMarks>> {
+    const ids = rows.filter(checked).map((r) => r.log_id);
+    const out = new Map<string, GovernanceMarks>();
+    if (ids.length === 0 || !this.deps.governance) return out;
+    for (const c of await this.deps.governance.getChecks(companyId, ids)) out.set(c.log_id, { ...out.get(c.log_id), ...checkView(c) });
+    return out;
   }
 
   /** One entry's hash, links, signature and inclusion under the latest checkpoint. */

@@ -10,7 +10,7 @@ import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import type { UsageCounter } from '../ops/usage.js';
-import type { ExecutionBinding, GovernanceMarks } from '../governance/binding.js';
+import { type ExecutionBinding, type GovernanceMarks, governed } from '../governance/binding.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { isReservedSource, type LogInputT, prepareEvent } from './input.js';
 
@@ -60,8 +60,9 @@ export class Ingestion {
   private async commit(sender: Sender, events: PreparedEvent[]): Promise<CommittedEvent[]> {
     const results = await this.deps.appender.append(sender.companyId, events);
     this.deps.usage.appended(sender.companyId, sender.keyId, events, results);
-    if (!this.deps.binding) return results;
-    // Committed first (the ledger keeps what happened whatever the check says), then checked.
+    // Committed first (the ledger keeps what happened whatever the check says), then checked; a
+    // request with nothing to check costs one pass over its event types.
+    if (!this.deps.binding || !events.some(governed)) return results;
     const marks = await this.deps.binding.afterAppend(sender.companyId, events, results);
     return results.map((r, i) => (marks[i] ? { ...r, ...marks[i] } : r));
   }

@@ -13,6 +13,7 @@ import { component, EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectS
 import { LogInput } from '../ingestion/input.js';
 import type { Services } from '../services.js';
 import type { LogEntryRow } from '../entries/service.js';
+import type { GovernanceMarks } from '../governance/binding.js';
 import { iso } from '../kernel/time.js';
 
 const ApprovalCheckSchema = Type.Object(
@@ -101,12 +102,15 @@ export const EntryView = Type.Object({
   key_id: Type.String(),
   idempotency_conflict: Type.Boolean({ description: 'True when this event reused a body idempotency_key an earlier, different event had used (appended anyway); not hashed, derivable from the hashed keys' }),
   idempotency_conflict_of: Type.Union([Uuid, Type.Null()], { description: 'The log_id of the entry that first used the key, when idempotency_conflict' }),
+  approval_check: Type.Optional(ApprovalCheckSchema),
+  policy_check: Type.Optional(PolicyCheckSchema),
 });
 
 /** An entry as the API answers it: the ledger entry, plus content_hash (= hash) for agent SDKs that read that name, and the idempotency-conflict mark. */
-export const entryView = (row: LogEntryRow) => {
+export const entryView = (row: LogEntryRow, marks?: GovernanceMarks) => {
   const entry = recordToEntry(row);
   return {
+    ...marks,
     ...entry,
     event_id: row.event_id,
     links: entry.links ?? null,
@@ -245,7 +249,8 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           order: q.order,
           limit: q.limit,
         });
-        return page(rows, q.limit, (r) => ({ seq: r.seq }), entryView);
+        const marks = await ctx.entries.marks(principalOf(request).companyId, rows);
+        return page(rows, q.limit, (r) => ({ seq: r.seq }), (r) => entryView(r, marks.get(r.log_id)));
       },
     );
 
@@ -262,7 +267,11 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           response: { 200: EntryView, ...problemResponses(400, 401, 404, 429) },
         },
       },
-      async (request) => entryView(await ctx.entries.get(principalOf(request).companyId, request.params.log_id)),
+      async (request) => {
+        const companyId = principalOf(request).companyId;
+        const row = await ctx.entries.get(companyId, request.params.log_id);
+        return entryView(row, (await ctx.entries.marks(companyId, [row])).get(row.log_id));
+      },
     );
 
     app.get(
