@@ -3,8 +3,6 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type Session, currentSession, signOut } from './api';
 import { Admin } from './pages/admin';
-import { Approvals } from './pages/approvals';
-import { Decisions, Incidents, Policies } from './pages/governance';
 import { EntryPage } from './pages/entry';
 import { Evidence } from './pages/evidence';
 import { Integrity } from './pages/integrity';
@@ -15,9 +13,22 @@ import { ChangePassword, SignIn } from './pages/sign-in';
 import { Replay, Traces } from './pages/traces';
 import { type Route, useRoute } from './route';
 
+const GOVERNANCE_PAGES = new Set<Route['page']>(['approvals', 'policies', 'decisions', 'incidents']);
+type GovernancePages = typeof import('./pages/approvals') & typeof import('./pages/governance');
+
+/** The governance pages' code, loaded the first time one of them is opened (a chunk of its own). */
+function useGovernancePages(wanted: boolean): GovernancePages | null {
+  const [pages, setPages] = useState<GovernancePages | null>(null);
+  useEffect(() => {
+    if (wanted && !pages) void Promise.all([import('./pages/approvals'), import('./pages/governance')]).then(([a, g]) => setPages({ ...a, ...g }));
+  }, [wanted]);
+  return pages;
+}
+
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const route = useRoute();
+  const gov = useGovernancePages(GOVERNANCE_PAGES.has(route.page));
   useEffect(() => void currentSession().then(setSession), []);
   if (session === undefined) return <main aria-busy="true">Loading…</main>;
   if (session === null) return <SignIn onSession={setSession} />;
@@ -52,7 +63,7 @@ function App() {
           Sign out
         </button>
       </header>
-      {route.page === 'approvals' ? <Approvals query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'policies' ? <Policies query={route.query} /> : route.page === 'decisions' ? <Decisions id={route.id} /> : route.page === 'incidents' ? <Incidents id={route.id} role={session.user.role} /> : route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
+      {GOVERNANCE_PAGES.has(route.page) && !gov ? <main aria-busy="true">Loading…</main> : gov && route.page === 'approvals' ? <gov.Approvals query={route.query} role={session.user.role} email={session.user.email} /> : gov && route.page === 'policies' ? <gov.Policies query={route.query} /> : gov && route.page === 'decisions' ? <gov.Decisions id={route.id} /> : gov && route.page === 'incidents' ? <gov.Incidents id={route.id} role={session.user.role} /> : route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
     </>
   );
 }

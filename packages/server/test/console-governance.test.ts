@@ -72,6 +72,14 @@ describe('the console governance pages in Chromium', () => {
     expect(decided).toMatchObject({ decided_by: { email: reviewerEmail }, decision_reason: 'matches the ticket' });
     await expect.poll(() => p.getByTestId('approval-request').count()).toBe(0);
     expect(await p.getByRole('table', { name: 'Decided approvals' }).innerText()).toContain('matches the ticket');
+
+    // An execution with other arguments: its entry page shows the failed check beside the entry.
+    const run = (await api('POST', '/logs', { 'x-api-key': key }, { event_type: 'action.executed', data: { action: 'refund.issue', approval_id: id, arguments: { ...args, amount: 2500.5 } } })).json();
+    await p.goto(`${svc.url}/console/#/logs/${run.log_id}`);
+    const check = p.getByTestId('approval-check');
+    await expect.poll(() => check.isVisible()).toBe(true);
+    expect(await check.innerText()).toMatch(/Approval check .*: mismatch for approval/);
+    expect(await axe(p)).toEqual([]);
     await p.close();
   });
 

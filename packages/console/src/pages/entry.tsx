@@ -33,7 +33,8 @@ export function EntryPage({ id }: { id: string }) {
       setError(message(err));
     }
   };
-  const { data, extra, ...fields } = entry;
+  // The governance checks are shown above, not among the entry's own fields (they are not part of it).
+  const { data, extra, approval_check: _approvalCheck, policy_check: _policyCheck, ...fields } = entry;
   return (
     <main>
       <p>
@@ -49,6 +50,25 @@ export function EntryPage({ id }: { id: string }) {
         <a href={`#/reviews?decision_id=${encodeURIComponent(entry.data.decision_id)}`}>Review this decision</a>
       )}
       {verdict && <Badge verdict={verdict} />}
+      {entry.approval_check && (
+        <p class={`badge ${entry.approval_check.result === 'ok' ? 'ok' : 'bad'}`} data-testid="approval-check">
+          Approval check (recorded by the service beside this entry, not part of it): {entry.approval_check.result}
+          {entry.approval_check.basis ? ` (${entry.approval_check.basis})` : ''} for approval <span class="mono">{entry.approval_check.approval_id}</span>
+          {entry.approval_check.detail ? `: ${entry.approval_check.detail}` : ''}
+          {entry.approval_check.check_log_id ? (
+            <>
+              {' · '}
+              <a href={`#/logs/${entry.approval_check.check_log_id}`}>its approval.checked entry</a>
+            </>
+          ) : null}
+        </p>
+      )}
+      {entry.policy_check && (
+        <p class={`badge ${entry.policy_check.result === 'ok' ? 'ok' : 'warn'}`} data-testid="policy-check">
+          Policy register: {entry.policy_check.result === 'ok' ? `version ${entry.policy_check.version} of ${entry.policy_check.policy_id} is registered` : `${entry.policy_check.result.replace('_', ' ')} (${entry.policy_check.policy_id})`}{' '}
+          · <a href={`#/policies?policy=${encodeURIComponent(entry.policy_check.policy_id)}`}>the policy</a>
+        </p>
+      )}
       <section class="drawer" aria-label="Entry fields">
         <dl class="fields">
           {Object.entries(fields).map(([k, v]) => (
