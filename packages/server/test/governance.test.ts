@@ -191,6 +191,9 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     // A pending request past its time cannot be decided, and the sweep records its expiry once.
     problem(await c.call('POST', `/approvals/${own.id}/approve`, c.as(c.r2), {}), 409, 'approval_expired');
     expect((await c.call('GET', `/approvals/${own.id}`, c.agent)).json().status).toBe('expired');
+    // Listed as expired before the sweep records it, and no longer in the pending queue (one page of 1, then none).
+    expect((await c.call('GET', '/approvals?status=expired', c.agent)).json().items.map((x: { id: string }) => x.id)).toEqual([own.id]);
+    expect((await c.call('GET', '/approvals?status=pending&limit=1', c.agent)).json()).toEqual({ items: [], next_cursor: null });
     const swept = await c.call('POST', '/approvals/sweep', c.as(c.admin));
     expect(swept.json().expired).toBeGreaterThanOrEqual(1);
     expect((await c.entries('approval.expired')).map((e) => e.data.approval_id)).toContain(own.id);

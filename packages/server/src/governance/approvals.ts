@@ -252,11 +252,7 @@ export class Approvals {
 
   async list(companyId: string, q: { kind: 'request' | 'standing'; status?: ApprovalStatus | undefined; team?: string | undefined; trace_id?: string | undefined; decision_id?: string | undefined; before?: string | undefined; limit: number }): Promise<ApprovalView[]> {
     const now = this.now();
-    // "expired" is pending past its time: stored as pending until the sweep records it.
-    const stored = q.status === 'expired' ? undefined : q.status;
-    const rows = await this.deps.store.listApprovals(companyId, { ...q, status: q.status === 'expired' ? 'pending' : stored });
-    const views = rows.map((r) => approvalView(r, now));
-    return q.status === 'pending' ? views.filter((v) => v.status === 'pending') : q.status === 'expired' ? views.filter((v) => v.status === 'expired') : views;
+    return (await this.deps.store.listApprovals(companyId, { ...q, now: iso(now) })).map((r) => approvalView(r, now));
   }
 
   // ---- request ----

@@ -26,7 +26,10 @@ export type IncidentReportRow = Selectable<IncidentReportsTable>;
 
 export interface ApprovalQuery {
   kind: ApprovalKind;
+  /** As answered: `pending` is pending and not past expires_at; `expired` includes the pending past it (the sweep records them later). */
   status?: ApprovalStatus | undefined;
+  /** The instant `status` is judged at (ISO); required with status pending or expired. */
+  now?: string | undefined;
   team?: string | undefined;
   trace_id?: string | undefined;
   decision_id?: string | undefined;
@@ -54,7 +57,10 @@ export class GovernanceStore {
 
   listApprovals(companyId: string, q: ApprovalQuery): Promise<ApprovalRow[]> {
     let s = this.db.selectFrom('approvals').selectAll().where('company_id', '=', companyId).where('kind', '=', q.kind);
-    if (q.status !== undefined) s = s.where('status', '=', q.status);
+    const now = q.now ?? '9999-12-31T23:59:59.999Z';
+    if (q.status === 'pending') s = s.where('status', '=', 'pending').where('expires_at', '>', now);
+    else if (q.status === 'expired') s = s.where((eb) => eb.or([eb('status', '=', 'expired'), eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)])]));
+    else if (q.status !== undefined) s = s.where('status', '=', q.status);
     if (q.team !== undefined) s = s.where((eb) => eb.or([eb('team', '=', q.team as string), eb('assignee', '=', q.team as string)]));
     if (q.trace_id !== undefined) s = s.where('trace_id', '=', q.trace_id);
     if (q.decision_id !== undefined) s = s.where('decision_id', '=', q.decision_id);
