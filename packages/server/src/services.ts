@@ -17,7 +17,7 @@ import { Exports } from './exports/service.js';
 import { Forensics } from './forensics/service.js';
 import { Rejections } from './hitl/rejections.js';
 import { Approvals } from './governance/approvals.js';
-import { ExecutionBinding } from './governance/binding.js';
+import { ExecutionBinding, type GovernanceMarks } from './governance/binding.js';
 import { Decisions } from './governance/decisions.js';
 import { type DetectedCause, Incidents } from './governance/incidents.js';
 import { Policies } from './governance/policies.js';
@@ -81,8 +81,8 @@ export interface Services {
   apiKeys: ApiKeys;
   /** User management (admins) and a user's own password, recorded in the ledger. */
   userAdmin: UserAdmin;
-  /** Ingestion: client events to committed entries (ingestion/service.ts). */
-  ingestion: Ingestion;
+  /** Ingestion: client events to committed entries (ingestion/service.ts), with the governance checks made on them. */
+  ingestion: Ingestion<GovernanceMarks>;
   /** OpenTelemetry (OTLP) export requests as ledger entries. */
   otlp: OtlpIngest;
   /** Reading, checking and proving stored entries (entries/service.ts). */
@@ -226,7 +226,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     },
     (err) => logError({ err }, 'approval SLA and expiry sweep failed'),
   );
-  const ingestion = new Ingestion({ appender, usage, config, binding });
+  const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding });
   const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });

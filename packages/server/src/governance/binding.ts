@@ -126,6 +126,11 @@ export function judge(row: ApprovalRow, x: ExecutionSubject, now: string): { res
 export class ExecutionBinding {
   constructor(private readonly deps: BindingDeps) {}
 
+  /** Whether ingestion must hand an event here once committed (ingestion's CommitChecks). */
+  needs(e: PreparedEvent): boolean {
+    return governed(e);
+  }
+
   /**
    * Checks the committed events that need it, in order, and answers one entry per event (undefined
    * where nothing was checked). A repeat (an idempotent duplicate) answers the original's check.

@@ -10,7 +10,6 @@ import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import type { UsageCounter } from '../ops/usage.js';
-import { type ExecutionBinding, type GovernanceMarks, governed } from '../governance/binding.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { isReservedSource, type LogInputT, prepareEvent } from './input.js';
 
@@ -23,25 +22,34 @@ export interface Sender {
   keyId: string | null;
 }
 
-export interface IngestionDeps {
+/**
+ * Checks made on events once they are committed (the governance layer's: an execution against
+ * its approval, an evaluation against the policy register), answered beside each event as `M`.
+ */
+export interface CommitChecks<M extends object> {
+  /** Whether an event needs a check: called for every event, so it must be cheap. */
+  needs(e: PreparedEvent): boolean;
+  afterAppend(companyId: string, events: PreparedEvent[], results: AppendedEvent[]): Promise<Array<M | undefined>>;
+}
+
+export interface IngestionDeps<M extends object> {
   appender: Pick<Appender, 'append'>;
   usage: Pick<UsageCounter, 'appended'>;
   config: Pick<Config, 'maxEntryBytes'>;
-  /** Checks committed executions against their approvals, and policy evaluations against the register. */
-  binding?: Pick<ExecutionBinding, 'afterAppend'>;
+  checks?: CommitChecks<M>;
 }
 
-/** A committed event, with the governance checks made on it (when it named an approval or a policy version). */
-export type CommittedEvent = AppendedEvent & GovernanceMarks;
+/** A committed event, with what the checks made on it answered (when it needed one). */
+export type CommittedEvent<M extends object = object> = AppendedEvent & Partial<M>;
 
-export class Ingestion {
-  constructor(private readonly deps: IngestionDeps) {}
+export class Ingestion<M extends object = object> {
+  constructor(private readonly deps: IngestionDeps<M>) {}
 
   /**
    * One event. An Idempotency-Key header is the key (a body key that differs is refused), and a
    * reuse of it for other content is refused (422) where a body key's is appended and marked.
    */
-  async appendOne(sender: Sender, body: LogInputT, idempotencyHeader: string | undefined): Promise<CommittedEvent> {
+  async appendOne(sender: Sender, body: LogInputT, idempotencyHeader: string | undefined): Promise<CommittedEvent<M>> {
     const item = { ...body };
     if (idempotencyHeader !== undefined) {
       if (item.idempotency_key != null && item.idempotency_key !== idempotencyHeader) throw new InputError([{ field: '/body/idempotency_key', message: 'differs from the Idempotency-Key header' }]);
@@ -49,21 +57,23 @@ export class Ingestion {
     }
     const events = await this.prepareAll([item], () => '/body', idempotencyHeader !== undefined);
     const [result] = await this.commit(sender, events);
-    return result as CommittedEvent;
+    return result as CommittedEvent<M>;
   }
 
   /** Many events, all or nothing: one invalid item refuses the batch, naming it. */
-  async appendBatch(sender: Sender, logs: LogInputT[]): Promise<CommittedEvent[]> {
+  async appendBatch(sender: Sender, logs: LogInputT[]): Promise<Array<CommittedEvent<M>>> {
     return this.commit(sender, await this.prepareAll(logs, (i) => `/body/logs/${i}`, false));
   }
 
-  private async commit(sender: Sender, events: PreparedEvent[]): Promise<CommittedEvent[]> {
-    const results = await this.deps.appender.append(sender.companyId, events);
+  private async commit(sender: Sender, events: PreparedEvent[]): Promise<Array<CommittedEvent<M>>> {
+    // An event nothing checked answers no mark: every field of M is optional there (Partial<M>).
+    const results = (await this.deps.appender.append(sender.companyId, events)) as Array<CommittedEvent<M>>;
     this.deps.usage.appended(sender.companyId, sender.keyId, events, results);
     // Committed first (the ledger keeps what happened whatever the check says), then checked; a
     // request with nothing to check costs one pass over its event types.
-    if (!this.deps.binding || !events.some(governed)) return results;
-    const marks = await this.deps.binding.afterAppend(sender.companyId, events, results);
+    const checks = this.deps.checks;
+    if (!checks || !events.some((e) => checks.needs(e))) return results;
+    const marks = await checks.afterAppend(sender.companyId, events, results);
     return results.map((r, i) => (marks[i] ? { ...r, ...marks[i] } : r));
   }
 
