@@ -20,6 +20,10 @@ export class ApiProblem extends Error {
 export type Session = Answer<'getSession'>;
 
 let csrf: string | null = null;
+/** Whether this page holds a session (set at sign-in, cleared when a request answers 401). */
+let signedIn = false;
+/** Dispatched on window when the session ends under the page; detail: the hash to come back to. */
+export const SESSION_ENDED = 'audit-ledger:session-ended';
 
 export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
   const method = init.method ?? 'GET';
@@ -29,6 +33,13 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   const res = await fetch(`/api/v1${path}`, { method, headers, credentials: 'same-origin', ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
   if (!res.ok) {
     const body = (await res.json().catch(() => ({ status: res.status, code: 'unknown', title: res.statusText, detail: '' }))) as Problem;
+    // A session that ended (idle timeout, signed out elsewhere) is never shown as an empty page:
+    // the app goes to sign-in, says why, and comes back here after.
+    if (res.status === 401 && signedIn && path !== '/auth/session') {
+      signedIn = false;
+      csrf = null;
+      dispatchEvent(new CustomEvent(SESSION_ENDED, { detail: location.hash }));
+    }
     throw new ApiProblem(body);
   }
   return (res.status === 204 ? undefined : await res.json()) as T;
@@ -39,6 +50,7 @@ export async function currentSession(): Promise<Session | null> {
   try {
     const s = await api<Session>('/auth/session');
     csrf = s.csrf_token;
+    signedIn = true;
     return s;
   } catch (err) {
     if (err instanceof ApiProblem && (err.problem.status === 401 || err.problem.status === 403)) return null;
@@ -49,10 +61,12 @@ export async function currentSession(): Promise<Session | null> {
 export async function signIn(email: string, password: string): Promise<Session> {
   const s = await api<Session>('/auth/session', { method: 'POST', body: { email, password } });
   csrf = s.csrf_token;
+  signedIn = true;
   return s;
 }
 
 export async function signOut(): Promise<void> {
   await api('/auth/session', { method: 'DELETE' });
   csrf = null;
+  signedIn = false;
 }

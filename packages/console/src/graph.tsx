@@ -3,6 +3,7 @@
 // first), rows in timeline order; caused_by edges solid, decided_on and reads dashed, edges in a
 // cycle and dangling references drawn red. SVG with a title per node, so it reads without a mouse.
 import type { Answer } from '@audit-ledger/sdk';
+import { useState } from 'preact/hooks';
 
 /** The causal graph as the service answers it (the SDK's generated type). */
 export type Graph = Answer<'getReplayCausalGraph'>;
@@ -35,10 +36,25 @@ export default function CausalGraph({ graph, onOpen }: { graph: Graph; onOpen: (
     pos.set(n.id, { x: 20 + d * (W + 60), y: 20 + r * (H + 24) });
   }
   const width = Math.max(...[...pos.values()].map((p) => p.x + W + 20), 300);
-  const height = Math.max(...[...pos.values()].map((p) => p.y + H + 20), 120) + graph.dangling.length * 20;
+  const height = Math.max(...[...pos.values()].map((p) => p.y + H + 20), 120) + graph.dangling.length * 20 + 40;
+  // Fit to the page's width by default (never wider than drawn); zoom in and scroll to pan, inside its box.
+  const [zoom, setZoom] = useState<number | null>(null);
+  const shown = zoom === null ? { width: '100%', style: undefined } : { width: String(Math.round(width * zoom)) };
   return (
     <figure>
-      <svg width={width} height={height} role="img" aria-label={`Causal graph: ${graph.nodes.length} nodes, ${graph.edges.length} edges, ${graph.cycles.length} cycles, ${graph.dangling.length} dangling references`} data-testid="causal-graph">
+      <div class="actions" role="group" aria-label="Graph zoom">
+        <button type="button" class="secondary" onClick={() => setZoom(null)} aria-pressed={zoom === null}>
+          Fit to width
+        </button>
+        <button type="button" class="secondary" onClick={() => setZoom((z) => Math.min(2, (z ?? 0.5) * 1.5))}>
+          Zoom in
+        </button>
+        <button type="button" class="secondary" onClick={() => setZoom((z) => Math.max(0.1, (z ?? 1) / 1.5))}>
+          Zoom out
+        </button>
+      </div>
+      <div class="graph-box" data-testid="graph-box">
+      <svg width={shown.width} viewBox={`0 0 ${width} ${height}`} preserveAspectRatio="xMinYMin meet" class={zoom === null ? 'fit' : undefined} role="img" aria-label={`Causal graph: ${graph.nodes.length} nodes, ${graph.edges.length} edges, ${graph.cycles.length} cycles, ${graph.dangling.length} dangling references`} data-testid="causal-graph">
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
             <path d="M 0 0 L 10 5 L 0 10 z" fill="#5f6b7a" />
@@ -49,6 +65,28 @@ export default function CausalGraph({ graph, onOpen }: { graph: Graph; onOpen: (
           const b = pos.get(e.target);
           if (!a || !b) return null;
           const red = inCycle.has(e.source) && inCycle.has(e.target) && e.type === 'caused_by';
+          // An arrow that would run right to left (a cycle's closing edge, a link back in time) is
+          // drawn as an arc below the nodes, so it never hides behind the chain it closes.
+          if (a.x <= b.x) {
+            const x1 = b.x + W / 2;
+            const x2 = a.x + W / 2;
+            const y = Math.max(a.y, b.y) + H;
+            return (
+              <path
+                key={`${e.source}-${e.target}-${e.type}`}
+                class="edge back"
+                data-type={e.type}
+                d={`M ${x1} ${b.y + H} C ${x1} ${y + 40}, ${x2} ${y + 40}, ${x2} ${a.y + H}`}
+                fill="none"
+                stroke={red ? '#a50e0e' : '#5f6b7a'}
+                stroke-width={red ? 2.5 : 1.5}
+                stroke-dasharray={e.type === 'caused_by' ? undefined : '5 4'}
+                marker-end="url(#arrow)"
+              >
+                <title>{`${e.type} (${e.label})`}</title>
+              </path>
+            );
+          }
           return (
             <line
               key={`${e.source}-${e.target}-${e.type}`}
@@ -89,6 +127,7 @@ export default function CausalGraph({ graph, onOpen }: { graph: Graph; onOpen: (
           ) : null;
         })}
       </svg>
+      </div>
       <figcaption>
         Arrows run from cause to effect; solid: caused by, dashed: read or decided on. Red: a cycle. {graph.dangling.length > 0 ? `${graph.dangling.length} reference(s) name no event of the trace.` : ''}
       </figcaption>

@@ -1,7 +1,7 @@
 // The console's entry point: the session, the navigation, and the page the URL names (docs/console.md).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type Session, currentSession, signOut } from './api';
+import { type Session, SESSION_ENDED, currentSession, signOut } from './api';
 import { Admin } from './pages/admin';
 import { EntryPage } from './pages/entry';
 import { Evidence } from './pages/evidence';
@@ -29,9 +29,33 @@ function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const route = useRoute();
   const gov = useGovernancePages(GOVERNANCE_PAGES.has(route.page));
+  const [ended, setEnded] = useState<string | null>(null);
   useEffect(() => void currentSession().then(setSession), []);
+  useEffect(() => {
+    const on = (e: Event) => {
+      setEnded((e as CustomEvent<string>).detail || '#/logs');
+      setSession(null);
+    };
+    addEventListener(SESSION_ENDED, on);
+    return () => removeEventListener(SESSION_ENDED, on);
+  }, []);
   if (session === undefined) return <main aria-busy="true">Loading…</main>;
-  if (session === null) return <SignIn onSession={setSession} />;
+  if (session === null)
+    return (
+      <SignIn
+        notice={ended ? 'Your session expired: sign in again to go back to where you were.' : ''}
+        onSession={(s) => {
+          setSession(s);
+          if (ended) {
+            const back = ended;
+            setEnded(null);
+            // Back to the page the session ended on; a hashchange reloads its data.
+            if (location.hash === back) dispatchEvent(new HashChangeEvent('hashchange'));
+            else location.hash = back;
+          }
+        }}
+      />
+    );
   if (session.password_change_required) return <ChangePassword onDone={() => void currentSession().then(setSession)} />;
   const nav = (page: Route['page'], href: string, label: string) => (
     <a href={href} aria-current={route.page === page || (page === 'logs' && route.page === 'entry') || (page === 'traces' && route.page === 'replay') ? 'page' : undefined}>
@@ -63,7 +87,7 @@ function App() {
           Sign out
         </button>
       </header>
-      {GOVERNANCE_PAGES.has(route.page) && !gov ? <main aria-busy="true">Loading…</main> : gov && route.page === 'approvals' ? <gov.Approvals query={route.query} role={session.user.role} email={session.user.email} /> : gov && route.page === 'policies' ? <gov.Policies query={route.query} /> : gov && route.page === 'decisions' ? <gov.Decisions id={route.id} /> : gov && route.page === 'incidents' ? <gov.Incidents id={route.id} role={session.user.role} /> : route.page === 'entry' && route.id ? <EntryPage id={route.id} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
+      {GOVERNANCE_PAGES.has(route.page) && !gov ? <main aria-busy="true">Loading…</main> : gov && route.page === 'approvals' ? <gov.Approvals query={route.query} role={session.user.role} email={session.user.email} /> : gov && route.page === 'policies' ? <gov.Policies query={route.query} /> : gov && route.page === 'decisions' ? <gov.Decisions id={route.id} /> : gov && route.page === 'incidents' ? <gov.Incidents id={route.id} role={session.user.role} /> : route.page === 'entry' && route.id ? <EntryPage id={route.id} query={route.query} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
     </>
   );
 }

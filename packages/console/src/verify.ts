@@ -114,7 +114,12 @@ export async function verifyTrace(traceId: string): Promise<Verdict & { entries:
   const failed = report.checks.filter((c) => c.status === 'fail');
   const passed = report.checks.filter((c) => c.status === 'ok').length;
   const checks: Verdict['checks'] = [
-    { ok: report.ok && report.pinned, what: `${bundle.entries.length} entries: ${passed} checks passed (hashes, signatures, inclusion proofs, links, checkpoint ${bundle.checkpoint.tree_size} signed by a trusted key)` },
+    {
+      ok: report.ok && report.pinned,
+      what: report.ok && report.pinned
+        ? `all ${bundle.entries.length} entries verified: each hash, signature, inclusion proof and link, under checkpoint ${bundle.checkpoint.tree_size} signed by a trusted key (${passed} groups of checks)`
+        : `${bundle.entries.length} entries checked: ${failed.length} check${failed.length === 1 ? '' : 's'} failed, listed below`,
+    },
     ...failed.map((c) => ({ ok: false, what: `${c.seq !== undefined ? `entry ${c.seq}: ` : ''}${c.message}` })),
   ];
   if (bundle.entries_after_checkpoint > 0) checks.push({ ok: true, what: `${bundle.entries_after_checkpoint} newer entries are not covered by a checkpoint yet and were left out` });

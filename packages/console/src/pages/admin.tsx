@@ -2,7 +2,7 @@
 import type { Answer } from '@audit-ledger/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorLine, message } from '../ui';
+import { Confirm, ErrorLine, message } from '../ui';
 
 // The service's answers, typed from its OpenAPI document (through the SDK's generated types).
 type UserRow = Answer<'listUsers'>['items'][number];
@@ -138,11 +138,40 @@ function Webhooks({ onShown }: { onShown: (text: string) => void }) {
   );
 }
 
+/**
+ * A user's role: choosing another one changes nothing until Save, which asks for confirmation
+ * (an arrow key on the list once changed the role at once, with a permanent ledger entry).
+ */
+function RoleEditor({ user, onSaved }: { user: UserRow; onSaved: () => Promise<void> }) {
+  const [role, setRole] = useState(user.role);
+  useEffect(() => setRole(user.role), [user.role]);
+  return (
+    <span class="actions">
+      <select aria-label={`Role of ${user.email}`} value={role} onChange={(e) => setRole((e.currentTarget as HTMLSelectElement).value as UserRow['role'])}>
+        <option value="admin">admin</option>
+        <option value="reviewer">reviewer</option>
+        <option value="auditor">auditor</option>
+      </select>
+      {role !== user.role && (
+        <Confirm
+          label={`Save role of ${user.email}`}
+          title={`Change the role of ${user.email}`}
+          what={`From ${user.role} to ${role}: it takes effect on their next request, and is recorded in the ledger under your name.`}
+          run={async () => {
+            await api(`/users/${user.user_id}`, { method: 'PATCH', body: { role } });
+            await onSaved();
+          }}
+        />
+      )}
+    </span>
+  );
+}
+
 /** Admins: the API key, users and roles, usage and health. The API enforces the role too. */
 export function Admin({ role }: { role: string }) {
   const [users, setUsers] = useState<UserRow[]>([]);
   const [keys, setKeys] = useState<KeyRow[]>([]);
-  const [usage, setUsage] = useState<{ totals: { api_requests: number; events_ingested: number }; by_day: Array<{ day: string; api_requests: number; events_ingested: number }> } | null>(null);
+  const [usage, setUsage] = useState<{ from: string; to: string; totals: { api_requests: number; events_ingested: number }; by_day: Array<{ day: string; api_requests: number; events_ingested: number }> } | null>(null);
   const [health, setHealth] = useState<{ status: string } | null>(null);
   const [shown, setShown] = useState('');
   const [error, setError] = useState('');
@@ -151,7 +180,7 @@ export function Admin({ role }: { role: string }) {
       const [u, k, us, h] = await Promise.all([
         api<{ items: UserRow[] }>('/users'),
         api<{ items: KeyRow[] }>('/auth/api_keys'),
-        api<{ totals: { api_requests: number; events_ingested: number }; by_day: Array<{ day: string; api_requests: number; events_ingested: number }> }>('/usage'),
+        api<{ from: string; to: string; totals: { api_requests: number; events_ingested: number }; by_day: Array<{ day: string; api_requests: number; events_ingested: number }> }>('/usage'),
         api<{ status: string }>('/health').catch(() => ({ status: 'down' })),
       ]);
       setUsers(u.items);
@@ -206,7 +235,7 @@ export function Admin({ role }: { role: string }) {
       <section class="card" aria-label="Health and usage">
         <h2>Health and usage</h2>
         <p>
-          Service: {health?.status ?? '…'}. Requests {usage?.totals.api_requests ?? "…"}, events {usage?.totals.events_ingested ?? "…"} (this period).
+          Service: {health?.status ?? '…'}. Requests {usage?.totals.api_requests ?? "…"}, events {usage?.totals.events_ingested ?? "…"} {usage ? `from ${usage.from} to ${usage.to} (UTC days)` : ''}.
         </p>
         <UsageChart days={usage?.by_day ?? []} />
         <p>Blue: events ingested; brown: API requests, per day.</p>
@@ -233,9 +262,16 @@ export function Admin({ role }: { role: string }) {
                 <td>{k.rate_limit_per_minute}/min</td>
                 <td>
                   {k.status === 'active' && (
-                    <button type="button" class="secondary" onClick={() => void act(() => api(`/auth/api_keys/${k.id}`, { method: 'DELETE' }))}>
-                      Revoke {k.key_prefix}
-                    </button>
+                    <Confirm
+                      label={`Revoke ${k.key_prefix}`}
+                      danger
+                      title={`Revoke API key ${k.key_prefix}`}
+                      what="Every agent using this key is refused from the next request on; this cannot be undone (create a new key after). Recorded in the ledger under your name."
+                      run={async () => {
+                        await api(`/auth/api_keys/${k.id}`, { method: 'DELETE' });
+                        await load();
+                      }}
+                    />
                   )}
                 </td>
               </tr>
@@ -264,17 +300,20 @@ export function Admin({ role }: { role: string }) {
               <tr key={u.user_id}>
                 <td>{u.email}</td>
                 <td>
-                  <select aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => void act(() => api(`/users/${u.user_id}`, { method: 'PATCH', body: { role: (e.currentTarget as HTMLSelectElement).value } }))}>
-                    <option value="admin">admin</option>
-                    <option value="reviewer">reviewer</option>
-                    <option value="auditor">auditor</option>
-                  </select>
+                  <RoleEditor user={u} onSaved={load} />
                 </td>
                 <td>{u.disabled ? 'disabled' : u.password_change_required ? 'invited' : 'active'}</td>
                 <td>
-                  <button type="button" class="secondary" onClick={() => void act(() => api(`/users/${u.user_id}`, { method: 'PATCH', body: { disabled: !u.disabled } }))}>
-                    {u.disabled ? 'Enable' : 'Disable'} {u.email}
-                  </button>
+                  <Confirm
+                    label={`${u.disabled ? 'Enable' : 'Disable'} ${u.email}`}
+                    danger={!u.disabled}
+                    title={`${u.disabled ? 'Enable' : 'Disable'} ${u.email}`}
+                    what={u.disabled ? `${u.email} can sign in again with their password.` : `${u.email} is signed out everywhere and cannot sign in until enabled. Recorded in the ledger under your name.`}
+                    run={async () => {
+                      await api(`/users/${u.user_id}`, { method: 'PATCH', body: { disabled: !u.disabled } });
+                      await load();
+                    }}
+                  />
                 </td>
               </tr>
             ))}

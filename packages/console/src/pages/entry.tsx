@@ -7,7 +7,7 @@ import { type Verdict, pinnedKeys, verifyEntry } from '../verify';
 import type { Entry } from './logs';
 import { Badge, ErrorLine, message } from '../ui';
 
-export function EntryPage({ id }: { id: string }) {
+export function EntryPage({ id, query }: { id: string; query?: URLSearchParams }) {
   const [entry, setEntry] = useState<Entry | null>(null);
   const [verdict, setVerdict] = useState<Verdict | null>(null);
   const [error, setError] = useState('');
@@ -15,6 +15,11 @@ export function EntryPage({ id }: { id: string }) {
     setVerdict(null);
     api<Entry>(`/logs/${id}`).then(setEntry, (err) => setError(message(err)));
   }, [id]);
+  // Back from pinning a key (?verify=1): the check the user asked for runs now.
+  const autoVerify = query?.get('verify') === '1';
+  useEffect(() => {
+    if (entry && autoVerify && pinnedKeys().length > 0) void verifyEntry(entry).then(setVerdict, (err) => setError(message(err)));
+  }, [entry, autoVerify]);
   if (error)
     return (
       <main>
@@ -24,7 +29,7 @@ export function EntryPage({ id }: { id: string }) {
   if (!entry) return <main aria-busy="true">Loading…</main>;
   const verify = async () => {
     if (pinnedKeys().length === 0) {
-      location.hash = `#/keys?return=${encodeURIComponent(`#/logs/${id}`)}`;
+      location.hash = `#/keys?return=${encodeURIComponent(`#/logs/${id}?verify=1`)}`;
       return;
     }
     try {

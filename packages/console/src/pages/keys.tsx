@@ -12,6 +12,11 @@ export function Keys({ query }: { query: URLSearchParams }) {
   return (
     <main>
       <h1>Pinned keys</h1>
+      {back && pinned.length === 0 && (
+        <p class="badge warn" role="status">
+          To verify in this browser, the console needs a key it trusts, and this browser has pinned none yet. Compare the key below with the one your operator published (out of band), then pin it: you go back, and the check runs.
+        </p>
+      )}
       <p>
         The console trusts only the keys you pin here, in this browser. Compare a key's id and verifier key with the ones your operator published
         (out of band) before you pin it. A key the service shows that you did not pin is never used.

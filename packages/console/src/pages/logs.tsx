@@ -20,14 +20,40 @@ const COLUMNS = [
 const DEFAULT_COLUMNS = ['seq', 'created_at', 'event_type', 'source', 'agent_id', 'trace_id'];
 
 const FILTERS = [
-  ['event_type', 'Event type'],
+  ['event_type', 'Event type (end with * for a prefix)'],
   ['source', 'Source'],
   ['agent_id', 'Agent'],
   ['trace_id', 'Trace id'],
   ['session_id', 'Session id'],
-  ['from', 'From (created at, ISO)'],
-  ['to', 'To (created at, ISO)'],
+  ['from', 'From (UTC day)'],
+  ['to', 'To (UTC day, included)'],
 ] as const;
+
+/** The event types docs/event-types.md describes, offered as suggestions (any type can be typed). */
+const KNOWN_TYPES = ['agent.invoked', 'agent.step', 'llm.call', 'tool.called', 'tool.failed', 'context.retrieved', 'policy.evaluated', 'policy.denied', 'decision.made', 'action.executed', 'action.blocked', 'hitl.*', 'hitl.rejected', 'approval.*', 'incident.*', 'agent.completed', 'agent.failed'];
+
+/**
+ * The API's query for a filter as the URL keeps it: a day (from the date picker) becomes the
+ * instant it starts, and `to` the start of the next day (the day is included); a full timestamp
+ * typed in the URL passes as it is.
+ */
+function apiValue(key: string, value: string): string {
+  if ((key === 'from' || key === 'to') && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const start = Date.parse(`${value}T00:00:00Z`);
+    return new Date(key === 'to' ? start + 86_400_000 : start).toISOString();
+  }
+  return value;
+}
+
+/** The export's query for the filters it takes (trace, event type, time). */
+function exportQuery(query: URLSearchParams, format: 'jsonl' | 'csv'): string {
+  const q = new URLSearchParams({ format });
+  for (const k of ['trace_id', 'event_type', 'from', 'to']) {
+    const v = query.get(k);
+    if (v) q.set(k, apiValue(k, v));
+  }
+  return q.toString();
+}
 
 /**
  * The logs table: one page of 100 entries at a time, newest first, following the API's cursor
@@ -45,7 +71,7 @@ export function Logs({ query }: { query: URLSearchParams }) {
       const q = new URLSearchParams();
       for (const [k] of FILTERS) {
         const v = query.get(k);
-        if (v) q.set(k, v);
+        if (v) q.set(k, apiValue(k, v));
       }
       q.set('limit', '100');
       q.set('order', 'desc');
@@ -93,11 +119,26 @@ export function Logs({ query }: { query: URLSearchParams }) {
         {FILTERS.map(([k, label]) => (
           <label key={k}>
             {label}
-            <input name={k} defaultValue={query.get(k) ?? ''} />
+            <input name={k} defaultValue={query.get(k) ?? ''} {...(k === 'from' || k === 'to' ? { type: 'date' } : k === 'event_type' ? { list: 'known-event-types' } : {})} />
           </label>
         ))}
+        <datalist id="known-event-types">
+          {KNOWN_TYPES.map((t) => (
+            <option key={t} value={t} />
+          ))}
+        </datalist>
         <button type="submit">Filter</button>
       </form>
+      <p>
+        Export what this filter selects (every page, in seq order; the export is recorded in the ledger):{' '}
+        <a href={`/api/v1/exports/logs?${exportQuery(query, 'jsonl')}`} download="audit-ledger-export.jsonl">
+          JSON Lines (verifiable)
+        </a>{' '}
+        ·{' '}
+        <a href={`/api/v1/exports/logs?${exportQuery(query, 'csv')}`} download="audit-ledger-export.csv">
+          CSV
+        </a>
+      </p>
       <details class="card">
         <summary>Columns</summary>
         <fieldset>
@@ -142,7 +183,7 @@ export function Logs({ query }: { query: URLSearchParams }) {
         <button type="button" class="secondary" disabled={!page} onClick={() => goTo(null)}>
           Newest
         </button>{' '}
-        <button type="button" class="secondary" disabled={!cursor} onClick={() => goTo(cursor)}>
+        <button type="button" class="secondary" disabled={!cursor || items.length === 0} onClick={() => goTo(cursor)}>
           Older
         </button>{' '}
         <span>

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type Session, api, signIn } from '../api';
 import { ErrorLine, message } from '../ui';
 
-export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
+export function SignIn({ onSession, notice = '' }: { onSession: (s: Session) => void; notice?: string }) {
   const [error, setError] = useState('');
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -18,6 +18,11 @@ export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
     <main>
       <form class="login" onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">audit-ledger</h1>
+        {notice && (
+          <p role="status" class="badge warn">
+            {notice}
+          </p>
+        )}
         <label>
           Email
           <input name="email" type="email" autocomplete="username" required />

@@ -161,6 +161,23 @@ export function Replay({ id }: { id: string }) {
           </p>
         )}
       </section>
+      {rc.findings.length > 0 && (
+        <section class="card" aria-label="Findings">
+          <h2>Findings ({rc.findings.length})</h2>
+          <ul>
+            {rc.findings.map((f, i) => (
+              <li key={i}>
+                <strong>{f.type}</strong> ({f.severity}): {f.description}{' '}
+                {f.evidence.map((e) => (
+                  <a key={e} href={`#/logs/${e}`} class="mono">
+                    {data.timeline.find((x) => x.log_id === e)?.event_type ?? 'entry'}{' '}
+                  </a>
+                ))}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <TraceCheck traceId={session?.trace_id} />
       <h2>Timeline</h2>
       <table aria-label="Timeline">

@@ -46,7 +46,7 @@ const ExportQuery = Type.Object(
     from: Type.Optional(Instant('created_at at or after')),
     to: Type.Optional(Instant('created_at before')),
     trace_id: Type.Optional(Uuid),
-    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'An exact event type, or a prefix ending in * (hitl.*)' })),
   },
   { additionalProperties: false },
 );

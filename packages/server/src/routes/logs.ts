@@ -129,7 +129,7 @@ const ListQuery = Type.Object(
   {
     trace_id: Type.Optional(Uuid),
     session_id: Type.Optional(Uuid),
-    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'An exact event type, or a prefix ending in * (hitl.*: every type starting with hitl.)' })),
     source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Not indexed: on a large ledger, narrow by time or trace too' })),
     from: Type.Optional(Instant('created_at at or after')),

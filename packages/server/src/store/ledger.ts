@@ -7,6 +7,7 @@ import type { DbHandle } from './handle.js';
 export interface EntryFilter {
   trace_id?: string;
   session_id?: string;
+  /** An exact type, or a prefix ending in `*` (`hitl.*`; not indexed: narrow by time or trace too). */
   event_type?: string;
   source?: string;
   /** Any of these sources. */
@@ -61,7 +62,11 @@ export class LedgerStore {
     let q = this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId);
     if (f.trace_id !== undefined) q = q.where('trace_id', '=', f.trace_id);
     if (f.session_id !== undefined) q = q.where('session_id', '=', f.session_id);
-    if (f.event_type !== undefined) q = q.where('event_type', '=', f.event_type);
+    if (f.event_type !== undefined && f.event_type.endsWith('*')) {
+      // A prefix (`hitl.*`): compared exactly, character for character, whatever the collation.
+      const prefix = f.event_type.slice(0, -1);
+      q = q.where(sql<string>`substr(event_type, 1, ${prefix.length})`, '=', prefix);
+    } else if (f.event_type !== undefined) q = q.where('event_type', '=', f.event_type);
     if (f.source !== undefined) q = q.where('source', '=', f.source);
     if (f.sources !== undefined) q = q.where('source', 'in', f.sources);
     if (f.event_types !== undefined) q = q.where('event_type', 'in', f.event_types);

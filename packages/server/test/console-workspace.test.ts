@@ -1,0 +1,175 @@
+// The console defects a new compliance officer hit (issue 30), each reproduced in Chromium and
+// held fixed: a role changed by one arrow key, a huge causal graph widening the page, an expired
+// session shown as an empty ledger, root-cause findings announced but not shown, a cycle drawn
+// without its closing edge, logs filters that refuse a day and match types only exactly, and
+// pages wider than a 375 px phone.
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP, bootstrapKey, killLeftovers, type Service, startService } from './fault/harness.js';
+import { axe, launchChromium, requireBrowserAndConsole, SHOTS, signIn } from './helpers/console-browser.js';
+import { call } from './helpers/http.js';
+import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+
+describe('console defects found by a new user, in Chromium', () => {
+  let db: TestDatabase;
+  let svc: Service;
+  let browser: Browser;
+  let key: string;
+  let admin: Record<string, string>;
+  const longTrace = randomUUID();
+  const cycleTrace = randomUUID();
+  const api = (method: string, p: string, headers: Record<string, string>, body?: unknown) => call(`${svc.url}/api/v1${p}`, method, body, headers);
+
+  beforeAll(async () => {
+    requireBrowserAndConsole();
+    db = await createTestDatabase('sqlite');
+    svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...BOOTSTRAP, PORT: '0', CHECKPOINT_INTERVAL_MS: '100' });
+    key = await bootstrapKey(svc.url);
+    admin = { authorization: `Bearer ${(await api('POST', '/auth/login', {}, { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD })).json().access_token}` };
+    await api('POST', '/users', admin, { email: 'ana.auditor@example.com', role: 'auditor' });
+    // A 200-event run of one agent, and a 3-event causal cycle.
+    const long = Array.from({ length: 200 }, (_, i) => ({ event_type: i % 3 === 0 ? 'decision.made' : 'tool.called', trace_id: longTrace, agent_id: 'planner', event_id: `s-${i}`, ...(i > 0 ? { parent_event_id: `s-${i - 1}` } : {}), data: { tool: `t${i % 7}`, step: i } }));
+    expect((await api('POST', '/logs/batch', { 'x-api-key': key }, { logs: long })).status).toBe(200);
+    const cycle = [
+      { event_type: 'tool.called', trace_id: cycleTrace, event_id: 'a', parent_event_id: 'c', data: { tool: 'crm' } },
+      { event_type: 'tool.called', trace_id: cycleTrace, event_id: 'b', parent_event_id: 'a', data: { tool: 'mail' } },
+      { event_type: 'tool.called', trace_id: cycleTrace, event_id: 'c', parent_event_id: 'b', data: { tool: 'crm' } },
+      { event_type: 'hitl.rejected', trace_id: cycleTrace, data: { reviewer: 'r@example.com', rejection_reason: 'loop' } },
+    ];
+    expect((await api('POST', '/logs/batch', { 'x-api-key': key }, { logs: cycle })).status).toBe(200);
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    killLeftovers();
+    await db?.drop();
+  });
+
+  const signedIn = async (width = 1366): Promise<Page> => {
+    const p = await browser.newPage({ viewport: { width, height: 900 } });
+    await signIn(p, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await p.getByRole('table', { name: 'Ledger entries' }).waitFor();
+    return p;
+  };
+
+  it('1. a role changes only after Save and a confirmation; revoking a key and disabling a user ask first', async () => {
+    const p = await signedIn();
+    await p.getByRole('link', { name: 'Admin' }).click();
+    const role = p.getByLabel('Role of ana.auditor@example.com');
+    await role.focus();
+    await p.keyboard.press('ArrowUp');
+    const users = async () => (await api('GET', '/users', admin)).json().items.find((u: { email: string }) => u.email === 'ana.auditor@example.com');
+    expect((await users()).role).toBe('auditor');
+    await p.getByRole('button', { name: 'Save role of ana.auditor@example.com' }).click();
+    const dialog = p.getByRole('dialog', { name: 'Change the role of ana.auditor@example.com' });
+    expect(await dialog.innerText()).toMatch(/From auditor to \w+: it takes effect/);
+    expect((await users()).role).toBe('auditor');
+    await dialog.getByRole('button', { name: /^Confirm/ }).click();
+    await expect.poll(async () => (await users()).role).not.toBe('auditor');
+
+    await p.getByRole('button', { name: 'Disable ana.auditor@example.com' }).click();
+    expect((await users()).disabled).toBe(false);
+    await p.getByRole('dialog', { name: 'Disable ana.auditor@example.com' }).getByRole('button', { name: /^Confirm/ }).click();
+    await expect.poll(async () => (await users()).disabled).toBe(true);
+
+    await p.getByRole('button', { name: /^Revoke / }).click();
+    expect((await api('GET', '/auth/api_keys', admin)).json().items.filter((k: { status: string }) => k.status === 'active')).toHaveLength(1);
+    await p.getByRole('button', { name: 'Cancel' }).click();
+    expect(await p.getByRole('dialog').count()).toBe(0);
+    expect(await p.getByText(/from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2} \(UTC days\)/).count()).toBe(1);
+    expect(await axe(p)).toEqual([]);
+    await p.close();
+  });
+
+  it('2 and 4. a 200-event graph stays inside its box; findings are listed; a cycle is drawn with its closing edge', async () => {
+    const p = await signedIn();
+    const replay = (await api('POST', '/forensics/replays', { 'x-api-key': key }, { trace_id: longTrace, metadata: {} })).json();
+    await p.goto(`${svc.url}/console/#/replays/${replay.id}`);
+    await p.getByTestId('causal-graph').waitFor();
+    expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
+    const box = await p.getByTestId('graph-box').boundingBox();
+    expect(box?.width).toBeLessThanOrEqual(1366);
+    await p.getByRole('button', { name: 'Zoom in' }).click();
+    expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
+    expect(await p.getByTestId('graph-box').evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+    await p.screenshot({ path: path.join(SHOTS, 'workspace-long-graph.png') });
+
+    const cyc = (await api('POST', '/forensics/replays', { 'x-api-key': key }, { trace_id: cycleTrace, metadata: {} })).json();
+    await p.goto(`${svc.url}/console/#/replays/${cyc.id}`);
+    await p.getByTestId('causal-graph').waitFor();
+    const rc = (await api('GET', `/forensics/replays/${cyc.id}/root-cause`, { 'x-api-key': key })).json();
+    expect(rc.findings.length).toBeGreaterThan(0);
+    const findings = p.getByRole('region', { name: 'Findings' });
+    expect(await findings.locator('li').count()).toBe(rc.findings.length);
+    expect(await findings.innerText()).toContain('loop');
+    const graph = (await api('GET', `/forensics/replays/${cyc.id}/causal-graph`, { 'x-api-key': key })).json();
+    const caused = graph.edges.filter((e: { type: string }) => e.type === 'caused_by').length;
+    expect(await p.locator('[data-testid="causal-graph"] .edge[data-type="caused_by"]').count()).toBe(caused);
+    expect(await p.locator('[data-testid="causal-graph"] path.edge.back').count()).toBeGreaterThanOrEqual(1);
+    expect(await axe(p)).toEqual([]);
+    await p.close();
+  });
+
+  it('3. a session that ended goes to sign-in, says so, and comes back to the page', async () => {
+    const p = await signedIn();
+    await p.getByRole('link', { name: 'Integrity' }).click();
+    await p.getByRole('heading', { name: 'Integrity' }).waitFor();
+    await p.context().clearCookies(); // the session is gone (idle timeout, signed out elsewhere)
+    await p.getByRole('link', { name: 'Logs' }).click();
+    const notice = p.getByRole('status').filter({ hasText: 'Your session expired' });
+    await expect.poll(() => notice.count()).toBe(1);
+    expect(await p.getByText(/0 entries on this page/).count()).toBe(0);
+    await p.getByLabel('Email').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL);
+    await p.getByLabel('Password').fill(BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => p.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr').count()).toBeGreaterThan(0);
+    expect(p.url()).toMatch(/#\/logs/);
+    await p.close();
+  });
+
+  it('8. logs: a type prefix, a day from a date picker, no Older on an empty page, and an export of the selection', async () => {
+    const p = await signedIn();
+    await p.getByRole('combobox', { name: /Event type/ }).fill('hitl.*');
+    await p.getByRole('button', { name: 'Filter' }).click();
+    const rows = p.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().innerText()).toContain('hitl.rejected');
+    const today = new Date().toISOString().slice(0, 10);
+    await p.getByLabel('From (UTC day)').fill(today);
+    await p.getByLabel('To (UTC day, included)').fill(today);
+    await p.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => p.url()).toContain(`from=${today}`);
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await p.getByRole('alert').count()).toBe(0);
+    const href = await p.getByRole('link', { name: 'JSON Lines (verifiable)' }).getAttribute('href');
+    expect(new URL(href as string, svc.url).searchParams.get('event_type')).toBe('hitl.*');
+    const exported = await p.evaluate(async (h) => (await fetch(h as string)).text(), href);
+    expect(exported.trim().split('\n').map((l) => JSON.parse(l).event_type)).toEqual(['hitl.rejected']);
+    await p.goto(`${svc.url}/console/#/logs?event_type=nothing.here`);
+    await expect.poll(() => p.getByText('0 entries on this page').count()).toBe(1);
+    expect(await p.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    await p.close();
+  });
+
+  it('7. every page fits a 375 px screen: no horizontal scroll, navigation and Sign out reachable', async () => {
+    const p = await signedIn(375);
+    for (const hash of ['#/logs', '#/traces', '#/integrity', '#/evidence', '#/approvals', '#/reviews', '#/decisions', '#/policies', '#/incidents', '#/admin', '#/keys']) {
+      await p.goto(`${svc.url}/console/${hash}`);
+      await p.waitForLoadState('networkidle');
+      const width = await p.evaluate<number>('document.documentElement.scrollWidth');
+      expect(width, `${hash} is ${width} px wide`).toBeLessThanOrEqual(375);
+      const out = await p.getByRole('button', { name: 'Sign out' }).boundingBox();
+      expect(out && out.x + out.width <= 375, `${hash}: Sign out on screen`).toBe(true);
+    }
+    await p.screenshot({ path: path.join(SHOTS, 'workspace-375.png'), fullPage: true });
+    await p.close();
+  });
+
+  it('9. the console has a favicon', async () => {
+    const res = await fetch(`${svc.url}/console/favicon.svg`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('image/svg+xml');
+  });
+});
