@@ -3,6 +3,8 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type Session, SESSION_ENDED, currentSession, signOut } from './api';
 import { Admin } from './pages/admin';
+import { Compliance } from './pages/compliance';
+import { Overview } from './pages/overview';
 import { EntryPage } from './pages/entry';
 import { Evidence } from './pages/evidence';
 import { Integrity } from './pages/integrity';
@@ -33,7 +35,7 @@ function App() {
   useEffect(() => void currentSession().then(setSession), []);
   useEffect(() => {
     const on = (e: Event) => {
-      setEnded((e as CustomEvent<string>).detail || '#/logs');
+      setEnded((e as CustomEvent<string>).detail || '#/');
       setSession(null);
     };
     addEventListener(SESSION_ENDED, on);
@@ -67,6 +69,7 @@ function App() {
       <header>
         <strong>audit-ledger</strong>
         <nav aria-label="Main" class="main-nav">
+          {nav('overview', '#/', 'Overview')}
           {nav('logs', '#/logs', 'Logs')}
           {nav('traces', '#/traces', 'Traces')}
           {nav('integrity', '#/integrity', 'Integrity')}
@@ -76,6 +79,7 @@ function App() {
           {nav('decisions', '#/decisions', 'Decisions')}
           {nav('policies', '#/policies', 'Policies')}
           {nav('incidents', '#/incidents', 'Incidents')}
+          {nav('compliance', '#/compliance', 'Compliance')}
           {session.user.role === 'admin' && nav('admin', '#/admin', 'Admin')}
           {nav('keys', '#/keys', 'Pinned keys')}
         </nav>
@@ -87,7 +91,7 @@ function App() {
           Sign out
         </button>
       </header>
-      {GOVERNANCE_PAGES.has(route.page) && !gov ? <main aria-busy="true">Loading…</main> : gov && route.page === 'approvals' ? <gov.Approvals query={route.query} role={session.user.role} email={session.user.email} /> : gov && route.page === 'policies' ? <gov.Policies query={route.query} /> : gov && route.page === 'decisions' ? <gov.Decisions id={route.id} /> : gov && route.page === 'incidents' ? <gov.Incidents id={route.id} role={session.user.role} /> : route.page === 'entry' && route.id ? <EntryPage id={route.id} query={route.query} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : <Logs query={route.query} />}
+      {GOVERNANCE_PAGES.has(route.page) && !gov ? <main aria-busy="true">Loading…</main> : gov && route.page === 'approvals' ? <gov.Approvals query={route.query} role={session.user.role} email={session.user.email} /> : gov && route.page === 'policies' ? <gov.Policies query={route.query} /> : gov && route.page === 'decisions' ? <gov.Decisions id={route.id} /> : gov && route.page === 'incidents' ? <gov.Incidents id={route.id} role={session.user.role} /> : route.page === 'entry' && route.id ? <EntryPage id={route.id} query={route.query} /> : route.page === 'traces' ? <Traces /> : route.page === 'evidence' ? <Evidence query={route.query} /> : route.page === 'reviews' ? <Reviews query={route.query} role={session.user.role} email={session.user.email} /> : route.page === 'admin' ? <Admin role={session.user.role} /> : route.page === 'replay' && route.id ? <Replay id={route.id} /> : route.page === 'integrity' ? <Integrity /> : route.page === 'keys' ? <Keys query={route.query} /> : route.page === 'compliance' ? <Compliance role={session.user.role} /> : route.page === 'logs' ? <Logs query={route.query} /> : <Overview />}
     </>
   );
 }

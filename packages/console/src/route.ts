@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 export interface Route {
-  page: 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay' | 'evidence' | 'reviews' | 'admin' | 'approvals' | 'policies' | 'decisions' | 'incidents';
+  page: 'overview' | 'compliance' | 'logs' | 'entry' | 'integrity' | 'keys' | 'traces' | 'replay' | 'evidence' | 'reviews' | 'admin' | 'approvals' | 'policies' | 'decisions' | 'incidents';
   id?: string;
   query: URLSearchParams;
 }
@@ -13,6 +13,8 @@ function parseHash(): Route {
   const parts = path.split('/').filter(Boolean);
   const query = new URLSearchParams(q);
   if (parts[0] === 'logs' && parts[1]) return { page: 'entry', id: parts[1], query };
+  if (parts[0] === 'logs') return { page: 'logs', query };
+  if (parts[0] === 'compliance') return { page: 'compliance', query };
   if (parts[0] === 'integrity') return { page: 'integrity', query };
   if (parts[0] === 'traces') return { page: 'traces', query };
   if (parts[0] === 'evidence') return { page: 'evidence', query };
@@ -24,7 +26,8 @@ function parseHash(): Route {
   if (parts[0] === 'incidents') return { page: 'incidents', ...(parts[1] ? { id: parts[1] } : {}), query };
   if (parts[0] === 'replays' && parts[1]) return { page: 'replay', id: parts[1], query };
   if (parts[0] === 'keys') return { page: 'keys', query };
-  return { page: 'logs', query };
+  // The landing page after sign-in (and for any address the console does not know).
+  return { page: 'overview', query };
 }
 
 export function useRoute(): Route {

@@ -188,7 +188,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
-  const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, clock });
+  const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, reportStore: store.reportStore, clock });
   const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
   const apiKeys = new ApiKeys({ accounts, trail, events, clock });
   const { governanceStore } = store;

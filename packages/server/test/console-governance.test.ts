@@ -48,7 +48,7 @@ describe('the console governance pages in Chromium', () => {
     const id = asked.json().id;
     const p = await page();
     await signIn(p, svc.url, reviewerEmail, reviewerPassword);
-    await p.getByRole('link', { name: 'Approvals' }).click();
+    await p.getByRole('link', { name: 'Approvals', exact: true }).click();
     const card = p.getByTestId('approval-request');
     await expect.poll(() => card.count()).toBe(1);
     expect(JSON.parse(await p.getByTestId('approval-arguments').innerText())).toEqual(args);
@@ -86,7 +86,7 @@ describe('the console governance pages in Chromium', () => {
   it('an incident is opened, commented, moved to investigating behind a confirmation, and reported', async () => {
     const p = await page();
     await signIn(p, svc.url, reviewerEmail, reviewerPassword);
-    await p.getByRole('link', { name: 'Incidents' }).click();
+    await p.getByRole('link', { name: 'Incidents', exact: true }).click();
     const form = p.getByRole('form', { name: 'Open an incident' });
     await form.getByLabel('Title').fill('Refund ran with a changed amount');
     await form.getByLabel('Art. 73').selectOption('serious');
@@ -123,7 +123,7 @@ describe('the console governance pages in Chromium', () => {
     await api('PUT', '/policies/refunds', admin, { content: 'package refunds\ndefault allow := false\nallow if input.amount <= 50\nallow if input.vip\n', format: 'rego' });
     const p = await page();
     await signIn(p, svc.url, reviewerEmail, reviewerPassword);
-    await p.getByRole('link', { name: 'Policies' }).click();
+    await p.getByRole('link', { name: 'Policies', exact: true }).click();
     await p.getByRole('link', { name: 'refunds' }).click();
     const diff = p.getByTestId('policy-diff');
     await expect.poll(() => diff.isVisible()).toBe(true);

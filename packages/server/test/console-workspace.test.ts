@@ -50,13 +50,15 @@ describe('console defects found by a new user, in Chromium', () => {
   const signedIn = async (width = 1366): Promise<Page> => {
     const p = await browser.newPage({ viewport: { width, height: 900 } });
     await signIn(p, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await p.getByRole('heading', { name: 'Overview' }).waitFor();
+    await p.goto(`${svc.url}/console/#/logs`);
     await p.getByRole('table', { name: 'Ledger entries' }).waitFor();
     return p;
   };
 
   it('1. a role changes only after Save and a confirmation; revoking a key and disabling a user ask first', async () => {
     const p = await signedIn();
-    await p.getByRole('link', { name: 'Admin' }).click();
+    await p.getByRole('link', { name: 'Admin', exact: true }).click();
     const role = p.getByLabel('Role of ana.auditor@example.com');
     await role.focus();
     await p.keyboard.press('ArrowUp');
@@ -102,11 +104,11 @@ describe('console defects found by a new user, in Chromium', () => {
     const rc = (await api('GET', `/forensics/replays/${cyc.id}/root-cause`, { 'x-api-key': key })).json();
     expect(rc.findings.length).toBeGreaterThan(0);
     const findings = p.getByRole('region', { name: 'Findings' });
-    expect(await findings.locator('li').count()).toBe(rc.findings.length);
+    await expect.poll(() => findings.locator('li').count()).toBe(rc.findings.length);
     expect(await findings.innerText()).toContain('loop');
     const graph = (await api('GET', `/forensics/replays/${cyc.id}/causal-graph`, { 'x-api-key': key })).json();
     const caused = graph.edges.filter((e: { type: string }) => e.type === 'caused_by').length;
-    expect(await p.locator('[data-testid="causal-graph"] .edge[data-type="caused_by"]').count()).toBe(caused);
+    await expect.poll(() => p.locator('[data-testid="causal-graph"] .edge[data-type="caused_by"]').count()).toBe(caused);
     expect(await p.locator('[data-testid="causal-graph"] path.edge.back').count()).toBeGreaterThanOrEqual(1);
     expect(await axe(p)).toEqual([]);
     await p.close();
@@ -114,10 +116,10 @@ describe('console defects found by a new user, in Chromium', () => {
 
   it('3. a session that ended goes to sign-in, says so, and comes back to the page', async () => {
     const p = await signedIn();
-    await p.getByRole('link', { name: 'Integrity' }).click();
+    await p.getByRole('link', { name: 'Integrity', exact: true }).click();
     await p.getByRole('heading', { name: 'Integrity' }).waitFor();
     await p.context().clearCookies(); // the session is gone (idle timeout, signed out elsewhere)
-    await p.getByRole('link', { name: 'Logs' }).click();
+    await p.getByRole('link', { name: 'Logs', exact: true }).click();
     const notice = p.getByRole('status').filter({ hasText: 'Your session expired' });
     await expect.poll(() => notice.count()).toBe(1);
     expect(await p.getByText(/0 entries on this page/).count()).toBe(0);
@@ -155,7 +157,7 @@ describe('console defects found by a new user, in Chromium', () => {
 
   it('7. every page fits a 375 px screen: no horizontal scroll, navigation and Sign out reachable', async () => {
     const p = await signedIn(375);
-    for (const hash of ['#/logs', '#/traces', '#/integrity', '#/evidence', '#/approvals', '#/reviews', '#/decisions', '#/policies', '#/incidents', '#/admin', '#/keys']) {
+    for (const hash of ['#/', '#/compliance', '#/logs', '#/traces', '#/integrity', '#/evidence', '#/approvals', '#/reviews', '#/decisions', '#/policies', '#/incidents', '#/admin', '#/keys']) {
       await p.goto(`${svc.url}/console/${hash}`);
       await p.waitForLoadState('networkidle');
       const width = await p.evaluate<number>('document.documentElement.scrollWidth');
@@ -164,6 +166,75 @@ describe('console defects found by a new user, in Chromium', () => {
       expect(out && out.x + out.width <= 375, `${hash}: Sign out on screen`).toBe(true);
     }
     await p.screenshot({ path: path.join(SHOTS, 'workspace-375.png'), fullPage: true });
+    await p.close();
+  });
+
+  it('the overview is the page after sign-in: events per day and per agent, integrity, what waits, holds', async () => {
+    const p = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+    await signIn(p, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await p.getByRole('heading', { name: 'Overview' }).waitFor();
+    await p.getByTestId('events-per-day').waitFor();
+    expect(await p.getByTestId('entries-per-agent').getAttribute('aria-label')).toContain('planner: 200');
+    expect(await p.getByRole('region', { name: 'Integrity' }).innerText()).toMatch(/Chain \w+: 0 violations/);
+    expect(await p.getByRole('region', { name: 'Waiting for a person' }).innerText()).toMatch(/\d+ approval requests? pending/);
+    expect(await axe(p)).toEqual([]);
+    await p.screenshot({ path: path.join(SHOTS, 'workspace-overview.png'), fullPage: true });
+    await p.close();
+  });
+
+  it('compliance: a hold placed and released, retention set, an erasure refused under the hold, a report made and verified in the browser, each behind a confirmation', async () => {
+    const p = await signedIn();
+    await p.getByRole('link', { name: 'Pinned keys', exact: true }).click();
+    await p.getByRole('button', { name: /^Pin key / }).click();
+    await p.getByRole('link', { name: 'Compliance', exact: true }).click();
+    await p.getByRole('heading', { name: 'Compliance' }).waitFor();
+    const holdForm = p.getByRole('form', { name: 'Place a legal hold' });
+    await holdForm.getByLabel('Which').fill(cycleTrace);
+    await holdForm.getByRole('button', { name: 'Place the hold' }).click();
+    expect((await api('GET', '/compliance/holds', admin)).json().items).toHaveLength(0);
+    const dialog = p.getByRole('dialog', { name: 'Place a legal hold' });
+    await dialog.getByLabel('Reason').fill('regulator inquiry');
+    await dialog.getByLabel('Case reference (optional)').fill('FCA-9');
+    await dialog.getByRole('button', { name: /^Confirm/ }).click();
+    await expect.poll(async () => (await api('GET', '/compliance/holds', admin)).json().items.length).toBe(1);
+    await expect.poll(() => p.getByRole('table', { name: 'Legal holds list' }).innerText()).toContain('FCA-9');
+
+    // An erasure inside the hold is refused, and the page says why.
+    const hitl = (await api('GET', `/logs?trace_id=${cycleTrace}&event_type=hitl.rejected`, admin)).json().items[0].log_id;
+    const eraseForm = p.getByRole('form', { name: 'Request an erasure' });
+    await eraseForm.getByLabel('By').selectOption('log_ids');
+    await eraseForm.getByLabel('Log ids', { exact: true }).fill(hitl);
+    await eraseForm.getByRole('button', { name: 'Erase' }).click();
+    const erase = p.getByRole('dialog', { name: 'Erase content' });
+    expect(await erase.innerText()).toContain('skeleton');
+    await erase.getByLabel('Legal basis').fill('GDPR Art. 17');
+    await erase.getByRole('button', { name: /^Confirm/ }).click();
+    await expect.poll(() => erase.innerText()).toContain('legal hold');
+    expect((await api('GET', '/compliance/erasures', admin)).json().items).toHaveLength(0);
+    await erase.getByRole('button', { name: 'Cancel' }).click();
+
+    await p.getByRole('table', { name: 'Legal holds list' }).getByRole('button', { name: 'Release' }).click();
+    await p.getByRole('dialog', { name: /Release the hold/ }).getByLabel('Reason').fill('closed');
+    await p.getByRole('dialog', { name: /Release the hold/ }).getByRole('button', { name: /^Confirm/ }).click();
+    await expect.poll(async () => (await api('GET', '/compliance/holds', admin)).json().items[0].status).toBe('released');
+
+    await p.getByRole('button', { name: 'Set retention' }).click();
+    await p.getByRole('dialog', { name: 'Set the retention of content' }).getByLabel(/Days content is kept/).fill('3650');
+    await p.getByRole('dialog', { name: 'Set the retention of content' }).getByRole('button', { name: /^Confirm/ }).click();
+    await expect.poll(async () => (await api('GET', '/compliance/retention', admin)).json().content_days).toBe(3650);
+
+    const today = new Date().toISOString().slice(0, 10);
+    const reportForm = p.getByRole('form', { name: 'Make a period report' });
+    await reportForm.getByLabel('From (UTC day)').fill(today);
+    await reportForm.getByLabel('To (UTC day, included)').fill(today);
+    await reportForm.getByRole('button', { name: 'Make the report' }).click();
+    await p.getByRole('dialog', { name: 'Make a signed period report' }).getByRole('button', { name: /^Confirm/ }).click();
+    const reports = p.getByRole('table', { name: 'Reports list' });
+    await expect.poll(() => reports.locator('tbody tr').count()).toBe(1);
+    await reports.getByRole('button', { name: 'Verify in this browser' }).click();
+    await expect.poll(() => reports.getByRole('status').innerText()).toContain('Verified in this browser: compliance report of company');
+    expect(await axe(p)).toEqual([]);
+    await p.screenshot({ path: path.join(SHOTS, 'workspace-compliance.png'), fullPage: true });
     await p.close();
   });
 

@@ -70,6 +70,9 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(await axe(page)).toEqual([]);
     await shot(page, 'sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
+    // The overview is the page after sign-in; the logs are one click away.
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByRole('link', { name: 'Logs', exact: true }).click();
 
     // Logs: the three entries, the API key's creation (api_key.created, seq 1) and the bootstrap
     // admin's (user.created, seq 0), newest first; the session cookie is HttpOnly (no script sees it).
@@ -256,7 +259,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await auditor.getByLabel('One-time password').fill(otp);
     await auditor.getByLabel('New password').fill('the auditor chose this');
     await auditor.getByRole('button', { name: 'Save' }).click();
-    await auditor.getByRole('heading', { name: 'Logs' }).waitFor();
+    await auditor.getByRole('heading', { name: 'Overview' }).waitFor();
     expect(await auditor.getByRole('link', { name: 'Admin' }).count()).toBe(0);
     await auditor.goto(`${svc.url}/console/#/admin`);
     await auditor.getByText('Administration is for admins; your role is auditor.').waitFor();
@@ -279,7 +282,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(created.status, created.body).toBe(201);
     const reviewer = await newPage();
     await signIn(reviewer, svc.url, reviewerEmail, 'the reviewer password');
-    await reviewer.getByRole('heading', { name: 'Logs' }).waitFor();
+    await reviewer.getByRole('heading', { name: 'Overview' }).waitFor();
     expect(await reviewer.getByRole('link', { name: 'Admin' }).count()).toBe(0);
     await reviewer.getByRole('link', { name: 'Human review' }).click();
     await reviewer.getByRole('form', { name: 'Reject a decision' }).waitFor();
@@ -319,6 +322,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     }
     const page = await newPage();
     await signIn(page, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await page.getByRole('link', { name: 'Logs', exact: true }).click();
     const rows = page.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
     await expect.poll(() => rows.count()).toBe(100);
     const firstSeq = async () => Number(await rows.first().locator('td').first().textContent());

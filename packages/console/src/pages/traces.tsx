@@ -112,6 +112,9 @@ export function Replay({ id }: { id: string }) {
   const [GraphView, setGraphView] = useState<null | (typeof import('../graph'))['default']>(null);
   const [error, setError] = useState('');
   useEffect(() => {
+    // Another replay: never show the previous one's data while this one loads.
+    setData(null);
+    setError('');
     const base = `/forensics/replays/${id}`;
     Promise.all([
       api<{ items: TimelineItem[] }>(`${base}/timeline`),

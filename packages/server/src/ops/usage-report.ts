@@ -5,6 +5,7 @@ import { InputError } from '../kernel/domain-error.js';
 import type { AccountStore } from '../store/accounts.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { UsageStore } from '../store/usage.js';
+import type { ReportStore } from '../store/reports.js';
 import { iso } from '../kernel/time.js';
 import type { UsageCounter } from './usage.js';
 
@@ -17,8 +18,13 @@ export interface UsageReportDeps {
   usageStore: UsageStore;
   accounts: Pick<AccountStore, 'listApiKeys'>;
   ledger: Pick<LedgerStore, 'getChainHead'>;
+  /** Entries per agent over the span (the ledger itself, not the request counters). */
+  reportStore: Pick<ReportStore, 'countBy'>;
   clock: () => number;
 }
+
+/** The most agents a report lists (the busiest first). */
+export const MAX_AGENTS = 50;
 
 type Counts = { api_requests: number; events_ingested: number; rate_limited_requests: number };
 const zero = (): Counts => ({ api_requests: 0, events_ingested: 0, rate_limited_requests: 0 });
@@ -36,7 +42,8 @@ export class UsageReport {
     if (span > MAX_USAGE_DAYS) throw new InputError([{ field: '/querystring/from', message: `at most ${MAX_USAGE_DAYS} days before to` }]);
     // This process's counts first, so they are exact here (other processes add theirs within 10 s).
     await usage.flush();
-    const [rows, keys, head, bytes] = await Promise.all([usageStore.list(companyId, from, to), accounts.listApiKeys(companyId), ledger.getChainHead(companyId), usageStore.storedBytes(companyId)]);
+    const period = { from: `${from}T00:00:00.000Z`, to: iso(Date.parse(to) + DAY_MS) };
+    const [rows, keys, head, bytes, agents] = await Promise.all([usageStore.list(companyId, from, to), accounts.listApiKeys(companyId), ledger.getChainHead(companyId), usageStore.storedBytes(companyId), this.deps.reportStore.countBy(companyId, period, 'agent_id')]);
     const add = (a: Counts, r: (typeof rows)[number]) => {
       a.api_requests += r.requests;
       a.events_ingested += r.events;
@@ -60,6 +67,7 @@ export class UsageReport {
       totals,
       by_day: [...byDay].map(([day, c]) => ({ day, ...c })),
       by_key: [...byKey].map(([keyId, c]) => ({ key_id: keyId === '' ? null : keyId, name: keyInfo.get(keyId)?.name ?? null, key_prefix: keyInfo.get(keyId)?.key_prefix ?? null, ...c })),
+      by_agent: agents.sort((a, b) => b.count - a.count || String(a.key).localeCompare(String(b.key))).slice(0, MAX_AGENTS).map((a) => ({ agent_id: a.key, entries: a.count })),
       storage: { entries: head ? head.lastSeq + 1 : 0, data_bytes: bytes },
       rate_limit: active ? { key_id: active.key_id, key_prefix: active.key_prefix, rate_limit_per_minute: active.rate_limit_per_minute } : null,
     };

@@ -43,6 +43,9 @@ export function usageRoutes(ctx: UsageServices): FastifyPluginAsyncTypebox {
                   ...Counts,
                 }),
               ),
+              by_agent: Type.Array(Type.Object({ agent_id: Type.Union([Type.String(), Type.Null()], { description: 'null: entries without an agent' }), entries: Type.Integer() }), {
+                description: 'Ledger entries appended in the span per agent_id, the 50 busiest first (read from the ledger, so entries of every process are counted at once)',
+              }),
               storage: Type.Object({
                 entries: Type.Integer({ description: 'Ledger entries the company has' }),
                 data_bytes: Type.Integer({ description: 'Bytes of event data (data and extra JSON) in them' }),
