@@ -62,6 +62,7 @@ async function main() {
     const logId = single.json().log_id as string;
     await call('listLogs', 'GET', `/api/v1/logs?trace_id=${trace}&limit=2`, { headers: api });
     await call('getLog', 'GET', `/api/v1/logs/${logId}`, { headers: api });
+    await call('searchLogs', 'GET', `/api/v1/logs/search?q=ACME&where=${encodeURIComponent('data.quantity > 50')}&limit=2`, { headers: api });
     await call('verifyLog', 'GET', `/api/v1/logs/${logId}/verify`, { headers: api });
     await call('getInclusionProof', 'GET', `/api/v1/logs/${logId}/proof`, { headers: api });
     await call('exportOtlpTraces', 'POST', '/api/v1/otlp/v1/traces', {

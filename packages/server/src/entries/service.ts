@@ -12,7 +12,8 @@ import type { LogEntryRow } from '../store/chain.js';
 
 /** A stored entry (its view is the route's). */
 export type { LogEntryRow };
-import type { EntryFilter, LedgerStore } from '../store/ledger.js';
+import type { DataCondition, EntryFilter, LedgerStore } from '../store/ledger.js';
+import { InputError } from '../kernel/domain-error.js';
 import type { GovernanceStore } from '../store/governance.js';
 import { checkView, EXECUTION_TYPES, type GovernanceMarks } from '../governance/binding.js';
 
@@ -57,6 +58,19 @@ export class Entries {
     return out;
   }
 
+  /**
+   * Search inside events: every word of `q` must occur in the entry's data (a word ending in * is
+   * a prefix), and every `where` condition must hold (`data.customer_id = "c-42"`,
+   * `data.amount > 100`), with the list's other filters; newest first. Erased content is not found.
+   */
+  search(companyId: string, q: { q?: string | undefined; where?: string[] | undefined } & Omit<EntryFilter, 'text' | 'where'>): Promise<LogEntryRow[]> {
+    const { q: text, where, ...filter } = q;
+    const terms = parseTerms(text);
+    const conditions = (where ?? []).map((w, i) => parseCondition(w, `/querystring/where/${i}`));
+    if (terms.length === 0 && conditions.length === 0) throw new InputError([{ field: '/querystring/q', message: 'give words to find, or a where condition' }]);
+    return this.deps.ledger.listEntries(companyId, { ...filter, text: terms, where: conditions });
+  }
+
   /** One entry's hash, links, signature and inclusion under the latest checkpoint. */
   async check(companyId: string, logId: string): Promise<EntryCheck> {
     const result = await this.deps.entryChecker.check(companyId, logId);
@@ -86,4 +100,38 @@ export class Entries {
       checkpoint: checkpoint ? checkpointView(checkpoint) : null,
     };
   }
+}
+
+/** The most words one search takes, and conditions. */
+export const MAX_TERMS = 10;
+export const MAX_CONDITIONS = 5;
+
+/** Words to find: letters, digits and - _ . @ : / (other characters separate words); a trailing * makes a prefix. */
+export function parseTerms(q: string | undefined): string[] {
+  if (q === undefined) return [];
+  const terms = q
+    .split(/[^\p{L}\p{N}\-_.@:/*]+/u)
+    .map((t) => t.replace(/\*+(?=.)/g, ''))
+    .filter((t) => t.replace(/\*/g, '').length > 0);
+  if (terms.length > MAX_TERMS) throw new InputError([{ field: '/querystring/q', message: `at most ${MAX_TERMS} words` }]);
+  return terms;
+}
+
+const CONDITION = /^\s*data((?:\.[A-Za-z_][A-Za-z0-9_]*){1,8})\s*(=|!=|>=|<=|>|<)\s*(.+?)\s*$/;
+
+/** `data.a.b OP value`, value a JSON scalar (a string in double quotes, a number, true, false, null). */
+export function parseCondition(text: string, field: string): DataCondition {
+  const m = CONDITION.exec(text);
+  const bad = (message: string) => new InputError([{ field, message }]);
+  if (!m) throw bad('must be data.<key>[.<key>…] followed by =, !=, >, >=, < or <= and a JSON value, e.g. data.amount > 100 or data.customer_id = "c-42"');
+  let value: unknown;
+  try {
+    value = JSON.parse(m[3] as string);
+  } catch {
+    throw bad('the value must be JSON: a string in double quotes, a number, true, false or null');
+  }
+  if (value !== null && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw bad('the value must be a string, a number, true, false or null');
+  const op = m[2] as DataCondition['op'];
+  if ((op === '>' || op === '>=' || op === '<' || op === '<=') && typeof value !== 'number' && typeof value !== 'string') throw bad(`${op} compares numbers or strings`);
+  return { path: (m[1] as string).slice(1).split('.'), op, value: value as DataCondition['value'] };
 }

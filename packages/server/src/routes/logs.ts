@@ -255,6 +255,53 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
     );
 
     app.get(
+      '/logs/search',
+      {
+        config: READ,
+        schema: {
+          tags: ['logs'],
+          operationId: 'searchLogs',
+          summary: 'Search inside events: words in their content and conditions on JSON paths',
+          description:
+            'Every word of `q` must occur in the entry\'s data (a word ending in * is a prefix; case does not matter), and every `where` condition must hold: `data.<key>[.<key>…]` then `=`, `!=`, `>`, `>=`, `<` or `<=` and a JSON value (`data.customer_id = "c-42"`, `data.amount > 100`; a number never equals a string). With the list\'s filters, newest first, in pages. Only the company\'s entries; erased content is not found (it leaves the index in the erasure\'s transaction).',
+          querystring: Type.Object(
+            {
+              q: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Words to find (at most 10)' })),
+              where: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 5 })], { description: 'A condition on a value inside data; repeat for several (at most 5)' })),
+              trace_id: Type.Optional(Uuid),
+              event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'An exact event type, or a prefix ending in *' })),
+              agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              from: Type.Optional(Instant('created_at at or after')),
+              to: Type.Optional(Instant('created_at before')),
+              limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
+              cursor: Type.Optional(Type.String({ maxLength: 200 })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Type.Object({ items: Type.Array(EntryView), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...problemResponses(400, 401, 429) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const companyId = principalOf(request).companyId;
+        const rows = await ctx.entries.search(companyId, {
+          q: q.q,
+          where: q.where === undefined ? undefined : Array.isArray(q.where) ? q.where : [q.where],
+          trace_id: q.trace_id,
+          event_type: q.event_type,
+          agent_id: q.agent_id,
+          from: q.from === undefined ? undefined : iso(Date.parse(q.from)),
+          to: q.to === undefined ? undefined : iso(Date.parse(q.to)),
+          afterSeq: seqCursor(q.cursor),
+          order: 'desc',
+          limit: q.limit,
+        });
+        const marks = await ctx.entries.marks(companyId, rows);
+        return page(rows, q.limit, (r) => ({ seq: r.seq }), (r) => entryView(r, marks.get(r.log_id)));
+      },
+    );
+
+    app.get(
       '/logs/:log_id',
       {
         config: READ,

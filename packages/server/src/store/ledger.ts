@@ -26,8 +26,19 @@ export interface EntryFilter {
   seqBelow?: number;
   /** Only entries whose data has this string value at this top-level field. */
   dataField?: { name: string; value: string };
+  /** Full-text: every term must occur in the entry's data (a term ending in * is a prefix). */
+  text?: string[];
+  /** Conditions on values inside data (a path of keys, an operator and a JSON value). */
+  where?: DataCondition[];
   order: 'asc' | 'desc';
   limit: number;
+}
+
+/** `data.a.b > 100`: a path of keys below data, an operator and a JSON scalar. */
+export interface DataCondition {
+  path: string[];
+  op: '=' | '!=' | '>' | '>=' | '<' | '<=';
+  value: string | number | boolean | null;
 }
 
 export class LedgerStore {
@@ -76,11 +87,45 @@ export class LedgerStore {
     if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);
     if (f.seqBelow !== undefined) q = q.where('seq', '<', f.seqBelow);
     if (f.dataField !== undefined) q = q.where(this.jsonText('data', f.dataField.name), '=', f.dataField.value);
+    if (f.text !== undefined && f.text.length > 0) q = q.where(this.textMatch(f.text));
+    for (const c of f.where ?? []) q = q.where(this.dataCondition(c));
     // created_at never decreases along a chain, so (created_at, seq) is seq order; saying
     // so lets a pure time-range query read the created_at index in order instead of sorting.
     const byTime = f.trace_id === undefined && f.session_id === undefined && f.event_type === undefined && f.source === undefined && f.sources === undefined && f.event_types === undefined && (f.from !== undefined || f.to !== undefined);
     if (byTime) q = q.orderBy('created_at', f.order);
     return q.orderBy('seq', f.order).limit(f.limit).execute();
+  }
+
+  /**
+   * Full text over data, through the search index of migration 0012: SQLite's FTS5 (each term a
+   * quoted phrase, ANDed; a trailing * a prefix), PostgreSQL's GIN over to_tsvector('simple').
+   * Terms are data, never syntax: quoted for FTS5, passed as a parameter to PostgreSQL.
+   */
+  private textMatch(terms: string[]) {
+    if (this.h.kind === 'sqlite') {
+      const match = terms.map((t) => (t.endsWith('*') ? `"${t.slice(0, -1).replace(/"/g, '""')}"*` : `"${t.replace(/"/g, '""')}"`)).join(' AND ');
+      return sql<boolean>`rowid IN (SELECT rowid FROM log_search WHERE log_search MATCH ${match})`;
+    }
+    const query = terms.map((t) => (t.endsWith('*') ? `${toTsLexeme(t.slice(0, -1))}:*` : toTsLexeme(t))).join(' & ');
+    return sql<boolean>`to_tsvector('simple', coalesce(data, '')) @@ to_tsquery('simple', ${query})`;
+  }
+
+  /** One condition on a value inside data, type-safe on both stores (a number never compares with a string). */
+  private dataCondition(c: DataCondition) {
+    for (const k of c.path) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`bad JSON path key ${k}`);
+    if (this.h.kind === 'sqlite') {
+      const path = `$.${c.path.join('.')}`;
+      const value = sql`json_extract(data, ${path})`;
+      const type = sql`json_type(data, ${path})`;
+      if (c.value === null) return c.op === '!=' ? sql<boolean>`(${type} IS NOT NULL AND ${type} <> 'null')` : sql<boolean>`${type} = 'null'`;
+      if (typeof c.value === 'boolean') return sql<boolean>`${type} ${sql.raw(c.op === '!=' ? '<>' : '=')} ${c.value ? 'true' : 'false'}`;
+      const kind = typeof c.value === 'number' ? sql`${type} IN ('integer', 'real')` : sql`${type} = 'text'`;
+      return sql<boolean>`(${kind} AND ${value} ${sql.raw(c.op === '!=' ? '<>' : c.op)} ${c.value})`;
+    }
+    // PostgreSQL: a jsonpath filter, passed as a parameter (keys checked above, the value JSON-encoded).
+    const op = c.op === '=' ? '==' : c.op;
+    const jsonpath = `$.${c.path.join('.')} ? (@ ${op} ${JSON.stringify(c.value)})`;
+    return sql<boolean>`jsonb_path_exists(data::jsonb, ${jsonpath}::jsonpath)`;
   }
 
   /** A top-level string field of a JSON text column, in this dialect (not indexed: filter by an indexed column too). */
@@ -167,4 +212,9 @@ export class LedgerStore {
       .orderBy('tree_size')
       .execute();
   }
+}
+
+/** A search term as one tsquery lexeme: quoted, so no character of it is tsquery syntax. */
+function toTsLexeme(term: string): string {
+  return `'${term.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }

@@ -1,0 +1,111 @@
+// The search index's cost (issue 30): what it adds to each entry written, and how long a search
+// takes on a large ledger. SQLite, the embedded default: rows shaped like the ingestion bench's
+// events (~500 bytes of data) are written in transactions of 10,000 into a migrated store, once
+// with the index's triggers and once without (the index is then rebuilt), so the difference is
+// the index alone; then searches on the full ledger through the store's own query (words and
+// JSON-path conditions), each timed, for p50 and p99.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import type { DataCondition } from '../src/store/ledger.js';
+
+export interface SearchBench {
+  entries: number;
+  /** Microseconds per entry written with the index's triggers, and without. */
+  writeUsWithIndex: number;
+  writeUsWithoutIndex: number;
+  /** p50 and p99 in ms of each search on the full ledger. */
+  queries: Array<{ what: string; p50: number; p99: number; found: number }>;
+}
+
+const TRIGGERS = ['log_search_insert', 'log_search_update', 'log_search_delete'];
+
+function row(companyId: string, seq: number) {
+  const data = JSON.stringify({ amount: seq % 1000, customer_id: `c-${seq % 5000}`, k: 5, ok: true, query: `${'q'.repeat(300)} ${['refund', 'invoice', 'shipment', 'address'][seq % 4]}`, tool: 'search', user: `u-${seq}` });
+  return {
+    company_id: companyId, seq, log_id: randomUUID(), format_version: 1, event_type: 'tool.called', data, source: 'bench-agent', trace_id: null, session_id: null, timestamp: null, span_id: null, parent_span_id: null,
+    parent_event_id: null, root_event_id: null, agent_id: `agent-${seq % 20}`, workflow_id: null, causality_type: null, idempotency_key: null, schema_version: null, extra: null, created_at: new Date(Date.UTC(2026, 0, 1) + seq).toISOString(),
+    prev_hash: '0'.repeat(64), hash: seq.toString(16).padStart(64, '0'), signature: 'AA==', key_id: 'bench', idempotency_conflict_of: null, content_commitment: null, content_salt: null, erased_at: null, erasure_id: null, event_id: null, links: null,
+  };
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] as number;
+
+async function write(file: string, companyId: string, from: number, count: number): Promise<number> {
+  const store = openSqliteStore(file);
+  try {
+    const t0 = process.hrtime.bigint();
+    for (let at = from; at < from + count; at += 10_000) {
+      const rows = Array.from({ length: Math.min(10_000, from + count - at) }, (_, i) => row(companyId, at + i));
+      await store.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < rows.length; i += 500) await trx.insertInto('log_entries').values(rows.slice(i, i + 500) as never).execute();
+      });
+    }
+    return Number(process.hrtime.bigint() - t0) / 1000 / count;
+  } finally {
+    await store.close();
+  }
+}
+
+export async function searchBench(entries: number): Promise<SearchBench> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-search-'));
+  const file = path.join(dir, 'ledger.db');
+  const companyId = randomUUID();
+  try {
+    const setup = openSqliteStore(file);
+    await setup.migrate();
+    await setup.db.insertInto('companies').values({ company_id: companyId, name: `bench-${companyId}`, created_at: new Date().toISOString() } as never).execute();
+    await setup.close();
+    // The same number of rows each way, on the same growing ledger: first without the index (its
+    // triggers dropped), then with it (rebuilt first, so it holds every row).
+    const half = Math.floor(entries / 2);
+    const bare = openSqliteStore(file);
+    for (const t of TRIGGERS) await sql.raw(`DROP TRIGGER ${t}`).execute(bare.db);
+    await bare.close();
+    const writeUsWithoutIndex = await write(file, companyId, 0, half);
+    const restore = openSqliteStore(file);
+    await sql`INSERT INTO log_search(log_search) VALUES ('rebuild')`.execute(restore.db);
+    for (const s of TRIGGER_TEXT) await sql.raw(s).execute(restore.db);
+    await restore.close();
+    const writeUsWithIndex = await write(file, companyId, half, entries - half);
+
+    const store = openSqliteStore(file);
+    const queries: SearchBench['queries'] = [];
+    const time = async (what: string, text: string[] | undefined, where: DataCondition[] | undefined) => {
+      const ms: number[] = [];
+      let found = 0;
+      for (let i = 0; i < 60; i++) {
+        const t0 = performance.now();
+        const rows = await store.ledger.listEntries(companyId, { ...(text ? { text } : {}), ...(where ? { where } : {}), order: 'desc', limit: 100 });
+        ms.push(performance.now() - t0);
+        found = rows.length;
+      }
+      queries.push({ what, p50: pct(ms.slice(10), 50), p99: pct(ms.slice(10), 99), found });
+    };
+    try {
+      await time('a rare word (one entry: u-123456)', [`u-${Math.min(123_456, entries - 1)}`], undefined);
+      await time('a common word (a quarter of the ledger: refund), newest 100', ['refund'], undefined);
+      await time('a word and a JSON condition (customer_id = "c-40")', ['refund'], [{ path: ['customer_id'], op: '=', value: 'c-40' }]);
+      await time('a JSON condition alone (amount > 990), newest 100', undefined, [{ path: ['amount'], op: '>', value: 990 }]);
+    } finally {
+      await store.close();
+    }
+    return { entries, writeUsWithIndex, writeUsWithoutIndex, queries };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The index's triggers as migration 0012 creates them (restored after the bare half). */
+const TRIGGER_TEXT = [
+  `CREATE TRIGGER log_search_insert AFTER INSERT ON log_entries WHEN new.data IS NOT NULL BEGIN INSERT INTO log_search(rowid, data) VALUES (new.rowid, new.data); END`,
+  `CREATE TRIGGER log_search_update AFTER UPDATE OF data ON log_entries BEGIN INSERT INTO log_search(log_search, rowid, data) SELECT 'delete', old.rowid, old.data WHERE old.data IS NOT NULL; INSERT INTO log_search(rowid, data) SELECT new.rowid, new.data WHERE new.data IS NOT NULL; END`,
+  `CREATE TRIGGER log_search_delete AFTER DELETE ON log_entries WHEN old.data IS NOT NULL BEGIN INSERT INTO log_search(log_search, rowid, data) VALUES ('delete', old.rowid, old.data); END`,
+];
+
+export const searchLine = (b: SearchBench) =>
+  `search index on ${b.entries.toLocaleString('en-US')} entries (SQLite): writing an entry ${b.writeUsWithIndex.toFixed(1)} µs with the index, ${b.writeUsWithoutIndex.toFixed(1)} µs without (+${(b.writeUsWithIndex - b.writeUsWithoutIndex).toFixed(1)} µs); ` +
+  b.queries.map((q) => `${q.what}: p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms (${q.found} found)`).join('; ');
