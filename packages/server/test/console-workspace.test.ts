@@ -155,6 +155,26 @@ describe('console defects found by a new user, in Chromium', () => {
     await p.close();
   });
 
+  it('search inside events from the Logs page: words and a JSON-path condition', async () => {
+    const p = await signedIn();
+    await p.getByLabel('Search inside events (words)').fill('mail');
+    await p.getByLabel('Conditions on data (one a line)').fill('data.tool = "mail"');
+    await p.getByRole('button', { name: 'Filter' }).click();
+    const rows = p.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
+    await expect.poll(() => p.url()).toContain('where=');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().innerText()).toContain('tool.called');
+    // A condition that holds for no entry finds none; a malformed one says what is wrong.
+    await p.getByLabel('Conditions on data (one a line)').fill('data.tool = "fax"');
+    await p.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows.count()).toBe(0);
+    await p.getByLabel('Conditions on data (one a line)').fill('tool = mail');
+    await p.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => p.getByRole('alert').innerText()).toContain('must be data.<key>');
+    expect(await axe(p)).toEqual([]);
+    await p.close();
+  });
+
   it('7. every page fits a 375 px screen: no horizontal scroll, navigation and Sign out reachable', async () => {
     const p = await signedIn(375);
     for (const hash of ['#/', '#/compliance', '#/logs', '#/traces', '#/integrity', '#/evidence', '#/approvals', '#/reviews', '#/decisions', '#/policies', '#/incidents', '#/admin', '#/keys']) {

@@ -74,10 +74,20 @@ export function Logs({ query }: { query: URLSearchParams }) {
         if (v) q.set(k, apiValue(k, v));
       }
       q.set('limit', '100');
-      q.set('order', 'desc');
+      // Words or JSON-path conditions: the search (newest first); otherwise the list.
+      const words = query.get('q');
+      const where = query.getAll('where').filter(Boolean);
+      const searching = Boolean(words) || where.length > 0;
+      if (words) q.set('q', words);
+      for (const w of where) q.append('where', w);
+      if (!searching) q.set('order', 'desc');
+      if (searching) {
+        q.delete('source');
+        q.delete('session_id');
+      }
       if (after) q.set('cursor', after);
       try {
-        const answer = await api<{ items: Entry[]; next_cursor: string | null }>(`/logs?${q}`);
+        const answer = await api<{ items: Entry[]; next_cursor: string | null }>(`${searching ? '/logs/search' : '/logs'}?${q}`);
         setItems(answer.items);
         setCursor(answer.next_cursor);
         setError('');
@@ -110,12 +120,23 @@ export function Logs({ query }: { query: URLSearchParams }) {
       const v = String(form.get(k) ?? '').trim();
       if (v) q.set(k, v);
     }
+    const words = String(form.get('q') ?? '').trim();
+    if (words) q.set('q', words);
+    for (const w of String(form.get('where') ?? '').split('\n').map((x) => x.trim()).filter(Boolean)) q.append('where', w);
     location.hash = `#/logs${q.size ? `?${q}` : ''}`;
   };
   return (
     <main>
       <h1>Logs</h1>
       <form class="filters" onSubmit={filter} aria-label="Filter entries">
+        <label>
+          Search inside events (words)
+          <input name="q" type="search" defaultValue={query.get('q') ?? ''} placeholder="refund margaret" />
+        </label>
+        <label>
+          Conditions on data (one a line)
+          <textarea name="where" rows={2} defaultValue={query.getAll('where').join('\n')} placeholder={'data.customer_id = "c-42"\ndata.amount > 100'} />
+        </label>
         {FILTERS.map(([k, label]) => (
           <label key={k}>
             {label}
