@@ -12,7 +12,7 @@ const resolve = { conditions: [SOURCE_CONDITION, ...defaultClientConditions] };
 const ssr = { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } };
 
 /** The server's test files that drive Chromium. */
-const BROWSER = ['test/console.test.ts', 'test/console-governance.test.ts', 'test/console-workspace.test.ts'];
+const BROWSER = ['test/console.test.ts', 'test/console-governance.test.ts', 'test/console-workspace.test.ts', 'test/sso.test.ts'];
 const SERVER = {
   root: path.join(root, 'packages/server'),
   globalSetup: ['test/helpers/global-setup.ts'],

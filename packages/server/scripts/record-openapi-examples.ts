@@ -164,6 +164,7 @@ async function main() {
     const incidentReport = await call('createIncidentReport', 'POST', `/api/v1/incidents/${iid}/report`, { headers: user });
     await call('getIncidentReport', 'GET', `/api/v1/incidents/${iid}/reports/${incidentReport.json().report.report_id}`, { headers: user });
 
+    await call('signInMethods', 'GET', '/api/v1/auth/methods');
     await call('getHealth', 'GET', '/api/v1/health');
     await call('getLiveness', 'GET', '/api/v1/health/live');
     await call('getReadiness', 'GET', '/api/v1/health/ready');

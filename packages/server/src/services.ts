@@ -7,6 +7,8 @@ import type { JsonObject } from '@audit-ledger/core';
 import { ApiKeys } from './auth/api-keys.js';
 import type { AuthenticationDeps } from './auth/authenticate.js';
 import { SignIn } from './auth/sign-in.js';
+import { SingleSignOn } from './auth/sso.js';
+import { randomUUID } from 'node:crypto';
 import { BackgroundTask } from './kernel/background.js';
 import { Reports } from './compliance/reports.js';
 import { Compliance } from './compliance/service.js';
@@ -77,6 +79,8 @@ export interface Services {
   // one per API area
   /** Logins, sessions and who a credential is (auth/sign-in.ts). */
   signIn: SignIn;
+  /** Single sign-on with OpenID Connect, when OIDC_ISSUER is set (auth/sso.ts). */
+  sso: SingleSignOn | undefined;
   /** The company's integration API key (auth/api-keys.ts). */
   apiKeys: ApiKeys;
   /** User management (admins) and a user's own password, recorded in the ledger. */
@@ -185,6 +189,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const trail = new AdminTrail({ appender });
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
+  const sso = config.oidc ? new SingleSignOn({ config: config.oidc, accounts, trail, signIn, secretBox, clock, newId: randomUUID }) : undefined;
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
@@ -264,6 +269,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       keyring,
       verifier,
       signIn,
+      sso,
       apiKeys,
       userAdmin,
       ingestion,

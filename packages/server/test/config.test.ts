@@ -48,6 +48,20 @@ describe('configuration', () => {
     }
   });
 
+  it('single sign-on: everything it needs, or a message naming each missing piece; passwords off only with it', () => {
+    try {
+      loadConfig({ OIDC_ISSUER: 'https://id.acme.example', OIDC_ROLE_MAP: 'admins=superuser' });
+      expect.unreachable();
+    } catch (err) {
+      const problems = (err as ConfigError).problems.join('\n');
+      for (const name of ['OIDC_CLIENT_ID', 'OIDC_REDIRECT_URI', 'OIDC_COMPANY', 'OIDC_ALLOWED_DOMAINS', 'OIDC_ROLE_MAP']) expect(problems).toContain(name);
+    }
+    expect(() => loadConfig({ LOCAL_LOGIN: 'off' })).toThrow(/LOCAL_LOGIN=off needs OIDC_ISSUER/);
+    const c = loadConfig({ OIDC_ISSUER: 'https://id.acme.example', OIDC_CLIENT_ID: 'ledger', OIDC_REDIRECT_URI: 'https://ledger.acme.example/api/v1/auth/oidc/callback', OIDC_COMPANY: 'Acme', OIDC_ALLOWED_DOMAINS: 'Acme.example, acme.co.uk', OIDC_ROLE_MAP: 'ledger-admins=admin, audit=auditor', LOCAL_LOGIN: 'off' });
+    expect(c.oidc).toMatchObject({ allowedDomains: ['acme.example', 'acme.co.uk'], roleClaim: 'groups', roleMap: [{ value: 'ledger-admins', role: 'admin' }, { value: 'audit', role: 'auditor' }], defaultRole: undefined });
+    expect(c.localLogin).toBe(false);
+  });
+
   it('documents every variable in the README configuration table', () => {
     const readme = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'README.md'), 'utf8');
     for (const v of CONFIG_VARIABLES) expect(readme).toContain(`| \`${v.name}\` |`);

@@ -1,10 +1,20 @@
 // Signing in (the session cookie) and replacing a one-time password.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type Session, api, signIn } from '../api';
 import { ErrorLine, message } from '../ui';
 
+interface Methods {
+  password: boolean;
+  oidc: { name: string; login_url: string } | null;
+}
+
 export function SignIn({ onSession, notice = '' }: { onSession: (s: Session) => void; notice?: string }) {
-  const [error, setError] = useState('');
+  // A refusal of single sign-on comes back in the address (#/?sso_error=…).
+  const ssoError = new URLSearchParams(location.hash.split('?')[1] ?? '').get('sso_error');
+  const [error, setError] = useState(ssoError ? `Single sign-on refused: ${ssoError}` : '');
+  const [methods, setMethods] = useState<Methods>({ password: true, oidc: null });
+  useEffect(() => void api<Methods>('/auth/methods').then(setMethods, () => undefined), []);
+  const back = ssoError ? '#/' : location.hash || '#/';
   const submit = async (e: Event) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget as HTMLFormElement);
@@ -23,15 +33,24 @@ export function SignIn({ onSession, notice = '' }: { onSession: (s: Session) => 
             {notice}
           </p>
         )}
-        <label>
-          Email
-          <input name="email" type="email" autocomplete="username" required />
-        </label>
-        <label>
-          Password
-          <input name="password" type="password" autocomplete="current-password" required />
-        </label>
-        <button type="submit">Sign in</button>
+        {methods.oidc && (
+          <a class="button" href={`${methods.oidc.login_url}?return=${encodeURIComponent(back)}`}>
+            Sign in with {methods.oidc.name}
+          </a>
+        )}
+        {methods.password && (
+          <>
+            <label>
+              Email
+              <input name="email" type="email" autocomplete="username" required />
+            </label>
+            <label>
+              Password
+              <input name="password" type="password" autocomplete="current-password" required />
+            </label>
+            <button type="submit">Sign in</button>
+          </>
+        )}
         <ErrorLine error={error} />
       </form>
     </main>

@@ -38,6 +38,13 @@ export class StaleCredentialError extends DomainError<'stale_credential'> {
   }
 }
 
+/** LOCAL_LOGIN=off: passwords are not accepted, single sign-on only. */
+export class LocalLoginOffError extends DomainError<'local_login_off'> {
+  constructor() {
+    super('local_login_off', 'Sign-in with a password is turned off here (LOCAL_LOGIN=off): use single sign-on', {});
+  }
+}
+
 /** Only a console session (the cookie) has a CSRF token. */
 export class SessionRequiredError extends DomainError<'session_required'> {
   constructor() {
@@ -52,7 +59,7 @@ export interface SignInDeps {
   userAdmin: UserAdmin;
   secretBox: SecretBox;
   clock: () => number;
-  config: Pick<Config, 'accessTokenTtlSeconds' | 'sessionMaxAgeSeconds' | 'sessionIdleTimeoutSeconds'>;
+  config: Pick<Config, 'accessTokenTtlSeconds' | 'sessionMaxAgeSeconds' | 'sessionIdleTimeoutSeconds' | 'localLogin'>;
 }
 
 export interface IssuedToken {
@@ -92,7 +99,11 @@ export class SignIn {
 
   /** A console session: the same check, a token that also ends after the idle timeout, and its CSRF token. */
   async startSession(email: string, password: string): Promise<IssuedSession> {
-    const user = await this.checkPassword(email, password);
+    return this.startSessionFor(await this.checkPassword(email, password));
+  }
+
+  /** A console session for a user already authenticated (a password checked, or single sign-on). */
+  async startSessionFor(user: User): Promise<IssuedSession> {
     const { sessionMaxAgeSeconds: maxAge, sessionIdleTimeoutSeconds: idle } = this.deps.config;
     const { token, tokenHash, expiresAt } = await this.issue(user, maxAge, idle);
     return {
@@ -147,6 +158,7 @@ export class SignIn {
    * MAX_FAILED_LOGINS_PER_MINUTE failures for one email, LoginLockedError until the minute is over.
    */
   private async checkPassword(emailInput: string, password: string): Promise<User> {
+    if (!this.deps.config.localLogin) throw new LocalLoginOffError();
     const { accounts, counters, trail, userAdmin } = this.deps;
     const email = emailInput.trim().toLowerCase();
     const lockKey = `login:${email}`;

@@ -42,6 +42,8 @@ const PROBLEMS = {
   too_many_login_attempts: ({ retryAfterSeconds }, message) => new ApiError(429, 'too_many_login_attempts', message, { headers: { 'Retry-After': String(retryAfterSeconds) } }),
   stale_credential: (_data, message) => new ApiError(401, 'invalid_credential', message),
   session_required: (_data, message) => new ApiError(403, 'forbidden', message),
+  local_login_off: (_data, message) => new ApiError(403, 'forbidden', message),
+  sso_refused: (_data, message) => new ApiError(403, 'forbidden', message),
   // accounts, users and API keys
   active_key_exists: () => new ApiError(409, 'active_key_exists', 'The company already has an active API key; revoke it (DELETE /api/v1/auth/api_keys/{id}) before creating another'),
   company_name_ambiguous: (_data, message) => new ApiError(409, 'company_name_ambiguous', message),

@@ -1,6 +1,7 @@
 // The one configuration module: every setting comes from an environment variable,
 // is validated once at start, and is documented in the README table (a test keeps
 // the two in step).
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseWitnessKey } from '@audit-ledger/core';
@@ -57,6 +58,10 @@ export interface Config {
   witnesses: Array<{ url: string; verifierKey: string; name: string }>;
   /** Cosignatures a checkpoint needs to count as witnessed (integrity status, metrics). */
   witnessQuorum: number;
+  /** OpenID Connect sign-in (docs/console.md, "Single sign-on"); undefined when OIDC_ISSUER is unset. */
+  oidc: OidcConfig | undefined;
+  /** Whether users may sign in with a local password (false: single sign-on only). */
+  localLogin: boolean;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -210,6 +215,18 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     description:
       'Independent witnesses (docs/compliance.md, "Witnesses"): comma-separated `URL VERIFIER_KEY` pairs, e.g. `https://w1.example/witness w1.example/w1+1a2b3c4d+BAo…`. Every checkpoint is submitted to each with a consistency proof; their cosignatures are kept and served with the checkpoint.',
   },
+  { name: 'OIDC_ISSUER', default: '(unset: local passwords only)', description: 'OpenID Connect provider URL (its discovery document is read from `/.well-known/openid-configuration`): enables "Sign in with single sign-on" in the console (authorization code with PKCE). Needs the OIDC variables below.' },
+  { name: 'OIDC_CLIENT_ID', default: '(unset)', description: 'The client id registered at the provider.' },
+  { name: 'OIDC_CLIENT_SECRET', default: '(unset: a public client)', description: 'The client secret (or `OIDC_CLIENT_SECRET_FILE`, a file holding it).' },
+  { name: 'OIDC_CLIENT_SECRET_FILE', default: '(unset)', description: 'A file holding the client secret (preferred over the variable).' },
+  { name: 'OIDC_REDIRECT_URI', default: '(unset)', description: "This service's public URL followed by `/api/v1/auth/oidc/callback`, registered at the provider." },
+  { name: 'OIDC_COMPANY', default: '(unset)', description: 'The company the provider\'s users belong to (created if missing); a user signing in the first time is created in it, recorded as `user.created` (via `sso`).' },
+  { name: 'OIDC_ALLOWED_DOMAINS', default: '(unset)', description: 'Email domains allowed in, comma-separated; the provider must say the email is verified.' },
+  { name: 'OIDC_ROLE_CLAIM', default: 'groups', description: 'The ID token claim (a string or a list) whose values map to roles.' },
+  { name: 'OIDC_ROLE_MAP', default: '(unset)', description: 'claim-value=role pairs, comma-separated (`ledger-admins=admin,risk=reviewer,audit=auditor`); the first value that maps gives the role, at every sign-in (a change is recorded as `user.role_changed`).' },
+  { name: 'OIDC_DEFAULT_ROLE', default: '(unset: refused)', description: 'The role of a user none of whose values map; unset, such a user is refused.' },
+  { name: 'OIDC_NAME', default: 'single sign-on', description: 'The provider\'s name on the console\'s sign-in button.' },
+  { name: 'LOCAL_LOGIN', default: 'on', description: '`off`: local passwords are refused (`/auth/login`, `/auth/session`), single sign-on only; the `audit-ledger users create` command still works for the operator.' },
   { name: 'WITNESS_QUORUM', default: 'all witnesses', description: 'How many witnesses must cosign a checkpoint for it to count as witnessed (integrity status and metrics).' },
   {
     name: 'COMPLIANCE_SUBJECT_FIELDS',
@@ -351,6 +368,35 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const witnessQuorum = int('WITNESS_QUORUM', witnesses.length, 0, Math.max(witnesses.length, 0));
 
+  let oidc: OidcConfig | undefined;
+  const issuer = get('OIDC_ISSUER');
+  if (issuer !== undefined) {
+    const roles = ['admin', 'reviewer', 'auditor'] as const;
+    const isRole = (r: string): r is (typeof roles)[number] => (roles as readonly string[]).includes(r);
+    const roleMap: OidcConfig['roleMap'] = [];
+    for (const pair of (get('OIDC_ROLE_MAP') ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
+      const [value, role] = pair.split('=').map((x) => x.trim());
+      if (!value || !role || !isRole(role)) problems.push(`OIDC_ROLE_MAP entries are claim-value=role (admin, reviewer or auditor) separated by commas, got "${pair}"`);
+      else roleMap.push({ value, role });
+    }
+    const defaultRole = get('OIDC_DEFAULT_ROLE');
+    if (defaultRole !== undefined && !isRole(defaultRole)) problems.push('OIDC_DEFAULT_ROLE must be admin, reviewer or auditor');
+    const allowedDomains = (get('OIDC_ALLOWED_DOMAINS') ?? '').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
+    const clientId = get('OIDC_CLIENT_ID');
+    const redirectUri = get('OIDC_REDIRECT_URI');
+    const company = get('OIDC_COMPANY');
+    if (!/^https?:\/\//.test(issuer)) problems.push('OIDC_ISSUER must be the provider\'s https URL');
+    if (!clientId) problems.push('OIDC_CLIENT_ID is required with OIDC_ISSUER');
+    if (!redirectUri || !/^https?:\/\/.+\/api\/v1\/auth\/oidc\/callback$/.test(redirectUri)) problems.push('OIDC_REDIRECT_URI must be this service\'s public URL followed by /api/v1/auth/oidc/callback');
+    if (!company) problems.push('OIDC_COMPANY (the company users of this provider belong to) is required with OIDC_ISSUER');
+    if (allowedDomains.length === 0) problems.push('OIDC_ALLOWED_DOMAINS (the email domains allowed in, comma-separated) is required with OIDC_ISSUER');
+    const secretFile = get('OIDC_CLIENT_SECRET_FILE');
+    const clientSecret = secretFile ? fs.readFileSync(path.resolve(secretFile), 'utf8').trim() : get('OIDC_CLIENT_SECRET');
+    oidc = { issuer, clientId: clientId ?? '', clientSecret, redirectUri: redirectUri ?? '', company: company ?? '', allowedDomains, roleClaim: get('OIDC_ROLE_CLAIM') ?? 'groups', roleMap, defaultRole: defaultRole as OidcConfig['defaultRole'], name: get('OIDC_NAME') ?? 'single sign-on' };
+  }
+  const localLogin = bool('LOCAL_LOGIN', true, 'on', 'off');
+  if (!localLogin && oidc === undefined) problems.push('LOCAL_LOGIN=off needs OIDC_ISSUER: nobody could sign in');
+
   const config: Config = {
     host: get('HOST') ?? '127.0.0.1',
     port: int('PORT', 8080, 0, 65535),
@@ -384,9 +430,30 @@ export function loadConfig(env: Env = process.env): Config {
     subjectFields,
     witnesses,
     witnessQuorum,
+    oidc,
+    localLogin,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string | undefined;
+  /** Where the provider sends the browser back: <public URL>/api/v1/auth/oidc/callback. */
+  redirectUri: string;
+  /** The company whose users sign in this way (created at first start like the bootstrap one). */
+  company: string;
+  /** Email domains allowed in (lowercase); an email must be verified by the provider. */
+  allowedDomains: string[];
+  /** The ID token claim holding roles or groups, and how its values map to roles (the first match wins). */
+  roleClaim: string;
+  roleMap: Array<{ value: string; role: 'admin' | 'reviewer' | 'auditor' }>;
+  /** The role of a user none of whose values map (none: refused). */
+  defaultRole: 'admin' | 'reviewer' | 'auditor' | undefined;
+  /** The name on the sign-in button. */
+  name: string;
 }
 
 export function isPlausibleEmail(s: string): boolean {

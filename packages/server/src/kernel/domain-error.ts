@@ -34,6 +34,8 @@ export interface DomainErrorData {
   too_many_login_attempts: { retryAfterSeconds: number };
   stale_credential: Record<string, never>;
   session_required: Record<string, never>;
+  local_login_off: Record<string, never>;
+  sso_refused: Record<string, never>;
   // accounts, users and API keys
   active_key_exists: { companyId: string };
   company_name_ambiguous: { name: string; matches: string[] };

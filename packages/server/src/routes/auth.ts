@@ -4,8 +4,12 @@ import Type from 'typebox';
 import { principalOf, SESSION_COOKIE } from '../auth/authenticate.js';
 import { ANY_CREDENTIAL, OWN_ACCOUNT } from '../auth/rules.js';
 import { MAX_FAILED_LOGINS_PER_MINUTE } from '../auth/sign-in.js';
-import { problemResponses } from '../http/problems.js';
+import { ApiError, problemResponses } from '../http/problems.js';
 import type { Services } from '../services.js';
+import { SSO_FLOW_SECONDS, SsoRefusedError } from '../auth/sso.js';
+
+/** The cookie that carries a single sign-on flow from its start to the callback (sealed). */
+const OIDC_COOKIE = 'al_oidc';
 
 const LoginBody = Type.Object(
   {
@@ -48,7 +52,7 @@ const MeResponse = Type.Object({
 });
 
 /** The services these routes use. */
-export type AuthServices = Pick<Services, 'signIn' | 'config'>;
+export type AuthServices = Pick<Services, 'signIn' | 'config' | 'sso'>;
 
 export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -177,6 +181,77 @@ export function authRoutes(ctx: AuthServices): FastifyPluginAsyncTypebox {
           email: user.email,
           is_admin: user.role === 'admin',
         };
+      },
+    );
+
+    // ---- single sign-on (OpenID Connect; docs/console.md) ----
+
+    app.get(
+      '/auth/methods',
+      {
+        schema: {
+          tags: ['auth'],
+          operationId: 'signInMethods',
+          summary: 'How users sign in here: a password, single sign-on, or both',
+          description: 'Public: the console reads it to show its sign-in form and the single sign-on button.',
+          response: { 200: Type.Object({ password: Type.Boolean(), oidc: Type.Union([Type.Object({ name: Type.String(), login_url: Type.String() }), Type.Null()]) }) },
+        },
+      },
+      async () => ({ password: ctx.config.localLogin, oidc: ctx.config.oidc ? { name: ctx.config.oidc.name, login_url: '/api/v1/auth/oidc/login' } : null }),
+    );
+
+    app.get(
+      '/auth/oidc/login',
+      {
+        schema: {
+          tags: ['auth'],
+          operationId: 'startSingleSignOn',
+          summary: 'Start single sign-on: a redirect to the OpenID provider',
+          description:
+            'Answers 302 to the provider (authorization code flow with PKCE S256, state and nonce), with the flow sealed in a short-lived HttpOnly cookie (SameSite=Lax: the provider sends the browser back with a top-level navigation). `return` is the console page to come back to. 404 when OIDC_ISSUER is unset.',
+          querystring: Type.Object({ return: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }),
+          response: { 302: Type.Null(), ...problemResponses(400, 404, 503) },
+        },
+      },
+      async (request, reply) => {
+        if (!ctx.sso) throw new ApiError(404, 'not_found', 'Single sign-on is not configured here (OIDC_ISSUER)');
+        let started;
+        try {
+          started = await ctx.sso.start(request.query.return ?? '#/');
+        } catch (err) {
+          request.log.warn({ err }, 'single sign-on: the provider could not be reached');
+          throw new ApiError(503, 'service_unavailable', 'The single sign-on provider could not be reached; retry, or sign in with a password', { headers: { 'Retry-After': '5' } });
+        }
+        reply.setCookie(OIDC_COOKIE, started.cookie, { httpOnly: true, sameSite: 'lax', secure: ctx.config.tls !== undefined, path: '/api/v1/auth/oidc', maxAge: SSO_FLOW_SECONDS });
+        return reply.code(302).header('location', started.url).send(null);
+      },
+    );
+
+    app.get(
+      '/auth/oidc/callback',
+      {
+        schema: {
+          tags: ['auth'],
+          operationId: 'finishSingleSignOn',
+          summary: 'Where the OpenID provider sends the browser back',
+          description:
+            "Exchanges the code (with the PKCE verifier), checks state, nonce and the ID token, the verified email's domain and the role claim, creates the user the first time, sets the console session cookie and answers 302 to the console page the sign-in started from. A refusal answers 302 to the console's sign-in page, saying why.",
+          querystring: Type.Object({}, { additionalProperties: true }),
+          response: { 302: Type.Null(), ...problemResponses(404) },
+        },
+      },
+      async (request, reply) => {
+        if (!ctx.sso) throw new ApiError(404, 'not_found', 'Single sign-on is not configured here (OIDC_ISSUER)');
+        const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+        reply.clearCookie(OIDC_COOKIE, { path: '/api/v1/auth/oidc' });
+        try {
+          const { session, back } = await ctx.sso.finish(query, request.cookies[OIDC_COOKIE]);
+          reply.setCookie(SESSION_COOKIE, session.token, { httpOnly: true, sameSite: 'strict', secure: ctx.config.tls !== undefined, path: '/', maxAge: session.maxAgeSeconds });
+          return reply.code(302).header('location', `/console/${back}`).send(null);
+        } catch (err) {
+          if (!(err instanceof SsoRefusedError)) throw err;
+          return reply.code(302).header('location', `/console/#/?sso_error=${encodeURIComponent(err.message)}`).send(null);
+        }
       },
     );
   };

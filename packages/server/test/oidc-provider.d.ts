@@ -1,0 +1,8 @@
+// The test's OpenID provider (oidc-provider ships no types): only what sso.test.ts uses.
+declare module 'oidc-provider' {
+  import type { IncomingMessage, ServerResponse } from 'node:http';
+  export default class Provider {
+    constructor(issuer: string, configuration: Record<string, unknown>);
+    callback(): (req: IncomingMessage, res: ServerResponse) => void;
+  }
+}
