@@ -40,4 +40,10 @@ describe('the docs', () => {
     const text = read('docs/integrations.md');
     expect(text).not.toMatch(/planned|\(issue \d+\)/);
   });
+  it("show every console page with a screenshot that exists (npm run docs:screenshots copies the tests' own)", () => {
+    const doc = read('docs/console.md');
+    const images = [...doc.matchAll(/!\[[^\]]*\]\((img\/console\/[\w.-]+\.png)\)/g)].map((m) => m[1] as string);
+    expect(images.length).toBeGreaterThanOrEqual(15);
+    for (const img of images) expect(fs.existsSync(path.join(REPO, 'docs', img)), img).toBe(true);
+  });
 });
