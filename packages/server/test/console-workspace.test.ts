@@ -258,6 +258,36 @@ describe('console defects found by a new user, in Chromium', () => {
     await p.close();
   });
 
+  it('9. Replay opens the trace\'s replay when nothing was added since, lists the others, and a trace verified is not asked for again on the next visit', async () => {
+    const p = await signedIn();
+    const sessions = async () => (await api('GET', `/forensics/replays?trace_id=${cycleTrace}&limit=100`, admin)).json().items.length as number;
+    const before = await sessions();
+    await p.goto(`${svc.url}/console/#/traces`);
+    await p.getByRole('button', { name: `Replay trace ${cycleTrace}` }).click();
+    await p.getByTestId('causal-graph').waitFor();
+    expect(await sessions()).toBe(before === 0 ? 1 : before);
+    await p.goto(`${svc.url}/console/#/traces`);
+    await p.getByRole('button', { name: `Replay trace ${cycleTrace}` }).click();
+    await p.getByTestId('causal-graph').waitFor();
+    expect(await sessions()).toBe(Math.max(1, before));
+    // Pin the key, verify the trace, leave and come back: the verdict is shown, no new bundle asked for.
+    const replayUrl = p.url();
+    await p.getByRole('link', { name: 'Pinned keys', exact: true }).click();
+    await p.getByRole('button', { name: /^Pin key / }).click(); // a new browser context: nothing pinned yet
+    await p.goto(replayUrl);
+    const bundles = async () => (await api('GET', '/logs?event_type=evidence.generated&limit=1000', admin)).json().items.length as number;
+    const n = await bundles();
+    await p.getByRole('button', { name: 'Verify this trace in the browser' }).click();
+    await p.getByTestId('verify-badge').waitFor();
+    expect(await bundles()).toBe(n + 1);
+    await p.goto(`${svc.url}/console/#/logs`);
+    await p.goto(replayUrl);
+    await p.getByTestId('verify-badge').waitFor();
+    expect(await p.getByRole('button', { name: 'Verify this trace again' }).count()).toBe(1);
+    expect(await bundles()).toBe(n + 1);
+    await p.close();
+  });
+
   it('9. the console has a favicon', async () => {
     const res = await fetch(`${svc.url}/console/favicon.svg`);
     expect(res.status).toBe(200);

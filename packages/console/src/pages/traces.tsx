@@ -22,8 +22,14 @@ export function Traces() {
     }
   };
   useEffect(() => void load(null), []);
-  const replay = async (traceId: string) => {
+  const replay = async (traceId: string, events: number) => {
     try {
+      // The newest replay of the trace, when nothing was added to it since: no new session for the same view.
+      const [latest] = (await api<{ items: Array<{ id: string; event_count: number }> }>(`/forensics/replays?trace_id=${traceId}&limit=1`)).items;
+      if (latest && latest.event_count === events) {
+        location.hash = `#/replays/${latest.id}`;
+        return;
+      }
       const s = await api<{ id: string }>('/forensics/replays', { method: 'POST', body: { trace_id: traceId, metadata: { opened_from: 'console' } } });
       location.hash = `#/replays/${s.id}`;
     } catch (err) {
@@ -58,7 +64,7 @@ export function Traces() {
               <td>{r.agents.join(', ')}</td>
               <td>{r.anomaly_detected === null ? 'not replayed' : r.anomaly_detected ? <span class="badge bad">{r.anomaly_type ?? 'found'}</span> : 'none'}</td>
               <td>
-                <button type="button" onClick={() => void replay(r.trace_id)} aria-label={`Replay trace ${r.trace_id}`}>
+                <button type="button" onClick={() => void replay(r.trace_id, r.event_count)} aria-label={`Replay trace ${r.trace_id}`}>
                   Replay
                 </button>
               </td>
@@ -79,18 +85,28 @@ type TimelineItem = Answer<'getReplayTimeline'>['items'][number];
 type RootCause = Answer<'getReplayRootCause'>;
 type Staleness = Answer<'getReplayStaleness'>;
 
+/**
+ * A trace's verdicts in this page, by trace: asking for an evidence bundle is recorded in the ledger
+ * (evidence.generated), so a verdict is kept and shown again rather than asked for anew each visit.
+ */
+const checked = new Map<string, { verdict: Verdict; at: number }>();
+
 /** Verifies a whole trace in the page (its evidence bundle, with the trusted keys). */
 function TraceCheck({ traceId }: { traceId: string | undefined }) {
-  const [verdict, setVerdict] = useState<Verdict | null>(null);
+  const [fresh, setVerdict] = useState<{ verdict: Verdict; at: number } | null>(null);
   const [error, setError] = useState('');
   if (!traceId) return null;
+  // The trace id arrives after the first render (the session is fetched): the kept verdict is read here.
+  const verdict = fresh ?? checked.get(traceId) ?? null;
   const run = async () => {
     if (pinnedKeys().length === 0) {
       location.hash = `#/keys?return=${encodeURIComponent(location.hash)}`;
       return;
     }
     try {
-      setVerdict(await verifyTrace(traceId));
+      const done = { verdict: await verifyTrace(traceId), at: Date.now() };
+      checked.set(traceId, done);
+      setVerdict(done);
     } catch (err) {
       setError(message(err));
     }
@@ -98,9 +114,10 @@ function TraceCheck({ traceId }: { traceId: string | undefined }) {
   return (
     <section aria-label="Trace verification">
       <button type="button" onClick={() => void run()}>
-        Verify this trace in the browser
+        {verdict ? 'Verify this trace again' : 'Verify this trace in the browser'}
       </button>
-      {verdict && <Badge verdict={verdict} />}
+      {verdict && <p>Checked at {new Date(verdict.at).toISOString()} (each check asks for an evidence bundle, recorded in the ledger).</p>}
+      {verdict && <Badge verdict={verdict.verdict} />}
       <ErrorLine error={error} />
     </section>
   );
@@ -109,6 +126,7 @@ function TraceCheck({ traceId }: { traceId: string | undefined }) {
 export function Replay({ id }: { id: string }) {
   const [data, setData] = useState<{ timeline: TimelineItem[]; graph: import('../graph').Graph; staleness: Staleness; rootCause: RootCause } | null>(null);
   const [session, setSession] = useState<{ trace_id: string } | null>(null);
+  const [others, setOthers] = useState<Array<{ id: string; created_at: string; event_count: number }>>([]);
   const [GraphView, setGraphView] = useState<null | (typeof import('../graph'))['default']>(null);
   const [error, setError] = useState('');
   useEffect(() => {
@@ -122,7 +140,11 @@ export function Replay({ id }: { id: string }) {
       api<Staleness>(`${base}/staleness`),
       api<RootCause>(`${base}/root-cause`),
     ]).then(([tl, graph, staleness, rootCause]) => setData({ timeline: tl.items, graph, staleness, rootCause }), (err) => setError(message(err)));
-    api<{ trace_id: string }>(base).then(setSession, () => undefined);
+    api<{ trace_id: string }>(base).then((s) => {
+      setSession(s);
+      // The trace's other replays (newest first): a replay is pinned to the trace as it was.
+      void api<{ items: Array<{ id: string; created_at: string; event_count: number }> }>(`/forensics/replays?trace_id=${s.trace_id}&limit=10`).then((r) => setOthers(r.items), () => undefined);
+    }, () => undefined);
     // The graph's layout code is loaded only here.
     void import('../graph').then((m) => setGraphView(() => m.default));
   }, [id]);
@@ -182,6 +204,23 @@ export function Replay({ id }: { id: string }) {
         </section>
       )}
       <TraceCheck traceId={session?.trace_id} />
+      {others.length > 1 && (
+        <nav aria-label="Replays of this trace">
+          Replays of this trace:{' '}
+          {others.map((o, i) => (
+            <span key={o.id}>
+              {i > 0 && ' · '}
+              {o.id === id ? (
+                <strong>this one ({o.event_count} events, {o.created_at})</strong>
+              ) : (
+                <a href={`#/replays/${o.id}`}>
+                  {o.event_count} events, {o.created_at}
+                </a>
+              )}
+            </span>
+          ))}
+        </nav>
+      )}
       <h2>Timeline</h2>
       <table aria-label="Timeline">
         <thead>
