@@ -1,9 +1,11 @@
 // The causal graph of a replay, laid out in the page: loaded only on the replay page (its own
-// chunk). Layers by causal depth (an event one layer right of what caused it; context sources
-// first), rows in timeline order; caused_by edges solid, decided_on and reads dashed, edges in a
-// cycle and dangling references drawn red. SVG with a title per node, so it reads without a mouse.
+// chunk, with the layout library). dagre ranks it left to right from causes to effects; a run of
+// one agent's steps is one node until clicked; caused_by edges solid, decided_on and reads dashed,
+// edges in a cycle and dangling references drawn red, an arrow that runs back drawn as an arc. SVG
+// with a title per node, so it reads without a mouse; fit to width in its own box, with zoom.
 import type { Answer } from '@audit-ledger/sdk';
 import { useState } from 'preact/hooks';
+import dagre from '@dagrejs/dagre';
 
 /** The causal graph as the service answers it (the SDK's generated type). */
 export type Graph = Answer<'getReplayCausalGraph'>;
@@ -11,29 +13,80 @@ export type Graph = Answer<'getReplayCausalGraph'>;
 const W = 190;
 const H = 46;
 
-export default function CausalGraph({ graph, onOpen }: { graph: Graph; onOpen: (logId: string) => void }) {
+/** A run of one agent's steps shown as one node until opened: at least this many events. */
+export const GROUP_MIN = 5;
+
+type Node = Graph['nodes'][number];
+type Edge = Graph['edges'][number];
+
+/**
+ * Runs of one agent's steps: maximal sequences, in seq order, of events of the same agent where
+ * each is caused by the one before and by nothing else, and causes nothing but the next (no
+ * reads, no decision inputs, not in a cycle). Each run of GROUP_MIN or more is one group.
+ */
+export function agentRuns(graph: Graph): Array<{ id: string; agent: string; members: string[] }> {
   const inCycle = new Set(graph.cycles.flat());
-  const causes = new Map<string, string[]>();
-  for (const e of graph.edges) if (e.type === 'caused_by' || e.type === 'reads') causes.set(e.source, [...(causes.get(e.source) ?? []), e.target]);
-  const depth = new Map<string, number>();
-  const visiting = new Set<string>();
-  const depthOf = (id: string): number => {
-    const known = depth.get(id);
-    if (known !== undefined) return known;
-    if (visiting.has(id)) return 0; // a cycle: laid out where it is entered
-    visiting.add(id);
-    const d = Math.max(-1, ...(causes.get(id) ?? []).map(depthOf)) + 1;
-    visiting.delete(id);
-    depth.set(id, d);
-    return d;
+  const ins = new Map<string, Edge[]>();
+  const outs = new Map<string, Edge[]>();
+  for (const e of graph.edges) {
+    // An edge runs from the effect (source) to what it depends on (target).
+    ins.set(e.source, [...(ins.get(e.source) ?? []), e]);
+    outs.set(e.target, [...(outs.get(e.target) ?? []), e]);
+  }
+  const agentOf = (n: Node) => String((n.metadata as { agent_id?: unknown }).agent_id ?? '');
+  const seqOf = (n: Node) => Number((n.metadata as { seq?: unknown }).seq ?? 0);
+  const events = graph.nodes.filter((n) => n.type === 'event' && agentOf(n) !== '' && !inCycle.has(n.id)).sort((a, b) => seqOf(a) - seqOf(b));
+  const linked = (prev: Node, next: Node) => {
+    const into = ins.get(next.id) ?? [];
+    const from = outs.get(prev.id) ?? [];
+    return agentOf(prev) === agentOf(next) && into.length === 1 && into[0]?.target === prev.id && into[0]?.type === 'caused_by' && from.length === 1 && from[0]?.source === next.id;
   };
-  const rows = new Map<number, number>();
+  const runs: Array<{ id: string; agent: string; members: string[] }> = [];
+  let run: Node[] = [];
+  const close = () => {
+    if (run.length >= GROUP_MIN) runs.push({ id: `group:${(run[0] as Node).id}`, agent: agentOf(run[0] as Node), members: run.map((n) => n.id) });
+    run = [];
+  };
+  for (const n of events) {
+    const prev = run.at(-1);
+    if (prev && linked(prev, n)) run.push(n);
+    else {
+      close();
+      run = [n];
+    }
+  }
+  close();
+  return runs;
+}
+
+export default function CausalGraph({ graph: full, onOpen }: { graph: Graph; onOpen: (logId: string) => void }) {
+  const [opened, setOpened] = useState<Set<string>>(new Set());
+  const runs = agentRuns(full).filter((r) => !opened.has(r.id));
+  // The graph as drawn: each closed run is one node, its inner edges gone, its outer edges on it.
+  const groupOf = new Map<string, string>();
+  for (const r of runs) for (const m of r.members) groupOf.set(m, r.id);
+  const at = (id: string) => groupOf.get(id) ?? id;
+  const nodes: Node[] = [
+    ...full.nodes.filter((n) => !groupOf.has(n.id)),
+    ...runs.map((r) => ({ id: r.id, type: 'group', label: `${r.agent}: ${r.members.length} steps`, metadata: { members: r.members } }) as unknown as Node),
+  ];
+  const seen = new Set<string>();
+  const edges = full.edges
+    .map((e) => ({ ...e, source: at(e.source), target: at(e.target) }))
+    .filter((e) => e.source !== e.target && !seen.has(`${e.source}>${e.target}>${e.type}`) && seen.add(`${e.source}>${e.target}>${e.type}`));
+  const graph: Graph = { ...full, nodes, edges };
+  const inCycle = new Set(graph.cycles.flat());
+  // Laid out by dagre (ranks left to right, from cause to effect; it breaks cycles for the layout only).
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: 'LR', nodesep: 24, ranksep: 60, marginx: 20, marginy: 20 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const n of graph.nodes) g.setNode(n.id, { width: W, height: H });
+  for (const e of graph.edges) if (g.hasNode(e.source) && g.hasNode(e.target)) g.setEdge(e.target, e.source);
+  dagre.layout(g);
   const pos = new Map<string, { x: number; y: number }>();
   for (const n of graph.nodes) {
-    const d = n.type === 'context_source' ? 0 : depthOf(n.id);
-    const r = rows.get(d) ?? 0;
-    rows.set(d, r + 1);
-    pos.set(n.id, { x: 20 + d * (W + 60), y: 20 + r * (H + 24) });
+    const p = g.node(n.id) as { x: number; y: number };
+    pos.set(n.id, { x: p.x - W / 2, y: p.y - H / 2 });
   }
   const width = Math.max(...[...pos.values()].map((p) => p.x + W + 20), 300);
   const height = Math.max(...[...pos.values()].map((p) => p.y + H + 20), 120) + graph.dangling.length * 20 + 40;
@@ -108,10 +161,12 @@ export default function CausalGraph({ graph, onOpen }: { graph: Graph; onOpen: (
         {graph.nodes.map((n) => {
           const p = pos.get(n.id) as { x: number; y: number };
           const source = n.type === 'context_source';
+          const group = n.type === 'group';
+          const open = () => (group ? setOpened(new Set([...opened, n.id])) : !source && onOpen(n.id));
           return (
-            <g key={n.id} class={source ? 'node' : 'node clickable'} transform={`translate(${p.x},${p.y})`} onClick={() => !source && onOpen(n.id)}>
-              <title>{`${n.label}${inCycle.has(n.id) ? ' (in a cycle)' : ''}`}</title>
-              <rect width={W} height={H} rx={source ? 22 : 6} fill={source ? '#fef7e0' : '#eef3fd'} stroke={inCycle.has(n.id) ? '#a50e0e' : '#3d4450'} />
+            <g key={n.id} class={`${source ? 'node' : 'node clickable'}${group ? ' group' : ''}`} data-type={n.type} transform={`translate(${p.x},${p.y})`} onClick={open}>
+              <title>{group ? `${n.label}: click to show each step` : `${n.label}${inCycle.has(n.id) ? ' (in a cycle)' : ''}`}</title>
+              <rect width={W} height={H} rx={source ? 22 : 6} fill={source ? '#fef7e0' : group ? '#e6f4ea' : '#eef3fd'} stroke={inCycle.has(n.id) ? '#a50e0e' : '#3d4450'} stroke-width={group ? 2.5 : 1} />
               <text x={10} y={28} font-size="13" fill="#1b1f24">
                 {n.label.length > 24 ? `${n.label.slice(0, 23)}…` : n.label}
               </text>
@@ -129,7 +184,8 @@ export default function CausalGraph({ graph, onOpen }: { graph: Graph; onOpen: (
       </svg>
       </div>
       <figcaption>
-        Arrows run from cause to effect; solid: caused by, dashed: read or decided on. Red: a cycle. {graph.dangling.length > 0 ? `${graph.dangling.length} reference(s) name no event of the trace.` : ''}
+        Laid out by dagre, causes left of their effects. Arrows run from cause to effect; solid: caused by, dashed: read or decided on. Red: a cycle. Green: a run of one agent's steps, one node until clicked
+        {runs.length > 0 ? ` (${runs.length} here)` : ''}. {graph.dangling.length > 0 ? `${graph.dangling.length} reference(s) name no event of the trace.` : ''}
       </figcaption>
     </figure>
   );

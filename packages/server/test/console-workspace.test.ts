@@ -90,6 +90,13 @@ describe('console defects found by a new user, in Chromium', () => {
     const replay = (await api('POST', '/forensics/replays', { 'x-api-key': key }, { trace_id: longTrace, metadata: {} })).json();
     await p.goto(`${svc.url}/console/#/replays/${replay.id}`);
     await p.getByTestId('causal-graph').waitFor();
+    // One agent's 200 steps are one node until opened.
+    const group = p.locator('[data-testid="causal-graph"] g.node.group');
+    await expect.poll(() => group.count()).toBe(1);
+    expect(await group.locator('title').textContent()).toContain('planner: 200 steps');
+    expect(await p.locator('[data-testid="causal-graph"] g.node').count()).toBe(1);
+    await group.click();
+    await expect.poll(() => p.locator('[data-testid="causal-graph"] g.node').count()).toBe(200);
     expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
     const box = await p.getByTestId('graph-box').boundingBox();
     expect(box?.width).toBeLessThanOrEqual(1366);
