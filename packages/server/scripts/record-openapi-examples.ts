@@ -187,6 +187,7 @@ async function main() {
 
     await call('setRetention', 'PUT', '/api/v1/compliance/retention', { headers: user, payload: { content_days: 365, by_event_type: { 'llm.call': 90 } } });
     await call('getRetention', 'GET', '/api/v1/compliance/retention', { headers: user });
+    await call('previewRetention', 'GET', '/api/v1/compliance/retention/preview', { headers: user });
     await call('runRetention', 'POST', '/api/v1/compliance/retention/run', { headers: user, payload: {} });
     const hold = await call('placeHold', 'POST', '/api/v1/compliance/holds', { headers: user, payload: { scope: { agent_id: 'trading-agent-2' }, reason: 'Regulator inquiry into the 1 March ACME order', case_reference: 'FCA-2026-0412' } });
     await call('listHolds', 'GET', '/api/v1/compliance/holds', { headers: user });

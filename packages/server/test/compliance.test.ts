@@ -215,14 +215,24 @@ describe.each(STORE_KINDS)('compliance on %s', (kind) => {
 
   it('retention by event type and by age, with the time range hold', async () => {
     const c = await company(10);
+    // No policy yet: nothing would be erased.
+    expect((await c.call('GET', '/compliance/retention/preview')).json()).toEqual({ due: 0, held: 0, capped: false, cutoffs: { content: null, by_event_type: {} } });
     await c.advance(3 * DAY);
     const late = (await ingestBatch(t, c.key, [{ event_type: 'tool.called', data: { late: true } }])).json().log_ids[0];
     const placed = await c.call('POST', '/compliance/holds', { scope: { from: new Date(t.clock.ms - 60_000).toISOString() }, reason: 'recent activity' });
     expect(placed.statusCode, placed.body).toBe(201);
     const put = await c.call('PUT', '/compliance/retention', { content_days: null, by_event_type: { 'tool.called': 2 } });
     expect(put.json()).toMatchObject({ content_days: null, by_event_type: { 'tool.called': 2 } });
+    // The preview says what the run will erase, and erases nothing.
+    const preview = (await c.call('GET', '/compliance/retention/preview')).json();
+    expect(preview).toMatchObject({ due: 5, held: 0, capped: false, cutoffs: { content: null, by_event_type: { 'tool.called': new Date(t.clock.ms - 2 * DAY).toISOString() } } });
+    expect((await c.entry(c.ids[0] as string)).erased).toBe(false);
+    const hold = (await c.call('POST', '/compliance/holds', { scope: { trace_id: c.trace }, reason: 'preview' })).json();
+    expect((await c.call('GET', '/compliance/retention/preview')).json()).toMatchObject({ due: 0, held: 5 });
+    await c.call('POST', `/compliance/holds/${hold.id}/release`, { reason: 'done' });
     await c.call('POST', '/compliance/retention/run');
     for (const [i, id] of c.ids.entries()) expect((await c.entry(id)).erased, `entry ${i}`).toBe(i % 2 === 0);
+    expect((await c.call('GET', '/compliance/retention/preview')).json()).toMatchObject({ due: 0, held: 0 });
     expect((await c.entry(late)).erased).toBe(false);
     expect((await c.call('GET', '/compliance/retention')).json()).toMatchObject({ by_event_type: { 'tool.called': 2 }, erased_total: 5 });
   });

@@ -249,6 +249,7 @@ describe('console defects found by a new user, in Chromium', () => {
     await p.getByRole('dialog', { name: 'Set the retention of content' }).getByLabel(/Days content is kept/).fill('3650');
     await p.getByRole('dialog', { name: 'Set the retention of content' }).getByRole('button', { name: /^Confirm/ }).click();
     await expect.poll(async () => (await api('GET', '/compliance/retention', admin)).json().content_days).toBe(3650);
+    await expect.poll(() => p.getByTestId('retention-preview').innerText()).toMatch(/The next run would erase the content of 0 entries/);
 
     const today = new Date().toISOString().slice(0, 10);
     const reportForm = p.getByRole('form', { name: 'Make a period report' });

@@ -19,6 +19,7 @@ const dayAfter = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_0
 
 export function Compliance({ role }: { role: string }) {
   const [retention, setRetention] = useState<Retention | null>(null);
+  const [preview, setPreview] = useState<Answer<'previewRetention'> | null>(null);
   const [holds, setHolds] = useState<Hold[]>([]);
   const [erasures, setErasures] = useState<Erasure[]>([]);
   const [reports, setReports] = useState<Report[]>([]);
@@ -35,6 +36,7 @@ export function Compliance({ role }: { role: string }) {
     const fail = (err: unknown) => setError(message(err));
     await Promise.all([
       api<Retention>('/compliance/retention').then(setRetention, fail),
+      api<Answer<'previewRetention'>>('/compliance/retention/preview').then(setPreview, fail),
       api<{ items: Hold[] }>('/compliance/holds').then((r) => setHolds(r.items), fail),
       api<{ items: Erasure[] }>('/compliance/erasures').then((r) => setErasures(r.items), fail),
       canReport ? api<{ items: Report[] }>('/compliance/reports').then((r) => setReports(r.items), fail) : Promise.resolve(),
@@ -81,6 +83,13 @@ export function Compliance({ role }: { role: string }) {
             {retention.pending_erasures > 0 ? `; ${retention.pending_erasures} erasures still to apply` : ''}. An erased entry keeps its place, hash and signature: the chain still verifies.
           </p>
         )}
+        {preview && (
+          <p data-testid="retention-preview">
+            The next run would erase the content of {preview.due}
+            {preview.capped ? '+' : ''} entr{preview.due === 1 ? 'y' : 'ies'}
+            {preview.held > 0 ? `; ${preview.held} more are past their time but kept by a legal hold` : ''}.
+          </p>
+        )}
         {isAdmin && (
           <div class="actions">
             <Confirm
@@ -97,7 +106,7 @@ export function Compliance({ role }: { role: string }) {
               label="Run retention now"
               danger
               title="Apply the retention policy now"
-              what={`Erases now the content of every entry past ${retention?.content_days === null ? '(no limit: nothing)' : `${retention?.content_days} days`} that no legal hold covers. This cannot be undone.`}
+              what={`Erases now the content of ${preview ? `${preview.due}${preview.capped ? '+' : ''} entries` : 'every entry'} past ${retention?.content_days === null ? 'their event type\'s limit' : `${retention?.content_days} days`} that no legal hold covers. This cannot be undone.`}
               run={async () => {
                 const r = await api<{ erased_count: number }>('/compliance/retention/run', { method: 'POST', body: {} });
                 await after(`Retention ran: ${r.erased_count} entries erased.`)();

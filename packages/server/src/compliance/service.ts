@@ -19,6 +19,8 @@ import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from './trail.js';
 /** At most this many entries per erasure record; a larger request is recorded in several. */
 export const ERASURE_CHUNK = 1000;
 const DAY_MS = 86_400_000;
+/** The most due entries a retention preview reads. */
+export const PREVIEW_LIMIT = 100_000;
 
 export interface RetentionPolicy {
   /** Days content is kept; null: forever. 0: erased at the next run. */
@@ -147,6 +149,40 @@ export class Compliance {
       erased_total: Number(row?.erased_total ?? 0),
       pending_erasures: await this.deps.store.pendingErasureCount(companyId),
     };
+  }
+
+  /**
+   * What a retention run now would erase, without erasing: the entries past their cutoff whose
+   * content is still there, those of them a legal hold keeps, and the cutoffs. Reads at most
+   * PREVIEW_LIMIT due entries (`capped` says when there are more).
+   */
+  async retentionPreview(companyId: string): Promise<{ due: number; held: number; capped: boolean; cutoffs: { content: string | null; by_event_type: Record<string, string> } }> {
+    const { store } = this.deps;
+    const policy = await store.getRetention(companyId);
+    const nowMs = this.deps.clock();
+    const cutoff = (days: number) => iso(nowMs - days * DAY_MS);
+    const byType = policy ? Object.fromEntries(Object.entries(JSON.parse(policy.by_event_type) as Record<string, number>).map(([t, d]) => [t, cutoff(d)])) : {};
+    const otherwise = policy?.content_days === null || policy === undefined ? null : cutoff(policy.content_days);
+    // Nothing is ever erased without a policy that limits something.
+    if (otherwise === null && Object.keys(byType).length === 0) return { due: 0, held: 0, capped: false, cutoffs: { content: null, by_event_type: {} } };
+    const holds = (await store.activeHolds(companyId)).map((h) => JSON.parse(h.scope) as HoldScope);
+    let due = 0;
+    let held = 0;
+    let capped = false;
+    for (let after = -1; ; ) {
+      const page = await store.dueForRetention(companyId, byType, otherwise, after, 1000);
+      if (page.length === 0) break;
+      after = (page.at(-1) as LogEntryRow).seq;
+      for (const r of page) {
+        if (holds.some((h) => holdCovers(h, r))) held++;
+        else due++;
+      }
+      if (due + held >= PREVIEW_LIMIT) {
+        capped = true;
+        break;
+      }
+    }
+    return { due, held, capped, cutoffs: { content: otherwise, by_event_type: byType } };
   }
 
   async setRetention(companyId: string, actor: TrailActor, policy: RetentionPolicy): Promise<RetentionView> {

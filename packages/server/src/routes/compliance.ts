@@ -8,6 +8,7 @@ import { actorOf } from '../compliance/trail.js';
 import { problemResponses } from '../http/problems.js';
 import { ActorSchema, Instant, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
+import { PREVIEW_LIMIT } from '../compliance/service.js';
 
 export type ComplianceServices = Pick<Services, 'compliance'>;
 
@@ -95,6 +96,29 @@ export function complianceRoutes(ctx: ComplianceServices): FastifyPluginAsyncTyp
         },
       },
       async (request) => ctx.compliance.setRetention(principalOf(request).companyId, actorOf(principalOf(request)), { content_days: request.body.content_days, by_event_type: request.body.by_event_type ?? {} }),
+    );
+
+    app.get(
+      '/compliance/retention/preview',
+      {
+        config: READ,
+        schema: {
+          tags: ['compliance'],
+          operationId: 'previewRetention',
+          summary: 'What a retention run now would erase (nothing is erased)',
+          description: `Counts the entries past their cutoff whose content is still there: \`due\` would be erased, \`held\` are kept by a legal hold. Reads at most ${PREVIEW_LIMIT.toLocaleString('en-US')} due entries; \`capped\` says there are more.`,
+          response: {
+            200: Type.Object({
+              due: Type.Integer(),
+              held: Type.Integer(),
+              capped: Type.Boolean(),
+              cutoffs: Type.Object({ content: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Content older than this is erased (null: kept)' }), by_event_type: Type.Record(Type.String(), Type.String({ format: 'date-time' })) }),
+            }),
+            ...problemResponses(401, 429),
+          },
+        },
+      },
+      async (request) => ctx.compliance.retentionPreview(principalOf(request).companyId),
     );
 
     app.post(
