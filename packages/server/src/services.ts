@@ -19,6 +19,7 @@ import { Exports } from './exports/service.js';
 import { Forensics } from './forensics/service.js';
 import { Rejections } from './hitl/rejections.js';
 import { Approvals } from './governance/approvals.js';
+import { ReviewerTeams } from './governance/teams.js';
 import { ExecutionBinding, type GovernanceMarks } from './governance/binding.js';
 import { Decisions } from './governance/decisions.js';
 import { type DetectedCause, Incidents } from './governance/incidents.js';
@@ -103,6 +104,8 @@ export interface Services {
   rejections: Rejections;
   /** Approvals bound to the exact action, standing approvals and reviewer teams (governance/approvals.ts). */
   approvals: Approvals;
+  /** Reviewer teams: members, SLA, escalation target, routing (governance/teams.ts). */
+  teams: ReviewerTeams;
   /** The policy register: immutable versions of each policy's text. */
   policies: Policies;
   /** The decision register over decision.made entries. */
@@ -200,6 +203,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const recorder = new GovernanceRecorder({ appender });
   const policies = new Policies({ store: governanceStore, recorder, events, clock });
   const approvals = new Approvals({ store: governanceStore, recorder, events, clock, policyVersionExists: (c, p, v) => policies.exists(c, p, v) });
+  const teams = new ReviewerTeams({ store: governanceStore, recorder, clock });
   const binding = new ExecutionBinding({ store: governanceStore, recorder, events, clock });
   const decisions = new Decisions({ ledger, store: governanceStore, clock });
   const causeOf = async (companyId: string, sessionId: string): Promise<DetectedCause> => {
@@ -281,6 +285,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       forensics,
       rejections,
       approvals,
+      teams,
       policies,
       decisions,
       incidents,

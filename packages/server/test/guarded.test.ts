@@ -2,7 +2,6 @@
 // one run approved, one rejected, one whose arguments were changed after approval (guarded()
 // refuses to run it; a rogue path that runs it anyway is caught at ingestion). The ledger, the
 // root cause, the webhook deliveries and the offline evidence bundle say exactly what happened.
-import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { parseTrustedKeys, verifyBundle } from '@audit-ledger/core';
 import { ApprovalDenied, ApprovalMismatch, argumentsHash, createClient, type LedgerEntry } from '@audit-ledger/sdk';
@@ -10,17 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 import { BOOTSTRAP, killLeftovers, type Service, startService } from './fault/harness.js';
 import { receiver, verifySignature } from './helpers/webhook-receiver.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './helpers/console-browser.js';
 
 describe('an agent loop through guarded() against the service', () => {
   let db: TestDatabase;

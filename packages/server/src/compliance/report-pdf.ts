@@ -2,42 +2,14 @@
 // verification coverage, and every section of the signed JSON in words and tables. The JSON is the
 // evidence (signed, verifiable offline); the PDF says where to find it and how to check it.
 import type { JsonObject, SignedReport } from '@audit-ledger/core';
-import PDFDocument from 'pdfkit';
+import { ACCENT, BAD, GOOD, INK, MUTED, pdfLayout } from './pdf-layout.js';
 
 type R = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the report's JSON, read for display only
 
-const INK = '#1f2933';
-const MUTED = '#616e7c';
-const ACCENT = '#2f6fd6';
-const BAD = '#c0392b';
-const GOOD = '#2e7d32';
 
 export function reportPdf(doc: SignedReport): Promise<Buffer> {
   const r = doc.report as R;
-  const pdf = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Audit ledger compliance report ${r.period.from} to ${r.period.to}`, Author: 'audit-ledger', Subject: String(r.company_name ?? r.company_id) } });
-  const chunks: Buffer[] = [];
-  pdf.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve) => pdf.on('end', () => resolve(Buffer.concat(chunks))));
-  const width = pdf.page.width - 100;
-
-  const h1 = (t: string) => pdf.fillColor(INK).font('Helvetica-Bold').fontSize(18).text(t).moveDown(0.3);
-  const h2 = (t: string) => {
-    if (pdf.y > pdf.page.height - 150) pdf.addPage();
-    pdf.moveDown(0.8).fillColor(ACCENT).font('Helvetica-Bold').fontSize(13).text(t).moveDown(0.2).fillColor(INK).font('Helvetica').fontSize(10);
-  };
-  const p = (t: string, color = INK) => pdf.fillColor(color).font('Helvetica').fontSize(10).text(t, { width }).fillColor(INK);
-  const row = (cells: string[], widths: number[], bold = false) => {
-    if (pdf.y > pdf.page.height - 80) pdf.addPage();
-    const y = pdf.y;
-    let x = 50;
-    pdf.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9);
-    cells.forEach((c, i) => {
-      pdf.text(c, x, y, { width: (widths[i] ?? 100) - 6, lineBreak: false, ellipsis: true });
-      x += widths[i] ?? 100;
-    });
-    pdf.x = 50;
-    pdf.y = y + 13;
-  };
+  const { pdf, width, h1, h2, p, row, finish } = pdfLayout({ title: `Audit ledger compliance report ${r.period.from} to ${r.period.to}`, subject: String(r.company_name ?? r.company_id) });
 
   h1('Compliance report');
   p(`${r.company_name ?? ''} (company ${r.company_id})`);
@@ -115,8 +87,7 @@ export function reportPdf(doc: SignedReport): Promise<Buffer> {
   p('This PDF is a rendering. The evidence is the signed JSON (GET /api/v1/compliance/reports/{id}), checked offline with the public key you pinned:');
   pdf.font('Courier').fontSize(9).text('audit-ledger-verify report.json --public-key keys.json', { width }).font('Helvetica').fontSize(10);
   p(`Digest (SHA-256 of the canonical report): ${doc.signature.digest}; signed by key ${doc.signature.key_id}.`, MUTED);
-  pdf.end();
-  return done;
+  return finish();
 }
 
 function actor(a: JsonObject | R | null | undefined): string {

@@ -8,7 +8,7 @@
 // fails the change is undone).
 // Standing approvals are the admin's scoped pre-approvals (an action, an agent, a JSON Schema on
 // the arguments, a window, a number of uses). Executions that name an approval are checked in
-// binding.ts. Reviewer teams route requests and escalate them once when their SLA runs out.
+// binding.ts. Reviewer teams (teams.ts) route requests, escalated once when their SLA runs out.
 import { EventEmitter } from 'node:events';
 import type { JsonObject } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
@@ -18,103 +18,12 @@ import { iso } from '../kernel/time.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { ApprovalRow, GovernanceStore, TeamRow } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
-import { type ApprovalCheckResult, approvalsRecorded, compileConstraints, judge } from './binding.js';
+import { type ApprovalCheckResult, compileConstraints, judge } from './binding.js';
 import { canonicalHash, type GovernanceRecorder } from './record.js';
 
-export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
-export type Risk = (typeof RISKS)[number];
+import { actionMatches, approvalRow, approvalView, asActor, DEFAULT_EXPIRES_SECONDS, sameActor, type ApprovalRequestInput, type ApprovalView, type Approver, type Decider, type Risk, type StandingInput } from './approval-model.js';
 
-/** Default and longest life of a request (it expires undecided, or approved and unused). */
-export const DEFAULT_EXPIRES_SECONDS = 3600;
-export const MAX_EXPIRES_SECONDS = 30 * 24 * 3600;
-
-export interface ApprovalRequestInput {
-  action: string;
-  tool?: string | undefined;
-  arguments?: unknown;
-  trace_id?: string | undefined;
-  decision_id?: string | undefined;
-  agent_id?: string | undefined;
-  risk?: Risk | undefined;
-  reason?: string | undefined;
-  policy?: { policy_id: string; version?: number | undefined } | undefined;
-  expires_in_seconds?: number | undefined;
-  assignee?: string | undefined;
-  max_uses?: number | undefined;
-}
-
-export interface StandingInput {
-  action: string;
-  tool?: string | undefined;
-  agent_id?: string | undefined;
-  constraints?: JsonObject | undefined;
-  valid_from?: string | undefined;
-  valid_until: string;
-  max_uses?: number | undefined;
-  reason: string;
-  risk?: Risk | undefined;
-}
-
-export interface TeamInput {
-  members: string[];
-  sla_minutes?: number | null | undefined;
-  escalation_target?: string | null | undefined;
-  match_actions?: string[] | undefined;
-  match_risks?: Risk[] | undefined;
-}
-
-export interface Approver {
-  user_id: string;
-  email: string;
-  at: string;
-  log_id: string;
-}
-
-export interface ApprovalView {
-  id: string;
-  kind: 'request' | 'standing';
-  status: ApprovalStatus;
-  action: string;
-  tool: string | null;
-  arguments: unknown;
-  arguments_hash: string | null;
-  constraints: JsonObject | null;
-  trace_id: string | null;
-  decision_id: string | null;
-  agent_id: string | null;
-  risk: string;
-  reason: string | null;
-  policy: { policy_id: string; version: number | null } | null;
-  team: string | null;
-  assignee: string | null;
-  required_approvals: number;
-  approvals: Approver[];
-  decided_by: JsonObject | null;
-  decision_reason: string | null;
-  requested_by: JsonObject;
-  log_id: string;
-  created_at: string;
-  valid_from: string;
-  expires_at: string;
-  decided_at: string | null;
-  sla_due_at: string | null;
-  escalated_at: string | null;
-  max_uses: number | null;
-  uses: number;
-  /** Whether an execution naming it now would be accepted (approved, in its window, uses left). */
-  usable: boolean;
-}
-
-export interface TeamView {
-  name: string;
-  members: string[];
-  sla_minutes: number | null;
-  escalation_target: string | null;
-  match_actions: string[];
-  match_risks: string[];
-  created_at: string;
-  updated_at: string;
-}
+export * from './approval-model.js';
 
 export interface ApprovalsDeps {
   store: GovernanceStore;
@@ -126,75 +35,6 @@ export interface ApprovalsDeps {
   newId?: () => string;
 }
 
-const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
-
-export function approvalView(row: ApprovalRow, now: number): ApprovalView {
-  const expired = Date.parse(row.expires_at) <= now;
-  // Approved once the last approval's entry is committed: until then it still reads pending.
-  const given = row.status === 'approved' && !approvalsRecorded(row) ? 'pending' : row.status;
-  const status: ApprovalStatus = given === 'pending' && expired ? 'expired' : given;
-  return {
-    id: row.approval_id,
-    kind: row.kind,
-    status,
-    action: row.action,
-    tool: row.tool,
-    arguments: parse(row.arguments),
-    arguments_hash: row.arguments_hash,
-    constraints: parse<JsonObject>(row.constraints),
-    trace_id: row.trace_id,
-    decision_id: row.decision_id,
-    agent_id: row.agent_id,
-    risk: row.risk,
-    reason: row.reason,
-    policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: row.policy_version },
-    team: row.team,
-    assignee: row.assignee,
-    required_approvals: row.required_approvals,
-    approvals: parse<Approver[]>(row.approvers) ?? [],
-    decided_by: parse<JsonObject>(row.decided_by),
-    decision_reason: row.decision_reason,
-    requested_by: parse<JsonObject>(row.requested_by) ?? {},
-    log_id: row.log_id,
-    created_at: row.created_at,
-    valid_from: row.valid_from,
-    expires_at: row.expires_at,
-    decided_at: row.decided_at,
-    sla_due_at: row.sla_due_at,
-    escalated_at: row.escalated_at,
-    max_uses: row.max_uses,
-    uses: row.uses,
-    usable: status === 'approved' && !expired && Date.parse(row.valid_from) <= now && (row.max_uses === null || row.uses < row.max_uses),
-  };
-}
-
-export function teamView(row: TeamRow): TeamView {
-  return {
-    name: row.name,
-    members: JSON.parse(row.members) as string[],
-    sla_minutes: row.sla_minutes,
-    escalation_target: row.escalation_target,
-    match_actions: JSON.parse(row.match_actions) as string[],
-    match_risks: JSON.parse(row.match_risks) as string[],
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
-/** Whether a team's rule takes an action: an exact name, or a prefix ending in `*`. */
-const actionMatches = (pattern: string, action: string) => (pattern.endsWith('*') ? action.startsWith(pattern.slice(0, -1)) : pattern === action);
-
-/** A reviewer deciding: who the session says they are, and their role (admins decide for any team). */
-export interface Decider {
-  user_id: string;
-  email: string;
-  role: string;
-}
-
-const asActor = (d: Decider): Extract<TrailActor, { kind: 'user' }> => ({ kind: 'user', user_id: d.user_id, email: d.email });
-
-const sameActor = (a: JsonObject, b: TrailActor) =>
-  (a.kind === 'user' && b.kind === 'user' && a.user_id === b.user_id) || (a.kind === 'api_key' && b.kind === 'api_key' && a.key_id === b.key_id);
 
 export class Approvals {
   /** Wakes long-polls in this process when an approval changes (other processes are polled). */
@@ -293,7 +133,7 @@ export class Approvals {
       },
       { trace_id: input.trace_id, agent_id: input.agent_id },
     );
-    const row: ApprovalRow = {
+    const row = approvalRow({
       company_id: companyId,
       approval_id: approvalId,
       kind: 'request',
@@ -301,7 +141,6 @@ export class Approvals {
       tool: input.tool ?? null,
       arguments: JSON.stringify(args),
       arguments_hash: argumentsHash,
-      constraints: null,
       trace_id: input.trace_id ?? null,
       decision_id: input.decision_id ?? null,
       agent_id: input.agent_id ?? null,
@@ -310,24 +149,16 @@ export class Approvals {
       policy_id: input.policy?.policy_id ?? null,
       policy_version: input.policy?.version ?? null,
       team: team?.name ?? null,
-      assignee: null,
       status: 'pending',
       required_approvals: required,
-      approvers: '[]',
-      decided_by: null,
-      decision_reason: null,
       requested_by: JSON.stringify(by),
       log_id: appended.log_id,
       created_at: appended.created_at,
       valid_from: appended.created_at,
       expires_at: expiresAt,
-      decided_at: null,
       sla_due_at: slaDueAt,
-      escalated_at: null,
       max_uses: maxUses,
-      uses: 0,
-      updated_at: appended.created_at,
-    };
+    });
     await this.deps.store.insertApproval(row);
     const view = approvalView(row, now);
     await this.deps.events.emit(companyId, 'approval.requested', { approval_id: approvalId, action: input.action, risk, arguments_hash: argumentsHash, team: team?.name ?? null, expires_at: expiresAt, log_id: appended.log_id });
@@ -486,26 +317,17 @@ export class Approvals {
       max_uses: input.max_uses ?? null,
       reason: input.reason,
     });
-    const row: ApprovalRow = {
+    const row = approvalRow({
       company_id: companyId,
       approval_id: approvalId,
       kind: 'standing',
       action: input.action,
       tool: input.tool ?? null,
-      arguments: null,
-      arguments_hash: null,
       constraints: input.constraints === undefined ? null : JSON.stringify(input.constraints),
-      trace_id: null,
-      decision_id: null,
       agent_id: input.agent_id ?? null,
       risk: input.risk ?? 'medium',
       reason: input.reason,
-      policy_id: null,
-      policy_version: null,
-      team: null,
-      assignee: null,
       status: 'approved',
-      required_approvals: 1,
       approvers: JSON.stringify(admin.kind === 'user' ? [{ user_id: admin.user_id, email: admin.email, at: appended.created_at, log_id: appended.log_id }] : []),
       decided_by: JSON.stringify(admin),
       decision_reason: input.reason,
@@ -515,12 +337,8 @@ export class Approvals {
       valid_from: validFrom,
       expires_at: input.valid_until,
       decided_at: appended.created_at,
-      sla_due_at: null,
-      escalated_at: null,
       max_uses: input.max_uses ?? null,
-      uses: 0,
-      updated_at: appended.created_at,
-    };
+    });
     await this.deps.store.insertApproval(row);
     return approvalView(row, now);
   }
@@ -535,37 +353,6 @@ export class Approvals {
       this.deps.recorder.record(companyId, 'approval.standing_revoked', admin, { approval_id: approvalId, reason, uses: row.uses }),
     );
     return this.get(companyId, approvalId);
-  }
-
-  // ---- teams (admins) ----
-
-  async putTeam(companyId: string, admin: TrailActor, name: string, input: TeamInput): Promise<TeamView> {
-    const at = iso(this.now());
-    const existing = await this.deps.store.getTeam(companyId, name);
-    const row: TeamRow = {
-      company_id: companyId,
-      name,
-      members: JSON.stringify(input.members),
-      sla_minutes: input.sla_minutes ?? null,
-      escalation_target: input.escalation_target ?? null,
-      match_actions: JSON.stringify(input.match_actions ?? []),
-      match_risks: JSON.stringify(input.match_risks ?? []),
-      created_at: existing?.created_at ?? at,
-      updated_at: at,
-    };
-    await this.deps.recorder.record(companyId, 'approval.team_set', admin, { team: name, members: input.members, sla_minutes: row.sla_minutes, escalation_target: row.escalation_target, match_actions: input.match_actions ?? [], match_risks: input.match_risks ?? [] });
-    await this.deps.store.putTeam(row);
-    return teamView(row);
-  }
-
-  async listTeams(companyId: string): Promise<TeamView[]> {
-    return (await this.deps.store.listTeams(companyId)).map(teamView);
-  }
-
-  async deleteTeam(companyId: string, admin: TrailActor, name: string): Promise<void> {
-    if (!(await this.deps.store.getTeam(companyId, name))) throw new NotFoundError(`no reviewer team named "${name}"`);
-    await this.deps.recorder.record(companyId, 'approval.team_removed', admin, { team: name });
-    await this.deps.store.deleteTeam(companyId, name);
   }
 
   // ---- the sweep: SLA escalations and expiries (every company) ----

@@ -2,44 +2,17 @@
 // cause, the entries verified, the approvals and policy evaluations involved, and the timeline of
 // notes. The signed JSON is the evidence; the PDF says how to check it.
 import type { SignedReport } from '@audit-ledger/core';
-import PDFDocument from 'pdfkit';
+import { BAD, GOOD, MUTED, pdfLayout } from '../compliance/pdf-layout.js';
 
 type R = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the report's JSON, read for display only
 
-const INK = '#1f2933';
-const MUTED = '#616e7c';
-const ACCENT = '#2f6fd6';
-const BAD = '#c0392b';
-const GOOD = '#2e7d32';
 
 const who = (a: R | null | undefined) => (!a ? 'unknown' : a.kind === 'user' ? String(a.email) : a.kind === 'api_key' ? `API key ${a.key_prefix ?? a.key_id}` : a.kind === 'service' ? `the service (${a.task})` : 'the operator');
 
 export function incidentPdf(doc: SignedReport): Promise<Buffer> {
   const r = doc.report as R;
   const i = r.incident as R;
-  const pdf = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Incident report: ${i.title}`, Author: 'audit-ledger', Subject: String(r.company_id) } });
-  const chunks: Buffer[] = [];
-  pdf.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve) => pdf.on('end', () => resolve(Buffer.concat(chunks))));
-  const width = pdf.page.width - 100;
-  const h1 = (t: string) => pdf.fillColor(INK).font('Helvetica-Bold').fontSize(18).text(t, { width }).moveDown(0.3);
-  const h2 = (t: string) => {
-    if (pdf.y > pdf.page.height - 150) pdf.addPage();
-    pdf.moveDown(0.8).fillColor(ACCENT).font('Helvetica-Bold').fontSize(13).text(t).moveDown(0.2).fillColor(INK).font('Helvetica').fontSize(10);
-  };
-  const p = (t: string, color = INK) => pdf.fillColor(color).font('Helvetica').fontSize(10).text(t, { width }).fillColor(INK);
-  const row = (cells: string[], widths: number[], bold = false) => {
-    if (pdf.y > pdf.page.height - 80) pdf.addPage();
-    const y = pdf.y;
-    let x = 50;
-    pdf.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(8.5);
-    cells.forEach((c, n) => {
-      pdf.text(c, x, y, { width: (widths[n] ?? 100) - 6, lineBreak: false, ellipsis: true });
-      x += widths[n] ?? 100;
-    });
-    pdf.x = 50;
-    pdf.y = y + 13;
-  };
+  const { h1, h2, p, row, finish } = pdfLayout({ title: `Incident report: ${i.title}`, subject: String(r.company_id) }, 8.5);
 
   h1(`Incident report: ${i.title}`);
   p(`Incident ${i.id}, severity ${i.severity}, status ${i.status}${i.assignee ? `, assigned to ${i.assignee}` : ''}.`);
@@ -76,6 +49,5 @@ export function incidentPdf(doc: SignedReport): Promise<Buffer> {
 
   h2('How to check this report');
   p(`The JSON of this report is signed (format ${doc.format}, digest ${doc.signature.digest}, key ${doc.signature.key_id}). Verify it offline with: audit-ledger-verify incident-report.json --public-key <the pinned keys>.`, MUTED);
-  pdf.end();
-  return done;
+  return finish();
 }

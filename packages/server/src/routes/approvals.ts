@@ -16,7 +16,7 @@ import { deciderOf } from '../auth/decider.js';
 import { MAX_EXPIRES_SECONDS, type StandingInput } from '../governance/approvals.js';
 import type { Services } from '../services.js';
 
-export type ApprovalServices = Pick<Services, 'approvals'>;
+export type ApprovalServices = Pick<Services, 'approvals' | 'teams'>;
 
 const Text = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, pattern: '\\S', description });
 export const RequestBody = Type.Object(
@@ -316,7 +316,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
         config: READ,
         schema: { tags: ['approvals'], operationId: 'listApprovalTeams', description: "The company's reviewer teams with their members, SLA, escalation target and routing rule.", summary: 'Reviewer teams', response: { 200: Type.Object({ items: Type.Array(TeamSchema) }), ...problemResponses(401, 429) } },
       },
-      async (request) => ({ items: await ctx.approvals.listTeams(principalOf(request).companyId) }) as never,
+      async (request) => ({ items: await ctx.teams.list(principalOf(request).companyId) }) as never,
     );
 
     app.put(
@@ -335,7 +335,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       },
       async (request) => {
         const p = principalOf(request);
-        return (await ctx.approvals.putTeam(p.companyId, actorOf(p), request.params.name, request.body)) as never;
+        return (await ctx.teams.put(p.companyId, actorOf(p), request.params.name, request.body)) as never;
       },
     );
 
@@ -353,7 +353,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       },
       async (request, reply) => {
         const p = principalOf(request);
-        await ctx.approvals.deleteTeam(p.companyId, actorOf(p), request.params.name);
+        await ctx.teams.remove(p.companyId, actorOf(p), request.params.name);
         return reply.code(204).send(null);
       },
     );

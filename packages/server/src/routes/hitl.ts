@@ -28,7 +28,7 @@ const Override = Type.Object({
   submitted_by: Type.Object({ kind: Type.String(), id: Type.String() }, { description: 'The credential that submitted it: a user id or an API key id' }),
 });
 
-export type HitlServices = Pick<Services, 'rejections' | 'approvals'>;
+export type HitlServices = Pick<Services, 'rejections' | 'approvals' | 'teams'>;
 
 const TrailItem = Type.Object({
   log_id: Type.String(),
@@ -152,7 +152,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
           return reply.code(200).send((await run.catch((err: unknown) => appendFailure(err, () => '/body'))) as never);
         }
         if (b.reason === undefined) throw new ApiError(400, 'validation_failed', 'an approval request needs reason', { errors: [{ field: '/body/reason', message: 'is required without approval_id' }] });
-        const teams = b.reviewer === undefined ? [] : (await ctx.approvals.listTeams(p.companyId)).filter((t) => t.name === b.reviewer);
+        const teams = b.reviewer === undefined ? [] : (await ctx.teams.list(p.companyId)).filter((t) => t.name === b.reviewer);
         const view = await ctx.approvals
           .request(p.companyId, actorOf(p), {
             action: 'hitl.review',

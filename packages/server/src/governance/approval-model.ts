@@ -1,0 +1,203 @@
+// The approvals' shapes (docs/governance.md): what a request, a standing approval and a reviewer
+// team take, how a stored approval and team read, who decides, and a new row with its defaults.
+// The service is approvals.ts; the check of an execution against an approval is binding.ts.
+import type { JsonObject } from '@audit-ledger/core';
+import type { TrailActor } from '../compliance/trail.js';
+import type { ApprovalRow, TeamRow } from '../store/governance.js';
+import type { ApprovalStatus } from '../store/schema.js';
+import { approvalsRecorded } from './binding.js';
+
+export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
+export type Risk = (typeof RISKS)[number];
+
+/** Default and longest life of a request (it expires undecided, or approved and unused). */
+export const DEFAULT_EXPIRES_SECONDS = 3600;
+export const MAX_EXPIRES_SECONDS = 30 * 24 * 3600;
+
+export interface ApprovalRequestInput {
+  action: string;
+  tool?: string | undefined;
+  arguments?: unknown;
+  trace_id?: string | undefined;
+  decision_id?: string | undefined;
+  agent_id?: string | undefined;
+  risk?: Risk | undefined;
+  reason?: string | undefined;
+  policy?: { policy_id: string; version?: number | undefined } | undefined;
+  expires_in_seconds?: number | undefined;
+  assignee?: string | undefined;
+  max_uses?: number | undefined;
+}
+
+export interface StandingInput {
+  action: string;
+  tool?: string | undefined;
+  agent_id?: string | undefined;
+  constraints?: JsonObject | undefined;
+  valid_from?: string | undefined;
+  valid_until: string;
+  max_uses?: number | undefined;
+  reason: string;
+  risk?: Risk | undefined;
+}
+
+export interface TeamInput {
+  members: string[];
+  sla_minutes?: number | null | undefined;
+  escalation_target?: string | null | undefined;
+  match_actions?: string[] | undefined;
+  match_risks?: Risk[] | undefined;
+}
+
+export interface Approver {
+  user_id: string;
+  email: string;
+  at: string;
+  log_id: string;
+}
+
+export interface ApprovalView {
+  id: string;
+  kind: 'request' | 'standing';
+  status: ApprovalStatus;
+  action: string;
+  tool: string | null;
+  arguments: unknown;
+  arguments_hash: string | null;
+  constraints: JsonObject | null;
+  trace_id: string | null;
+  decision_id: string | null;
+  agent_id: string | null;
+  risk: string;
+  reason: string | null;
+  policy: { policy_id: string; version: number | null } | null;
+  team: string | null;
+  assignee: string | null;
+  required_approvals: number;
+  approvals: Approver[];
+  decided_by: JsonObject | null;
+  decision_reason: string | null;
+  requested_by: JsonObject;
+  log_id: string;
+  created_at: string;
+  valid_from: string;
+  expires_at: string;
+  decided_at: string | null;
+  sla_due_at: string | null;
+  escalated_at: string | null;
+  max_uses: number | null;
+  uses: number;
+  /** Whether an execution naming it now would be accepted (approved, in its window, uses left). */
+  usable: boolean;
+}
+
+export interface TeamView {
+  name: string;
+  members: string[];
+  sla_minutes: number | null;
+  escalation_target: string | null;
+  match_actions: string[];
+  match_risks: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+
+const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+export function approvalView(row: ApprovalRow, now: number): ApprovalView {
+  const expired = Date.parse(row.expires_at) <= now;
+  // Approved once the last approval's entry is committed: until then it still reads pending.
+  const given = row.status === 'approved' && !approvalsRecorded(row) ? 'pending' : row.status;
+  const status: ApprovalStatus = given === 'pending' && expired ? 'expired' : given;
+  return {
+    id: row.approval_id,
+    kind: row.kind,
+    status,
+    action: row.action,
+    tool: row.tool,
+    arguments: parse(row.arguments),
+    arguments_hash: row.arguments_hash,
+    constraints: parse<JsonObject>(row.constraints),
+    trace_id: row.trace_id,
+    decision_id: row.decision_id,
+    agent_id: row.agent_id,
+    risk: row.risk,
+    reason: row.reason,
+    policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: row.policy_version },
+    team: row.team,
+    assignee: row.assignee,
+    required_approvals: row.required_approvals,
+    approvals: parse<Approver[]>(row.approvers) ?? [],
+    decided_by: parse<JsonObject>(row.decided_by),
+    decision_reason: row.decision_reason,
+    requested_by: parse<JsonObject>(row.requested_by) ?? {},
+    log_id: row.log_id,
+    created_at: row.created_at,
+    valid_from: row.valid_from,
+    expires_at: row.expires_at,
+    decided_at: row.decided_at,
+    sla_due_at: row.sla_due_at,
+    escalated_at: row.escalated_at,
+    max_uses: row.max_uses,
+    uses: row.uses,
+    usable: status === 'approved' && !expired && Date.parse(row.valid_from) <= now && (row.max_uses === null || row.uses < row.max_uses),
+  };
+}
+
+export function teamView(row: TeamRow): TeamView {
+  return {
+    name: row.name,
+    members: JSON.parse(row.members) as string[],
+    sla_minutes: row.sla_minutes,
+    escalation_target: row.escalation_target,
+    match_actions: JSON.parse(row.match_actions) as string[],
+    match_risks: JSON.parse(row.match_risks) as string[],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** Whether a team's rule takes an action: an exact name, or a prefix ending in `*`. */
+export const actionMatches = (pattern: string, action: string) => (pattern.endsWith('*') ? action.startsWith(pattern.slice(0, -1)) : pattern === action);
+
+/** A reviewer deciding: who the session says they are, and their role (admins decide for any team). */
+export interface Decider {
+  user_id: string;
+  email: string;
+  role: string;
+}
+
+export const asActor = (d: Decider): Extract<TrailActor, { kind: 'user' }> => ({ kind: 'user', user_id: d.user_id, email: d.email });
+
+export const sameActor = (a: JsonObject, b: TrailActor) =>
+  (a.kind === 'user' && b.kind === 'user' && a.user_id === b.user_id) || (a.kind === 'api_key' && b.kind === 'api_key' && a.key_id === b.key_id);
+
+/** A new approval row: what a request or a grant sets, every other column empty (no decision, no use). */
+export function approvalRow(set: Pick<ApprovalRow, 'company_id' | 'approval_id' | 'kind' | 'action' | 'risk' | 'status' | 'requested_by' | 'log_id' | 'created_at' | 'valid_from' | 'expires_at'> & Partial<ApprovalRow>): ApprovalRow {
+  return {
+    tool: null,
+    arguments: null,
+    arguments_hash: null,
+    constraints: null,
+    trace_id: null,
+    decision_id: null,
+    agent_id: null,
+    reason: null,
+    policy_id: null,
+    policy_version: null,
+    team: null,
+    assignee: null,
+    required_approvals: 1,
+    approvers: '[]',
+    decided_by: null,
+    decision_reason: null,
+    decided_at: null,
+    sla_due_at: null,
+    escalated_at: null,
+    max_uses: null,
+    uses: 0,
+    updated_at: set.created_at,
+    ...set,
+  };
+}
