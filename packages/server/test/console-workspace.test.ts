@@ -144,7 +144,7 @@ describe('console defects found by a new user, in Chromium', () => {
     await p.getByRole('button', { name: 'Filter' }).click();
     const rows = p.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
     await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().innerText()).toContain('hitl.rejected');
+    await expect.poll(() => rows.first().innerText()).toContain('hitl.rejected');
     const today = new Date().toISOString().slice(0, 10);
     await p.getByLabel('From (UTC day)').fill(today);
     await p.getByLabel('To (UTC day, included)').fill(today);
@@ -170,7 +170,7 @@ describe('console defects found by a new user, in Chromium', () => {
     const rows = p.getByRole('table', { name: 'Ledger entries' }).locator('tbody tr');
     await expect.poll(() => p.url()).toContain('where=');
     await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().innerText()).toContain('tool.called');
+    await expect.poll(() => rows.first().innerText()).toContain('tool.called');
     // A condition that holds for no entry finds none; a malformed one says what is wrong.
     await p.getByLabel('Conditions on data (one a line)').fill('data.tool = "fax"');
     await p.getByRole('button', { name: 'Filter' }).click();
@@ -201,9 +201,10 @@ describe('console defects found by a new user, in Chromium', () => {
     await signIn(p, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     await p.getByRole('heading', { name: 'Overview' }).waitFor();
     await p.getByTestId('events-per-day').waitFor();
-    expect(await p.getByTestId('entries-per-agent').getAttribute('aria-label')).toContain('planner: 200');
-    expect(await p.getByRole('region', { name: 'Integrity' }).innerText()).toMatch(/Chain \w+: 0 violations/);
-    expect(await p.getByRole('region', { name: 'Waiting for a person' }).innerText()).toMatch(/\d+ approval requests? pending/);
+    // each section loads on its own: wait for each one's answer, never read a placeholder
+    await expect.poll(() => p.getByTestId('entries-per-agent').getAttribute('aria-label')).toContain('planner: 200');
+    await expect.poll(() => p.getByRole('region', { name: 'Integrity' }).innerText()).toMatch(/Chain \w+: 0 violations/);
+    await expect.poll(() => p.getByRole('region', { name: 'Waiting for a person' }).innerText()).toMatch(/\d+ approval requests? pending/);
     expect(await axe(p)).toEqual([]);
     await p.screenshot({ path: path.join(SHOTS, 'workspace-overview.png'), fullPage: true });
     await p.close();
