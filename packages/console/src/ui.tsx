@@ -12,7 +12,18 @@ export function ErrorLine({ error }: { error: string }) {
   ) : null;
 }
 
-export const message = (err: unknown) => (err instanceof ApiProblem ? `${err.problem.title}: ${err.problem.detail}` : String(err));
+const UUID = /\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+
+/**
+ * A problem in words: its title and detail, with every identifier shortened to its first eight
+ * characters (as a short commit hash is: enough to find it, not a wall of hex in a sentence).
+ */
+export const message = (err: unknown): string => {
+  if (!(err instanceof ApiProblem)) return err instanceof Error ? err.message : String(err);
+  const detail = (err.problem.detail ?? '').replace(UUID, '$1…');
+  return detail ? `${err.problem.title}: ${detail}` : err.problem.title;
+};
+
 
 
 export function Badge({ verdict }: { verdict: Verdict }) {

@@ -2,7 +2,7 @@
 // an entry's hash recomputed from its fields, its signature and the checkpoint's signature checked
 // with keys the user pinned (kept in this browser's storage), and its inclusion proof checked up
 // to the signed root. The code is the SDK's (and so the core's), the same an auditor runs.
-import { commitsContent, followTransitions, isSignatureCode, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
+import { commitsContent, contentState, followTransitions, isSignatureCode, type JsonObject, parseTrustedKeys, type TrustedKey, verifyBundle } from '@audit-ledger/core';
 import { type Answer, type ReceiptFailureCode, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
 import { api, ApiProblem } from './api';
 
@@ -67,6 +67,10 @@ export interface Verdict {
   checks: Array<{ ok: boolean; what: string }>;
   checkpoint: SignedCheckpoint | null;
   ms: number;
+  /** The stored fields do not rebuild the hash that was signed: a hashed field was changed. */
+  hashChanged?: boolean;
+  /** The stored data and extra do not rebuild the content commitment the hash covers: the content was changed. */
+  contentChanged?: boolean;
 }
 
 type Entry = Parameters<typeof verifyReceipt>[0] & { seq: number; log_id: string };
@@ -98,7 +102,17 @@ export async function verifyEntry(entry: Entry): Promise<Verdict> {
     if (err instanceof ApiProblem && err.problem.code === 'not_yet_checkpointed') checks.push({ ok: false, what: 'not yet covered by a signed checkpoint (one is signed within CHECKPOINT_INTERVAL_MS): inclusion not checked' });
     else throw err;
   }
-  return { ok: checks.every((c) => c.ok), checks, checkpoint, ms: performance.now() - t0 };
+  return { ok: checks.every((c) => c.ok), checks, checkpoint, ms: performance.now() - t0, hashChanged: failed('hash_mismatch', 'entry_malformed'), contentChanged: failed('content_mismatch') };
+}
+
+/**
+ * Whether a copy of the content (the data as the agent sent it, from its own records) rebuilds the
+ * entry's content commitment with the stored salt: if it does, it is what was recorded, and its
+ * difference from what is stored now is the change. Pure; nothing leaves the page.
+ */
+export function copyRebuildsCommitment(entry: { format_version: number; content_commitment?: string | null; content_salt?: string | null; links?: unknown }, data: JsonObject, extra: JsonObject | null): boolean {
+  const { format_version, content_commitment, content_salt, links } = entry;
+  return contentState({ format_version, content_commitment, content_salt, links: (links ?? null) as JsonObject | null, data, extra }).state === 'intact';
 }
 
 /**

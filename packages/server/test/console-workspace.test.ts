@@ -297,6 +297,19 @@ describe('console defects found by a new user, in Chromium', () => {
     await p.close();
   });
 
+  it('9. a problem names an identifier by its first characters, not a raw UUID, and is gone once the page moves on', async () => {
+    const p = await signedIn();
+    const missing = '0193abcd-1234-7abc-8def-0123456789ab';
+    await p.goto(`${svc.url}/console/#/logs/${missing}`);
+    const alert = p.getByRole('alert');
+    await expect.poll(() => alert.innerText()).toContain('0193abcd…');
+    expect(await alert.innerText()).not.toContain(missing);
+    await p.goto(`${svc.url}/console/#/logs`);
+    await p.getByRole('table', { name: 'Ledger entries' }).waitFor();
+    expect(await p.getByRole('alert').count()).toBe(0);
+    await p.close();
+  });
+
   it('9. the console has a favicon', async () => {
     const res = await fetch(`${svc.url}/console/favicon.svg`);
     expect(res.status).toBe(200);

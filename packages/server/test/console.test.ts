@@ -61,7 +61,7 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
   };
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${kind}-${name}.png`), fullPage: true });
 
-  it('signs in, lists entries, pins the key and verifies an entry in the page; a tampered row turns the badge red', async () => {
+  it('signs in, lists entries, pins the key and verifies an entry in the page; a tampered row turns the badge red (5. each check apart, the changed content marked, and a copy of what the agent sent shows what changed)', async () => {
     const page = await newPage();
     await page.goto(`${svc.url}/`);
     expect(page.url()).toBe(`${svc.url}/console/`); // the bare address sends a browser to the console
@@ -133,6 +133,20 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     expect(await badge.textContent()).toContain('content does not match its commitment');
     // The signature over the stored hash still holds: only the content check fails.
     expect(await badge.textContent()).toMatch(/✓ signature checked with pinned key [0-9a-f]{16}✗ included/);
+    // Defect 5: the changed content is marked, and a copy of what the agent sent shows exactly what changed.
+    expect(await page.getByTestId('entry-data').getAttribute('class')).toContain('changed');
+    const changed = page.getByRole('region', { name: 'Changed content' });
+    expect(await changed.innerText()).toContain('cannot say which field changed');
+    await changed.getByLabel('Your copy of data (JSON)').fill(JSON.stringify({ decision: 'buy', symbol: 'ACME', quantity: 99 }));
+    await changed.getByRole('button', { name: 'Compare with what is stored' }).click();
+    await expect.poll(() => changed.getByRole('status').innerText()).toContain('does not rebuild the commitment either');
+    await changed.getByLabel('Your copy of data (JSON)').fill(JSON.stringify({ decision: 'buy', symbol: 'ACME', quantity: 100 }));
+    await changed.getByRole('button', { name: 'Compare with what is stored' }).click();
+    await expect.poll(() => changed.getByRole('status').innerText()).toContain('it is what was recorded');
+    const diff = changed.getByTestId('content-diff');
+    expect(await diff.locator('.removed').allInnerTexts()).toEqual([`−   "decision": "buy",`]);
+    expect(await diff.locator('.added').allInnerTexts()).toEqual([`+   "decision": "sell",`]);
+    expect(await axe(page)).toEqual([]);
     await shot(page, 'entry-tampered');
 
     // Integrity: a full verification run from the page finds the changed entry and names it.

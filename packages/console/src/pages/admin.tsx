@@ -49,6 +49,8 @@ function Webhooks({ onShown }: { onShown: (text: string) => void }) {
   useEffect(() => void load(), []);
   const show = async (id: string) => {
     setOpen(id);
+    // What an earlier attempt said is not left on screen.
+    setError('');
     try {
       setDeliveries((await api<{ items: DeliveryRow[] }>(`/webhooks/endpoints/${id}/deliveries?limit=20`)).items);
     } catch (err) {
@@ -59,6 +61,7 @@ function Webhooks({ onShown }: { onShown: (text: string) => void }) {
     e.preventDefault();
     const el = e.currentTarget as HTMLFormElement;
     const form = new FormData(el);
+    setError('');
     try {
       const r = await api<{ secret: string; url: string }>('/webhooks/endpoints', { method: 'POST', body: { url: String(form.get('url')), event_types: form.getAll('event_types').map(String) } });
       onShown(`Signing secret for ${r.url} (shown once): ${r.secret}`);
@@ -200,6 +203,8 @@ export function Admin({ role }: { role: string }) {
       </main>
     );
   const act = async (f: () => Promise<unknown>) => {
+    // What an earlier attempt said is not left on screen.
+    setError('');
     try {
       await f();
       setError('');

@@ -50,6 +50,8 @@ export function Compliance({ role }: { role: string }) {
     await load();
   };
   const verifyInBrowser = async (id: string) => {
+    // What an earlier attempt said is not left on screen.
+    setError('');
     try {
       const doc = await api<unknown>(`/compliance/reports/${id}`);
       const pinned = pinnedKeys();

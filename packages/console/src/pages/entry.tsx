@@ -1,9 +1,10 @@
 // One entry: every field, the exact text hashed, and its verification in this browser.
-import { canonicalJson, entryBody } from '@audit-ledger/core';
+import { canonicalJson, entryBody, type JsonObject } from '@audit-ledger/core';
 import { useEffect, useState } from 'preact/hooks';
 import { asEntryBody } from '@audit-ledger/sdk';
 import { api } from '../api';
-import { type Verdict, pinnedKeys, verifyEntry } from '../verify';
+import { copyRebuildsCommitment, type Verdict, pinnedKeys, verifyEntry } from '../verify';
+import { lineDiff } from '../diff';
 import type { Entry } from './logs';
 import { Badge, ErrorLine, message } from '../ui';
 
@@ -74,8 +75,14 @@ export function EntryPage({ id, query }: { id: string; query?: URLSearchParams }
           · <a href={`#/policies?policy=${encodeURIComponent(entry.policy_check.policy_id)}`}>the policy</a>
         </p>
       )}
+      {verdict?.contentChanged && <ChangedContent entry={entry} />}
       <section class="drawer" aria-label="Entry fields">
-        <dl class="fields">
+        {verdict?.hashChanged && (
+          <p class="changed-note" data-testid="fields-changed">
+            These fields no longer rebuild the hash that was signed: one of them was changed after the entry was recorded. The hash cannot say which; the signature over the stored hash shows what was signed.
+          </p>
+        )}
+        <dl class={`fields${verdict?.hashChanged ? ' changed' : ''}`}>
           {Object.entries(fields).map(([k, v]) => (
             <>
               <dt key={`${k}-t`}>{k}</dt>
@@ -91,7 +98,9 @@ export function EntryPage({ id, query }: { id: string; query?: URLSearchParams }
             Content erased at {String(entry.erased_at)} (erasure record <a href={`#/logs/${String(entry.erasure_id)}`}>{String(entry.erasure_id)}</a>). The entry still verifies through its content commitment.
           </p>
         ) : (
-          <pre class="mono">{JSON.stringify(data, null, 2)}</pre>
+          <pre class={`mono${verdict?.contentChanged ? ' changed' : ''}`} data-testid="entry-data" aria-describedby={verdict?.contentChanged ? 'changed-content' : undefined}>
+            {JSON.stringify(data, null, 2)}
+          </pre>
         )}
         <h2>The exact text hashed (RFC 8785 canonical JSON of the entry body)</h2>
         <pre class="mono" data-testid="canonical-json">{canonicalJson(entryBody(asEntryBody(entry)))}</pre>
@@ -103,5 +112,74 @@ export function EntryPage({ id, query }: { id: string; query?: URLSearchParams }
         )}
       </section>
     </main>
+  );
+}
+
+/** Pretty JSON with keys in canonical order, so two copies differ only where their content does. */
+const pretty = (v: unknown) => JSON.stringify(JSON.parse(canonicalJson(v as JsonObject)), null, 2);
+
+/**
+ * The content does not rebuild its commitment. The commitment is a salted hash of data and extra
+ * together, so it cannot say which field changed; a copy of the content as the agent sent it can,
+ * once the page has checked that the copy rebuilds the commitment (so it is what was recorded).
+ */
+function ChangedContent({ entry }: { entry: Entry }) {
+  const [copy, setCopy] = useState('');
+  const [result, setResult] = useState<{ matches: boolean; original: JsonObject } | null>(null);
+  const [error, setError] = useState('');
+  const compare = (e: Event) => {
+    e.preventDefault();
+    setResult(null);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(copy);
+    } catch {
+      setError('That is not JSON: paste the data object exactly as your agent sent it.');
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      setError('The data of an entry is a JSON object: paste the object your agent sent.');
+      return;
+    }
+    setError('');
+    const original = parsed as JsonObject;
+    setResult({ matches: copyRebuildsCommitment(entry, original, (entry.extra ?? null) as JsonObject | null), original });
+  };
+  return (
+    <section class="card changed" id="changed-content" aria-label="Changed content" data-testid="content-changed">
+      <h2>The stored content was changed after it was recorded</h2>
+      <p>
+        The data and extra stored now do not rebuild the content commitment <span class="mono">{String(entry.content_commitment).slice(0, 16)}…</span> that the signed hash covers. The commitment is a salted hash of the
+        whole content, so it cannot say which field changed. Paste the data as your agent sent it (from its own logs or outbox): this page checks that your copy rebuilds the commitment, and if it does, marks every line that differs from what is stored.
+      </p>
+      <form onSubmit={compare}>
+        <label>
+          Your copy of data (JSON)
+          <textarea name="original" rows={5} class="mono" value={copy} onInput={(e) => setCopy((e.currentTarget as HTMLTextAreaElement).value)} />
+        </label>
+        <button type="submit">Compare with what is stored</button>
+      </form>
+      <ErrorLine error={error} />
+      {result && !result.matches && (
+        <p class="badge bad" role="status">
+          Your copy does not rebuild the commitment either: it is not the content that was recorded, so it cannot show what changed.
+        </p>
+      )}
+      {result?.matches && (
+        <>
+          <p class="badge ok" role="status">
+            Your copy rebuilds the commitment: it is what was recorded. Lines marked − were recorded, lines marked + are what is stored now.
+          </p>
+          <div class="diff" role="group" aria-label="Recorded content against stored content" data-testid="content-diff">
+            {lineDiff(pretty(result.original), pretty(entry.data)).map((l, i) => (
+              <div key={i} class={l.kind}>
+                {l.kind === 'added' ? '+ ' : l.kind === 'removed' ? '− ' : '  '}
+                {l.text}
+              </div>
+            ))}
+          </div>
+        </>
+      )}
+    </section>
   );
 }

@@ -212,6 +212,8 @@ function IncidentDetail({ id, canWork }: { id: string; canWork: boolean }) {
     await load();
   };
   const makeReport = async () => {
+    // What an earlier attempt said is not left on screen.
+    setError('');
     try {
       const doc = await api<{ report: { report_id: string }; signature: { digest: string } }>(`/incidents/${id}/report`, { method: 'POST' });
       setReport({ id: doc.report.report_id, digest: doc.signature.digest });

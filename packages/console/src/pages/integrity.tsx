@@ -43,6 +43,8 @@ export function Integrity() {
   };
   useEffect(() => void load(), []);
   const run = async () => {
+    // What an earlier attempt said is not left on screen.
+    setError('');
     try {
       let j = await api<Job>('/integrity/verify', { method: 'POST', body: {} });
       setJob(j);

@@ -23,6 +23,8 @@ export function Traces() {
   };
   useEffect(() => void load(null), []);
   const replay = async (traceId: string, events: number) => {
+    // What an earlier attempt said is not left on screen.
+    setError('');
     try {
       // The newest replay of the trace, when nothing was added to it since: no new session for the same view.
       const [latest] = (await api<{ items: Array<{ id: string; event_count: number }> }>(`/forensics/replays?trace_id=${traceId}&limit=1`)).items;
@@ -103,6 +105,8 @@ function TraceCheck({ traceId }: { traceId: string | undefined }) {
       location.hash = `#/keys?return=${encodeURIComponent(location.hash)}`;
       return;
     }
+    // What an earlier attempt said is not left on screen.
+    setError('');
     try {
       const done = { verdict: await verifyTrace(traceId), at: Date.now() };
       checked.set(traceId, done);
