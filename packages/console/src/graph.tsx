@@ -21,8 +21,10 @@ type Edge = Graph['edges'][number];
 
 /**
  * Runs of one agent's steps: maximal sequences, in seq order, of events of the same agent where
- * each is caused by the one before and by nothing else, and causes nothing but the next (no
- * reads, no decision inputs, not in a cycle). Each run of GROUP_MIN or more is one group.
+ * each is caused by the one before and depends on nothing else but the context it reads, and
+ * causes nothing but the next (no decision inputs, reviews or denials inside, not in a cycle).
+ * Each run of GROUP_MIN or more is one group; the context its steps read is drawn as read by the
+ * group, so what the run relied on stays in sight.
  */
 export function agentRuns(graph: Graph): Array<{ id: string; agent: string; members: string[] }> {
   const inCycle = new Set(graph.cycles.flat());
@@ -39,7 +41,8 @@ export function agentRuns(graph: Graph): Array<{ id: string; agent: string; memb
   const linked = (prev: Node, next: Node) => {
     const into = ins.get(next.id) ?? [];
     const from = outs.get(prev.id) ?? [];
-    return agentOf(prev) === agentOf(next) && into.length === 1 && into[0]?.target === prev.id && into[0]?.type === 'caused_by' && from.length === 1 && from[0]?.source === next.id;
+    const cause = into.filter((e) => e.type !== 'reads');
+    return agentOf(prev) === agentOf(next) && cause.length === 1 && cause[0]?.target === prev.id && cause[0]?.type === 'caused_by' && from.length === 1 && from[0]?.source === next.id;
   };
   const runs: Array<{ id: string; agent: string; members: string[] }> = [];
   let run: Node[] = [];
@@ -105,6 +108,11 @@ export default function CausalGraph({ graph: full, onOpen }: { graph: Graph; onO
         <button type="button" class="secondary" onClick={() => setZoom((z) => Math.max(0.1, (z ?? 1) / 1.5))}>
           Zoom out
         </button>
+        {opened.size > 0 && (
+          <button type="button" class="secondary" onClick={() => setOpened(new Set())}>
+            Group the steps again
+          </button>
+        )}
       </div>
       <div class="graph-box" data-testid="graph-box">
       <svg width={shown.width} viewBox={`0 0 ${width} ${height}`} preserveAspectRatio="xMinYMin meet" class={zoom === null ? 'fit' : undefined} role="img" aria-label={`Causal graph: ${graph.nodes.length} nodes, ${graph.edges.length} edges, ${graph.cycles.length} cycles, ${graph.dangling.length} dangling references`} data-testid="causal-graph">

@@ -90,7 +90,7 @@ export async function consoleBudgets(): Promise<ConsoleBudgets> {
       await page.goto('about:blank');
       await page.goto(`${url}/console/#/`);
       await page.getByTestId('entries-per-agent').waitFor();
-      await page.getByTestId('events-per-day').waitFor();
+      await page.getByTestId('events-per-day').locator('canvas').waitFor(); // uPlot drawn (its chunk loaded)
       overviewFirstPaintMs.push(await page.evaluate(() => performance.now()));
     }
     const logsFirstPaintMs: number[] = [];

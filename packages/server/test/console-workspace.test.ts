@@ -30,7 +30,12 @@ describe('console defects found by a new user, in Chromium', () => {
     admin = { authorization: `Bearer ${(await api('POST', '/auth/login', {}, { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD })).json().access_token}` };
     await api('POST', '/users', admin, { email: 'ana.auditor@example.com', role: 'auditor' });
     // A 200-event run of one agent, and a 3-event causal cycle.
-    const long = Array.from({ length: 200 }, (_, i) => ({ event_type: i % 3 === 0 ? 'decision.made' : 'tool.called', trace_id: longTrace, agent_id: 'planner', event_id: `s-${i}`, ...(i > 0 ? { parent_event_id: `s-${i - 1}` } : {}), data: { tool: `t${i % 7}`, step: i } }));
+    // Every tenth step reads one of two knowledge bases: the run is still one group, which reads both.
+    const long = Array.from({ length: 200 }, (_, i) => ({
+      event_type: i % 10 === 5 ? 'context.retrieved' : i % 3 === 0 ? 'decision.made' : 'tool.called',
+      trace_id: longTrace, agent_id: 'planner', event_id: `s-${i}`, ...(i > 0 ? { parent_event_id: `s-${i - 1}` } : {}),
+      data: i % 10 === 5 ? { source_id: `kb-${i % 20 === 5 ? 'policies' : 'prices'}`, source_type: 'vector_store' } : { tool: `t${i % 7}`, step: i },
+    }));
     expect((await api('POST', '/logs/batch', { 'x-api-key': key }, { logs: long })).status).toBe(200);
     const cycle = [
       { event_type: 'tool.called', trace_id: cycleTrace, event_id: 'a', parent_event_id: 'c', data: { tool: 'crm' } },
@@ -94,9 +99,16 @@ describe('console defects found by a new user, in Chromium', () => {
     const group = p.locator('[data-testid="causal-graph"] g.node.group');
     await expect.poll(() => group.count()).toBe(1);
     expect(await group.locator('title').textContent()).toContain('planner: 200 steps');
-    expect(await p.locator('[data-testid="causal-graph"] g.node').count()).toBe(1);
+    const nodes = p.locator('[data-testid="causal-graph"] g.node');
+    // The group and the two sources its steps read, with the group's reads drawn to each.
+    expect(await nodes.count()).toBe(3);
+    expect(await p.locator('[data-testid="causal-graph"] .edge[data-type="reads"]').count()).toBe(2);
     await group.click();
-    await expect.poll(() => p.locator('[data-testid="causal-graph"] g.node').count()).toBe(200);
+    await expect.poll(() => nodes.count()).toBe(202);
+    await p.getByRole('button', { name: 'Group the steps again' }).click();
+    await expect.poll(() => nodes.count()).toBe(3);
+    await group.click();
+    await expect.poll(() => nodes.count()).toBe(202);
     expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
     const box = await p.getByTestId('graph-box').boundingBox();
     expect(box?.width).toBeLessThanOrEqual(1366);
@@ -200,12 +212,22 @@ describe('console defects found by a new user, in Chromium', () => {
     const p = await browser.newPage({ viewport: { width: 1366, height: 900 } });
     await signIn(p, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     await p.getByRole('heading', { name: 'Overview' }).waitFor();
+    const refused: string[] = [];
+    p.on('console', (m) => void (m.type() === 'error' && refused.push(m.text())));
     await p.getByTestId('events-per-day').waitFor();
+    // The chart (uPlot, from its own chunk) is drawn inside its box, under the page's CSP, with its legend.
+    const chart = p.getByTestId('events-per-day');
+    await chart.locator('canvas').waitFor();
+    expect(await chart.innerText()).toMatch(/Events[\s\S]*API requests/);
+    const box = await chart.boundingBox();
+    expect(box && box.width <= 1366).toBe(true);
+    expect(await chart.getAttribute('aria-label')).toMatch(/Events per day: \d{4}-\d{2}-\d{2}: \d+ events/);
     // each section loads on its own: wait for each one's answer, never read a placeholder
     await expect.poll(() => p.getByTestId('entries-per-agent').getAttribute('aria-label')).toContain('planner: 200');
     await expect.poll(() => p.getByRole('region', { name: 'Integrity' }).innerText()).toMatch(/Chain \w+: 0 violations/);
     await expect.poll(() => p.getByRole('region', { name: 'Waiting for a person' }).innerText()).toMatch(/\d+ approval requests? pending/);
     expect(await axe(p)).toEqual([]);
+    expect(refused).toEqual([]);
     await p.screenshot({ path: path.join(SHOTS, 'workspace-overview.png'), fullPage: true });
     await p.close();
   });

@@ -3,7 +3,7 @@
 // witness quorum, traces with anomalies, what waits for a person (approvals, open incidents), and
 // the retention and legal holds in force. Every figure links to the page that explains it.
 import type { Answer } from '@audit-ledger/sdk';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorLine, message } from '../ui';
 
@@ -12,29 +12,26 @@ type Status = Answer<'getIntegrityStatus'>;
 type TraceRow = Answer<'listTraces'>['items'][number];
 type Hold = Answer<'listHolds'>['items'][number];
 
-/** Bars of one series per day (SVG, sized to the page). */
-function PerDay({ days }: { days: Usage['by_day'] }) {
+/**
+ * Events (bars) and API requests (line) per day, drawn by uPlot from a lazily loaded chunk; the
+ * figures are in the wrapper's label, so they are there before the chart and without it.
+ */
+function PerDay({ days, from, to }: { days: Usage['by_day']; from: string; to: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (days.length === 0) return;
+    let remove: (() => void) | null = null;
+    let gone = false;
+    void import('../charts').then((m) => {
+      if (!gone && box.current) remove = m.dailyChart(box.current, { from, to }, days);
+    });
+    return () => {
+      gone = true;
+      remove?.();
+    };
+  }, [days, from, to]);
   if (days.length === 0) return <p data-testid="events-per-day">No events in the period yet.</p>;
-  const max = Math.max(1, ...days.map((d) => d.events_ingested));
-  const bw = 18;
-  const width = days.length * (bw + 6) + 10;
-  return (
-    <svg viewBox={`0 0 ${width} 130`} width={Math.min(width, 900)} role="img" aria-label={`Events per day: ${days.map((d) => `${d.day}: ${d.events_ingested}`).join('; ')}`} data-testid="events-per-day">
-      {days.map((d, i) => {
-        const h = (d.events_ingested / max) * 100;
-        return (
-          <g key={d.day}>
-            <rect x={10 + i * (bw + 6)} y={105 - h} width={bw} height={h} fill="#0b57d0">
-              <title>{`${d.day}: ${d.events_ingested} events`}</title>
-            </rect>
-            <text x={10 + i * (bw + 6)} y={122} font-size="9">
-              {d.day.slice(8)}
-            </text>
-          </g>
-        );
-      })}
-    </svg>
-  );
+  return <div ref={box} class="chart" role="img" aria-label={`Events per day: ${days.map((d) => `${d.day}: ${d.events_ingested} events, ${d.api_requests} requests`).join('; ')}`} data-testid="events-per-day" />;
 }
 
 /** Horizontal bars: entries per agent, the busiest first. */
@@ -128,7 +125,7 @@ export function Overview() {
       </div>
       <section class="card" aria-label="Events per day">
         <h2>Events per day{usage ? ` (${usage.from} to ${usage.to}, UTC)` : ''}</h2>
-        {usage ? <PerDay days={usage.by_day} /> : <p aria-busy="true">Loading…</p>}
+        {usage ? <PerDay days={usage.by_day} from={usage.from} to={usage.to} /> : <p aria-busy="true">Loading…</p>}
       </section>
       <section class="card" aria-label="Entries per agent">
         <h2>Entries per agent</h2>
