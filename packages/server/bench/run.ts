@@ -37,7 +37,7 @@ const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
  * only that store's ingestion. Neither rewrites docs/performance.md.
  */
 const ONLY = process.env.BENCH_ONLY;
-// BENCH_ONLY=search: the search index's write cost and query p50/p99 on BENCH_SEARCH_ENTRIES (1,000,000) entries (bench/search.ts).
+// BENCH_ONLY=search: the search index's write cost and query p50/p99 on BENCH_SEARCH_ENTRIES (1,000,000) entries, SQLite then PostgreSQL (bench/search.ts).
 
 // The workload: ~500-byte events of agent traces. A trace (one agent run) has many events,
 // so a batch of 1000 carries 20 traces of 50 events, and single-event requests cycle
@@ -272,7 +272,11 @@ async function main(): Promise<void> {
   if (ONLY === 'parser') return void console.log(`body parser: ${parserLine(parserCost())}`);
   if (ONLY === 'forensics') return void console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
   if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);
-  if (ONLY === 'search') return void console.log(searchLine(await searchBench(Number(process.env.BENCH_SEARCH_ENTRIES ?? 1_000_000))));
+  if (ONLY === 'search') {
+    const n = Number(process.env.BENCH_SEARCH_ENTRIES ?? 1_000_000);
+    console.log(searchLine(await searchBench(n)));
+    return void console.log(searchLine(await searchBench(n, (await freshPgDatabase()).url)));
+  }
   if (ONLY === 'neighbour') return void console.log(JSON.stringify(await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY)));
   if (ONLY === 'multi') {
     for (const n of [1, 2, 4]) console.log(JSON.stringify(await manyCompanies((await freshPgDatabase()).url, startService, n, DURATION, manyBody)));

@@ -1,19 +1,24 @@
 // The search index's cost (issue 30): what it adds to each entry written, and how long a search
-// takes on a large ledger. SQLite, the embedded default: rows shaped like the ingestion bench's
-// events (~500 bytes of data) are written in transactions of 10,000 into a migrated store, once
-// with the index's triggers and once without (the index is then rebuilt), so the difference is
-// the index alone; then searches on the full ledger through the store's own query (words and
-// JSON-path conditions), each timed, for p50 and p99.
+// takes on a large ledger, on each store. Rows shaped like the ingestion bench's events (~500
+// bytes of data) are written in transactions of 10,000 into a migrated store, the first half
+// without the index (SQLite: its triggers dropped; PostgreSQL: its GIN index dropped) and the
+// second with it (rebuilt first, so it holds every row), so the difference is the index alone;
+// then searches on the full ledger through the store's own query (words and JSON-path
+// conditions), each timed, for p50 and p99.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { openSqliteStore } from '../src/store/sqlite.js';
+import { openPostgresStore } from '../src/store/postgres.js';
 import type { DataCondition } from '../src/store/ledger.js';
 
 export interface SearchBench {
+  store: 'sqlite' | 'postgres';
   entries: number;
+  /** Seconds to build the index over the first half (PostgreSQL: CREATE INDEX; SQLite: the FTS rebuild). */
+  buildIndexS: number;
   /** Microseconds per entry written with the index's triggers, and without. */
   writeUsWithIndex: number;
   writeUsWithoutIndex: number;
@@ -34,8 +39,47 @@ function row(companyId: string, seq: number) {
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] as number;
 
-async function write(file: string, companyId: string, from: number, count: number): Promise<number> {
-  const store = openSqliteStore(file);
+type Store = ReturnType<typeof openSqliteStore> | ReturnType<typeof openPostgresStore>;
+
+/** How each store drops its search index and builds it again over what is there. */
+interface Backend {
+  kind: SearchBench['store'];
+  open(): Store;
+  drop(store: Store): Promise<void>;
+  restore(store: Store): Promise<void>;
+  cleanup(): void;
+}
+
+function sqliteBackend(): Backend {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-search-'));
+  const file = path.join(dir, 'ledger.db');
+  return {
+    kind: 'sqlite',
+    open: () => openSqliteStore(file),
+    drop: async (store) => {
+      for (const t of TRIGGERS) await sql.raw(`DROP TRIGGER ${t}`).execute(store.db);
+    },
+    restore: async (store) => {
+      await sql`INSERT INTO log_search(log_search) VALUES ('rebuild')`.execute(store.db);
+      for (const s of TRIGGER_TEXT) await sql.raw(s).execute(store.db);
+    },
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function postgresBackend(url: string): Backend {
+  return {
+    kind: 'postgres',
+    open: () => openPostgresStore(url),
+    drop: async (store) => void (await sql`DROP INDEX log_entries_search_idx`.execute(store.db)),
+    // As migration 0012 creates it.
+    restore: async (store) => void (await sql`CREATE INDEX log_entries_search_idx ON log_entries USING gin (to_tsvector('simple', coalesce(data, '')))`.execute(store.db)),
+    cleanup: () => undefined,
+  };
+}
+
+async function write(backend: Backend, companyId: string, from: number, count: number): Promise<number> {
+  const store = backend.open();
   try {
     const t0 = process.hrtime.bigint();
     for (let at = from; at < from + count; at += 10_000) {
@@ -50,29 +94,30 @@ async function write(file: string, companyId: string, from: number, count: numbe
   }
 }
 
-export async function searchBench(entries: number): Promise<SearchBench> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-search-'));
-  const file = path.join(dir, 'ledger.db');
+/** On SQLite in a scratch file, or on PostgreSQL in the (fresh, empty) database at `pgUrl`. */
+export async function searchBench(entries: number, pgUrl?: string): Promise<SearchBench> {
+  const backend = pgUrl ? postgresBackend(pgUrl) : sqliteBackend();
   const companyId = randomUUID();
   try {
-    const setup = openSqliteStore(file);
+    const setup = backend.open();
     await setup.migrate();
     await setup.db.insertInto('companies').values({ company_id: companyId, name: `bench-${companyId}`, created_at: new Date().toISOString() } as never).execute();
+    // The same number of rows each way, on the same growing ledger: first without the index,
+    // then with it (built first over the first half, so it holds every row).
+    await backend.drop(setup);
     await setup.close();
-    // The same number of rows each way, on the same growing ledger: first without the index (its
-    // triggers dropped), then with it (rebuilt first, so it holds every row).
     const half = Math.floor(entries / 2);
-    const bare = openSqliteStore(file);
-    for (const t of TRIGGERS) await sql.raw(`DROP TRIGGER ${t}`).execute(bare.db);
-    await bare.close();
-    const writeUsWithoutIndex = await write(file, companyId, 0, half);
-    const restore = openSqliteStore(file);
-    await sql`INSERT INTO log_search(log_search) VALUES ('rebuild')`.execute(restore.db);
-    for (const s of TRIGGER_TEXT) await sql.raw(s).execute(restore.db);
+    const writeUsWithoutIndex = await write(backend, companyId, 0, half);
+    const restore = backend.open();
+    const b0 = performance.now();
+    await backend.restore(restore);
+    const buildIndexS = (performance.now() - b0) / 1000;
+    if (backend.kind === 'postgres') await sql`ANALYZE log_entries`.execute(restore.db);
     await restore.close();
-    const writeUsWithIndex = await write(file, companyId, half, entries - half);
+    const writeUsWithIndex = await write(backend, companyId, half, entries - half);
 
-    const store = openSqliteStore(file);
+    const store = backend.open();
+    if (backend.kind === 'postgres') await sql`ANALYZE log_entries`.execute(store.db);
     const queries: SearchBench['queries'] = [];
     const time = async (what: string, text: string[] | undefined, where: DataCondition[] | undefined) => {
       const ms: number[] = [];
@@ -86,16 +131,17 @@ export async function searchBench(entries: number): Promise<SearchBench> {
       queries.push({ what, p50: pct(ms.slice(10), 50), p99: pct(ms.slice(10), 99), found });
     };
     try {
-      await time('a rare word (one entry: u-123456)', [`u-${Math.min(123_456, entries - 1)}`], undefined);
+      const rare = `u-${Math.min(123_456, entries - 1)}`;
+      await time(`a rare word (one entry: ${rare})`, [rare], undefined);
       await time('a common word (a quarter of the ledger: refund), newest 100', ['refund'], undefined);
       await time('a word and a JSON condition (customer_id = "c-40")', ['refund'], [{ path: ['customer_id'], op: '=', value: 'c-40' }]);
       await time('a JSON condition alone (amount > 990), newest 100', undefined, [{ path: ['amount'], op: '>', value: 990 }]);
     } finally {
       await store.close();
     }
-    return { entries, writeUsWithIndex, writeUsWithoutIndex, queries };
+    return { store: backend.kind, entries, buildIndexS, writeUsWithIndex, writeUsWithoutIndex, queries };
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    backend.cleanup();
   }
 }
 
@@ -107,5 +153,5 @@ const TRIGGER_TEXT = [
 ];
 
 export const searchLine = (b: SearchBench) =>
-  `search index on ${b.entries.toLocaleString('en-US')} entries (SQLite): writing an entry ${b.writeUsWithIndex.toFixed(1)} µs with the index, ${b.writeUsWithoutIndex.toFixed(1)} µs without (+${(b.writeUsWithIndex - b.writeUsWithoutIndex).toFixed(1)} µs); ` +
+  `search index on ${b.entries.toLocaleString('en-US')} entries (${b.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}): writing an entry ${b.writeUsWithIndex.toFixed(1)} µs with the index, ${b.writeUsWithoutIndex.toFixed(1)} µs without (+${(b.writeUsWithIndex - b.writeUsWithoutIndex).toFixed(1)} µs); building it over the first half ${b.buildIndexS.toFixed(1)} s; ` +
   b.queries.map((q) => `${q.what}: p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms (${q.found} found)`).join('; ');

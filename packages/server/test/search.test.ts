@@ -70,6 +70,20 @@ describe.each(STORE_KINDS)('search inside events on %s', (kind) => {
     expect(await c.found({ where: 'data.customer_id != "c-42"' })).toEqual([1]);
   });
 
+  it('finds a string value that JSON must escape (quotes, backslashes, control characters, non-ASCII), sent escaped or not', async () => {
+    const c = await company();
+    const odd = ['say "hi"', 'C:\\tmp\\x', 'tab\there', 'Zoë 🚀', '\u00e9t\u00e9', '</script>'];
+    // Sent as raw JSON text with \u escapes where JSON allows them: stored canonical, found by the value.
+    const raw = `{"logs":[${odd.map((v, i) => `{"event_type":"odd.value","data":{"v":${JSON.stringify(v).replace('é', '\\u00e9').replace('ë', '\\u00eb').replace('</', '<\\/')},"i":${i}}}`).join(',')}]}`;
+    const r = await t.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: { ...c.agent, 'content-type': 'application/json' }, payload: raw });
+    expect(r.statusCode, r.body).toBe(200);
+    for (const [i, v] of odd.entries()) {
+      const res = await c.search({ where: `data.v = ${JSON.stringify(v)}` });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().items.map((e: { data: { i: number } }) => e.data.i), v).toEqual([i]);
+    }
+  });
+
   it('pages with cursors, and finds only its own company', async () => {
     const c = await company();
     const first = await c.search({ q: 'refund*', limit: '2' });
