@@ -3,6 +3,7 @@
 // an explicit confirmation (the first click changes nothing), an incident is opened, worked and
 // reported, and two policy versions are compared line by line. axe-core finds no serious or
 // critical violation; screenshots go to test-results/console/.
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +116,28 @@ describe('the console governance pages in Chromium', () => {
     await p.screenshot({ path: path.join(SHOTS, 'governance-incident.png'), fullPage: true });
     const incidents = (await api('GET', '/incidents', admin)).json().items;
     expect(incidents).toMatchObject([{ title: 'Refund ran with a changed amount', status: 'investigating', opened_by: { email: reviewerEmail } }]);
+    await p.close();
+  });
+
+  it('the decision register lists a decision and opens it with its model, prompt, inputs and tools', async () => {
+    const decisionId = randomUUID();
+    const made = await api('POST', '/logs', { 'x-api-key': key }, {
+      event_type: 'decision.made', trace_id: randomUUID(), agent_id: 'underwriter',
+      data: { decision_id: decisionId, action: 'loan.approve', outcome: 'approve', model: 'gpt-5', model_version: '2026-08-01', confidence: 0.82, prompt_template_version: 'v12', prompt_hash: 'cd'.repeat(32), inputs_hash: 'ef'.repeat(32), retrieved_documents: ['doc-1', 'doc-2'], tools_used: ['credit_bureau'] },
+    });
+    expect(made.status, made.body).toBe(200);
+    const p = await page();
+    await signIn(p, svc.url, reviewerEmail, reviewerPassword);
+    await p.goto(`${svc.url}/console/#/decisions`);
+    const register = p.getByRole('table', { name: 'Decision register' });
+    await expect.poll(() => register.innerText()).toContain(decisionId);
+    await register.getByRole('link', { name: decisionId }).click();
+    const one = p.getByRole('region', { name: `Decision ${decisionId}` });
+    await expect.poll(() => one.innerText()).toContain('loan.approve → approve');
+    expect(await one.innerText()).toContain('credit_bureau');
+    expect(await one.innerText()).toContain('doc-1, doc-2');
+    expect(await axe(p)).toEqual([]);
+    await p.screenshot({ path: path.join(SHOTS, 'governance-decision.png'), fullPage: true });
     await p.close();
   });
 

@@ -179,6 +179,9 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await page.getByRole('link', { name: 'Pinned keys' }).click();
     await page.getByRole('button', { name: /^Pin key / }).click();
     await page.getByRole('link', { name: 'Traces' }).click();
+    await page.getByRole('button', { name: `Replay trace ${traceId}` }).waitFor();
+    expect(await axe(page)).toEqual([]);
+    await shot(page, 'traces');
     await page.getByRole('button', { name: `Replay trace ${traceId}` }).click();
     const card = page.getByTestId('root-cause');
     await expect.poll(() => card.textContent()).toContain('Root cause: STALE_CONTEXT');
