@@ -115,7 +115,7 @@ export default function CausalGraph({ graph: full, onOpen }: { graph: Graph; onO
         )}
       </div>
       <div class="graph-box" data-testid="graph-box">
-      <svg width={shown.width} viewBox={`0 0 ${width} ${height}`} preserveAspectRatio="xMinYMin meet" class={zoom === null ? 'fit' : undefined} role="img" aria-label={`Causal graph: ${graph.nodes.length} nodes, ${graph.edges.length} edges, ${graph.cycles.length} cycles, ${graph.dangling.length} dangling references`} data-testid="causal-graph">
+      <svg width={shown.width} viewBox={`0 0 ${width} ${height}`} preserveAspectRatio="xMinYMin meet" class={zoom === null ? 'fit' : undefined} role="group" aria-label={`Causal graph: ${graph.nodes.length} nodes, ${graph.edges.length} edges, ${graph.cycles.length} cycles, ${graph.dangling.length} dangling references`} data-testid="causal-graph">
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
             <path d="M 0 0 L 10 5 L 0 10 z" fill="#5f6b7a" />
@@ -171,12 +171,36 @@ export default function CausalGraph({ graph: full, onOpen }: { graph: Graph; onO
           const source = n.type === 'context_source';
           const group = n.type === 'group';
           const open = () => (group ? setOpened(new Set([...opened, n.id])) : !source && onOpen(n.id));
+          const shown = n.label.length > 24 ? `${n.label.slice(0, 23)}…` : n.label;
+          // The accessible name starts with the text on screen, then the whole label when it was cut.
+          const named = `${shown}${shown !== n.label ? ` (${n.label})` : ''}`;
           return (
-            <g key={n.id} class={`${source ? 'node' : 'node clickable'}${group ? ' group' : ''}`} data-type={n.type} transform={`translate(${p.x},${p.y})`} onClick={open}>
+            // Every node that acts is a button for the keyboard too (Tab to it, Enter or Space).
+            <g
+              key={n.id}
+              class={`${source ? 'node' : 'node clickable'}${group ? ' group' : ''}`}
+              data-type={n.type}
+              transform={`translate(${p.x},${p.y})`}
+              onClick={open}
+              {...(source
+                ? { role: 'img', 'aria-label': `${named}: a context source` }
+                : {
+                    role: 'button',
+                    // lowercase: an SVG attribute (Preact sets SVG props as attributes, which are case-sensitive there)
+                    tabindex: 0,
+                    'aria-label': group ? `${named}: show each step` : `${named}${inCycle.has(n.id) ? ' (in a cycle)' : ''}: open the entry`,
+                    onKeyDown: (e: KeyboardEvent) => {
+                      if (e.key === 'Enter' || e.key === ' ') {
+                        e.preventDefault();
+                        open();
+                      }
+                    },
+                  })}
+            >
               <title>{group ? `${n.label}: click to show each step` : `${n.label}${inCycle.has(n.id) ? ' (in a cycle)' : ''}`}</title>
               <rect width={W} height={H} rx={source ? 22 : 6} fill={source ? '#fef7e0' : group ? '#e6f4ea' : '#eef3fd'} stroke={inCycle.has(n.id) ? '#a50e0e' : '#3d4450'} stroke-width={group ? 2.5 : 1} />
               <text x={10} y={28} font-size="13" fill="#1b1f24">
-                {n.label.length > 24 ? `${n.label.slice(0, 23)}…` : n.label}
+                {shown}
               </text>
             </g>
           );
