@@ -6,23 +6,26 @@
 //   (8-4-4-4-12 hex); the 8-byte span and parent span ids stay hex in `span_id` /
 //   `parent_span_id`, and the span id is also the event's `event_id`, so later events can name a
 //   span in `data.inputs`. A log record belongs to the span it names: that span id becomes its
-//   `parent_span_id`. `source` is the resource's `service.name`; `agent_id` is
-//   `gen_ai.agent.id` or `gen_ai.agent.name`; `session_id` is `gen_ai.conversation.id` or
-//   `session.id` when it is a UUID.
+//   `parent_span_id`. `source` is the resource's `service.name`; `agent_id`, `session_id` (when a
+//   UUID) and `workflow_id` are what the span's convention names (conventions.ts: `gen_ai.agent.*`,
+//   `agent.name`, `ai.telemetry.functionId`, `session.id`, …), else its nearest ancestor's among
+//   the spans of the same request (an agent names itself on its root span only; a span exported
+//   before its ancestors, in an earlier request, inherits nothing).
 // - Time: a span is recorded when it ends (OTel exports it then), so `timestamp` is its end time,
 //   to the millisecond; exact nanosecond times are kept in `data.otel`. Spans of one request are
 //   appended in order of end time (a parent after the children it waited for).
-// - Event type: the attribute `audit_ledger.event_type` if set; else from
-//   `gen_ai.operation.name` (GenAI semantic conventions): execute_tool → tool.called, or
-//   tool.failed when the span's status is ERROR; chat, text_completion, generate_content,
-//   embeddings → llm.call; invoke_agent → agent.completed, or agent.failed on ERROR; retrieval
-//   (or any span with `gen_ai.data_source.id`) → context.retrieved; create_agent →
-//   agent.created; other operations → gen_ai.<operation>; a span with no GenAI operation →
-//   otel.span. A log record: `audit_ledger.event_type`, else its event name, else otel.log.
-// - Data: the vocabulary fields the forensics read (tool, error, model, token counts, agent,
-//   source_id, status), then every attribute `audit_ledger.data.<field>` as `<field>`, and the
-//   whole OTel item under `data.otel` (name, kind, times, status, attributes, events, links), so
-//   nothing that was sent is lost.
+// - Event type: the attribute `audit_ledger.event_type` if set; else what the span is by its
+//   convention (conventions.ts: GenAI, OpenInference, OpenLLMetry, the Vercel AI SDK's ai.*): a
+//   tool call → tool.called, or tool.failed when the span's status is ERROR; a model call →
+//   llm.call; an agent run → agent.completed, or agent.failed on ERROR; a retrieval →
+//   context.retrieved; a guardrail → policy.evaluated; an evaluation → evaluation.recorded; other
+//   GenAI operations → gen_ai.<operation>; a span no convention claims → otel.span. A log record:
+//   `audit_ledger.event_type`, else its event name, else otel.log.
+// - Data: the vocabulary fields the forensics read (tool, tool_call_id, arguments, result, error,
+//   model, provider, token counts, finish_reasons, tool_calls the model asked for, agent,
+//   source_id, documents, as_of, status, convention), then every attribute
+//   `audit_ledger.data.<field>` as `<field>`, and the whole OTel item under `data.otel` (name,
+//   kind, times, status, attributes, events, links), so nothing that was sent is lost.
 // - Resource and scope: stored once, not copied into every item. Each (resource, scope) pair is an
 //   `otel.resource` entry whose data is {resource, scope, resource_schema_url?}, with the
 //   idempotency key `otlp:resource:<ref>`, so it is appended the first time it is seen and never
@@ -33,6 +36,7 @@
 // an attribute key repeats or is "__proto__", or a string is not storable text.
 import { canonicalJson, type Json, type JsonObject } from '@audit-ledger/core';
 import { createHash } from 'node:crypto';
+import { eventTypeOf, guardrailVerdict, readSpan, type SpanReading } from './conventions.js';
 import type { AnyValue, KeyValue, LogRecord, ResourceGroup, Scope, Span } from './decode.js';
 
 export class ItemError extends Error {}
@@ -55,7 +59,6 @@ export const RESOURCE_EVENT_TYPE = 'otel.resource';
 const SPAN_KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];
 const STATUS_ERROR = 2;
-const LLM_OPERATIONS = new Set(['chat', 'text_completion', 'generate_content', 'embeddings']);
 const DATA_PREFIX = 'audit_ledger.data.';
 
 function toJson(v: AnyValue, depth = 0): Json {
@@ -135,33 +138,27 @@ function declared(a: JsonObject): JsonObject {
   return out;
 }
 
-function envelope(resource: JsonObject, a: JsonObject): Record<string, Json> {
+/** Who a span belongs to: its own agent, session and workflow, else its nearest ancestor's (in the request). */
+export interface Belonging {
+  agent: string | null;
+  session: string | null;
+  workflow: string | null;
+}
+
+function envelope(resource: JsonObject, a: JsonObject, own?: Belonging): Record<string, Json> {
   const env: Record<string, Json> = {};
   const service = str(resource['service.name']);
   env.source = service ?? 'otel';
-  const agent = str(a['gen_ai.agent.id']) ?? str(a['gen_ai.agent.name']) ?? str(resource['gen_ai.agent.name']);
+  const agent = own?.agent ?? str(a['gen_ai.agent.id']) ?? str(a['gen_ai.agent.name']) ?? str(resource['gen_ai.agent.name']);
   if (agent !== null) env.agent_id = agent;
-  const session = str(a['gen_ai.conversation.id']) ?? str(a['session.id']);
+  const session = own?.session ?? str(a['gen_ai.conversation.id']) ?? str(a['session.id']);
   if (session !== null && UUID.test(session)) env.session_id = session.toLowerCase();
+  if (own?.workflow) env.workflow_id = own.workflow;
   for (const f of ['parent_event_id', 'root_event_id', 'causality_type', 'workflow_id'] as const) {
     const v = str(a[`audit_ledger.${f}`]);
     if (v !== null) env[f] = v;
   }
   return env;
-}
-
-function spanType(span: Span, a: JsonObject): string {
-  const declaredType = str(a['audit_ledger.event_type']);
-  if (declaredType !== null) return declaredType;
-  const op = str(a['gen_ai.operation.name']);
-  const failed = span.status.code === STATUS_ERROR;
-  if (op === 'retrieval' || (a['gen_ai.data_source.id'] !== undefined && op !== 'execute_tool' && (op === null || !LLM_OPERATIONS.has(op)))) return 'context.retrieved';
-  if (op === null) return 'otel.span';
-  if (op === 'execute_tool') return failed ? 'tool.failed' : 'tool.called';
-  if (LLM_OPERATIONS.has(op)) return 'llm.call';
-  if (op === 'invoke_agent') return failed ? 'agent.failed' : 'agent.completed';
-  if (op === 'create_agent') return 'agent.created';
-  return `gen_ai.${op}`;
 }
 
 const scopeJson = (s: Scope, schemaUrl: string): JsonObject => ({ name: s.name, version: s.version, attributes: attrs(s.attributes), ...(schemaUrl ? { schema_url: schemaUrl } : {}) });
@@ -177,14 +174,59 @@ function finish(event: OtlpEvent): OtlpEvent {
   return event;
 }
 
-function mapSpan(span: Span, resource: JsonObject, resourceRef: string): OtlpEvent {
+/** A span's attributes and what they say, read once per request (the inheritance pass reads them first). */
+const readings = new WeakMap<Span, { a: JsonObject; reading: SpanReading }>();
+function read(span: Span): { a: JsonObject; reading: SpanReading } {
+  let r = readings.get(span);
+  if (!r) {
+    const a = attrs(span.attributes);
+    r = { a, reading: readSpan(span.name, a) };
+    readings.set(span, r);
+  }
+  return r;
+}
+
+/**
+ * Each span's agent, session and workflow: its own, else the nearest ancestor's that names one,
+ * among the spans of this request (by trace and span id; a refused span names nothing).
+ */
+function inheritance(groups: Array<ResourceGroup<Span>>): (span: Span) => Belonging {
+  const byId = new Map<string, { parent: string; own: Belonging }>();
+  for (const g of groups)
+    for (const s of g.scopes)
+      for (const span of s.items) {
+        try {
+          const { reading } = read(span);
+          byId.set(`${span.traceId}/${span.spanId}`, { parent: span.parentSpanId, own: { agent: reading.agent, session: reading.session, workflow: reading.workflow } });
+        } catch (err) {
+          if (!(err instanceof ItemError)) throw err;
+        }
+      }
+  return (span) => {
+    const out: Belonging = { agent: null, session: null, workflow: null };
+    const seen = new Set<string>();
+    for (let id = span.spanId; id !== '' && !seen.has(id) && seen.size < 256; ) {
+      seen.add(id);
+      const at = byId.get(`${span.traceId}/${id}`);
+      if (!at) break;
+      out.agent ??= at.own.agent;
+      out.session ??= at.own.session;
+      out.workflow ??= at.own.workflow;
+      id = at.parent;
+    }
+    return out;
+  };
+}
+
+function mapSpan(span: Span, resource: JsonObject, resourceRef: string, belonging: (span: Span) => Belonging): OtlpEvent {
   const trace_id = traceUuid(span.traceId, 'traceId');
   const span_id = spanHex(span.spanId, 'spanId', true) as string;
   const parent_span_id = spanHex(span.parentSpanId, 'parentSpanId', false);
-  const a = attrs(span.attributes);
+  const { a, reading } = read(span);
   const failed = span.status.code === STATUS_ERROR;
-  const event_type = spanType(span, a);
-  const vocab = vocabulary(a);
+  const event_type = str(a['audit_ledger.event_type']) ?? eventTypeOf(reading, failed);
+  const vocab: JsonObject = { ...reading.fields, ...(reading.convention !== null ? { convention: reading.convention } : {}) };
+  if (reading.kind === 'guardrail') vocab.verdict = guardrailVerdict(reading, failed);
   if (failed && span.status.message !== '') vocab.error = span.status.message;
   else if (failed && vocab.error === undefined) vocab.error = (str(a['exception.message']) ?? span.events.map((e) => str(attrs(e.attributes)['exception.message'])).find((m) => m !== null)) ?? 'error';
   if (event_type === 'agent.completed' || event_type === 'agent.failed') vocab.status = failed ? 'failed' : 'succeeded';
@@ -209,7 +251,7 @@ function mapSpan(span: Span, resource: JsonObject, resourceRef: string): OtlpEve
   };
   return finish({
     event_type,
-    ...envelope(resource, a),
+    ...envelope(resource, a, belonging(span)),
     trace_id,
     span_id,
     // A root span is the run's first event: naming itself as the root, it is caused by nothing
@@ -300,7 +342,8 @@ function mapAll<T>(groups: Array<ResourceGroup<T>>, one: (item: T, resource: Jso
 
 /** Spans as events, refused ones with their reason; the accepted ones in order of end time (stable). */
 export function mapSpans(groups: Array<ResourceGroup<Span>>, maxEntryBytes = Number.POSITIVE_INFINITY): MappedRequest {
-  return mapAll(groups, mapSpan, (s) => (s.endTimeUnixNano !== 0n ? s.endTimeUnixNano : s.startTimeUnixNano), maxEntryBytes);
+  const belonging = inheritance(groups);
+  return mapAll(groups, (span, resource, ref) => mapSpan(span, resource, ref, belonging), (s) => (s.endTimeUnixNano !== 0n ? s.endTimeUnixNano : s.startTimeUnixNano), maxEntryBytes);
 }
 
 /** Log records as events, refused ones with their reason; the accepted ones in order of time (stable). */
