@@ -216,7 +216,11 @@ describe.each(STORE_KINDS)('OTLP ingestion on %s', (kind) => {
     const graph = (await get(`${replay}/causal-graph`)).json();
     const edges = (graph.edges as Array<{ source: string; target: string; type: string }>).map((e) => [name(e.source), name(e.target), e.type]);
     expect(edges).toContainEqual(['decision.made', 'context.retrieved', 'decided_on']); // inputs named the read by its span id
-    expect(edges).toContainEqual(['tool.failed', 'agent.completed', 'caused_by']); // the parent span
+    // OTel's direction: the parent span's result is caused by its children, never a child by its parent.
+    expect(edges).toContainEqual(['agent.completed', 'tool.failed', 'caused_by']);
+    expect(edges).not.toContainEqual(['tool.failed', 'agent.completed', 'caused_by']);
+    // A span is caused by the sibling that ended before it started: the retry by the failed call.
+    expect(edges.filter((e) => e[0] === 'tool.called' && e[2] === 'caused_by')).toEqual([['tool.called', 'tool.failed', 'caused_by']]);
     expect([graph.cycles, graph.dangling]).toEqual([[], []]); // the root span is the run's root
     expect(edges).toContainEqual(['policy.evaluated', 'decision.made', 'caused_by']);
     const staleness = (await get(`${replay}/staleness`)).json();

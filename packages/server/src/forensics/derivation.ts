@@ -3,14 +3,16 @@
 //
 // An event depends on
 // - its cause (`caused_by`: parent_event_id, else parent_span_id, else root_event_id, else the
-//   event before it; the last is `weak`: it says only that one thing came after another);
+//   event before it; the last is `weak`: it says only that one thing came after another). An
+//   OpenTelemetry span follows OTel's direction instead (graph.ts): it is caused by its child
+//   spans, a tool call by the model call that asked for it, another span by its sibling before;
 // - for a decision or action: what it decided on (`data.inputs`; without inputs, the context read
 //   since the previous decision or action);
 // - for anything built from other reads (a summary, an embedding, a cache entry, a tool result):
 //   its sources (`data.derived_from`; `data.inputs` on an event that is not a decision; and, for
 //   an event with a span, the reads and artifacts of its child spans that came before it);
 // - for a review (`hitl.*`): the decision it reviews; for a denial: what it denied.
-import { type DanglingRef, parentOf } from './graph.js';
+import { type DanglingRef, parentOf, spanChildren } from './graph.js';
 import { eventTimeMs, type InputRef, inputsOf, isContext, isDenial, isHitl, refsIn, str, type Trace, type TraceEvent } from './trace.js';
 
 export type DependencyKind = 'caused_by' | 'decided_on' | 'derived_from' | 'reviews' | 'denies';
@@ -72,6 +74,8 @@ export function dependencies(trace: Trace): Dependencies {
   trace.events.forEach((e, i) => {
     const parent = parentOf(e, trace, firstOfSpan, trace.events[i - 1], ignored);
     if (parent) add(e, { on: parent.event, kind: 'caused_by', weak: parent.how === 'order' });
+    // An OpenTelemetry span's result is caused by its child spans (graph.ts, otelCause).
+    for (const c of spanChildren(e, trace)) add(e, { on: c, kind: 'caused_by', weak: false });
     const latestRead = (source: string) => latest.get(source);
 
     // Built from other reads.

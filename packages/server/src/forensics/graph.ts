@@ -36,6 +36,76 @@ export interface CausalGraph {
 
 export const sourceNodeId = (sourceId: string) => `source:${sourceId}`;
 
+/** An event that an OpenTelemetry span became (OTLP ingestion keeps the span under data.otel). */
+export const isOtelSpan = (e: TraceEvent): boolean => {
+  const otel = e.data.otel;
+  return e.span_id !== null && otel !== null && typeof otel === 'object' && !Array.isArray(otel) && otel.signal === 'span';
+};
+
+const nanos = (e: TraceEvent, field: 'start_time_unix_nano' | 'end_time_unix_nano'): bigint | null => {
+  const v = (e.data.otel as Record<string, unknown>)[field];
+  return typeof v === 'string' && /^\d+$/.test(v) ? BigInt(v) : null;
+};
+
+interface SpanIndex {
+  /** The model call that asked for each tool call id (data.tool_calls). */
+  byToolCall: Map<string, TraceEvent>;
+  /** The span events under each span id. */
+  children: Map<string, TraceEvent[]>;
+}
+const spanIndexes = new WeakMap<Trace, SpanIndex>();
+
+/** The trace's span events by tool call and by parent span, built once per trace. */
+export function spanIndex(trace: Trace): SpanIndex {
+  let ix = spanIndexes.get(trace);
+  if (ix) return ix;
+  ix = { byToolCall: new Map(), children: new Map() };
+  for (const e of trace.events) {
+    if (!isOtelSpan(e)) continue;
+    if (e.event_type === 'llm.call' && Array.isArray(e.data.tool_calls))
+      for (const c of e.data.tool_calls) {
+        const id = c !== null && typeof c === 'object' && !Array.isArray(c) ? str(c.id) : null;
+        if (id !== null && !ix.byToolCall.has(id)) ix.byToolCall.set(id, e);
+      }
+    if (e.parent_span_id !== null) ix.children.set(e.parent_span_id, [...(ix.children.get(e.parent_span_id) ?? []), e]);
+  }
+  spanIndexes.set(trace, ix);
+  return ix;
+}
+
+/**
+ * What an OpenTelemetry span was caused by, in OTel's direction: a parent span is recorded when it
+ * ends and its result is caused by its children (spanChildren), so a child is never caused by its
+ * parent. A tool call is caused by the model call that asked for it (its tool call id among that
+ * call's data.tool_calls); any other span by the sibling that ended last before it started; the
+ * first child of a span by nothing recorded (its parent's start).
+ */
+function otelCause(e: TraceEvent, trace: Trace): { event: TraceEvent; how: string } | null {
+  const ix = spanIndex(trace);
+  const callId = str(e.data.tool_call_id);
+  const asked = callId !== null ? ix.byToolCall.get(callId) : undefined;
+  if (asked && asked !== e) return { event: asked, how: 'requested by the model call' };
+  if (e.parent_span_id === null) return null;
+  const start = nanos(e, 'start_time_unix_nano');
+  if (start === null) return null;
+  let best: { e: TraceEvent; end: bigint } | null = null;
+  for (const s of ix.children.get(e.parent_span_id) ?? []) {
+    const end = s === e ? null : nanos(s, 'end_time_unix_nano');
+    if (end !== null && end <= start && (best === null || end > best.end)) best = { e: s, end };
+  }
+  return best ? { event: best.e, how: 'after the span before it' } : null;
+}
+
+/** The span events a span's result was caused by: its children that ended by the time it did. */
+export function spanChildren(e: TraceEvent, trace: Trace): TraceEvent[] {
+  if (!isOtelSpan(e)) return [];
+  const end = nanos(e, 'end_time_unix_nano');
+  return (spanIndex(trace).children.get(e.span_id as string) ?? []).filter((c) => {
+    const cEnd = nanos(c, 'end_time_unix_nano');
+    return c !== e && (end === null || cEnd === null || cEnd <= end);
+  });
+}
+
 /** The event that `e` was caused by, and how we know; null for a root. */
 export function parentOf(
   e: TraceEvent,
@@ -50,6 +120,7 @@ export function parentOf(
     dangling.push({ log_id: e.log_id, field: 'parent_event_id', reference: e.parent_event_id });
     return null;
   }
+  if (isOtelSpan(e)) return otelCause(e, trace);
   if (e.parent_span_id !== null) {
     const p = firstOfSpan.get(e.parent_span_id);
     if (p) return { event: p, how: e.causality_type ?? 'parent_span_id' };
@@ -98,6 +169,7 @@ export function buildGraph(trace: Trace): CausalGraph {
   trace.events.forEach((e, i) => {
     const parent = parentOf(e, trace, firstOfSpan, trace.events[i - 1], dangling);
     if (parent) edges.push({ source: e.log_id, target: parent.event.log_id, type: 'caused_by', label: parent.how });
+    for (const c of spanChildren(e, trace)) edges.push({ source: e.log_id, target: c.log_id, type: 'caused_by', label: 'child span' });
     if (isContext(e)) edges.push({ source: e.log_id, target: sourceNodeId(str(e.data.source_id) as string), type: 'reads', label: 'reads' });
     if (e.event_type === 'decision.made' || e.event_type === 'action.executed') {
       for (const input of inputsOf(e)) {
