@@ -12,7 +12,7 @@
 //   its sources (`data.derived_from`; `data.inputs` on an event that is not a decision; and, for
 //   an event with a span, the reads and artifacts of its child spans that came before it);
 // - for a review (`hitl.*`): the decision it reviews; for a denial: what it denied.
-import { type DanglingRef, parentOf, spanChildren } from './graph.js';
+import { type DanglingRef, parentOf, spanChildren, toolResultsUsed } from './graph.js';
 import { eventTimeMs, type InputRef, inputsOf, isContext, isDenial, isHitl, refsIn, str, type Trace, type TraceEvent } from './trace.js';
 
 export type DependencyKind = 'caused_by' | 'decided_on' | 'derived_from' | 'reviews' | 'denies';
@@ -76,6 +76,8 @@ export function dependencies(trace: Trace): Dependencies {
     if (parent) add(e, { on: parent.event, kind: 'caused_by', weak: parent.how === 'order' });
     // An OpenTelemetry span's result is caused by its child spans (graph.ts, otelCause).
     for (const c of spanChildren(e, trace)) add(e, { on: c, kind: 'caused_by', weak: false });
+    // A model call is caused by the tool results it was given (data.tool_results).
+    for (const r of toolResultsUsed(e, trace)) add(e, { on: r, kind: 'caused_by', weak: false });
     const latestRead = (source: string) => latest.get(source);
 
     // Built from other reads.

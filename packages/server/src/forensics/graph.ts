@@ -50,6 +50,8 @@ const nanos = (e: TraceEvent, field: 'start_time_unix_nano' | 'end_time_unix_nan
 interface SpanIndex {
   /** The model call that asked for each tool call id (data.tool_calls). */
   byToolCall: Map<string, TraceEvent>;
+  /** The tool call (tool.called or tool.failed) of each tool call id. */
+  toolOf: Map<string, TraceEvent>;
   /** The span events under each span id. */
   children: Map<string, TraceEvent[]>;
 }
@@ -59,7 +61,7 @@ const spanIndexes = new WeakMap<Trace, SpanIndex>();
 export function spanIndex(trace: Trace): SpanIndex {
   let ix = spanIndexes.get(trace);
   if (ix) return ix;
-  ix = { byToolCall: new Map(), children: new Map() };
+  ix = { byToolCall: new Map(), toolOf: new Map(), children: new Map() };
   for (const e of trace.events) {
     if (!isOtelSpan(e)) continue;
     if (e.event_type === 'llm.call' && Array.isArray(e.data.tool_calls))
@@ -67,6 +69,8 @@ export function spanIndex(trace: Trace): SpanIndex {
         const id = c !== null && typeof c === 'object' && !Array.isArray(c) ? str(c.id) : null;
         if (id !== null && !ix.byToolCall.has(id)) ix.byToolCall.set(id, e);
       }
+    const callId = str(e.data.tool_call_id);
+    if (callId !== null && (e.event_type === 'tool.called' || e.event_type === 'tool.failed') && !ix.toolOf.has(callId)) ix.toolOf.set(callId, e);
     if (e.parent_span_id !== null) ix.children.set(e.parent_span_id, [...(ix.children.get(e.parent_span_id) ?? []), e]);
   }
   spanIndexes.set(trace, ix);
@@ -96,14 +100,32 @@ function otelCause(e: TraceEvent, trace: Trace): { event: TraceEvent; how: strin
   return best ? { event: best.e, how: 'after the span before it' } : null;
 }
 
-/** The span events a span's result was caused by: its children that ended by the time it did. */
+/**
+ * The span events a span's result was caused by: its children, except the tool calls it asked for itself (a model call whose tool calls are its child spans,
+ * as the AI SDK's classic spans nest them): those are caused by it.
+ */
 export function spanChildren(e: TraceEvent, trace: Trace): TraceEvent[] {
   if (!isOtelSpan(e)) return [];
-  const end = nanos(e, 'end_time_unix_nano');
-  return (spanIndex(trace).children.get(e.span_id as string) ?? []).filter((c) => {
-    const cEnd = nanos(c, 'end_time_unix_nano');
-    return c !== e && (end === null || cEnd === null || cEnd <= end);
+  const ix = spanIndex(trace);
+  // Every child, even one that ended after its parent (a framework ending the run's span on an
+  // error before the model call's): the parent waited for it all the same.
+  return (ix.children.get(e.span_id as string) ?? []).filter((c) => {
+    const callId = str(c.data.tool_call_id);
+    return c !== e && (callId === null || ix.byToolCall.get(callId) !== e);
   });
+}
+
+/** The tool calls whose results a model call was given (its data.tool_results): it was caused by them. */
+export function toolResultsUsed(e: TraceEvent, trace: Trace): TraceEvent[] {
+  if (!isOtelSpan(e) || e.event_type !== 'llm.call' || !Array.isArray(e.data.tool_results)) return [];
+  const ix = spanIndex(trace);
+  const out: TraceEvent[] = [];
+  for (const r of e.data.tool_results) {
+    const id = r !== null && typeof r === 'object' && !Array.isArray(r) ? str(r.id) : null;
+    const tool = id !== null ? ix.toolOf.get(id) : undefined;
+    if (tool && tool !== e && !out.includes(tool)) out.push(tool);
+  }
+  return out;
 }
 
 /** The event that `e` was caused by, and how we know; null for a root. */
@@ -170,6 +192,7 @@ export function buildGraph(trace: Trace): CausalGraph {
     const parent = parentOf(e, trace, firstOfSpan, trace.events[i - 1], dangling);
     if (parent) edges.push({ source: e.log_id, target: parent.event.log_id, type: 'caused_by', label: parent.how });
     for (const c of spanChildren(e, trace)) edges.push({ source: e.log_id, target: c.log_id, type: 'caused_by', label: 'child span' });
+    for (const r of toolResultsUsed(e, trace)) edges.push({ source: e.log_id, target: r.log_id, type: 'caused_by', label: 'given the tool result' });
     if (isContext(e)) edges.push({ source: e.log_id, target: sourceNodeId(str(e.data.source_id) as string), type: 'reads', label: 'reads' });
     if (e.event_type === 'decision.made' || e.event_type === 'action.executed') {
       for (const input of inputsOf(e)) {

@@ -84,6 +84,17 @@ function genaiToolCalls(messages: Json | undefined): JsonObject[] {
   return calls;
 }
 
+/** The tool results a model call was given, as [{id}], from GenAI input messages (tool_call_response parts). */
+function genaiToolResults(messages: Json | undefined): JsonObject[] {
+  const ids: JsonObject[] = [];
+  for (const m of asArray(parsed(messages)))
+    for (const p of asArray(obj(m)?.parts)) {
+      const part = obj(p);
+      if (part?.type === 'tool_call_response' && str(part.id) !== null) ids.push({ id: str(part.id) as string });
+    }
+  return ids;
+}
+
 /** Documents retrieved, each {id, score?, as_of?}, from OpenInference's flattened documents. */
 function documents(a: JsonObject, prefix: string): JsonObject[] {
   return indexed(a, prefix).map((d) => {
@@ -144,7 +155,10 @@ function genai(a: JsonObject): SpanReading | null {
   put(fields, 'prompt_tokens', num(a['gen_ai.usage.input_tokens']));
   put(fields, 'completion_tokens', num(a['gen_ai.usage.output_tokens']));
   put(fields, 'finish_reasons', asArray(parsed(a['gen_ai.response.finish_reasons'])).map((r) => (typeof r === 'string' ? r : JSON.stringify(r))));
-  if (kind === 'llm') put(fields, 'tool_calls', genaiToolCalls(a['gen_ai.output.messages']));
+  if (kind === 'llm') {
+    put(fields, 'tool_calls', genaiToolCalls(a['gen_ai.output.messages']));
+    put(fields, 'tool_results', genaiToolResults(a['gen_ai.input.messages']));
+  }
   put(fields, 'source_id', source);
   put(fields, 'evaluation', str(a['gen_ai.evaluation.name']));
   put(fields, 'score', num(a['gen_ai.evaluation.score.value']) ?? (typeof a['gen_ai.evaluation.score.value'] === 'number' ? a['gen_ai.evaluation.score.value'] : undefined));
@@ -189,6 +203,7 @@ function openinference(name: string, a: JsonObject): SpanReading | null {
         calls.push(call);
       }
     put(fields, 'tool_calls', calls);
+    put(fields, 'tool_results', indexed(a, 'llm.input_messages').filter((m) => str(m['message.tool_call_id']) !== null).map((m) => ({ id: str(m['message.tool_call_id']) as string })));
   }
   if (kind === 'retrieval' || kind === 'rerank') {
     const docs = documents(a, kind === 'retrieval' ? 'retrieval.documents' : 'reranker.output_documents');
@@ -253,6 +268,7 @@ function openllmetry(name: string, a: JsonObject): SpanReading | null {
         calls.push(call);
       }
     put(fields, 'tool_calls', calls.length > 0 ? calls : genaiToolCalls(a['gen_ai.output.messages']));
+    put(fields, 'tool_results', indexed(a, 'gen_ai.prompt').filter((m) => str(m.tool_call_id) !== null).map((m) => ({ id: str(m.tool_call_id) as string })));
   }
   return {
     convention: 'openllmetry',
@@ -301,6 +317,15 @@ function vercel(a: JsonObject): SpanReading | null {
       return call;
     });
     put(fields, 'tool_calls', calls);
+    // The tool results the call was given: tool messages of its prompt (ai.prompt.messages).
+    const results: JsonObject[] = [];
+    for (const m of asArray(parsed(a['ai.prompt.messages'])))
+      if (obj(m)?.role === 'tool')
+        for (const c of asArray(obj(m)?.content)) {
+          const id = str(obj(c)?.toolCallId);
+          if (id !== null) results.push({ id });
+        }
+    put(fields, 'tool_results', results);
   }
   const functionId = str(a['ai.telemetry.functionId']);
   if (kind === 'agent') put(fields, 'agent', meta('agent_id') ?? meta('agentId') ?? functionId);

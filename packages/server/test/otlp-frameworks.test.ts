@@ -1,0 +1,218 @@
+// Agent frameworks' own telemetry, end to end (issue 31, part 1): a small support agent run by
+// the framework itself, from npm, with its real OpenTelemetry instrumentation, exported by the
+// real OTLP exporters (protobuf and JSON) to the service over HTTP. The agent looks an order up
+// (the lookup reads the order store: a retrieval), then calls two tools at once: one works, one
+// fails (the payments service is down), and the model gives up: the run fails. Asserted from the
+// stored entries and the forensics: event types, tool names, arguments and results, model and
+// tokens, agent_id on every event, each tool call linked to the model call that asked for it,
+// and the root cause (TOOL_ERROR, the refund tool).
+//
+// Models are the frameworks' own mock models (the Vercel AI SDK's `ai/test`); nothing here
+// writes a span by hand except the retrieval, which the AI SDK does not instrument: it is the
+// GenAI span docs/integrations.md tells an AI SDK user to add.
+import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
+import { context, type Context, trace as otelTrace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, type Span, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { generateText, stepCountIs, tool } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
+import * as ai6 from 'ai-v6';
+import { MockLanguageModelV3 } from 'ai-v6/test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+type Encoding = 'json' | 'protobuf';
+type Entry = { log_id: string; seq: number; event_type: string; agent_id: string | null; span_id: string | null; data: Record<string, unknown> };
+
+/** Records the trace ids the framework started, so the test can read its trace back. */
+class TraceIds implements SpanProcessor {
+  readonly ids = new Set<string>();
+  onStart(span: Span, _ctx: Context): void {
+    this.ids.add(span.spanContext().traceId);
+  }
+  onEnd(): void {}
+  forceFlush = async () => undefined;
+  shutdown = async () => undefined;
+}
+
+describe('agent frameworks\' telemetry over OTLP', () => {
+  let t: TestApp;
+  let key: string;
+  let base: string;
+  beforeAll(async () => {
+    // As an instrumented app does (the Node SDK registers it): spans started inside a span's work are its children.
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    t = await startTestApp('sqlite');
+    const acct = await t.newAccount();
+    key = (await t.createKey(acct.token, 1_000_000)).key;
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const addr = t.app.server.address();
+    if (addr === null || typeof addr === 'string') throw new Error('no port');
+    base = `http://127.0.0.1:${addr.port}/api/v1/otlp/v1/traces`;
+  });
+  afterAll(async () => {
+    context.disable();
+    await t.close();
+  });
+
+  /** A tracer provider exporting to the service (batch processor, as in production), and the trace ids it starts. */
+  function pipeline(encoding: Encoding, service: string) {
+    const headers = { 'x-api-key': key };
+    const exporter = encoding === 'json' ? new JsonTraceExporter({ url: base, headers }) : new ProtoTraceExporter({ url: base, headers });
+    const ids = new TraceIds();
+    const provider = new TracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors: [ids, new BatchSpanProcessor({ exporter })] });
+    return { provider, tracer: provider.getTracer('support-agent'), ids };
+  }
+
+  async function entriesOf(ids: Set<string>): Promise<Entry[]> {
+    expect(ids.size).toBe(1);
+    const hex = [...ids][0] as string;
+    const traceId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    const res = await t.inject({ method: 'GET', url: `/api/v1/logs?trace_id=${traceId}&limit=1000&order=asc`, headers: { 'x-api-key': key } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().items as Entry[];
+  }
+
+  /** Replays the trace and answers its causal graph's edges (by event type) and its root cause. */
+  async function forensics(entries: Entry[]) {
+    const traceId = (await t.inject({ method: 'GET', url: `/api/v1/logs/${entries[0]?.log_id}`, headers: { 'x-api-key': key } })).json().trace_id as string;
+    const session = await t.inject({ method: 'POST', url: '/api/v1/forensics/replays', headers: { 'x-api-key': key }, payload: { trace_id: traceId, metadata: {} } });
+    expect(session.statusCode, session.body).toBe(200);
+    const replay = `/api/v1/forensics/replays/${session.json().id}`;
+    const get = async (p: string) => (await t.inject({ method: 'GET', url: `${replay}/${p}`, headers: { 'x-api-key': key } })).json();
+    const byId = new Map(entries.map((e) => [e.log_id, e]));
+    const graph = await get('causal-graph');
+    const edges = (graph.edges as Array<{ source: string; target: string; type: string; label: string }>).map((e) => ({ from: byId.get(e.source), to: byId.get(e.target), type: e.type, label: e.label }));
+    return { edges, cycles: graph.cycles as unknown[], rootCause: await get('root-cause') };
+  }
+
+  // The agent's steps, shared by every framework: the model asks for both tools at once, then
+  // gives up when one of them failed.
+  let modelCalls = 0;
+  const toolCalls = [
+    { toolCallId: 'call-lookup', toolName: 'lookup_order', input: JSON.stringify({ order: 'A-1001' }) },
+    { toolCallId: 'call-refund', toolName: 'refund', input: JSON.stringify({ order: 'A-1001', amount: 30 }) },
+  ];
+  const usage = { inputTokens: { total: 120, noCache: 120, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 24, text: 24, reasoning: 0 } };
+  const doGenerate = async () => {
+    modelCalls++;
+    if (modelCalls % 2 === 0) throw new Error('the model gave up: the refund failed');
+    return { content: toolCalls.map((c) => ({ type: 'tool-call' as const, ...c })), finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' }, usage, warnings: [] };
+  };
+  /** The order lookup reads the order store: a GenAI retrieval span (the AI SDK has none of its own). */
+  const lookup = (tracer: ReturnType<TracerProvider['getTracer']>) => async ({ order }: { order: string }) => {
+    const span = tracer.startSpan('retrieval orders-db', { attributes: { 'gen_ai.operation.name': 'retrieval', 'gen_ai.data_source.id': 'orders-db', 'audit_ledger.data.as_of': new Date().toISOString() } }, context.active());
+    span.end();
+    return { order, status: 'delivered', paid: 30 };
+  };
+  const refund = async (_args: { order: string; amount: number }): Promise<{ refunded: number }> => {
+    throw new Error('payments service unavailable');
+  };
+
+  function expectTheRun(entries: Entry[], opts: { agent: string; model: string }) {
+    const types = entries.map((e) => e.event_type);
+    const one = (type: string, pred: (e: Entry) => boolean = () => true) => {
+      const found = entries.filter((e) => e.event_type === type && pred(e));
+      expect(found, `${type} in ${types.join(', ')}`).toHaveLength(1);
+      return found[0] as Entry;
+    };
+    // Every event carries the agent, inherited from the run's span where the span itself names none.
+    expect(entries.map((e) => [e.event_type, e.agent_id]).filter(([, a]) => a !== opts.agent)).toEqual([]);
+    const called = one('tool.called');
+    expect(called.data).toMatchObject({ tool: 'lookup_order', tool_call_id: 'call-lookup', arguments: { order: 'A-1001' }, result: { order: 'A-1001', status: 'delivered', paid: 30 } });
+    const failed = one('tool.failed');
+    expect(failed.data).toMatchObject({ tool: 'refund', tool_call_id: 'call-refund', arguments: { order: 'A-1001', amount: 30 }, error: 'payments service unavailable' });
+    const calls = entries.filter((e) => e.event_type === 'llm.call');
+    expect(calls.length).toBe(2);
+    expect(calls[0]?.data).toMatchObject({ model: opts.model, prompt_tokens: 120, completion_tokens: 24, finish_reasons: ['tool-calls'], tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
+    expect(one('context.retrieved').data).toMatchObject({ source_id: 'orders-db' });
+    one('agent.failed');
+    return { called, failed, asking: calls[0] as Entry };
+  }
+
+  async function expectTheForensics(entries: Entry[], run: ReturnType<typeof expectTheRun>) {
+    const { edges, cycles, rootCause } = await forensics(entries);
+    expect(cycles).toEqual([]);
+    // Each tool call is caused by the model call that asked for it.
+    for (const toolCall of [run.called, run.failed]) expect(edges).toContainEqual({ from: toolCall, to: run.asking, type: 'caused_by', label: 'requested by the model call' });
+    // The run's result is caused by its child spans (OTel's direction), never the other way.
+    const agent = entries.find((e) => e.event_type === 'agent.failed') as Entry;
+    expect(edges.filter((e) => e.from === agent && e.type === 'caused_by').length).toBeGreaterThan(0);
+    // (An app's own span around the run, left out of `entries`, is caused by it: that is not the run's.)
+    expect(edges.filter((e) => e.to === agent && e.type === 'caused_by' && e.from !== undefined)).toEqual([]);
+    const shown = edges.map((e) => `${e.from?.seq}:${e.from?.event_type} -> ${e.to?.seq}:${e.to?.event_type} ${e.type} ${e.label}`).join('\n');
+    const ev = entries.map((e) => `${e.seq} ${e.event_type} ${e.span_id} ${JSON.stringify({ r: e.data.tool_results, c: e.data.tool_calls, id: e.data.tool_call_id, p: (e as Record<string, unknown>).parent_span_id })}`).join('\n');
+    expect(rootCause, `${ev}\n${shown}\n${JSON.stringify(rootCause.root_cause_type)}`).toMatchObject({ root_cause_type: 'TOOL_ERROR', detected: true });
+    expect(JSON.stringify(rootCause.evidence)).toContain(run.failed.log_id);
+    expect(rootCause.description).toContain('refund');
+  }
+
+  describe.each<Encoding>(['protobuf', 'json'])('the Vercel AI SDK (OTLP %s)', (encoding) => {
+    it('ai 7 with its OpenTelemetry integration (GenAI conventions)', async () => {
+      const { provider, tracer, ids } = pipeline(encoding, 'support-api');
+      await expect(
+        generateText({
+          model: new MockLanguageModelV4({ modelId: 'gpt-4.1-mini', doGenerate: doGenerate as never }),
+          tools: { lookup_order: tool({ inputSchema: z.object({ order: z.string() }), execute: lookup(tracer) }), refund: tool({ inputSchema: z.object({ order: z.string(), amount: z.number() }), execute: refund }) },
+          stopWhen: stepCountIs(4),
+          prompt: 'Refund order A-1001',
+          telemetry: { functionId: 'support-agent', integrations: [new OpenTelemetry({ tracer, agentSpanName: 'functionId' })] },
+        }),
+      ).rejects.toThrow('gave up');
+      await provider.forceFlush();
+      const entries = await entriesOf(ids.ids);
+      const run = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini' });
+      expect(run.called.data).toMatchObject({ convention: 'genai' });
+      await expectTheForensics(entries, run);
+      await provider.shutdown();
+    });
+
+    it('ai 7 with its legacy OpenTelemetry integration (the classic ai.* spans)', async () => {
+      const { provider, tracer, ids } = pipeline(encoding, 'support-api');
+      await expect(
+        generateText({
+          model: new MockLanguageModelV4({ modelId: 'gpt-4.1-mini', doGenerate: doGenerate as never }),
+          tools: { lookup_order: tool({ inputSchema: z.object({ order: z.string() }), execute: lookup(tracer) }), refund: tool({ inputSchema: z.object({ order: z.string(), amount: z.number() }), execute: refund }) },
+          stopWhen: stepCountIs(4),
+          prompt: 'Refund order A-1001',
+          telemetry: { functionId: 'support-agent', integrations: [new LegacyOpenTelemetry({ tracer })] },
+        }),
+      ).rejects.toThrow('gave up');
+      await provider.forceFlush();
+      const entries = await entriesOf(ids.ids);
+      const run = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini' });
+      expect(run.called.data).toMatchObject({ convention: 'vercel-ai' });
+      await expectTheForensics(entries, run);
+      await provider.shutdown();
+    });
+
+    it('ai 6 with experimental_telemetry (the classic ai.* spans)', async () => {
+      const { provider, tracer, ids } = pipeline(encoding, 'support-api');
+      // ai 6 makes its spans children of the active span: the run is wrapped in one so the tools'
+      // spans and the retrieval share its trace (as an app's request span does).
+      const root = tracer.startSpan('POST /refunds');
+      await expect(
+        context.with(otelTrace.setSpan(context.active(), root), () =>
+          ai6.generateText({
+            model: new MockLanguageModelV3({ modelId: 'gpt-4.1-mini', doGenerate: doGenerate as never }),
+            tools: { lookup_order: ai6.tool({ inputSchema: z.object({ order: z.string() }), execute: lookup(tracer) }), refund: ai6.tool({ inputSchema: z.object({ order: z.string(), amount: z.number() }), execute: refund }) },
+            stopWhen: ai6.stepCountIs(4),
+            prompt: 'Refund order A-1001',
+            experimental_telemetry: { isEnabled: true, tracer, functionId: 'support-agent' },
+          }),
+        ),
+      ).rejects.toThrow('gave up');
+      root.end();
+      await provider.forceFlush();
+      const entries = (await entriesOf(ids.ids)).filter((e) => e.event_type !== 'otel.span');
+      const run = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini' });
+      expect(run.called.data).toMatchObject({ convention: 'vercel-ai' });
+      await expectTheForensics(entries, run);
+      await provider.shutdown();
+    });
+  });
+});
