@@ -7,10 +7,16 @@
 // tokens, agent_id on every event, each tool call linked to the model call that asked for it,
 // and the root cause (TOOL_ERROR, the refund tool).
 //
-// Models are the frameworks' own mock models (the Vercel AI SDK's `ai/test`); nothing here
-// writes a span by hand except the retrieval, which the AI SDK does not instrument: it is the
-// GenAI span docs/integrations.md tells an AI SDK user to add.
+// Models are the frameworks' own mock models (the Vercel AI SDK's `ai/test`), or the real OpenAI
+// client against a fake OpenAI endpoint on loopback (OpenInference's instrumentation patches the
+// client). Nothing here writes a span by hand except the AI SDK's retrieval, which the AI SDK does
+// not instrument: it is the GenAI span docs/integrations.md tells an AI SDK user to add.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
+import { getRetrieverAttributes, traceAgent, traceRetriever, traceTool } from '@arizeai/openinference-core';
+import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
+import OpenAI from 'openai';
 import { context, type Context, trace as otelTrace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -58,6 +64,26 @@ describe('agent frameworks\' telemetry over OTLP', () => {
     context.disable();
     await t.close();
   });
+
+  // A fake OpenAI chat completions endpoint: asked without tool results, it asks for both tools;
+  // given them, it answers that it could not finish.
+  async function openAiEndpoint(): Promise<{ url: string; close: () => Promise<void> }> {
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const asked = JSON.parse(body) as { model: string; messages: Array<{ role: string }> };
+        const given = asked.messages.some((m) => m.role === 'tool');
+        const message = given
+          ? { role: 'assistant', content: 'I could not refund the order: the payments service is down.' }
+          : { role: 'assistant', content: null, tool_calls: toolCalls.map((c) => ({ id: c.toolCallId, type: 'function', function: { name: c.toolName, arguments: c.input } })) };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: `chatcmpl-${Date.now()}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: asked.model, choices: [{ index: 0, message, finish_reason: given ? 'stop' : 'tool_calls' }], usage: { prompt_tokens: 120, completion_tokens: 24, total_tokens: 144 } }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise((r) => server.close(() => r())) };
+  }
 
   /** A tracer provider exporting to the service (batch processor, as in production), and the trace ids it starts. */
   function pipeline(encoding: Encoding, service: string) {
@@ -113,7 +139,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
     throw new Error('payments service unavailable');
   };
 
-  function expectTheRun(entries: Entry[], opts: { agent: string; model: string }) {
+  function expectTheRun(entries: Entry[], opts: { agent: string; model: string; finish?: string }) {
     const types = entries.map((e) => e.event_type);
     const one = (type: string, pred: (e: Entry) => boolean = () => true) => {
       const found = entries.filter((e) => e.event_type === type && pred(e));
@@ -128,7 +154,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
     expect(failed.data).toMatchObject({ tool: 'refund', tool_call_id: 'call-refund', arguments: { order: 'A-1001', amount: 30 }, error: 'payments service unavailable' });
     const calls = entries.filter((e) => e.event_type === 'llm.call');
     expect(calls.length).toBe(2);
-    expect(calls[0]?.data).toMatchObject({ model: opts.model, prompt_tokens: 120, completion_tokens: 24, finish_reasons: ['tool-calls'], tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
+    expect(calls[0]?.data).toMatchObject({ model: opts.model, prompt_tokens: 120, completion_tokens: 24, finish_reasons: [opts.finish ?? 'tool-calls'], tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
     expect(one('context.retrieved').data).toMatchObject({ source_id: 'orders-db' });
     one('agent.failed');
     return { called, failed, asking: calls[0] as Entry };
@@ -212,6 +238,60 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       const run = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini' });
       expect(run.called.data).toMatchObject({ convention: 'vercel-ai' });
       await expectTheForensics(entries, run);
+      await provider.shutdown();
+    });
+  });
+
+  describe.each<Encoding>(['protobuf', 'json'])('OpenInference (OTLP %s)', (encoding) => {
+    it('the OpenAI client instrumented by OpenInference, the agent, its tools and its retriever traced by openinference-core', async () => {
+      const { provider, tracer, ids } = pipeline(encoding, 'support-api');
+      const instrumentation = new OpenAIInstrumentation({ tracerProvider: provider });
+      instrumentation.manuallyInstrument({ OpenAI } as never);
+      const endpoint = await openAiEndpoint();
+      const client = new OpenAI({ apiKey: 'test', baseURL: endpoint.url });
+      const orders = traceRetriever(async (order: string) => [{ id: `order:${order}`, content: 'delivered, paid 30 EUR', metadata: { as_of: new Date().toISOString(), source: 'orders-db' }, score: 1 }], {
+        name: 'orders-db',
+        tracer,
+        processOutput: (documents) => getRetrieverAttributes({ documents }),
+      });
+      const tools: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
+        lookup_order: async ({ order }) => ({ order, status: 'delivered', paid: 30, documents: (await orders(String(order))).length }),
+        refund: async () => {
+          throw new Error('payments service unavailable');
+        },
+      };
+      const run = traceAgent(
+        async (ask: string) => {
+          const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: ask }];
+          const first = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
+          const asked = first.choices[0]?.message;
+          messages.push(asked as OpenAI.Chat.ChatCompletionMessageParam);
+          let failed = '';
+          for (const call of asked?.tool_calls ?? []) {
+            if (call.type !== 'function') continue;
+            // Each tool call traced as a TOOL span naming the call it answers.
+            const traced = traceTool(tools[call.function.name] as (args: Record<string, unknown>) => Promise<unknown>, { name: call.function.name, tracer, attributes: { 'tool.name': call.function.name, 'tool_call.id': call.id, 'tool_call.function.arguments': call.function.arguments } });
+            const result = await traced(JSON.parse(call.function.arguments) as Record<string, unknown>).catch((err: Error) => {
+              failed = err.message;
+              return { error: err.message };
+            });
+            messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
+          }
+          const answer = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
+          if (failed) throw new Error(`the refund was not made: ${failed}`);
+          return answer.choices[0]?.message.content;
+        },
+        { name: 'support-agent', tracer },
+      );
+      await expect(run('Refund order A-1001')).rejects.toThrow('the refund was not made');
+      instrumentation.disable();
+      await endpoint.close();
+      await provider.forceFlush();
+      const entries = await entriesOf(ids.ids);
+      const result = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini', finish: 'tool_calls' });
+      expect(result.called.data).toMatchObject({ convention: 'openinference' });
+      expect(entries.find((e) => e.event_type === 'context.retrieved')?.data).toMatchObject({ documents: [{ id: 'order:A-1001', score: 1 }] });
+      await expectTheForensics(entries, result);
       await provider.shutdown();
     });
   });
