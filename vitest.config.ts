@@ -9,7 +9,11 @@ import { defineConfig } from 'vitest/config';
 const SOURCE_CONDITION = '@audit-ledger/source';
 const root = import.meta.dirname;
 const resolve = { conditions: [SOURCE_CONDITION, ...defaultClientConditions] };
-const ssr = { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } };
+// Tests run in Node, and vitest hands these conditions to its worker processes (--conditions): so
+// never "module", the bundlers' condition, with which Node would load packages' bundler builds
+// (older OpenTelemetry packages, which Traceloop's SDK depends on, point "module" at builds whose
+// relative imports have no extension, which Node cannot load). As the service runs: plain Node.
+const ssr = { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions].filter((c) => c !== 'module') } };
 
 /** The server's test files that drive Chromium. */
 const BROWSER = ['test/console.test.ts', 'test/console-governance.test.ts', 'test/console-workspace.test.ts', 'test/sso.test.ts'];

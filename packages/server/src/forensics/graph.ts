@@ -81,7 +81,8 @@ export function spanIndex(trace: Trace): SpanIndex {
  * What an OpenTelemetry span was caused by, in OTel's direction: a parent span is recorded when it
  * ends and its result is caused by its children (spanChildren), so a child is never caused by its
  * parent. A tool call is caused by the model call that asked for it (its tool call id among that
- * call's data.tool_calls); any other span by the sibling that ended last before it started; the
+ * call's data.tool_calls; without an id, the latest model call beside it that asked for a tool of
+ * its name); any other span by the sibling that ended last before it started; the
  * first child of a span by nothing recorded (its parent's start).
  */
 function otelCause(e: TraceEvent, trace: Trace): { event: TraceEvent; how: string } | null {
@@ -92,6 +93,19 @@ function otelCause(e: TraceEvent, trace: Trace): { event: TraceEvent; how: strin
   if (e.parent_span_id === null) return null;
   const start = nanos(e, 'start_time_unix_nano');
   if (start === null) return null;
+  // A tool call that carries no call id (Traceloop's tool spans): the latest model call beside it,
+  // started before it, that asked for a tool of its name (started, not ended: an instrumentation
+  // may end a model call's span a moment after the app has its answer and has started the tool).
+  const tool = str(e.data.tool);
+  if (callId === null && tool !== null && (e.event_type === 'tool.called' || e.event_type === 'tool.failed')) {
+    let by: { e: TraceEvent; start: bigint } | null = null;
+    for (const s of ix.children.get(e.parent_span_id) ?? []) {
+      const began = s.event_type === 'llm.call' ? nanos(s, 'start_time_unix_nano') : null;
+      const names = Array.isArray(s.data.tool_calls) ? s.data.tool_calls.map((c) => (c !== null && typeof c === 'object' && !Array.isArray(c) ? str(c.name) : null)) : [];
+      if (began !== null && began <= start && names.includes(tool) && (by === null || began > by.start)) by = { e: s, start: began };
+    }
+    if (by) return { event: by.e, how: 'requested by the model call (by tool name)' };
+  }
   let best: { e: TraceEvent; end: bigint } | null = null;
   for (const s of ix.children.get(e.parent_span_id) ?? []) {
     const end = s === e ? null : nanos(s, 'end_time_unix_nano');
