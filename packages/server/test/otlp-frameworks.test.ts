@@ -242,57 +242,89 @@ describe('agent frameworks\' telemetry over OTLP', () => {
     });
   });
 
+  /**
+   * The support agent with the OpenAI client instrumented by OpenInference, its tools and its
+   * retriever traced by openinference-core. `asOf` is when the order store's document was current.
+   */
+  async function openInferenceRun(encoding: Encoding, opts: { refundFails: boolean; asOf: Date }) {
+    const { provider, tracer, ids } = pipeline(encoding, 'support-api');
+    const instrumentation = new OpenAIInstrumentation({ tracerProvider: provider });
+    instrumentation.manuallyInstrument({ OpenAI } as never);
+    const endpoint = await openAiEndpoint();
+    const client = new OpenAI({ apiKey: 'test', baseURL: endpoint.url });
+    const orders = traceRetriever(async (order: string) => [{ id: `order:${order}`, content: 'delivered, paid 30 EUR', metadata: { as_of: opts.asOf.toISOString(), source: 'orders-db' }, score: 1 }], {
+      name: 'orders-db',
+      tracer,
+      // The retriever says how fresh its content must be (read into max_age_seconds).
+      attributes: { metadata: JSON.stringify({ source_type: 'orders_db', max_age_seconds: 3600 }) },
+      processOutput: (documents) => getRetrieverAttributes({ documents }),
+    });
+    const tools: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
+      lookup_order: async ({ order }) => ({ order, status: 'delivered', paid: 30, documents: (await orders(String(order))).length }),
+      refund: async ({ amount }) => {
+        if (opts.refundFails) throw new Error('payments service unavailable');
+        return { refunded: amount };
+      },
+    };
+    const run = traceAgent(
+      async (ask: string) => {
+        const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: ask }];
+        const first = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
+        const asked = first.choices[0]?.message;
+        messages.push(asked as OpenAI.Chat.ChatCompletionMessageParam);
+        let failed = '';
+        for (const call of asked?.tool_calls ?? []) {
+          if (call.type !== 'function') continue;
+          // Each tool call traced as a TOOL span naming the call it answers.
+          const traced = traceTool(tools[call.function.name] as (args: Record<string, unknown>) => Promise<unknown>, { name: call.function.name, tracer, attributes: { 'tool.name': call.function.name, 'tool_call.id': call.id, 'tool_call.function.arguments': call.function.arguments } });
+          const result = await traced(JSON.parse(call.function.arguments) as Record<string, unknown>).catch((err: Error) => {
+            failed = err.message;
+            return { error: err.message };
+          });
+          messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
+        }
+        const answer = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
+        if (failed) throw new Error(`the refund was not made: ${failed}`);
+        return answer.choices[0]?.message.content;
+      },
+      { name: 'support-agent', tracer },
+    );
+    const outcome = await run('Refund order A-1001').then(
+      () => 'done',
+      (err: Error) => err.message,
+    );
+    instrumentation.disable();
+    await endpoint.close();
+    await provider.forceFlush();
+    await provider.shutdown();
+    return { outcome, entries: await entriesOf(ids.ids) };
+  }
+
   describe.each<Encoding>(['protobuf', 'json'])('OpenInference (OTLP %s)', (encoding) => {
     it('the OpenAI client instrumented by OpenInference, the agent, its tools and its retriever traced by openinference-core', async () => {
-      const { provider, tracer, ids } = pipeline(encoding, 'support-api');
-      const instrumentation = new OpenAIInstrumentation({ tracerProvider: provider });
-      instrumentation.manuallyInstrument({ OpenAI } as never);
-      const endpoint = await openAiEndpoint();
-      const client = new OpenAI({ apiKey: 'test', baseURL: endpoint.url });
-      const orders = traceRetriever(async (order: string) => [{ id: `order:${order}`, content: 'delivered, paid 30 EUR', metadata: { as_of: new Date().toISOString(), source: 'orders-db' }, score: 1 }], {
-        name: 'orders-db',
-        tracer,
-        processOutput: (documents) => getRetrieverAttributes({ documents }),
-      });
-      const tools: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
-        lookup_order: async ({ order }) => ({ order, status: 'delivered', paid: 30, documents: (await orders(String(order))).length }),
-        refund: async () => {
-          throw new Error('payments service unavailable');
-        },
-      };
-      const run = traceAgent(
-        async (ask: string) => {
-          const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: ask }];
-          const first = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
-          const asked = first.choices[0]?.message;
-          messages.push(asked as OpenAI.Chat.ChatCompletionMessageParam);
-          let failed = '';
-          for (const call of asked?.tool_calls ?? []) {
-            if (call.type !== 'function') continue;
-            // Each tool call traced as a TOOL span naming the call it answers.
-            const traced = traceTool(tools[call.function.name] as (args: Record<string, unknown>) => Promise<unknown>, { name: call.function.name, tracer, attributes: { 'tool.name': call.function.name, 'tool_call.id': call.id, 'tool_call.function.arguments': call.function.arguments } });
-            const result = await traced(JSON.parse(call.function.arguments) as Record<string, unknown>).catch((err: Error) => {
-              failed = err.message;
-              return { error: err.message };
-            });
-            messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
-          }
-          const answer = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
-          if (failed) throw new Error(`the refund was not made: ${failed}`);
-          return answer.choices[0]?.message.content;
-        },
-        { name: 'support-agent', tracer },
-      );
-      await expect(run('Refund order A-1001')).rejects.toThrow('the refund was not made');
-      instrumentation.disable();
-      await endpoint.close();
-      await provider.forceFlush();
-      const entries = await entriesOf(ids.ids);
+      const { outcome, entries } = await openInferenceRun(encoding, { refundFails: true, asOf: new Date() });
+      expect(outcome).toContain('the refund was not made');
       const result = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini', finish: 'tool_calls' });
       expect(result.called.data).toMatchObject({ convention: 'openinference' });
-      expect(entries.find((e) => e.event_type === 'context.retrieved')?.data).toMatchObject({ documents: [{ id: 'order:A-1001', score: 1 }] });
+      expect(entries.find((e) => e.event_type === 'context.retrieved')?.data).toMatchObject({ documents: [{ id: 'order:A-1001', score: 1 }], source_id: 'orders-db', max_age_seconds: 3600 });
       await expectTheForensics(entries, result);
-      await provider.shutdown();
+    });
+
+    it('a stale read found through the retriever span: the model call given the lookup\'s result used a document two days old', async () => {
+      const asOf = new Date(Date.now() - 2 * 86_400_000);
+      const { outcome, entries } = await openInferenceRun(encoding, { refundFails: false, asOf });
+      expect(outcome).toBe('done');
+      const read = entries.find((e) => e.event_type === 'context.retrieved') as Entry;
+      expect(read.data).toMatchObject({ source_id: 'orders-db', source_type: 'orders_db', as_of: asOf.toISOString(), max_age_seconds: 3600 });
+      const session = await t.inject({ method: 'POST', url: '/api/v1/forensics/replays', headers: { 'x-api-key': key }, payload: { trace_id: (await t.inject({ method: 'GET', url: `/api/v1/logs/${read.log_id}`, headers: { 'x-api-key': key } })).json().trace_id, metadata: {} } });
+      const replay = `/api/v1/forensics/replays/${session.json().id}`;
+      const staleness = (await t.inject({ method: 'GET', url: `${replay}/staleness`, headers: { 'x-api-key': key } })).json();
+      const byId = new Map(entries.map((e) => [e.log_id, e]));
+      const findings = (staleness.findings as Array<{ source_id: string; staleness: string; used_by_log_id: string; context_log_id: string; via_log_ids: string[] }>).map((f) => ({ source: f.source_id, staleness: f.staleness, user: byId.get(f.used_by_log_id)?.event_type, read: f.context_log_id, via: f.via_log_ids.map((v) => byId.get(v)?.event_type) }));
+      expect(findings).toEqual([{ source: 'orders-db', staleness: 'critical', user: 'llm.call', read: read.log_id, via: ['tool.called'] }]);
+      const rc = (await t.inject({ method: 'GET', url: `${replay}/root-cause`, headers: { 'x-api-key': key } })).json();
+      expect(rc, JSON.stringify(rc)).toMatchObject({ root_cause_type: 'STALE_CONTEXT', detected: true });
+      expect(rc.evidence).toContain(read.log_id);
     });
   });
 });

@@ -11,6 +11,8 @@
 // - for anything built from other reads (a summary, an embedding, a cache entry, a tool result):
 //   its sources (`data.derived_from`; `data.inputs` on an event that is not a decision; and, for
 //   an event with a span, the reads and artifacts of its child spans that came before it);
+// - for an OpenTelemetry model call given tool results (data.tool_results): those tool calls,
+//   which it used as a decision uses its inputs (so context a tool read reaches the staleness check);
 // - for a review (`hitl.*`): the decision it reviews; for a denial: what it denied.
 import { type DanglingRef, parentOf, spanChildren, toolResultsUsed } from './graph.js';
 import { eventTimeMs, type InputRef, inputsOf, isContext, isDenial, isHitl, refsIn, str, type Trace, type TraceEvent } from './trace.js';
@@ -100,6 +102,10 @@ export function dependencies(trace: Trace): Dependencies {
       for (const s of unique) add(e, { on: s, kind: 'derived_from', weak: false });
     }
 
+    // An agent framework's decisions are its model calls: one given tool results used them (and,
+    // through them, the context those tools read), as a decision uses its inputs.
+    const given = toolResultsUsed(e, trace);
+    if (given.length > 0 && !isDecisionLike(e)) used.set(e.log_id, given);
     if (isDecisionLike(e)) {
       const inputs = inputsOf(e);
       const u = new Set<TraceEvent>();

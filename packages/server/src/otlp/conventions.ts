@@ -205,20 +205,22 @@ function openinference(name: string, a: JsonObject): SpanReading | null {
     put(fields, 'tool_calls', calls);
     put(fields, 'tool_results', indexed(a, 'llm.input_messages').filter((m) => str(m['message.tool_call_id']) !== null).map((m) => ({ id: str(m['message.tool_call_id']) as string })));
   }
+  const meta = obj(parsed(a.metadata) as Json);
   if (kind === 'retrieval' || kind === 'rerank') {
     const docs = documents(a, kind === 'retrieval' ? 'retrieval.documents' : 'reranker.output_documents');
     put(fields, 'documents', docs);
-    const meta = obj(parsed(a.metadata) as Json);
     put(fields, 'source_id', (meta ? str(meta.source_id ?? meta.source) : null) ?? str(docs.find((d) => str(d.source) !== null)?.source) ?? name);
     put(fields, 'as_of', oldest(docs));
     put(fields, 'query', typeof input === 'string' ? input : undefined);
+    // How fresh it must be, when the retriever says so in its metadata (the staleness check reads these).
+    put(fields, 'source_type', meta ? str(meta.source_type) : null);
+    put(fields, 'max_age_seconds', meta ? num(meta.max_age_seconds) : null);
   }
   if (kind === 'guardrail' || kind === 'evaluation') {
     put(fields, kind === 'guardrail' ? 'policy_id' : 'evaluation', name);
     put(fields, 'output', output);
   }
   if (kind === 'agent') put(fields, 'agent', str(a['agent.name']) ?? name);
-  const meta = obj(parsed(a.metadata) as Json);
   return {
     convention: 'openinference',
     kind,
