@@ -16,6 +16,16 @@ import type { AddressInfo } from 'node:net';
 import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
 import { getRetrieverAttributes, traceAgent, traceRetriever, traceTool } from '@arizeai/openinference-core';
 import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
+import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
+import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
+import { Document } from '@langchain/core/documents';
+import { HumanMessage, type BaseMessage, ToolMessage } from '@langchain/core/messages';
+import { RunnableLambda } from '@langchain/core/runnables';
+import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
+import { tool as lcTool } from '@langchain/core/tools';
+import { FakeRetriever } from '@langchain/core/utils/testing';
+import { ChatOpenAI } from '@langchain/openai';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import OpenAI from 'openai';
 import { context, type Context, trace as otelTrace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -52,6 +62,8 @@ describe('agent frameworks\' telemetry over OTLP', () => {
   beforeAll(async () => {
     // As an instrumented app does (the Node SDK registers it): spans started inside a span's work are its children.
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    // As importing `langchain` does in Node: LangChain passes a run's config to nested runs this way.
+    AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
     t = await startTestApp('sqlite');
     const acct = await t.newAccount();
     key = (await t.createKey(acct.token, 1_000_000)).key;
@@ -325,6 +337,68 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       const rc = (await t.inject({ method: 'GET', url: `${replay}/root-cause`, headers: { 'x-api-key': key } })).json();
       expect(rc, JSON.stringify(rc)).toMatchObject({ root_cause_type: 'STALE_CONTEXT', detected: true });
       expect(rc.evidence).toContain(read.log_id);
+    });
+  });
+
+  describe.each<Encoding>(['protobuf', 'json'])('LangChain.js (OTLP %s)', (encoding) => {
+    it('ChatOpenAI with bound tools, a retriever and a runnable agent, instrumented by OpenInference', async () => {
+      const { provider, ids } = pipeline(encoding, 'support-api');
+      const instrumentation = new LangChainInstrumentation({ tracerProvider: provider });
+      instrumentation.manuallyInstrument(CallbackManagerModule);
+      const endpoint = await openAiEndpoint();
+      const orders = new FakeRetriever({ output: [new Document({ id: 'order:A-1001', pageContent: 'delivered, paid 30 EUR', metadata: { as_of: new Date().toISOString(), source: 'orders-db' } })] });
+      const tools = {
+        lookup_order: lcTool(async ({ order }: { order: string }) => JSON.stringify({ order, status: 'delivered', paid: 30, documents: (await orders.invoke(order)).length }), { name: 'lookup_order', description: 'Looks an order up', schema: z.object({ order: z.string() }) }),
+        refund: lcTool(async (_args: { order: string; amount: number }): Promise<string> => {
+          throw new Error('payments service unavailable');
+        }, { name: 'refund', description: 'Refunds an order', schema: z.object({ order: z.string(), amount: z.number() }) }),
+      };
+      const model = new ChatOpenAI({ model: 'gpt-4.1-mini', apiKey: 'test', configuration: { baseURL: endpoint.url } }).bindTools(Object.values(tools));
+      const agent = RunnableLambda.from(async (ask: string) => {
+        const messages: BaseMessage[] = [new HumanMessage(ask)];
+        const asked = await model.invoke(messages);
+        messages.push(asked);
+        let failed = '';
+        for (const call of asked.tool_calls ?? []) {
+          const chosen = tools[call.name as keyof typeof tools] as { invoke: (c: typeof call) => Promise<BaseMessage> };
+          messages.push(await chosen.invoke(call).catch((err: Error) => {
+            failed = err.message;
+            return new ToolMessage({ content: err.message, tool_call_id: call.id ?? '', status: 'error' });
+          }));
+        }
+        await model.invoke(messages);
+        if (failed) throw new Error(`the refund was not made: ${failed}`);
+        return 'done';
+      }).withConfig({ runName: 'support-agent', metadata: { agent_id: 'support-agent' } });
+      await expect(agent.invoke('Refund order A-1001')).rejects.toThrow('the refund was not made');
+      instrumentation.disable();
+      await endpoint.close();
+      await provider.forceFlush();
+      const entries = await entriesOf(ids.ids);
+      const types = entries.map((e) => e.event_type);
+      const one = (type: string) => {
+        const found = entries.filter((e) => e.event_type === type);
+        expect(found, `${type} in ${types.join(', ')}`).toHaveLength(1);
+        return found[0] as Entry;
+      };
+      // The runnable is the run: its agent_id (from its metadata) on every event below it.
+      expect(one('run.failed').agent_id).toBe('support-agent');
+      expect(entries.filter((e) => e.agent_id !== 'support-agent').map((e) => e.event_type)).toEqual([]);
+      const called = one('tool.called');
+      expect(called.data).toMatchObject({ convention: 'openinference', tool: 'lookup_order', result: { order: 'A-1001', status: 'delivered', paid: 30, documents: 1 } });
+      const failed = one('tool.failed');
+      expect(failed.data).toMatchObject({ tool: 'refund', arguments: { order: 'A-1001', amount: 30 }, error: 'payments service unavailable' });
+      const calls = entries.filter((e) => e.event_type === 'llm.call');
+      expect(calls).toHaveLength(2);
+      // LangChain's OpenInference spans carry the tool calls' names, not their ids.
+      expect(calls[0]?.data).toMatchObject({ model: 'gpt-4.1-mini', prompt_tokens: 120, completion_tokens: 24, finish_reasons: ['tool_calls'], tool_calls: [{ name: 'lookup_order' }, { name: 'refund' }] });
+      expect(one('context.retrieved').data).toMatchObject({ documents: [{ as_of: expect.any(String) }] });
+      const { edges, cycles, rootCause } = await forensics(entries);
+      expect(cycles).toEqual([]);
+      for (const toolCall of [called, failed]) expect(edges).toContainEqual({ from: toolCall, to: calls[0], type: 'caused_by', label: 'requested by the model call (by tool name)' });
+      expect(rootCause, JSON.stringify(rootCause)).toMatchObject({ root_cause_type: 'TOOL_ERROR', detected: true });
+      expect(rootCause.evidence).toContain(failed.log_id);
+      await provider.shutdown();
     });
   });
 });

@@ -94,8 +94,8 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
         throw new Error('payments service unavailable');
       },
     };
-    return traceloop.withWorkflow({ name: 'refunds' }, () =>
-      traceloop.withAgent({ name: 'support-agent' }, async () => {
+    return traceloop.withWorkflow({ name: 'refunds' }, async () => {
+      const outcome: { failed: string } = await traceloop.withAgent({ name: 'support-agent' }, async () => {
         const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Refund order A-1001' }];
         const first = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
         const asked = first.choices[0]?.message;
@@ -116,8 +116,11 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
         await client.chat.completions.create({ model: 'gpt-4.1-mini', messages });
         if (failed) failHere(new Error(`the refund was not made: ${failed}`));
         return { failed };
-      }),
-    );
+      });
+      // The workflow is the run: it failed too.
+      if (outcome.failed) failHere(new Error(`the refund was not made: ${outcome.failed}`));
+      return outcome;
+    });
   }
 
   it.each(['protobuf', 'json'] as const)('the Traceloop SDK with its OpenAI instrumentation (OTLP %s)', async (encoding) => {
@@ -128,8 +131,8 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
     expect(outcome.failed).toBe('payments service unavailable');
     await traceloop.forceFlush();
     await exporters.forceFlush();
-    // The run's trace: the one with a workflow entry not seen before.
-    const res = await t.inject({ method: 'GET', url: '/api/v1/logs?event_type=chain.*&limit=100', headers });
+    // The run's trace: the one with a run entry (the workflow, a root chain span) not seen before.
+    const res = await t.inject({ method: 'GET', url: '/api/v1/logs?event_type=run.*&limit=100', headers });
     const fresh = [...new Set((res.json().items as Array<{ trace_id: string }>).map((e) => e.trace_id).filter((id) => !seen.has(id)))];
     expect(fresh).toHaveLength(1);
     const traceId = fresh[0] as string;
@@ -151,6 +154,7 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
     expect(calls).toHaveLength(2);
     expect(calls[0]?.data).toMatchObject({ model: 'gpt-4.1-mini', prompt_tokens: 120, completion_tokens: 24, tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
     one('agent.failed');
+    one('run.failed');
     // Forensics: each tool call caused by the model call that asked for it (by tool name: Traceloop's
     // tool spans carry no call id), and the failed run's root cause the refund tool.
     const session = await t.inject({ method: 'POST', url: '/api/v1/forensics/replays', headers, payload: { trace_id: traceId, metadata: {} } });

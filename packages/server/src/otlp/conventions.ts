@@ -49,6 +49,19 @@ function parsed(v: Json | undefined): Json | undefined {
   }
 }
 
+/**
+ * LangChain's serialized messages in OpenInference's output.value ({"output": {"lc": 1, "type":
+ * "constructor", "kwargs": {"content": …}}}, a tool's ToolMessage): the content they carry.
+ */
+function unwrapLangChain(v: Json | undefined): Json | undefined {
+  const o = obj(v);
+  const inner = o !== null && Object.keys(o).length === 1 ? obj(o.output) : null;
+  const msg = inner ?? o;
+  if (msg === null || msg.lc !== 1 || msg.type !== 'constructor') return v;
+  const kwargs = obj(msg.kwargs);
+  return kwargs && kwargs.content !== undefined ? parsed(kwargs.content) : v;
+}
+
 const asArray = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
 const obj = (v: Json | undefined): JsonObject | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v : null);
 
@@ -186,7 +199,7 @@ function openinference(name: string, a: JsonObject): SpanReading | null {
     put(fields, 'tool', str(a['tool.name']) ?? str(a['tool_call.function.name']) ?? name);
     put(fields, 'tool_call_id', str(a['tool_call.id']));
     put(fields, 'arguments', parsed(a['tool_call.function.arguments']) ?? input);
-    put(fields, 'result', output);
+    put(fields, 'result', unwrapLangChain(output));
   }
   if (kind === 'llm' || kind === 'embedding') {
     put(fields, 'model', str(a['llm.response.model_name']) ?? str(a['llm.model_name']) ?? str(a['embedding.model_name']));

@@ -19,7 +19,9 @@
 //   tool call → tool.called, or tool.failed when the span's status is ERROR; a model call →
 //   llm.call; an agent run → agent.completed, or agent.failed on ERROR; a retrieval →
 //   context.retrieved; a guardrail → policy.evaluated; an evaluation → evaluation.recorded; other
-//   GenAI operations → gen_ai.<operation>; a span no convention claims → otel.span. A log record:
+//   GenAI operations → gen_ai.<operation>; a chain or workflow → chain.completed or chain.failed,
+//   or run.completed / run.failed when it has no parent (it is the run); a span no convention
+//   claims → otel.span. A log record:
 //   `audit_ledger.event_type`, else its event name, else otel.log.
 // - Data: the vocabulary fields the forensics read (tool, tool_call_id, arguments, result, error,
 //   model, provider, token counts, finish_reasons, tool_calls the model asked for, agent,
@@ -224,10 +226,14 @@ function mapSpan(span: Span, resource: JsonObject, resourceRef: string, belongin
   const parent_span_id = spanHex(span.parentSpanId, 'parentSpanId', false);
   const { a, reading } = read(span);
   const failed = span.status.code === STATUS_ERROR;
-  const event_type = str(a['audit_ledger.event_type']) ?? eventTypeOf(reading, failed);
+  // A chain, workflow or task with no parent is the run itself (a LangChain runnable, a Traceloop
+  // workflow): run.completed or run.failed, which the forensics read as the run's outcome.
+  const event_type = str(a['audit_ledger.event_type']) ?? (reading.kind === 'chain' && parent_span_id === null ? (failed ? 'run.failed' : 'run.completed') : eventTypeOf(reading, failed));
   const vocab: JsonObject = { ...reading.fields, ...(reading.convention !== null ? { convention: reading.convention } : {}) };
   if (reading.kind === 'guardrail') vocab.verdict = guardrailVerdict(reading, failed);
-  if (failed && span.status.message !== '') vocab.error = span.status.message;
+  // The error's first line (some instrumentations put the stack trace in the status message; the
+  // whole message stays in data.otel.status).
+  if (failed && span.status.message.trim() !== '') vocab.error = span.status.message.trim().split('\n')[0] as string;
   else if (failed && vocab.error === undefined) vocab.error = (str(a['exception.message']) ?? span.events.map((e) => str(attrs(e.attributes)['exception.message'])).find((m) => m !== null)) ?? 'error';
   if (event_type === 'agent.completed' || event_type === 'agent.failed') vocab.status = failed ? 'failed' : 'succeeded';
   const end = span.endTimeUnixNano !== 0n ? span.endTimeUnixNano : span.startTimeUnixNano;
