@@ -17,6 +17,8 @@ import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
 import { getRetrieverAttributes, traceAgent, traceRetriever, traceTool } from '@arizeai/openinference-core';
 import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
+import { OpenAIAgentsInstrumentation } from '@arizeai/openinference-instrumentation-openai-agents';
+import * as agents from '@openai/agents';
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
 import { Document } from '@langchain/core/documents';
 import { HumanMessage, type BaseMessage, ToolMessage } from '@langchain/core/messages';
@@ -79,13 +81,19 @@ describe('agent frameworks\' telemetry over OTLP', () => {
 
   // A fake OpenAI chat completions endpoint: asked without tool results, it asks for both tools;
   // given them, it answers that it could not finish.
-  async function openAiEndpoint(): Promise<{ url: string; close: () => Promise<void> }> {
+  async function openAiEndpoint(opts: { refuseResults?: boolean } = {}): Promise<{ url: string; close: () => Promise<void> }> {
     const server = http.createServer((req, res) => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         const asked = JSON.parse(body) as { model: string; messages: Array<{ role: string }> };
         const given = asked.messages.some((m) => m.role === 'tool');
+        if (given && opts.refuseResults) {
+          // The model gives up: a 400 the client does not retry.
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: 'the model gave up: the refund failed', type: 'invalid_request_error' } }));
+          return;
+        }
         const message = given
           ? { role: 'assistant', content: 'I could not refund the order: the payments service is down.' }
           : { role: 'assistant', content: null, tool_calls: toolCalls.map((c) => ({ id: c.toolCallId, type: 'function', function: { name: c.toolName, arguments: c.input } })) };
@@ -398,6 +406,55 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       for (const toolCall of [called, failed]) expect(edges).toContainEqual({ from: toolCall, to: calls[0], type: 'caused_by', label: 'requested by the model call (by tool name)' });
       expect(rootCause, JSON.stringify(rootCause)).toMatchObject({ root_cause_type: 'TOOL_ERROR', detected: true });
       expect(rootCause.evidence).toContain(failed.log_id);
+      await provider.shutdown();
+    });
+  });
+
+  describe.each<Encoding>(['protobuf', 'json'])('OpenAI Agents (OTLP %s)', (encoding) => {
+    it('an @openai/agents Agent with two tools on the chat completions API, traced by OpenInference\'s processor', async () => {
+      const { provider, ids } = pipeline(encoding, 'support-api');
+      const instrumentation = new OpenAIAgentsInstrumentation({ tracerProvider: provider });
+      instrumentation.manuallyInstrument(agents);
+      const endpoint = await openAiEndpoint({ refuseResults: true });
+      // The agents SDK turns its tracing off when NODE_ENV is "test" (vitest sets it): on, as in production.
+      agents.setTracingDisabled(false);
+      const model = new agents.OpenAIChatCompletionsModel(new OpenAI({ apiKey: 'test', baseURL: endpoint.url, maxRetries: 0 }) as never, 'gpt-4.1-mini');
+      const lookup = agents.tool({ name: 'lookup_order', description: 'Looks an order up', parameters: z.object({ order: z.string() }), execute: async ({ order }) => JSON.stringify({ order, status: 'delivered', paid: 30 }) });
+      const refund = agents.tool({ name: 'refund', description: 'Refunds an order', parameters: z.object({ order: z.string(), amount: z.number() }), execute: async () => {
+        throw new Error('payments service unavailable');
+      } });
+      const agent = new agents.Agent({ name: 'support-agent', instructions: 'Refund what the customer asks for.', model, tools: [lookup, refund] });
+      await expect(agents.run(agent, 'Refund order A-1001')).rejects.toThrow('gave up');
+      // The agents SDK hands its spans to the processor on its own schedule: flush it first.
+      await agents.getGlobalTraceProvider().forceFlush();
+      await provider.forceFlush();
+      await endpoint.close();
+      const entries = await entriesOf(ids.ids);
+      const types = entries.map((e) => e.event_type);
+      const one = (type: string) => {
+        const found = entries.filter((e) => e.event_type === type);
+        expect(found, `${type} in ${types.join(', ')}`).toHaveLength(1);
+        return found[0] as Entry;
+      };
+      const agentSpan = one('agent.failed');
+      expect(agentSpan.agent_id).toBe('support-agent');
+      // Every event under the agent's span carries it (the SDK's workflow span above the agent names none).
+      expect(entries.filter((e) => ['tool.called', 'tool.failed', 'llm.call', 'chain.completed'].includes(e.event_type) && e.agent_id !== 'support-agent').map((e) => e.event_type)).toEqual([]);
+      const called = one('tool.called');
+      expect(called.data).toMatchObject({ convention: 'openinference', tool: 'lookup_order', arguments: { order: 'A-1001' }, result: { order: 'A-1001', status: 'delivered', paid: 30 } });
+      const failed = one('tool.failed');
+      expect(failed.data).toMatchObject({ tool: 'refund', arguments: { order: 'A-1001', amount: 30 } });
+      expect(String(failed.data.error)).toContain('refund');
+      const calls = entries.filter((e) => e.event_type === 'llm.call');
+      expect(calls).toHaveLength(2);
+      expect(calls[0]?.data).toMatchObject({ model: 'gpt-4.1-mini', prompt_tokens: 120, completion_tokens: 24, tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
+      expect(calls[1]?.data).toMatchObject({ tool_results: [{ id: 'call-lookup' }, { id: 'call-refund' }], error: expect.stringContaining('gave up') });
+      const { edges, cycles, rootCause } = await forensics(entries);
+      expect(cycles).toEqual([]);
+      for (const toolCall of [called, failed]) expect(edges).toContainEqual({ from: toolCall, to: calls[0], type: 'caused_by', label: 'requested by the model call (by tool name)' });
+      expect(rootCause, JSON.stringify(rootCause)).toMatchObject({ root_cause_type: 'TOOL_ERROR', detected: true });
+      expect(rootCause.evidence).toContain(failed.log_id);
+      instrumentation.uninstrument();
       await provider.shutdown();
     });
   });
