@@ -14,7 +14,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
-import { getRetrieverAttributes, traceAgent, traceRetriever, traceTool } from '@arizeai/openinference-core';
+import { getRetrieverAttributes, traceAgent, traceGuardrail, traceRetriever, traceTool } from '@arizeai/openinference-core';
 import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import { OpenAIAgentsInstrumentation } from '@arizeai/openinference-instrumentation-openai-agents';
@@ -31,7 +31,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import OpenAI from 'openai';
 import { context, type Context, trace as otelTrace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type Span, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
@@ -457,5 +459,36 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       instrumentation.uninstrument();
       await provider.shutdown();
     });
+  });
+
+  it('guardrail spans become policy.evaluated with their verdict (OpenInference), and GenAI\'s evaluation event evaluation.recorded on the span it scores', async () => {
+    const { provider, tracer, ids } = pipeline('json', 'support-api');
+    const logs = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: new JsonLogExporter({ url: base.replace('/v1/traces', '/v1/logs'), headers: { 'x-api-key': key } }) })] });
+    const pii = traceGuardrail(async (_text: string) => ({ passed: true }), { name: 'pii-filter', tracer });
+    const limit = traceGuardrail(async (_amount: number) => ({ passed: false, reason: 'over the refund limit' }), { name: 'refund-limit', tracer });
+    const run = traceAgent(
+      async () => {
+        await pii('Refund order A-1001');
+        const verdict = await limit(900);
+        // The run's answer is scored (GenAI's evaluation event, in the span it scores).
+        logs.getLogger('evals').emit({ eventName: 'gen_ai.evaluation.result', context: context.active(), attributes: { 'gen_ai.evaluation.name': 'helpfulness', 'gen_ai.evaluation.score.value': 0.4, 'gen_ai.evaluation.score.label': 'poor' } });
+        return verdict;
+      },
+      { name: 'support-agent', tracer },
+    );
+    await run();
+    await provider.forceFlush();
+    await logs.forceFlush();
+    const entries = await entriesOf(ids.ids);
+    const policies = entries.filter((e) => e.event_type === 'policy.evaluated').map((e) => [e.data.policy_id, e.data.verdict, e.agent_id]);
+    expect(policies.sort()).toEqual([['pii-filter', 'allow', 'support-agent'], ['refund-limit', 'deny', 'support-agent']]);
+    const evaluation = entries.find((e) => e.event_type === 'evaluation.recorded') as Entry & { parent_span_id: string };
+    expect(evaluation?.data).toMatchObject({ evaluation: 'helpfulness', score: 0.4, label: 'poor' });
+    expect(evaluation.parent_span_id).toBe(entries.find((e) => e.event_type === 'agent.completed')?.span_id);
+    // The denial is what the forensics see as a policy decision against the run.
+    const { rootCause } = await forensics(entries);
+    expect(JSON.stringify(rootCause)).toContain('refund-limit');
+    await provider.shutdown();
+    await logs.shutdown();
   });
 });

@@ -21,8 +21,9 @@
 //   context.retrieved; a guardrail → policy.evaluated; an evaluation → evaluation.recorded; other
 //   GenAI operations → gen_ai.<operation>; a chain or workflow → chain.completed or chain.failed,
 //   or run.completed / run.failed when it has no parent (it is the run); a span no convention
-//   claims → otel.span. A log record:
-//   `audit_ledger.event_type`, else its event name, else otel.log.
+//   claims → otel.span. A log record: `audit_ledger.event_type`, else evaluation.recorded for
+//   GenAI's gen_ai.evaluation.result event (evaluation, score, label, explanation), else its
+//   event name, else otel.log.
 // - Data: the vocabulary fields the forensics read (tool, tool_call_id, arguments, result, error,
 //   model, provider, token counts, finish_reasons, tool_calls the model asked for, agent,
 //   source_id, documents, as_of, status, convention), then every attribute
@@ -273,8 +274,15 @@ function mapLog(rec: LogRecord, resource: JsonObject, resourceRef: string): Otlp
   const a = attrs(rec.attributes);
   const trace_id = rec.traceId === '' ? null : traceUuid(rec.traceId, 'traceId');
   const parent_span_id = spanHex(rec.spanId, 'spanId', false);
-  const event_type = str(a['audit_ledger.event_type']) ?? (rec.eventName !== '' ? rec.eventName : 'otel.log');
+  const name = rec.eventName !== '' ? rec.eventName : str(a['event.name']);
+  // The GenAI evaluation event: a score given to the span it belongs to.
+  const evaluation = name === 'gen_ai.evaluation.result';
+  const event_type = str(a['audit_ledger.event_type']) ?? (evaluation ? 'evaluation.recorded' : (name ?? 'otel.log'));
   const time = rec.timeUnixNano !== 0n ? rec.timeUnixNano : rec.observedTimeUnixNano;
+  const scored: JsonObject = {};
+  if (evaluation)
+    for (const [k, field] of [['gen_ai.evaluation.name', 'evaluation'], ['gen_ai.evaluation.score.value', 'score'], ['gen_ai.evaluation.score.label', 'label'], ['gen_ai.evaluation.explanation', 'explanation']] as const)
+      if (a[k] !== undefined && a[k] !== null) scored[field] = a[k];
   const otel: JsonObject = {
     signal: 'log',
     time_unix_nano: nanosText(rec.timeUnixNano),
@@ -294,7 +302,7 @@ function mapLog(rec: LogRecord, resource: JsonObject, resourceRef: string): Otlp
     ...(trace_id !== null ? { trace_id } : {}),
     ...(parent_span_id !== null ? { parent_span_id } : {}),
     ...(time !== 0n ? { timestamp: isoOfNanos(time) } : {}),
-    data: { ...vocabulary(a), ...declared(a), otel },
+    data: { ...vocabulary(a), ...scored, ...declared(a), otel },
   });
 }
 
