@@ -23,6 +23,7 @@ import { growthPoint } from './growth.js';
 import { manyCompanies, noisyNeighbour } from './multi.js';
 import { stagesOf } from './profile-stages.js';
 import { searchBench, searchLine } from './search.js';
+import { otlpLine, otlpMappingCost } from './otlp.js';
 import { type BenchResults, benchFigures, forensicsLine, type Load, performanceDoc, readExisting } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -37,6 +38,7 @@ const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
  * only that store's ingestion. Neither rewrites docs/performance.md.
  */
 const ONLY = process.env.BENCH_ONLY;
+// BENCH_ONLY=otlp: the OTLP mapping's CPU per span (bench/otlp.ts).
 // BENCH_ONLY=search: the search index's write cost and query p50/p99 on BENCH_SEARCH_ENTRIES (1,000,000) entries, SQLite then PostgreSQL (bench/search.ts).
 
 // The workload: ~500-byte events of agent traces. A trace (one agent run) has many events,
@@ -272,6 +274,7 @@ async function main(): Promise<void> {
   if (ONLY === 'parser') return void console.log(`body parser: ${parserLine(parserCost())}`);
   if (ONLY === 'forensics') return void console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
   if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);
+  if (ONLY === 'otlp') return void console.log(otlpLine(otlpMappingCost()));
   if (ONLY === 'search') {
     const n = Number(process.env.BENCH_SEARCH_ENTRIES ?? 1_000_000);
     console.log(searchLine(await searchBench(n)));

@@ -87,6 +87,8 @@ function put(out: JsonObject, k: string, v: Json | undefined): void {
 
 /** The tool calls a model asked for, as [{id, name}], from GenAI output messages. */
 function genaiToolCalls(messages: Json | undefined): JsonObject[] {
+  // Parsing a model call's messages is most of this reading's cost: only when they hold a tool call.
+  if (typeof messages === 'string' && !messages.includes('"tool_call"')) return [];
   const calls: JsonObject[] = [];
   for (const m of asArray(parsed(messages))) {
     for (const p of asArray(obj(m)?.parts)) {
@@ -99,6 +101,7 @@ function genaiToolCalls(messages: Json | undefined): JsonObject[] {
 
 /** The tool results a model call was given, as [{id}], from GenAI input messages (tool_call_response parts). */
 function genaiToolResults(messages: Json | undefined): JsonObject[] {
+  if (typeof messages === 'string' && !messages.includes('"tool_call_response"')) return [];
   const ids: JsonObject[] = [];
   for (const m of asArray(parsed(messages)))
     for (const p of asArray(obj(m)?.parts)) {

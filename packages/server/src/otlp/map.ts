@@ -166,9 +166,15 @@ function envelope(resource: JsonObject, a: JsonObject, own?: Belonging): Record<
 
 const scopeJson = (s: Scope, schemaUrl: string): JsonObject => ({ name: s.name, version: s.version, attributes: attrs(s.attributes), ...(schemaUrl ? { schema_url: schemaUrl } : {}) });
 
-/** The idempotency key of an item: its content, so an exporter's retry appends nothing twice. */
+/**
+ * The idempotency key of an item: the item as sent (its trace and span ids, and data.otel, which
+ * holds everything else it carried), so an exporter's retry appends nothing twice, whatever the
+ * mapping reads out of it or inherits from the request around it (a retry in another batch, or
+ * after an upgrade that reads more, is the same item).
+ */
 function keyOf(event: OtlpEvent): string {
-  return `otlp:${createHash('sha256').update(canonicalJson(event)).digest('hex')}`;
+  const item = { trace_id: event.trace_id ?? null, span_id: event.span_id ?? null, parent_span_id: event.parent_span_id ?? null, source: event.source ?? null, otel: event.data.otel ?? null };
+  return `otlp:${createHash('sha256').update(canonicalJson(item as JsonObject)).digest('hex')}`;
 }
 
 function finish(event: OtlpEvent): OtlpEvent {
