@@ -11,8 +11,6 @@
 // client against a fake OpenAI endpoint on loopback (OpenInference's instrumentation patches the
 // client). Nothing here writes a span by hand except the AI SDK's retrieval, which the AI SDK does
 // not instrument: it is the GenAI span docs/integrations.md tells an AI SDK user to add.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
 import { getRetrieverAttributes, traceAgent, traceGuardrail, traceRetriever, traceTool } from '@arizeai/openinference-core';
 import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
@@ -44,9 +42,17 @@ import { MockLanguageModelV3 } from 'ai-v6/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { fakeOpenAi, TOOL_CALLS } from './helpers/fake-openai.js';
 
 type Encoding = 'json' | 'protobuf';
 type Entry = { log_id: string; seq: number; event_type: string; agent_id: string | null; span_id: string | null; data: Record<string, unknown> };
+
+/** The one entry of a type (the test fails, listing the types there are, if there is not exactly one). */
+function onlyOne(entries: Entry[], type: string): Entry {
+  const found = entries.filter((e) => e.event_type === type);
+  expect(found, `${type} in ${entries.map((e) => e.event_type).join(', ')}`).toHaveLength(1);
+  return found[0] as Entry;
+}
 
 /** Records the trace ids the framework started, so the test can read its trace back. */
 class TraceIds implements SpanProcessor {
@@ -81,31 +87,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
     await t.close();
   });
 
-  // A fake OpenAI chat completions endpoint: asked without tool results, it asks for both tools;
-  // given them, it answers that it could not finish.
-  async function openAiEndpoint(opts: { refuseResults?: boolean } = {}): Promise<{ url: string; close: () => Promise<void> }> {
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        const asked = JSON.parse(body) as { model: string; messages: Array<{ role: string }> };
-        const given = asked.messages.some((m) => m.role === 'tool');
-        if (given && opts.refuseResults) {
-          // The model gives up: a 400 the client does not retry.
-          res.writeHead(400, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: 'the model gave up: the refund failed', type: 'invalid_request_error' } }));
-          return;
-        }
-        const message = given
-          ? { role: 'assistant', content: 'I could not refund the order: the payments service is down.' }
-          : { role: 'assistant', content: null, tool_calls: toolCalls.map((c) => ({ id: c.toolCallId, type: 'function', function: { name: c.toolName, arguments: c.input } })) };
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: `chatcmpl-${Date.now()}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: asked.model, choices: [{ index: 0, message, finish_reason: given ? 'stop' : 'tool_calls' }], usage: { prompt_tokens: 120, completion_tokens: 24, total_tokens: 144 } }));
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise((r) => server.close(() => r())) };
-  }
+  const openAiEndpoint = fakeOpenAi;
 
   /** A tracer provider exporting to the service (batch processor, as in production), and the trace ids it starts. */
   function pipeline(encoding: Encoding, service: string) {
@@ -141,10 +123,8 @@ describe('agent frameworks\' telemetry over OTLP', () => {
   // The agent's steps, shared by every framework: the model asks for both tools at once, then
   // gives up when one of them failed.
   let modelCalls = 0;
-  const toolCalls = [
-    { toolCallId: 'call-lookup', toolName: 'lookup_order', input: JSON.stringify({ order: 'A-1001' }) },
-    { toolCallId: 'call-refund', toolName: 'refund', input: JSON.stringify({ order: 'A-1001', amount: 30 }) },
-  ];
+  // The same tool calls the fake OpenAI endpoint asks for, in the AI SDK's shape.
+  const toolCalls = TOOL_CALLS.map((c) => ({ toolCallId: c.id, toolName: c.name, input: c.arguments }));
   const usage = { inputTokens: { total: 120, noCache: 120, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 24, text: 24, reasoning: 0 } };
   const doGenerate = async () => {
     modelCalls++;
@@ -162,12 +142,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
   };
 
   function expectTheRun(entries: Entry[], opts: { agent: string; model: string; finish?: string }) {
-    const types = entries.map((e) => e.event_type);
-    const one = (type: string, pred: (e: Entry) => boolean = () => true) => {
-      const found = entries.filter((e) => e.event_type === type && pred(e));
-      expect(found, `${type} in ${types.join(', ')}`).toHaveLength(1);
-      return found[0] as Entry;
-    };
+    const one = (type: string) => onlyOne(entries, type);
     // Every event carries the agent, inherited from the run's span where the span itself names none.
     expect(entries.map((e) => [e.event_type, e.agent_id]).filter(([, a]) => a !== opts.agent)).toEqual([]);
     const called = one('tool.called');
@@ -200,7 +175,10 @@ describe('agent frameworks\' telemetry over OTLP', () => {
   }
 
   describe.each<Encoding>(['protobuf', 'json'])('the Vercel AI SDK (OTLP %s)', (encoding) => {
-    it('ai 7 with its OpenTelemetry integration (GenAI conventions)', async () => {
+    it.each([
+      ['its OpenTelemetry integration (GenAI conventions)', 'genai', (tracer: ReturnType<TracerProvider['getTracer']>) => new OpenTelemetry({ tracer, agentSpanName: 'functionId' })],
+      ['its legacy OpenTelemetry integration (the classic ai.* spans)', 'vercel-ai', (tracer: ReturnType<TracerProvider['getTracer']>) => new LegacyOpenTelemetry({ tracer })],
+    ] as const)('ai 7 with %s', async (_what, convention, integration) => {
       const { provider, tracer, ids } = pipeline(encoding, 'support-api');
       await expect(
         generateText({
@@ -208,32 +186,13 @@ describe('agent frameworks\' telemetry over OTLP', () => {
           tools: { lookup_order: tool({ inputSchema: z.object({ order: z.string() }), execute: lookup(tracer) }), refund: tool({ inputSchema: z.object({ order: z.string(), amount: z.number() }), execute: refund }) },
           stopWhen: stepCountIs(4),
           prompt: 'Refund order A-1001',
-          telemetry: { functionId: 'support-agent', integrations: [new OpenTelemetry({ tracer, agentSpanName: 'functionId' })] },
+          telemetry: { functionId: 'support-agent', integrations: [integration(tracer)] },
         }),
       ).rejects.toThrow('gave up');
       await provider.forceFlush();
       const entries = await entriesOf(ids.ids);
       const run = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini' });
-      expect(run.called.data).toMatchObject({ convention: 'genai' });
-      await expectTheForensics(entries, run);
-      await provider.shutdown();
-    });
-
-    it('ai 7 with its legacy OpenTelemetry integration (the classic ai.* spans)', async () => {
-      const { provider, tracer, ids } = pipeline(encoding, 'support-api');
-      await expect(
-        generateText({
-          model: new MockLanguageModelV4({ modelId: 'gpt-4.1-mini', doGenerate: doGenerate as never }),
-          tools: { lookup_order: tool({ inputSchema: z.object({ order: z.string() }), execute: lookup(tracer) }), refund: tool({ inputSchema: z.object({ order: z.string(), amount: z.number() }), execute: refund }) },
-          stopWhen: stepCountIs(4),
-          prompt: 'Refund order A-1001',
-          telemetry: { functionId: 'support-agent', integrations: [new LegacyOpenTelemetry({ tracer })] },
-        }),
-      ).rejects.toThrow('gave up');
-      await provider.forceFlush();
-      const entries = await entriesOf(ids.ids);
-      const run = expectTheRun(entries, { agent: 'support-agent', model: 'gpt-4.1-mini' });
-      expect(run.called.data).toMatchObject({ convention: 'vercel-ai' });
+      expect(run.called.data).toMatchObject({ convention });
       await expectTheForensics(entries, run);
       await provider.shutdown();
     });
@@ -385,12 +344,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       await endpoint.close();
       await provider.forceFlush();
       const entries = await entriesOf(ids.ids);
-      const types = entries.map((e) => e.event_type);
-      const one = (type: string) => {
-        const found = entries.filter((e) => e.event_type === type);
-        expect(found, `${type} in ${types.join(', ')}`).toHaveLength(1);
-        return found[0] as Entry;
-      };
+      const one = (type: string) => onlyOne(entries, type);
       // The runnable is the run: its agent_id (from its metadata) on every event below it.
       expect(one('run.failed').agent_id).toBe('support-agent');
       expect(entries.filter((e) => e.agent_id !== 'support-agent').map((e) => e.event_type)).toEqual([]);
@@ -432,12 +386,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       await provider.forceFlush();
       await endpoint.close();
       const entries = await entriesOf(ids.ids);
-      const types = entries.map((e) => e.event_type);
-      const one = (type: string) => {
-        const found = entries.filter((e) => e.event_type === type);
-        expect(found, `${type} in ${types.join(', ')}`).toHaveLength(1);
-        return found[0] as Entry;
-      };
+      const one = (type: string) => onlyOne(entries, type);
       const agentSpan = one('agent.failed');
       expect(agentSpan.agent_id).toBe('support-agent');
       // Every event under the agent's span carries it (the SDK's workflow span above the agent names none).

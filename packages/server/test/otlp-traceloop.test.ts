@@ -10,7 +10,6 @@
 // promise rejects (the rejection skips span.end()), so a failure thrown out of one is never
 // exported at all. The recipe in docs/integrations.md, which this test follows: catch inside,
 // mark the active span ERROR with the OpenTelemetry API, and return.
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpanStatusCode, trace as otelTrace } from '@opentelemetry/api';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -20,6 +19,7 @@ import * as traceloop from '@traceloop/node-server-sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { fakeOpenAi } from './helpers/fake-openai.js';
 
 type Entry = { log_id: string; seq: number; event_type: string; agent_id: string | null; data: Record<string, unknown> };
 
@@ -38,8 +38,7 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
   let t: TestApp;
   let key: string;
   let base: string;
-  let model: http.Server;
-  let modelUrl: string;
+  let model: Awaited<ReturnType<typeof fakeOpenAi>>;
   const traces = new Set<string>();
   const exporters = new Switch();
   beforeAll(async () => {
@@ -49,28 +48,11 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const addr = t.app.server.address() as AddressInfo;
     base = `http://127.0.0.1:${addr.port}/api/v1/otlp/v1/traces`;
-    // The fake OpenAI endpoint: without tool results it asks for both tools; with them it gives up.
-    model = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        const asked = JSON.parse(body) as { model: string; messages: Array<{ role: string }> };
-        const given = asked.messages.some((m) => m.role === 'tool');
-        const calls = [
-          { id: 'call-lookup', type: 'function', function: { name: 'lookup_order', arguments: JSON.stringify({ order: 'A-1001' }) } },
-          { id: 'call-refund', type: 'function', function: { name: 'refund', arguments: JSON.stringify({ order: 'A-1001', amount: 30 }) } },
-        ];
-        const message = given ? { role: 'assistant', content: 'I could not refund the order.' } : { role: 'assistant', content: null, tool_calls: calls };
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: asked.model, choices: [{ index: 0, message, finish_reason: given ? 'stop' : 'tool_calls' }], usage: { prompt_tokens: 120, completion_tokens: 24, total_tokens: 144 } }));
-      });
-    });
-    await new Promise<void>((r) => model.listen(0, '127.0.0.1', r));
-    modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
+    model = await fakeOpenAi();
     traceloop.initialize({ appName: 'support-api', exporter: exporters as never, disableBatch: true, instrumentModules: { openAI: OpenAI as never }, silenceInitializationMessage: true, traceloopSyncEnabled: false });
   });
   afterAll(async () => {
-    await new Promise((r) => model.close(r));
+    await model.close();
     await t.close();
   });
 
@@ -83,7 +65,7 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
   };
 
   async function runAgent(): Promise<{ failed: string }> {
-    const client = new OpenAI({ apiKey: 'test', baseURL: modelUrl });
+    const client = new OpenAI({ apiKey: 'test', baseURL: model.url });
     const tools: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
       lookup_order: async ({ order }) => {
         // The lookup reads the order store: a Traceloop task.
