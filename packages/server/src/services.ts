@@ -188,7 +188,6 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
   const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin });
   const rejections = new Rejections({ ledger, appender, events, clock });
-  const otlp = new OtlpIngest({ appender, usage, config });
   const trail = new AdminTrail({ appender });
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
@@ -236,6 +235,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     (err) => logError({ err }, 'approval SLA and expiry sweep failed'),
   );
   const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding });
+  const otlp = new OtlpIngest({ appender, usage, config, checks: binding });
   const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });

@@ -50,6 +50,39 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     return { admin, r1, r2, auditor, key, as, agent, call, entries, execute };
   }
 
+  it('a tool call sent over OTLP naming an approval is checked as POST /logs checks it: changed arguments are a mismatch, the approved ones ok, each recorded beside the span', async () => {
+    const c = await company();
+    const args = { order: 'A-1001', amount: 250.5, currency: 'EUR' };
+    const a = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', tool: 'refund', arguments: args, agent_id: 'agent-7', risk: 'high', reason: 'customer complaint', expires_in_seconds: 600 })).json();
+    expect((await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), { reason: 'matches the ticket' })).statusCode).toBe(200);
+    // A GenAI execute_tool span (OTLP/JSON), naming the approval in an audit_ledger.data attribute.
+    const span = (spanId: string, sent: unknown) => ({
+      resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'refund-agent' } }] }, scopeSpans: [{ scope: { name: 'agent' }, spans: [{
+        traceId: '5b8aa5a2d2c872e8321cf37308d69df2', spanId, name: 'execute_tool refund', kind: 1, startTimeUnixNano: '1772366400000000000', endTimeUnixNano: '1772366400500000000', status: {},
+        attributes: [
+          { key: 'gen_ai.operation.name', value: { stringValue: 'execute_tool' } },
+          { key: 'gen_ai.tool.name', value: { stringValue: 'refund' } },
+          { key: 'gen_ai.agent.name', value: { stringValue: 'agent-7' } },
+          { key: 'gen_ai.tool.call.arguments', value: { stringValue: JSON.stringify(sent) } },
+          { key: 'audit_ledger.data.approval_id', value: { stringValue: a.id } },
+        ],
+      }] }] }],
+    });
+    const post = async (spanId: string, sent: unknown) => {
+      const res = await c.call('POST', '/otlp/v1/traces', { ...c.agent, 'content-type': 'application/json' }, span(spanId, sent));
+      expect(res.statusCode, res.body).toBe(200);
+      const [tool] = (await c.call('GET', `/logs?event_type=tool.called&order=desc&limit=1`, c.as(c.admin))).json().items as Array<{ log_id: string; span_id: string }>;
+      expect(tool?.span_id).toBe(spanId);
+      return (await c.call('GET', `/logs/${tool?.log_id}`, c.as(c.admin))).json();
+    };
+    const changed = await post('00f067aa0ba902b7', { ...args, amount: 2500.5 });
+    expect(changed.approval_check).toMatchObject({ result: 'mismatch', approval_id: a.id });
+    const exact = await post('00f067aa0ba902b8', args);
+    expect(exact.approval_check).toMatchObject({ result: 'ok', approval_id: a.id });
+    const checks = await c.entries('approval.checked');
+    expect(checks.map((e) => [e.data.execution_log_id, e.data.result])).toEqual([[changed.log_id, 'mismatch'], [exact.log_id, 'ok']]);
+  });
+
   it('binds an approval to the exact arguments: approved runs once, changed arguments, reuse, unknown and pending are each named, and every execution is stored', async () => {
     const c = await company();
     const args = { order: 'A-1001', amount: 250.5, currency: 'EUR' };

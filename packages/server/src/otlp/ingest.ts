@@ -4,6 +4,9 @@
 // same code; the accepted ones are appended together (in chunks of MAX_BATCH_SIZE), after the
 // otel.resource entries they name (each stored once: a repeat is an idempotent duplicate), so a
 // 200 means every accepted item and what it names is committed. A refused item never blocks the others.
+// Once committed, they pass the same checks as POST /logs (the governance layer's: a tool call or
+// action naming an approval_id against its approval, a policy evaluation against the register),
+// which record what they find as entries of their own (approval.checked).
 import type { Config } from '../kernel/config.js';
 import { compileBodySchema } from '../http/validation.js';
 import type { Appender } from '../ledger/appender.js';
@@ -12,6 +15,7 @@ import { isReservedSource, LogInput, type LogInputT, prepareEvent } from '../ing
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import type { UsageCounter } from '../ops/usage.js';
+import type { CommitChecks } from '../ingestion/service.js';
 import type { LogRecord, ResourceGroup, Span } from './decode.js';
 import { type MappedRequest, mapLogs, mapSpans, type OtlpEvent } from './map.js';
 
@@ -27,6 +31,8 @@ export interface OtlpIngestDeps {
   appender: Appender;
   usage: UsageCounter;
   config: Pick<Config, 'maxBatchSize' | 'maxEntryBytes'>;
+  /** The checks POST /logs makes once committed (OTLP answers no mark: they are recorded as entries). */
+  checks?: Pick<CommitChecks<object>, 'needs' | 'afterAppend'>;
 }
 
 const MAX_REASONS = 5;
@@ -73,8 +79,12 @@ export class OtlpIngest {
     // The resources first, so an item never precedes what it names.
     const events = [...[...named].map((ref) => resources.get(ref) as PreparedEvent), ...accepted.map((a) => a.event)];
     const results: AppendedEvent[] = [];
+    const checks = this.deps.checks;
     for (let i = 0; i < events.length; i += this.deps.config.maxBatchSize) {
-      results.push(...(await this.deps.appender.append(companyId, events.slice(i, i + this.deps.config.maxBatchSize))));
+      const chunk = events.slice(i, i + this.deps.config.maxBatchSize);
+      const appended = await this.deps.appender.append(companyId, chunk);
+      results.push(...appended);
+      if (checks && chunk.some((e) => checks.needs(e))) await checks.afterAppend(companyId, chunk, appended);
     }
     this.deps.usage.appended(companyId, keyId, events, results);
     const rejected = mapped.items.length - accepted.length;
