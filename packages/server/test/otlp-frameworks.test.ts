@@ -42,7 +42,7 @@ import { MockLanguageModelV3 } from 'ai-v6/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { fakeOpenAi, TOOL_CALLS } from './helpers/fake-openai.js';
+import { fakeOpenAi, modelCalls, TOOL_CALLS } from './helpers/fake-openai.js';
 
 type Encoding = 'json' | 'protobuf';
 type Entry = { log_id: string; seq: number; event_type: string; agent_id: string | null; span_id: string | null; data: Record<string, unknown> };
@@ -94,7 +94,9 @@ describe('agent frameworks\' telemetry over OTLP', () => {
     const headers = { 'x-api-key': key };
     const exporter = encoding === 'json' ? new JsonTraceExporter({ url: base, headers }) : new ProtoTraceExporter({ url: base, headers });
     const ids = new TraceIds();
-    const provider = new TracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors: [ids, new BatchSpanProcessor({ exporter })] });
+    // The run is sent in one request when the test flushes (not on the processor's 5 s timer,
+    // which a slow machine could hit mid-run): agent inheritance is within a request (map.ts).
+    const provider = new TracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors: [ids, new BatchSpanProcessor({ exporter, scheduledDelayMillis: 60_000 })] });
     return { provider, tracer: provider.getTracer('support-agent'), ids };
   }
 
@@ -122,13 +124,13 @@ describe('agent frameworks\' telemetry over OTLP', () => {
 
   // The agent's steps, shared by every framework: the model asks for both tools at once, then
   // gives up when one of them failed.
-  let modelCalls = 0;
+  let generated = 0;
   // The same tool calls the fake OpenAI endpoint asks for, in the AI SDK's shape.
   const toolCalls = TOOL_CALLS.map((c) => ({ toolCallId: c.id, toolName: c.name, input: c.arguments }));
   const usage = { inputTokens: { total: 120, noCache: 120, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 24, text: 24, reasoning: 0 } };
   const doGenerate = async () => {
-    modelCalls++;
-    if (modelCalls % 2 === 0) throw new Error('the model gave up: the refund failed');
+    generated++;
+    if (generated % 2 === 0) throw new Error('the model gave up: the refund failed');
     return { content: toolCalls.map((c) => ({ type: 'tool-call' as const, ...c })), finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' }, usage, warnings: [] };
   };
   /** The order lookup reads the order store: a GenAI retrieval span (the AI SDK has none of its own). */
@@ -149,7 +151,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
     expect(called.data).toMatchObject({ tool: 'lookup_order', tool_call_id: 'call-lookup', arguments: { order: 'A-1001' }, result: { order: 'A-1001', status: 'delivered', paid: 30 } });
     const failed = one('tool.failed');
     expect(failed.data).toMatchObject({ tool: 'refund', tool_call_id: 'call-refund', arguments: { order: 'A-1001', amount: 30 }, error: 'payments service unavailable' });
-    const calls = entries.filter((e) => e.event_type === 'llm.call');
+    const calls = modelCalls(entries);
     expect(calls.length).toBe(2);
     expect(calls[0]?.data).toMatchObject({ model: opts.model, prompt_tokens: 120, completion_tokens: 24, finish_reasons: [opts.finish ?? 'tool-calls'], tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
     expect(one('context.retrieved').data).toMatchObject({ source_id: 'orders-db' });
@@ -302,7 +304,8 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       const staleness = (await t.inject({ method: 'GET', url: `${replay}/staleness`, headers: { 'x-api-key': key } })).json();
       const byId = new Map(entries.map((e) => [e.log_id, e]));
       const findings = (staleness.findings as Array<{ source_id: string; staleness: string; used_by_log_id: string; context_log_id: string; via_log_ids: string[] }>).map((f) => ({ source: f.source_id, staleness: f.staleness, user: byId.get(f.used_by_log_id)?.event_type, read: f.context_log_id, via: f.via_log_ids.map((v) => byId.get(v)?.event_type) }));
-      expect(findings).toEqual([{ source: 'orders-db', staleness: 'critical', user: 'llm.call', read: read.log_id, via: ['tool.called'] }]);
+      const shown = entries.map((e) => `${e.seq} ${e.event_type} span ${e.span_id} parent ${(e as Entry & { parent_span_id: string | null }).parent_span_id} ${JSON.stringify({ r: e.data.tool_results, id: e.data.tool_call_id })}`).join('\n');
+      expect(findings, shown).toEqual([{ source: 'orders-db', staleness: 'critical', user: 'llm.call', read: read.log_id, via: ['tool.called'] }]);
       const rc = (await t.inject({ method: 'GET', url: `${replay}/root-cause`, headers: { 'x-api-key': key } })).json();
       expect(rc, JSON.stringify(rc)).toMatchObject({ root_cause_type: 'STALE_CONTEXT', detected: true });
       expect(rc.evidence).toContain(read.log_id);
@@ -352,7 +355,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       expect(called.data).toMatchObject({ convention: 'openinference', tool: 'lookup_order', result: { order: 'A-1001', status: 'delivered', paid: 30, documents: 1 } });
       const failed = one('tool.failed');
       expect(failed.data).toMatchObject({ tool: 'refund', arguments: { order: 'A-1001', amount: 30 }, error: 'payments service unavailable' });
-      const calls = entries.filter((e) => e.event_type === 'llm.call');
+      const calls = modelCalls(entries);
       expect(calls).toHaveLength(2);
       // LangChain's OpenInference spans carry the tool calls' names, not their ids.
       expect(calls[0]?.data).toMatchObject({ model: 'gpt-4.1-mini', prompt_tokens: 120, completion_tokens: 24, finish_reasons: ['tool_calls'], tool_calls: [{ name: 'lookup_order' }, { name: 'refund' }] });
@@ -396,7 +399,7 @@ describe('agent frameworks\' telemetry over OTLP', () => {
       const failed = one('tool.failed');
       expect(failed.data).toMatchObject({ tool: 'refund', arguments: { order: 'A-1001', amount: 30 } });
       expect(String(failed.data.error)).toContain('refund');
-      const calls = entries.filter((e) => e.event_type === 'llm.call');
+      const calls = modelCalls(entries);
       expect(calls).toHaveLength(2);
       expect(calls[0]?.data).toMatchObject({ model: 'gpt-4.1-mini', prompt_tokens: 120, completion_tokens: 24, tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
       expect(calls[1]?.data).toMatchObject({ tool_results: [{ id: 'call-lookup' }, { id: 'call-refund' }], error: expect.stringContaining('gave up') });

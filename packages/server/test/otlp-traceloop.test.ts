@@ -19,7 +19,7 @@ import * as traceloop from '@traceloop/node-server-sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { fakeOpenAi } from './helpers/fake-openai.js';
+import { fakeOpenAi, modelCalls } from './helpers/fake-openai.js';
 
 type Entry = { log_id: string; seq: number; event_type: string; agent_id: string | null; data: Record<string, unknown> };
 
@@ -132,7 +132,7 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
     expect(called.data).toMatchObject({ convention: 'openllmetry', tool: 'lookup_order', arguments: { order: 'A-1001' }, result: { order: 'A-1001', status: 'delivered', paid: 30, found: 1 } });
     const failed = one('tool.failed');
     expect(failed.data).toMatchObject({ tool: 'refund', arguments: { order: 'A-1001', amount: 30 }, error: 'payments service unavailable' });
-    const calls = entries.filter((e) => e.event_type === 'llm.call');
+    const calls = modelCalls(entries);
     expect(calls).toHaveLength(2);
     expect(calls[0]?.data).toMatchObject({ model: 'gpt-4.1-mini', prompt_tokens: 120, completion_tokens: 24, tool_calls: [{ id: 'call-lookup', name: 'lookup_order' }, { id: 'call-refund', name: 'refund' }] });
     one('agent.failed');

@@ -14,7 +14,7 @@
 // - for an OpenTelemetry model call given tool results (data.tool_results): those tool calls,
 //   which it used as a decision uses its inputs (so context a tool read reaches the staleness check);
 // - for a review (`hitl.*`): the decision it reviews; for a denial: what it denied.
-import { type DanglingRef, parentOf, spanChildren, toolResultsUsed } from './graph.js';
+import { type DanglingRef, isOtelSpan, parentOf, spanChildren, toolResultsUsed } from './graph.js';
 import { eventTimeMs, type InputRef, inputsOf, isContext, isDenial, isHitl, refsIn, str, type Trace, type TraceEvent } from './trace.js';
 
 export type DependencyKind = 'caused_by' | 'decided_on' | 'derived_from' | 'reviews' | 'denies';
@@ -94,7 +94,10 @@ export function dependencies(trace: Trace): Dependencies {
     }
     if (!isDecisionLike(e) && e.span_id !== null) {
       const t = eventTimeMs(e);
-      for (const c of childrenOfSpan.get(e.span_id) ?? []) if (c !== e && eventTimeMs(c) <= t && (isContext(c) || c.data.derived_from !== undefined)) derived.push(c);
+      // An OpenTelemetry span's children are part of its work whatever their recorded times say
+      // (an instrumentation may end a child's span a moment after the parent's, in a later callback).
+      const otel = isOtelSpan(e);
+      for (const c of childrenOfSpan.get(e.span_id) ?? []) if (c !== e && (otel || eventTimeMs(c) <= t) && (isContext(c) || c.data.derived_from !== undefined)) derived.push(c);
     }
     if (derived.length > 0) {
       const unique = [...new Set(derived)].filter((s) => s !== e);

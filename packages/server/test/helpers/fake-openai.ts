@@ -34,3 +34,13 @@ export async function fakeOpenAi(opts: { refuseResults?: boolean } = {}): Promis
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise((r) => server.close(() => r())) };
 }
+
+/**
+ * The model calls, the one that asked for tools first: spans are appended in the order they
+ * ended, and an instrumentation may end a model call's span after the next one's.
+ */
+export function modelCalls<E extends { event_type: string; data: Record<string, unknown> }>(entries: E[]): E[] {
+  const calls = entries.filter((e) => e.event_type === 'llm.call');
+  const asks = (e: E) => (Array.isArray(e.data.tool_calls) && e.data.tool_calls.length > 0 ? 0 : 1);
+  return [...calls].sort((a, b) => asks(a) - asks(b));
+}
