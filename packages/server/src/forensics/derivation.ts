@@ -14,7 +14,7 @@
 // - for an OpenTelemetry model call given tool results (data.tool_results): those tool calls,
 //   which it used as a decision uses its inputs (so context a tool read reaches the staleness check);
 // - for a review (`hitl.*`): the decision it reviews; for a denial: what it denied.
-import { type DanglingRef, isOtelSpan, parentOf, spanChildren, toolResultsUsed } from './graph.js';
+import { type DanglingRef, isOtelSpan, parentOf, spanCauses } from './graph.js';
 import { eventTimeMs, type InputRef, inputsOf, isContext, isDenial, isHitl, refsIn, str, type Trace, type TraceEvent } from './trace.js';
 
 export type DependencyKind = 'caused_by' | 'decided_on' | 'derived_from' | 'reviews' | 'denies';
@@ -76,10 +76,10 @@ export function dependencies(trace: Trace): Dependencies {
   trace.events.forEach((e, i) => {
     const parent = parentOf(e, trace, firstOfSpan, trace.events[i - 1], ignored);
     if (parent) add(e, { on: parent.event, kind: 'caused_by', weak: parent.how === 'order' });
-    // An OpenTelemetry span's result is caused by its child spans (graph.ts, otelCause).
-    for (const c of spanChildren(e, trace)) add(e, { on: c, kind: 'caused_by', weak: false });
-    // A model call is caused by the tool results it was given (data.tool_results).
-    for (const r of toolResultsUsed(e, trace)) add(e, { on: r, kind: 'caused_by', weak: false });
+    // An OpenTelemetry span's result is caused by its child spans, a model call's by the tool
+    // results it was given (graph.ts, spanCauses).
+    const causes = spanCauses(e, trace);
+    for (const c of causes) add(e, { on: c.event, kind: 'caused_by', weak: false });
     const latestRead = (source: string) => latest.get(source);
 
     // Built from other reads.
@@ -107,7 +107,7 @@ export function dependencies(trace: Trace): Dependencies {
 
     // An agent framework's decisions are its model calls: one given tool results used them (and,
     // through them, the context those tools read), as a decision uses its inputs.
-    const given = toolResultsUsed(e, trace);
+    const given = causes.filter((c) => c.how === 'given the tool result').map((c) => c.event);
     if (given.length > 0 && !isDecisionLike(e)) used.set(e.log_id, given);
     if (isDecisionLike(e)) {
       const inputs = inputsOf(e);

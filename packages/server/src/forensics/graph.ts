@@ -118,7 +118,7 @@ function otelCause(e: TraceEvent, trace: Trace): { event: TraceEvent; how: strin
  * The span events a span's result was caused by: its children, except the tool calls it asked for itself (a model call whose tool calls are its child spans,
  * as the AI SDK's classic spans nest them): those are caused by it.
  */
-export function spanChildren(e: TraceEvent, trace: Trace): TraceEvent[] {
+function spanChildren(e: TraceEvent, trace: Trace): TraceEvent[] {
   if (!isOtelSpan(e)) return [];
   const ix = spanIndex(trace);
   // Every child, even one that ended after its parent (a framework ending the run's span on an
@@ -130,7 +130,7 @@ export function spanChildren(e: TraceEvent, trace: Trace): TraceEvent[] {
 }
 
 /** The tool calls whose results a model call was given (its data.tool_results): it was caused by them. */
-export function toolResultsUsed(e: TraceEvent, trace: Trace): TraceEvent[] {
+function toolResultsUsed(e: TraceEvent, trace: Trace): TraceEvent[] {
   if (!isOtelSpan(e) || e.event_type !== 'llm.call' || !Array.isArray(e.data.tool_results)) return [];
   const ix = spanIndex(trace);
   const out: TraceEvent[] = [];
@@ -140,6 +140,18 @@ export function toolResultsUsed(e: TraceEvent, trace: Trace): TraceEvent[] {
     if (tool && tool !== e && !out.includes(tool)) out.push(tool);
   }
   return out;
+}
+
+export type SpanCause = { event: TraceEvent; how: 'child span' | 'given the tool result' };
+
+/**
+ * What an OpenTelemetry span's result was caused by besides its own cause (otelCause): its child
+ * spans, and, for a model call, the tool calls whose results it was given. One list for the
+ * dependencies (derivation.ts) and the graph's edges.
+ */
+export function spanCauses(e: TraceEvent, trace: Trace): SpanCause[] {
+  if (!isOtelSpan(e)) return [];
+  return [...spanChildren(e, trace).map((event) => ({ event, how: 'child span' as const })), ...toolResultsUsed(e, trace).map((event) => ({ event, how: 'given the tool result' as const }))];
 }
 
 /** The event that `e` was caused by, and how we know; null for a root. */
@@ -205,8 +217,7 @@ export function buildGraph(trace: Trace): CausalGraph {
   trace.events.forEach((e, i) => {
     const parent = parentOf(e, trace, firstOfSpan, trace.events[i - 1], dangling);
     if (parent) edges.push({ source: e.log_id, target: parent.event.log_id, type: 'caused_by', label: parent.how });
-    for (const c of spanChildren(e, trace)) edges.push({ source: e.log_id, target: c.log_id, type: 'caused_by', label: 'child span' });
-    for (const r of toolResultsUsed(e, trace)) edges.push({ source: e.log_id, target: r.log_id, type: 'caused_by', label: 'given the tool result' });
+    for (const c of spanCauses(e, trace)) edges.push({ source: e.log_id, target: c.event.log_id, type: 'caused_by', label: c.how });
     if (isContext(e)) edges.push({ source: e.log_id, target: sourceNodeId(str(e.data.source_id) as string), type: 'reads', label: 'reads' });
     if (e.event_type === 'decision.made' || e.event_type === 'action.executed') {
       for (const input of inputsOf(e)) {
