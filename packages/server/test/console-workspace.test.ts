@@ -54,6 +54,8 @@ describe('console defects found by a new user, in Chromium', () => {
 
   const signedIn = async (width = 1366): Promise<Page> => {
     const p = await browser.newPage({ viewport: { width, height: 900 } });
+    // A step that waits in vain fails with its own name, before the test's 30 s end hides which one it was.
+    p.setDefaultTimeout(15_000);
     await signIn(p, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
     await p.getByRole('heading', { name: 'Overview' }).waitFor();
     await p.goto(`${svc.url}/console/#/logs`);

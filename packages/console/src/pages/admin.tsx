@@ -146,11 +146,13 @@ function Webhooks({ onShown }: { onShown: (text: string) => void }) {
  * (an arrow key on the list once changed the role at once, with a permanent ledger entry).
  */
 function RoleEditor({ user, onSaved }: { user: UserRow; onSaved: () => Promise<void> }) {
-  const [role, setRole] = useState(user.role);
-  useEffect(() => setRole(user.role), [user.role]);
+  // What the admin chose and has not saved; null shows the stored role. No effect copies the stored
+  // role into this state: one that ran after the first paint undid a choice made in that moment.
+  const [chosen, setChosen] = useState<UserRow['role'] | null>(null);
+  const role = chosen ?? user.role;
   return (
     <span class="actions">
-      <select aria-label={`Role of ${user.email}`} value={role} onChange={(e) => setRole((e.currentTarget as HTMLSelectElement).value as UserRow['role'])}>
+      <select aria-label={`Role of ${user.email}`} value={role} onChange={(e) => setChosen((e.currentTarget as HTMLSelectElement).value as UserRow['role'])}>
         <option value="admin">admin</option>
         <option value="reviewer">reviewer</option>
         <option value="auditor">auditor</option>
@@ -162,6 +164,7 @@ function RoleEditor({ user, onSaved }: { user: UserRow; onSaved: () => Promise<v
           what={`From ${user.role} to ${role}: it takes effect on their next request, and is recorded in the ledger under your name.`}
           run={async () => {
             await api(`/users/${user.user_id}`, { method: 'PATCH', body: { role } });
+            setChosen(null);
             await onSaved();
           }}
         />
