@@ -48,6 +48,12 @@ export type CheckCode =
   | 'witnesses'
   /** A signed compliance report: its digest and signature. */
   | 'report'
+  /** A stream copy's batch: its header missing, its entry count, an entry outside its range (docs/ledger-format.md §16). */
+  | 'stream_batch'
+  /** A stream copy lacks a range of seqs between two batches. */
+  | 'stream_gap'
+  /** A consistency proof between two checkpoints does not verify. */
+  | 'consistency'
   /** The summary over every entry. */
   | 'entries';
 

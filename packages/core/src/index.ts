@@ -100,6 +100,7 @@ export {
   verifyBundle,
 } from './bundle.js';
 export { ExportVerifier, KEY_ROTATION_EVENT_TYPE } from './export-verifier.js';
+export { STREAM_BATCH_FORMAT, type StreamBatchHeader, StreamCopyVerifier, type StreamEntryMessage, type StreamMessage, streamMessageOf, toBase64Url } from './stream.js';
 export {
   COSIGNATURE_V1_ALG,
   type Cosignature,

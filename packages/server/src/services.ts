@@ -46,6 +46,8 @@ import type { Store } from './store/store.js';
 import { isStoreUnavailable, OutageReporter } from './store/unavailable.js';
 import { UserAdmin } from './users/admin.js';
 import { DeliveryWorker } from './webhooks/delivery.js';
+import { StreamDelivery } from './streams/delivery.js';
+import { LogStreams } from './streams/service.js';
 import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WebhookEventSink } from './webhooks/sink.js';
 import { type Resolver, systemResolver } from './webhooks/url-policy.js';
@@ -118,6 +120,8 @@ export interface Services {
   reports: Reports;
   /** Webhook endpoints, their events and delivery attempts (webhooks/endpoints.ts). */
   webhookEndpoints: WebhookEndpoints;
+  /** Log streams to SIEMs, syslog and directories (streams/service.ts). */
+  streams: LogStreams;
   /** The company's usage report (ops/usage-report.ts). */
   usageReport: UsageReport;
   /** The service's health checks (ops/health.ts). */
@@ -195,6 +199,9 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
+  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost });
+  const streams = new LogStreams({ streamStore: store.streamStore, ledger, secretBox, trail, clock, config, resolveHost, kick: () => streamDelivery.kick() });
+  metrics.streamLag = async () => Promise.all((await store.streamStore.all()).map(async (row) => ({ company_id: row.company_id, stream_id: row.stream_id, status: row.status, ...(await streams.lag(row)) })));
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, reportStore: store.reportStore, clock });
   const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
   const apiKeys = new ApiKeys({ accounts, trail, events, clock });
@@ -292,6 +299,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       compliance,
       reports,
       webhookEndpoints,
+      streams,
       usageReport,
       health,
     },
@@ -299,6 +307,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       verifier.start();
       usage.start();
       if (config.webhookDelivery) delivery.start();
+      if (config.streamDelivery) streamDelivery.start();
       if (witnesses.enabled) {
         witnessing.start(Math.max(200, config.checkpointIntervalMs));
         witnessing.kick();
@@ -319,6 +328,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       await witnessing.close();
       await verifier.close();
       await delivery.close();
+      await streamDelivery.close();
       await appender.close();
       await signer.close();
       await usage.close();

@@ -17,12 +17,13 @@ export class VerifyExit extends Error {
 /** Adds the verify command's argument, options, help and action to `cmd`. */
 export function defineVerify(cmd: Command, name: string): Command {
   return cmd
-    .description('verify an evidence bundle, a signed period report, or an export against a checkpoint, offline (no configuration, service or database)')
+    .description('verify an evidence bundle, a signed period report, an export against a checkpoint, or a log stream\'s copy, offline (no configuration, service or database)')
     .argument(
       '<file>',
-      'an evidence bundle (GET /api/v1/exports/evidence), a signed period report (GET /api/v1/compliance/reports/{id}), or with --checkpoint a JSON Lines export complete from seq 0',
+      'an evidence bundle (GET /api/v1/exports/evidence), a signed period report (GET /api/v1/compliance/reports/{id}), with --checkpoint a JSON Lines export complete from seq 0, or with --stream what a log stream delivered (a file such as rsyslog wrote, or a directory of segments)',
     )
     .option('--public-key <keyfile>', 'the public key(s) you trust: SPKI PEM, a C2SP verifier key, or the JSON of GET /api/v1/integrity/keys')
+    .option('--stream', 'the file (or every file of the directory) is a log stream\'s copy: syslog, CEF, OCSF or JSON lines, batches in any order and repeated')
     .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
     .option('--witness <vkey>', 'a witness you trust: its cosignature/v1 verifier key (name+keyid+key), or a file holding it; repeat for several', (v: string, all: string[] = []) => [...all, v])
     .option('--witness-quorum <n>', 'how many of the --witness keys must have cosigned the checkpoint (default: all of them)')
@@ -31,7 +32,7 @@ export function defineVerify(cmd: Command, name: string): Command {
       `\nExit status: ${VERIFY_EXIT_CODES.verified} verified; ${VERIFY_EXIT_CODES.failed} a check failed; ${VERIFY_EXIT_CODES.unreadable} the files cannot be read; ` +
         `${VERIFY_EXIT_CODES.unpinned} consistent but UNVERIFIED: no --public-key, so the signer is not pinned.\n`,
     )
-    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string; witness?: string[]; witnessQuorum?: string }) => {
+    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string }) => {
       let result: { code: number; output: string };
       try {
         result = await verifyCommand(file, opts);

@@ -2,7 +2,8 @@
 // configuration, server or database. The checks are the core's (verifyBundle, ExportVerifier);
 // this file reads the files and turns the structured report into lines for people.
 import fs from 'node:fs';
-import { type Check, COMPLIANCE_REPORT_FORMAT, ExportVerifier, INCIDENT_REPORT_FORMAT, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
+import path from 'node:path';
+import { type Check, StreamCopyVerifier, COMPLIANCE_REPORT_FORMAT, ExportVerifier, INCIDENT_REPORT_FORMAT, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
 
 /** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
 export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
@@ -16,9 +17,10 @@ export function reportLines(report: VerificationReport): string[] {
 
 type CheckpointJson = { note?: unknown; tree_size?: unknown; root_hash?: unknown; cosignatures?: Array<{ line?: unknown }> };
 
-export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string; witness?: string[]; witnessQuorum?: string }): Promise<{ code: number; output: string }> {
+export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string }): Promise<{ code: number; output: string }> {
   let keys: TrustedKey[] | null = null;
   if (opts.publicKey) keys = parseTrustedKeys(fs.readFileSync(opts.publicKey, 'utf8'));
+  if (opts.stream) return finish(await verifyStreamCopy(file, keys));
   const witnesses = (opts.witness ?? []).map((w) => parseWitnessKey(fs.existsSync(w) ? fs.readFileSync(w, 'utf8').trim() : w));
   const quorum = opts.witnessQuorum === undefined ? witnesses.length : Number(opts.witnessQuorum);
   if (!Number.isSafeInteger(quorum) || quorum < 0 || quorum > witnesses.length) throw new Error(`--witness-quorum must be a whole number from 0 to the number of --witness keys (${witnesses.length})`);
@@ -65,6 +67,26 @@ export async function* jsonLines(input: AsyncIterable<Buffer | string>): AsyncGe
   }
   rest += decoder.decode();
   if (rest !== '') yield rest;
+}
+
+/**
+ * A log stream's copy: every line of the file, or of every file in the directory (sorted by name,
+ * the segment names sort by seq), in constant memory per line. Lines that hold no stream message
+ * (other syslog traffic) are counted and passed over.
+ */
+async function verifyStreamCopy(target: string, keys: TrustedKey[] | null): Promise<VerificationReport> {
+  const files = fs.statSync(target).isDirectory()
+    ? fs
+        .readdirSync(target)
+        .filter((f) => !f.startsWith('.'))
+        .sort()
+        .map((f) => path.join(target, f))
+    : [target];
+  const v = new StreamCopyVerifier();
+  for (const f of files) for await (const line of jsonLines(fs.createReadStream(f))) v.addLine(line);
+  const report = v.finish(keys);
+  const read: Check = { status: 'note', code: 'entries', message: `read ${v.messages} stream messages from ${files.length === 1 ? target : `${files.length} files in ${target}`}${v.ignored ? `; ${v.ignored} other lines passed over` : ''}` };
+  return { ...report, checks: [read, ...report.checks] };
 }
 
 /** The transitions of a --public-key file that is the JSON of GET /integrity/keys (none for PEM or verifier keys). */

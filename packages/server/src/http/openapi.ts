@@ -30,6 +30,7 @@ export const TAGS = [
   { name: 'operations', description: 'Health, readiness, liveness and Prometheus metrics, for operators and orchestrators.' },
   { name: 'usage', description: 'Per-day usage of the company, per API key.' },
   { name: 'webhooks', description: 'Endpoints subscribed to the company events, their deliveries (Standard Webhooks signatures) and the event log.' },
+  { name: 'streams', description: 'Log streams: the ledger sent as it grows to syslog, Splunk, Datadog, an HTTPS receiver or a directory, each batch carrying its checkpoint and proofs (docs/integrations.md).' },
   { name: 'compliance', description: 'Retention, legal holds and erasure: content is erased with the ledger still verifiable; every change is a ledger entry under audit-ledger/admin (docs/compliance.md).' },
 ];
 
@@ -129,6 +130,10 @@ const WEBHOOK_EXAMPLES: Record<EventType, { summary: string; data: Record<string
   'incident.updated': {
     summary: "An incident's status or assignee changed, or it was commented",
     data: { incident_id: '019ca945-0a00-7a11-8000-0000000000c1', change: 'status', status: 'investigating', log_id: '019ca945-0a00-7a11-8000-0000000000a8' },
+  },
+  'log_stream.failed': {
+    summary: 'A log stream delivered nothing for its whole retry window and stopped; resume it once the destination is fixed',
+    data: { stream_id: '019ca945-0a00-7a11-8000-0000000000d1', name: 'SOC syslog', destination_type: 'syslog', cursor_seq: 18234, failing_since: '2026-03-01T12:00:00.000Z', attempts: 31, last_error: 'connect ECONNREFUSED 10.0.4.7:6514' },
   },
 };
 

@@ -142,6 +142,22 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     description: '`off` stops this process from delivering webhooks (events and the outbox are still recorded; another process, or this one after a restart with `on`, delivers them).',
   },
   {
+    name: 'STREAM_ALLOW_PRIVATE',
+    default: 'false',
+    description: '`true` lets log stream destinations (syslog hosts, Splunk, Datadog and HTTPS URLs) be private, loopback or link-local addresses (refused by default, as webhooks are). A SIEM inside your network needs it.',
+  },
+  {
+    name: 'STREAM_DELIVERY',
+    default: 'on',
+    description: '`off` stops this process from delivering log streams (another process on the same PostgreSQL, or this one after a restart with `on`, continues from each stream\'s cursor).',
+  },
+  { name: 'STREAM_TIMEOUT_MS', default: '10000', description: 'How long sending one log stream batch may take, 100–120000 ms (for Splunk, waiting for its acknowledgement too); a slower destination counts as a failed attempt and is retried.' },
+  {
+    name: 'STREAM_DIRECTORY',
+    default: '$LEDGER_DATA_DIR/streams',
+    description: 'Root of the `directory` log stream destinations: each stream writes its sealed segments to a folder under it, named in the stream (never a path outside it).',
+  },
+  {
     name: 'RETENTION_INTERVAL_SECONDS',
     default: '3600',
     description: 'Seconds between runs of the retention job (docs/compliance.md), which also finishes erasures a crash interrupted; 0 turns it off in this process. One process at a time runs it per company.',

@@ -48,6 +48,11 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Whether this process delivers webhooks (they are recorded either way). */
   webhookDelivery: boolean;
+  /** Log streams (docs/integrations.md): destinations may be private addresses; this process delivers; the sealed-segment root. */
+  streamAllowPrivate: boolean;
+  streamDelivery: boolean;
+  streamTimeoutMs: number;
+  streamDirectory: string;
   /** Seconds between retention runs; 0 turns the retention job off in this process. */
   retentionIntervalSeconds: number;
   /** Entries erased per retention batch (one erasure record each). */
@@ -258,6 +263,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookDelivery: bool('WEBHOOK_DELIVERY', true, 'on', 'off'),
+    streamAllowPrivate: bool('STREAM_ALLOW_PRIVATE', false),
+    streamDelivery: bool('STREAM_DELIVERY', true, 'on', 'off'),
+    streamTimeoutMs: int('STREAM_TIMEOUT_MS', 10_000, 100, 120_000),
+    streamDirectory: path.resolve(get('STREAM_DIRECTORY') ?? path.join(get('LEDGER_DATA_DIR') ?? './data', 'streams')),
     retentionIntervalSeconds: int('RETENTION_INTERVAL_SECONDS', 3600, 0, 7 * 86_400),
     retentionBatchSize: int('RETENTION_BATCH_SIZE', 1000, 1, 1000),
     subjectFields,

@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'policy.version_created',
   'incident.opened',
   'incident.updated',
+  'log_stream.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

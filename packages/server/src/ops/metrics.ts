@@ -62,6 +62,15 @@ export class Metrics {
     labelNames: ['kind', 'result'] as const,
     registers: [this.registry],
   });
+  readonly streamBatches = new Counter({
+    name: 'audit_ledger_stream_batches_total',
+    help: 'Log stream batch sends, by result (delivered, retry, failed: the stream gave up after its retry window)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly streamEntries = new Counter({ name: 'audit_ledger_stream_entries_delivered_total', help: 'Entries delivered by log streams (each batch counted once per delivery)', registers: [this.registry] });
+  /** Every stream's lag, read from the store at each scrape (set by services.ts). */
+  streamLag: () => Promise<Array<{ company_id: string; stream_id: string; status: string; entries: number; seconds: number }>> = async () => [];
 
   /** Each (route, method, status)'s request series, resolved once: labelling on every request costs more than counting. */
   private readonly requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
@@ -77,6 +86,26 @@ export class Metrics {
         this.set(fallback() ? 1 : 0);
       },
     });
+    // Both gauges come from one read of the store per scrape (prom-client collects them concurrently).
+    let read: { at: number; rows: ReturnType<Metrics['streamLag']> } | null = null;
+    const lag = () => {
+      if (!read || Date.now() - read.at > 1000) read = { at: Date.now(), rows: this.streamLag() };
+      return read.rows;
+    };
+    const gauge = (name: string, help: string, pick: (s: Awaited<ReturnType<Metrics['streamLag']>>[number]) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['company_id', 'stream_id', 'status'] as const,
+        registers: [this.registry],
+        async collect() {
+          const rows = await lag();
+          this.reset();
+          for (const s of rows) this.set({ company_id: s.company_id, stream_id: s.stream_id, status: s.status }, pick(s));
+        },
+      });
+    gauge('audit_ledger_stream_lag_entries', 'Ledger entries a log stream has not delivered yet (appended after its cursor), by stream', (s) => s.entries);
+    gauge('audit_ledger_stream_lag_seconds', 'Age of the oldest entry a log stream has not delivered yet (0 when it is caught up), by stream', (s) => s.seconds);
   }
 
   /** Counts an answered request and its duration (labels are bounded: route patterns, methods, statuses). */

@@ -20,6 +20,7 @@ import { otlpRoutes } from './otlp.js';
 import { usageRoutes } from './usage.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
+import { streamRoutes } from './streams.js';
 
 /** In the order they appear in the OpenAPI document. */
 export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTypebox> = [
@@ -40,6 +41,7 @@ export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTyp
   metricsRoutes,
   usageRoutes,
   webhookRoutes,
+  streamRoutes,
   complianceRoutes,
   reportRoutes,
 ];

@@ -5,6 +5,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } fr
 import { compliance0009 } from './migrations-0009.js';
 import { governance0011 } from './migrations-0011.js';
 import { search0012 } from './migrations-0012.js';
+import { streams0013 } from './migrations-0013.js';
 
 const migrations: Record<string, Migration> = {
   '0001_accounts_and_keys': {
@@ -355,6 +356,7 @@ const migrations: Record<string, Migration> = {
   },
   '0011_governance': governance0011,
   '0012_search': search0012,
+  '0013_log_streams': streams0013,
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

@@ -5,10 +5,12 @@
 // schema-compliance.ts.
 import type { CheckpointRecord, ViolationKind } from '@audit-ledger/core';
 import type { ApprovalsTable, ApprovalTeamsTable, GovernanceChecksTable, IncidentNotesTable, IncidentReportsTable, IncidentsTable, PolicyVersionsTable } from './schema-governance.js';
+import type { LogStreamBatchesTable, LogStreamsTable } from './schema-streams.js';
 import type { CheckpointCosignaturesTable, ComplianceReportsTable, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable, WitnessStateTable } from './schema-compliance.js';
 
 export type * from './schema-compliance.js';
 export type * from './schema-governance.js';
+export type * from './schema-streams.js';
 
 export interface CompaniesTable {
   company_id: string;
@@ -337,4 +339,6 @@ export interface Database {
   incidents: IncidentsTable;
   incident_notes: IncidentNotesTable;
   incident_reports: IncidentReportsTable;
+  log_streams: LogStreamsTable;
+  log_stream_batches: LogStreamBatchesTable;
 }

@@ -17,6 +17,7 @@ import { LedgerStore } from './ledger.js';
 import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 import { UsageStore } from './usage.js';
+import { StreamStore } from './streams.js';
 import { WebhookStore } from './webhooks.js';
 
 export type { StoreKind } from './handle.js';
@@ -62,6 +63,7 @@ export class Store implements DbHandle {
   readonly witnessStore: WitnessStore;
   readonly reportStore: ReportStore;
   readonly governanceStore: GovernanceStore;
+  readonly streamStore: StreamStore;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -80,6 +82,7 @@ export class Store implements DbHandle {
     this.witnessStore = new WitnessStore(this);
     this.reportStore = new ReportStore(this);
     this.governanceStore = new GovernanceStore(this);
+    this.streamStore = new StreamStore(this);
   }
 
   async migrate(): Promise<string[]> {

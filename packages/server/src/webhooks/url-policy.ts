@@ -44,6 +44,8 @@ export type Resolver = (host: string) => Promise<LookupAddress[]>;
 export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true });
 
 const PRIVATE_HINT = 'a private, loopback or link-local address (set WEBHOOK_ALLOW_PRIVATE=true to allow)';
+/** The same refusal for a log stream's destination, which STREAM_ALLOW_PRIVATE lifts. */
+export const STREAM_PRIVATE_HINT = 'a private, loopback or link-local address (set STREAM_ALLOW_PRIVATE=true to allow)';
 
 /**
  * Why this URL may not receive webhooks, or null when it may. Resolves a host name to check it,
@@ -84,7 +86,7 @@ export class PrivateAddressError extends Error {
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** An undici Agent whose connections go only to addresses the policy accepted in the same lookup. */
-export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemResolver): Agent {
+export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemResolver, tls?: { ca?: string }): Agent {
   const lookup = (host: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback) => {
     resolve(host).then(
       (found) => {
@@ -100,5 +102,5 @@ export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemRes
       (err: NodeJS.ErrnoException) => callback(err, ''),
     );
   };
-  return new Agent({ connect: { lookup: lookup as never } });
+  return new Agent({ connect: { lookup: lookup as never, ...(tls?.ca ? { ca: tls.ca } : {}) } });
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 // Test harness: the real app over a real store, driven through fastify.inject().
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -47,7 +48,8 @@ export interface TestApp {
 }
 
 export function testConfig(db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>, env: Record<string, string> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: 'silent', ...env }), dataDir: db.dataDir, databaseUrl: db.databaseUrl };
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
+  return { ...config, dataDir: db.dataDir, databaseUrl: db.databaseUrl, streamDirectory: env.STREAM_DIRECTORY ?? path.join(db.dataDir, 'streams') };
 }
 
 export async function startTestApp(
