@@ -199,7 +199,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
-  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost });
+  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId) });
   const streams = new LogStreams({ streamStore: store.streamStore, ledger, secretBox, trail, clock, config, resolveHost, kick: () => streamDelivery.kick() });
   metrics.streamLag = async () => Promise.all((await store.streamStore.all()).map(async (row) => ({ company_id: row.company_id, stream_id: row.stream_id, status: row.status, ...(await streams.lag(row)) })));
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, reportStore: store.reportStore, clock });

@@ -35,6 +35,8 @@ export const MAX_BATCH_SPAN = 5000;
 export const FIRST_BACKOFF_MS = 1000;
 export const MAX_BACKOFF_MS = 300_000;
 export const JITTER = 0.2;
+/** How long a stream's lease lasts: a pass plans, proves and sends one batch (the send bounded by STREAM_TIMEOUT_MS); after a crash another process takes the stream over once it ends. */
+export const leaseMs = (timeoutMs: number) => 2 * timeoutMs + 5000;
 const POLL_MS = 500;
 
 export interface StreamFilter {
@@ -67,7 +69,9 @@ export interface StreamDeliveryDeps {
   metrics: Metrics;
   events: EventSink;
   logError: (obj: object, msg: string) => void;
-  config: { streamTimeoutMs: number; streamAllowPrivate: boolean; streamDirectory: string; ledgerOrigin: string };
+  config: { streamTimeoutMs: number; streamAllowPrivate: boolean; streamDirectory: string; ledgerOrigin: string; checkpointIntervalMs: number };
+  /** Signs a checkpoint over every committed entry of the company (Appender.checkpoint). */
+  coverHead: (companyId: string) => Promise<void>;
   resolve: Resolver;
   random?: () => number;
 }
@@ -107,7 +111,7 @@ export class StreamDelivery {
       const due = await this.deps.streamStore.due(iso(this.deps.clock()), 100);
       // Only streams with something signed past their cursor take their lease (no write for an idle stream).
       const sizes = new Map<string, number>();
-      for (const companyId of new Set(due.map((s) => s.company_id))) sizes.set(companyId, (await this.deps.ledger.latestCheckpoint(companyId))?.tree_size ?? 0);
+      for (const companyId of new Set(due.map((s) => s.company_id))) sizes.set(companyId, await this.coveredSize(companyId));
       const ready = due.filter((s) => s.pending_to_seq !== null || (sizes.get(s.company_id) ?? 0) > s.cursor_seq);
       if (ready.length === 0) return;
       const sent = await Promise.all(ready.map((s) => this.deliverNext(s.company_id, s.stream_id)));
@@ -115,11 +119,27 @@ export class StreamDelivery {
     }
   }
 
+  /**
+   * How many entries the company's latest checkpoint covers. Entries a process committed and then
+   * died before its timed checkpoint (kill -9) stay uncovered until the next append; a stream
+   * waiting on them asks for a checkpoint once the interval has clearly passed.
+   */
+  private async coveredSize(companyId: string): Promise<number> {
+    const { ledger, clock, config } = this.deps;
+    const latest = await ledger.latestCheckpoint(companyId);
+    const size = latest?.tree_size ?? 0;
+    if (latest && clock() - Date.parse(latest.timestamp) < 2 * config.checkpointIntervalMs + 1000) return size;
+    const head = await ledger.getChainHead(companyId);
+    if (!head || head.lastSeq + 1 <= size) return size;
+    await this.deps.coverHead(companyId);
+    return (await ledger.latestCheckpoint(companyId))?.tree_size ?? 0;
+  }
+
   /** Sends the stream's next batch if it has one; true when one was delivered. */
   async deliverNext(companyId: string, streamId: string): Promise<boolean> {
     const { streamStore, clock, config } = this.deps;
     const start = clock();
-    const row = await streamStore.takeLease(companyId, streamId, this.owner, iso(start), iso(start + config.streamTimeoutMs + 60_000));
+    const row = await streamStore.takeLease(companyId, streamId, this.owner, iso(start), iso(start + leaseMs(config.streamTimeoutMs)));
     if (!row) return false;
     let planned: Awaited<ReturnType<StreamDelivery['plan']>> = null;
     try {
