@@ -48,7 +48,7 @@ export type CheckCode =
   | 'witnesses'
   /** A signed compliance report: its digest and signature. */
   | 'report'
-  /** A stream copy's batch: its header missing, its entry count, an entry outside its range (docs/ledger-format.md §16). */
+  /** A stream copy's batch: its header missing, its entry count, an entry outside its range (docs/ledger-format.md §17). */
   | 'stream_batch'
   /** A stream copy lacks a range of seqs between two batches. */
   | 'stream_gap'

@@ -1,4 +1,4 @@
-// Log streams' copies (docs/ledger-format.md §16): what a SIEM, a syslog server or a directory
+// Log streams' copies (docs/ledger-format.md §17): what a SIEM, a syslog server or a directory
 // received from a stream, checked offline like an evidence bundle. A stream delivers batches;
 // each batch is one header message (the checkpoint that covers it, the keys, the erasure
 // records, the consistency proof from the previous batch's checkpoint) and one message per

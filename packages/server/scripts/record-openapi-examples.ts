@@ -19,7 +19,7 @@ function trim(v: Json): Json {
 }
 
 async function main() {
-  const t = await startTestApp('sqlite', { env: { LEDGER_OPERATOR_TOKEN: 'operator-token-from-the-secret-store', CHECKPOINT_INTERVAL_MS: '0' }, resolveHost: async () => [{ address: '93.184.215.14', family: 4 }] });
+  const t = await startTestApp('sqlite', { env: { LEDGER_OPERATOR_TOKEN: 'operator-token-from-the-secret-store', CHECKPOINT_INTERVAL_MS: '0', STREAM_DELIVERY: 'off' }, resolveHost: async () => [{ address: '93.184.215.14', family: 4 }] });
   const call = async (operationId: string, method: string, url: string, opts: { headers?: Record<string, string>; payload?: Json } = {}) => {
     const res = await t.inject({ method: method as 'GET', url, headers: opts.headers ?? {}, ...(opts.payload !== undefined ? { payload: opts.payload as object } : {}) });
     if (res.statusCode >= 300) throw new Error(`${operationId}: ${res.statusCode} ${res.body}`);
@@ -184,6 +184,19 @@ async function main() {
     await call('listWebhookDeliveries', 'GET', `/api/v1/webhooks/endpoints/${eid}/deliveries`, { headers: user });
     await call('listWebhookEvents', 'GET', '/api/v1/webhooks/events?limit=2', { headers: user });
     await call('deleteWebhookEndpoint', 'DELETE', `/api/v1/webhooks/endpoints/${eid}`, { headers: user });
+
+    const stream = await call('createStream', 'POST', '/api/v1/streams', {
+      headers: user,
+      payload: { name: 'SOC syslog', destination: { type: 'syslog', host: 'siem.acme.example', port: 6514 }, format: 'cef', filter: { event_types: ['tool.called', 'hitl.rejected', 'approval.decided'] }, start: 'now' },
+    });
+    const sid = stream.json().id as string;
+    await call('listStreams', 'GET', '/api/v1/streams', { headers: user });
+    await call('getStream', 'GET', `/api/v1/streams/${sid}`, { headers: user });
+    await call('updateStream', 'PATCH', `/api/v1/streams/${sid}`, { headers: user, payload: { filter: { event_types: ['tool.called', 'tool.failed', 'hitl.rejected'] }, retry_window_seconds: 172800 } });
+    await call('pauseStream', 'POST', `/api/v1/streams/${sid}/pause`, { headers: user });
+    await call('resumeStream', 'POST', `/api/v1/streams/${sid}/resume`, { headers: user });
+    await call('listStreamBatches', 'GET', `/api/v1/streams/${sid}/batches`, { headers: user });
+    await call('deleteStream', 'DELETE', `/api/v1/streams/${sid}`, { headers: user });
 
     await call('setRetention', 'PUT', '/api/v1/compliance/retention', { headers: user, payload: { content_days: 365, by_event_type: { 'llm.call': 90 } } });
     await call('getRetention', 'GET', '/api/v1/compliance/retention', { headers: user });

@@ -22,6 +22,11 @@ const EXPECTED: Record<string, string> = {
   createWebhookEndpoint: 'webhook.endpoint_created',
   updateWebhookEndpoint: 'webhook.endpoint_updated',
   deleteWebhookEndpoint: 'webhook.endpoint_deleted',
+  createStream: 'stream.created',
+  updateStream: 'stream.updated',
+  pauseStream: 'stream.paused',
+  resumeStream: 'stream.resumed',
+  deleteStream: 'stream.deleted',
   setRetention: 'compliance.retention_changed',
   runRetention: 'compliance.retention_run',
   placeHold: 'compliance.hold_placed',
@@ -102,6 +107,12 @@ describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
     await walk('createWebhookEndpoint', async () => (endpointId = (await call('POST', '/webhooks/endpoints', { url, event_types: ['hitl.rejected'] })).json().id));
     await walk('updateWebhookEndpoint', () => call('PATCH', `/webhooks/endpoints/${endpointId}`, { rotate_secret: true, description: 'rotated' }));
     await walk('deleteWebhookEndpoint', () => call('DELETE', `/webhooks/endpoints/${endpointId}`));
+    let streamId = '';
+    await walk('createStream', async () => (streamId = (await call('POST', '/streams', { name: 'trail', destination: { type: 'directory', folder: 'trail' }, format: 'ledger' })).json().id));
+    await walk('updateStream', () => call('PATCH', `/streams/${streamId}`, { filter: { event_types: ['tool.called'] } }));
+    await walk('pauseStream', () => call('POST', `/streams/${streamId}/pause`));
+    await walk('resumeStream', () => call('POST', `/streams/${streamId}/resume`));
+    await walk('deleteStream', () => call('DELETE', `/streams/${streamId}`));
     await walk('setRetention', () => call('PUT', '/compliance/retention', { content_days: 3650 }));
     await walk('runRetention', () => call('POST', '/compliance/retention/run'));
     let holdId = '';

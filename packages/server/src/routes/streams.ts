@@ -8,7 +8,7 @@ import { ADMIN } from '../auth/rules.js';
 import { actorOf } from '../compliance/trail.js';
 import { page, seqCursor } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
-import { ServiceId, Uuid } from '../http/schemas.js';
+import { component, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import type { DestinationConfig } from '../streams/destinations.js';
 import { STREAM_FORMATS } from '../streams/formats.js';
@@ -56,7 +56,7 @@ const DestinationIn = Type.Union(
     Type.Object({ type: Type.Literal('https'), url: Url, ca: Ca }, { additionalProperties: false, description: 'NDJSON POSTs signed like webhooks; the signing secret is in the answer once' }),
     Type.Object({ type: Type.Literal('directory'), folder: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Folder under STREAM_DIRECTORY' }) }, { additionalProperties: false }),
   ],
-  { description: 'Where the stream sends, by type' },
+  { description: 'Where the stream sends, by type', ...component('StreamDestination') },
 );
 
 const Filter = Type.Object(
@@ -65,7 +65,7 @@ const Filter = Type.Object(
     sources: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: 'Only these sources' })),
     agent_ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: 'Only these agents' })),
   },
-  { additionalProperties: false, description: 'Which entries the stream sends (every list given must match; none: every entry)' },
+  { additionalProperties: false, description: 'Which entries the stream sends (every list given must match; none: every entry)', ...component('StreamFilter') },
 );
 
 const Format = Type.Union(
@@ -94,8 +94,8 @@ const Stream = Type.Object({
   last_delivered_at: Nullable(Type.String({ format: 'date-time' })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-});
-const StreamWithSecret = Type.Object({ ...Stream.properties, secret: Type.Optional(Type.String({ description: 'An https stream\'s signing secret (whsec_…, Standard Webhooks). Shown only now: store it.' })) });
+}, component('Stream'));
+const StreamWithSecret = Type.Object({ ...Stream.properties, secret: Type.Optional(Type.String({ description: 'An https stream\'s signing secret (whsec_…, Standard Webhooks). Shown only now: store it.' })) }, component('StreamWithSecret'));
 
 const RetryWindow = Type.Integer({ minimum: 60, maximum: 30 * 86_400, description: 'How long a stream keeps retrying before it is marked failed (default 86400)' });
 
