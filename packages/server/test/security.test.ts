@@ -51,6 +51,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     const session = randomUUID();
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const endpoint = (await t.inject({ method: 'POST', url: '/api/v1/webhooks/endpoints', headers: admin, payload: { url, event_types: ['hitl.rejected'], description: marker } })).json();
+    const stream = (await t.inject({ method: 'POST', url: '/api/v1/streams', headers: admin, payload: { name: marker, destination: { type: 'directory', folder: `sec-${marker.slice(7, 15)}` }, format: 'ledger' } })).json();
     const logs = (
       await t.inject({
         method: 'POST',
@@ -81,7 +82,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       auditor: { authorization: `Bearer ${auditorToken}` },
       apiKey,
       marker,
-      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id, report: report.id, approval: approval.id, standing: standing.id, team, policy, incident: incident.id, incidentReport: incidentReport.report.report_id },
+      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, stream: stream.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id, report: report.id, approval: approval.id, standing: standing.id, team, policy, incident: incident.id, incidentReport: incidentReport.report.report_id },
     };
   }
 
@@ -111,6 +112,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (param === 'hold_id') return owner.ids.hold as string;
     if (param === 'report_id' && !path.startsWith('/api/v1/incidents/')) return owner.ids.report as string;
     if (path.startsWith('/api/v1/webhooks/endpoints')) return owner.ids.endpoint as string;
+    if (path.startsWith('/api/v1/streams/')) return owner.ids.stream as string;
     if (path.startsWith('/api/v1/hitl/overrides/')) return owner.ids.override as string;
     if (path.startsWith('/api/v1/approvals/standing/')) return owner.ids.standing as string;
     if (path.startsWith('/api/v1/approvals/')) return owner.ids.approval as string;
@@ -137,6 +139,8 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (o.method === 'GET' || o.method === 'DELETE') return undefined;
     if (o.path === '/api/v1/forensics/replays') return { trace_id: owner.ids.trace, metadata: {} };
     if (o.path.startsWith('/api/v1/webhooks/endpoints/')) return { description: 'changed' };
+    if (o.path === '/api/v1/streams') return { name: 'security runner', destination: { type: 'directory', folder: 'security-runner' }, format: 'ledger' };
+    if (o.path === '/api/v1/streams/{id}' && o.method === 'PATCH') return { name: 'changed' };
     if (o.path.startsWith('/api/v1/users/') && o.method === 'PATCH') return { disabled: false };
     if (o.path === '/api/v1/compliance/retention') return { content_days: null };
     if (o.path === '/api/v1/compliance/holds') return { scope: { trace_id: owner.ids.trace }, reason: 'security runner' };
