@@ -140,6 +140,10 @@ export class StreamCopyVerifier {
   }
 
   add(m: StreamMessage): void {
+    if (m.kind !== 'batch' && m.kind !== 'entry') {
+      this.ignored++;
+      return;
+    }
     this.messages++;
     const key = `${String(m.stream_id)}\u0000${String(m.batch_id)}`;
     if (m.kind === 'batch') {
@@ -152,11 +156,11 @@ export class StreamCopyVerifier {
       }
       b.headers.add(JSON.stringify({ ...m, erasure_records: [] }));
       for (const r of Array.isArray(m.erasure_records) ? m.erasure_records : []) b.erasures.set(JSON.stringify(r), r);
-    } else if (m.kind === 'entry') {
+    } else {
       const b = this.batches.get(key);
       if (b) b.entries.set(JSON.stringify(m), m);
       else this.orphans.set(key, [...(this.orphans.get(key) ?? []), m]);
-    } else this.ignored++;
+    }
   }
 
   finish(keys: TrustedKey[] | null): VerificationReport {

@@ -11,7 +11,11 @@ import { verifyCommand } from '@audit-ledger/verify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { batchId, backoffMs, FIRST_BACKOFF_MS } from '../src/streams/delivery.js';
 import { STORE_KINDS } from './helpers/env.js';
-import { FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
+import { buildApp } from '../src/app.js';
+import { MemoryCounterStore } from '../src/ratelimit/counter.js';
+import { createUser } from '../src/users/accounts.js';
+import { FakeClock, problem, startTestApp, testConfig, type TestApp } from './helpers/app.js';
+import { createTestDatabase } from './helpers/stores.js';
 import { datadogReceiver, ndjsonReceiver, splunkReceiver } from './helpers/stream-receivers.js';
 import { verifySignature } from './helpers/webhook-receiver.js';
 
@@ -142,15 +146,18 @@ describe.each(STORE_KINDS)('log streams on %s', (kind) => {
     const s = await setup();
     const splunk = await splunkReceiver('hec-token-1');
     const dd = await datadogReceiver('dd-key-1');
+    const rx = await ndjsonReceiver();
     try {
       await s.append(4);
       const a = (await s.call('POST', '/streams', { name: 'splunk', destination: { type: 'splunk_hec', url: splunk.url, token: 'hec-token-1', index: 'audit' }, format: 'ocsf', start: 'beginning' })).json();
       const b = (await s.call('POST', '/streams', { name: 'dd', destination: { type: 'datadog', url: dd.url, api_key: 'dd-key-1', service: 'agents' }, format: 'ocsf', start: { from_seq: 1 }, filter: { event_types: ['tool.called'] } })).json();
+      // Several agents in one filter: every entry of either, none of the trail's.
+      const agents = (await s.call('POST', '/streams', { name: 'agents', destination: { type: 'https', url: rx.url }, format: 'ledger', start: 'beginning', filter: { agent_ids: ['agent-0', 'agent-1'] } })).json();
       expect(a).toMatchObject({ has_secret: true, destination: { type: 'splunk_hec', url: splunk.url, index: 'audit' } });
       expect(a.destination.token).toBeUndefined();
       expect(b.destination.api_key).toBeUndefined();
-      // Seq 0–3, then the two streams' creation records (seq 4 and 5).
-      await waitFor(async () => expect((await s.stream(a.id)).cursor_seq).toBe(6));
+      // Seq 0–3, then the three streams' creation records (seq 4–6).
+      await waitFor(async () => expect((await s.stream(a.id)).cursor_seq).toBe(7));
       // Datadog's filter selects seq 1 and 3: the rest waits for an entry it selects.
       await waitFor(() => expect(dd.logs.length).toBe(3));
       // Splunk: each batch acknowledged at its second poll, so each sent once.
@@ -169,7 +176,11 @@ describe.each(STORE_KINDS)('log streams on %s', (kind) => {
       expect(seqs).toEqual([1, 3]);
       report = verifyLines(dd.logs.map((l) => JSON.stringify(l)));
       expect(report.ok, JSON.stringify(report.checks)).toBe(true);
-      expect(report.checks.at(-1)!.message).toMatch(/seq 1–5, 2 entries verified.*filtered/);
+      expect(report.checks.at(-1)!.message).toMatch(/seq 1–[56], 2 entries verified.*filtered/);
+      await waitFor(() => expect(rx.lines().filter((l) => l.includes('"kind":"entry"'))).toHaveLength(4));
+      expect(rx.lines().flatMap((l) => (JSON.parse(l).kind === 'entry' ? [JSON.parse(l).entry.seq] : []))).toEqual([0, 1, 2, 3]);
+      expect(verifyLines(rx.lines()).ok).toBe(true);
+      expect(agents.filter).toEqual({ agent_ids: ['agent-0', 'agent-1'] });
       // A tampered copy fails: one entry's data changed in what Datadog holds.
       const tampered = dd.logs.map((l, i) => (i === 1 ? JSON.stringify({ ...l, message: l.message.replace('"i":1', '"i":9') }) : JSON.stringify(l)));
       expect(verifyLines(tampered).ok).toBe(false);
@@ -179,6 +190,7 @@ describe.each(STORE_KINDS)('log streams on %s', (kind) => {
     } finally {
       await splunk.close();
       await dd.close();
+      await rx.close();
     }
   });
 
@@ -187,10 +199,11 @@ describe.each(STORE_KINDS)('log streams on %s', (kind) => {
     const ids = await s.append(3);
     const erased = await s.call('POST', '/compliance/erasures', { log_ids: [ids[1]!], legal_basis: 'GDPR Art. 17' });
     expect(erased.statusCode, erased.body).toBe(201);
-    const folder = `cef-${s.acct.companyId.slice(0, 8)}`;
+    const folder = 'cef';
     const st = (await s.call('POST', '/streams', { name: 'files', destination: { type: 'directory', folder }, format: 'cef', start: 'beginning' })).json();
     const control = (await s.call('POST', '/streams', { name: 'control', destination: { type: 'directory', folder: `${folder}-control` }, format: 'ledger', start: 'beginning' })).json();
-    const dir = path.join(t.config.streamDirectory, folder);
+    // Under the company's own folder: two companies naming the same folder never share it.
+    const dir = path.join(t.config.streamDirectory, s.acct.companyId, folder);
     await waitFor(async () => expect((await s.stream(st.id)).lag.entries).toBe(0));
     const files = fs.readdirSync(dir).sort();
     expect(files[0]).toMatch(new RegExp(`^00000000000000000000-0000000000000000000\\d-[0-9a-f-]{36}\\.cef$`));
@@ -282,5 +295,46 @@ describe('log streams with the default address policy', () => {
     expect(backoffMs(3, () => 0.5)).toBe(4 * FIRST_BACKOFF_MS);
     expect(backoffMs(3, () => 0)).toBe(Math.round(4 * FIRST_BACKOFF_MS * 0.8));
     expect(backoffMs(60, () => 1)).toBe(Math.round(300_000 * 1.2));
+  });
+});
+
+describe.skipIf(!STORE_KINDS.includes('postgres'))('a log stream served by two processes on one PostgreSQL', () => {
+  it('delivers each batch once: one process holds the stream at a time', async () => {
+    const rx = await ndjsonReceiver();
+    const db = await createTestDatabase('postgres');
+    const config = testConfig(db, { STREAM_ALLOW_PRIVATE: 'true', CHECKPOINT_INTERVAL_MS: '0' });
+    const apps: Array<Awaited<ReturnType<typeof buildApp>>> = [];
+    const stores: Array<ReturnType<typeof db.open>> = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const store = db.open();
+        if (i === 0) await store.migrate();
+        stores.push(store);
+        const app = await buildApp({ config, store, counters: new MemoryCounterStore(), logger: false });
+        await app.ready();
+        apps.push(app);
+      }
+      const [a, b] = apps as [(typeof apps)[number], (typeof apps)[number]];
+      await createUser(stores[0] as never, { company: 'two-streams', email: 'two-streams@example.com', password: 'two processes 123', role: 'admin' }, Date.now, null);
+      const admin = { authorization: `Bearer ${(await a.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'two-streams@example.com', password: 'two processes 123' } })).json().access_token}` };
+      const agent = { 'x-api-key': (await a.inject({ method: 'POST', url: '/api/v1/auth/api_keys', headers: admin, payload: { name: 'agents', rate_limit_per_minute: 100_000 } })).json().key as string };
+      const st = (await a.inject({ method: 'POST', url: '/api/v1/streams', headers: admin, payload: { name: 'shared', destination: { type: 'https', url: rx.url }, format: 'ledger', start: 'beginning' } })).json();
+      for (let i = 0; i < 20; i++) {
+        const app = i % 2 === 0 ? a : b;
+        const res = await app.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: agent, payload: { logs: Array.from({ length: 25 }, (_, j) => ({ event_type: 'tool.called', data: { i, j } })) } });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+      await vi.waitFor(async () => expect((await b.inject({ method: 'GET', url: `/api/v1/streams/${st.id}`, headers: admin })).json().lag.entries).toBe(0), { timeout: 20_000, interval: 50 });
+      const ids = rx.got.map((g) => g.headers['idempotency-key']);
+      expect(new Set(ids).size).toBe(ids.length);
+      const seqs = rx.lines().flatMap((l) => (JSON.parse(l).kind === 'entry' ? [JSON.parse(l).entry.seq as number] : []));
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i));
+      expect(seqs.length).toBeGreaterThanOrEqual(501);
+    } finally {
+      for (const app of apps) await app.close();
+      for (const s of stores) await s.close();
+      await rx.close();
+      await db.drop();
+    }
   });
 });

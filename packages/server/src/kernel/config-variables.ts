@@ -155,7 +155,7 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
   {
     name: 'STREAM_DIRECTORY',
     default: '$LEDGER_DATA_DIR/streams',
-    description: 'Root of the `directory` log stream destinations: each stream writes its sealed segments to a folder under it, named in the stream (never a path outside it).',
+    description: 'Root of the `directory` log stream destinations: each stream writes its sealed segments to `<company_id>/<folder>` under it, the folder named in the stream (never a path outside it; two companies never share one).',
   },
   {
     name: 'RETENTION_INTERVAL_SECONDS',

@@ -54,7 +54,7 @@ const DestinationIn = Type.Union(
       { additionalProperties: false },
     ),
     Type.Object({ type: Type.Literal('https'), url: Url, ca: Ca }, { additionalProperties: false, description: 'NDJSON POSTs signed like webhooks; the signing secret is in the answer once' }),
-    Type.Object({ type: Type.Literal('directory'), folder: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Folder under STREAM_DIRECTORY' }) }, { additionalProperties: false }),
+    Type.Object({ type: Type.Literal('directory'), folder: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Folder under STREAM_DIRECTORY/<company_id>' }) }, { additionalProperties: false }),
   ],
   { description: 'Where the stream sends, by type', ...component('StreamDestination') },
 );

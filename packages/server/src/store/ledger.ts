@@ -16,6 +16,8 @@ export interface EntryFilter {
   event_types?: string[];
   /** Not indexed (an index would cost every append): narrow by time or trace on large ledgers. */
   agent_id?: string;
+  /** Any of these agents (not indexed either). */
+  agent_ids?: string[];
   /** created_at >= from */
   from?: string;
   /** created_at < to */
@@ -82,6 +84,7 @@ export class LedgerStore {
     if (f.sources !== undefined) q = q.where('source', 'in', f.sources);
     if (f.event_types !== undefined) q = q.where('event_type', 'in', f.event_types);
     if (f.agent_id !== undefined) q = q.where('agent_id', '=', f.agent_id);
+    if (f.agent_ids !== undefined) q = q.where('agent_id', 'in', f.agent_ids);
     if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
     if (f.to !== undefined) q = q.where('created_at', '<', f.to);
     if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);

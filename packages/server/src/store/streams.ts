@@ -27,7 +27,6 @@ export type StreamProgress = Partial<
     | 'delivered_batches'
     | 'delivered_entries'
     | 'last_delivered_at'
-    | 'updated_at'
   >
 >;
 

@@ -8,6 +8,7 @@
 // failed, a `log_stream.failed` event is emitted and the metric counts it. Streams are sent
 // concurrently, each bounded by STREAM_TIMEOUT_MS, so one slow destination never holds another.
 import { createHash, randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { STREAM_BATCH_FORMAT, type StreamBatchHeader, type StreamEntryMessage, type StreamMessage } from '@audit-ledger/core';
 import { buildEvidence } from '../exports/formats.js';
 import { BackgroundTask } from '../kernel/background.js';
@@ -185,7 +186,6 @@ export class StreamDelivery {
           delivered_batches: row.delivered_batches + 1,
           delivered_entries: row.delivered_entries + header.entry_count,
           last_delivered_at: now,
-          updated_at: now,
         },
       );
       this.deps.metrics.streamBatches.inc({ result: 'delivered' });
@@ -209,7 +209,6 @@ export class StreamDelivery {
       attempts,
       failing_since: since,
       last_error: message,
-      updated_at: iso(now),
       next_attempt_at: iso(now + backoffMs(attempts, this.deps.random ?? Math.random)),
       ...(gaveUp ? { status: 'failed' as const, status_reason: `no batch delivered for ${row.retry_window_seconds} s (its retry window): ${message}` } : {}),
     };
@@ -229,7 +228,8 @@ export class StreamDelivery {
   }
 
   private destination(row: StreamRow): Destination {
-    const version = row.updated_at;
+    // Kept while the destination and its secret stay the same (an HTTP agent keeps its connections).
+    const version = `${row.destination}\u0000${row.secret_encrypted ?? ''}`;
     const cached = this.destinations.get(row.stream_id);
     if (cached && cached.version === version) return cached.destination;
     void cached?.destination.close();
@@ -237,7 +237,7 @@ export class StreamDelivery {
     const destination = openDestination(JSON.parse(row.destination) as DestinationConfig, row.secret_encrypted ? this.deps.secretBox.open(row.secret_encrypted) : null, {
       allowPrivate: config.streamAllowPrivate,
       resolve,
-      directoryRoot: config.streamDirectory,
+      directoryRoot: path.join(config.streamDirectory, row.company_id),
       clock,
     });
     this.destinations.set(row.stream_id, { version, destination });
@@ -254,7 +254,7 @@ export class StreamDelivery {
       order: 'asc',
       ...(f.event_types?.length ? { event_types: f.event_types } : {}),
       ...(f.sources?.length ? { sources: f.sources } : {}),
-      ...(f.agent_ids?.length === 1 ? { agent_id: f.agent_ids[0] as string } : {}),
+      ...(f.agent_ids?.length ? { agent_ids: f.agent_ids } : {}),
       limit: MAX_BATCH_ENTRIES,
       afterSeq: row.cursor_seq - 1,
     } as EntryFilter;
@@ -262,18 +262,17 @@ export class StreamDelivery {
     let to: number;
     let checkpoint;
     let rows: LogEntryRow[];
-    const agentOk = (r: LogEntryRow) => !f.agent_ids || f.agent_ids.length <= 1 || f.agent_ids.includes(r.agent_id ?? '');
     if (row.pending_to_seq !== null && row.pending_checkpoint_size !== null) {
       // The batch a crash or a failure left unsent: the same seqs, the same checkpoint when it is still kept.
       to = row.pending_to_seq;
       checkpoint = (await ledger.getCheckpoint(companyId, row.pending_checkpoint_size)) ?? (await ledger.latestCheckpoint(companyId));
       if (!checkpoint || checkpoint.tree_size <= to) return null;
-      rows = (await ledger.listEntries(companyId, { ...filter, seqBelow: to + 1 })).filter(agentOk);
+      rows = await ledger.listEntries(companyId, { ...filter, seqBelow: to + 1 });
     } else {
       checkpoint = await ledger.latestCheckpoint(companyId);
       if (!checkpoint || checkpoint.tree_size <= from) return null;
       const bound = Math.min(from + MAX_BATCH_SPAN, checkpoint.tree_size);
-      const found = (await ledger.listEntries(companyId, { ...filter, seqBelow: bound })).filter(agentOk);
+      const found = await ledger.listEntries(companyId, { ...filter, seqBelow: bound });
       rows = [];
       let bytes = 0;
       for (const r of found) {

@@ -42,7 +42,7 @@ export interface Outbound {
 export interface DestinationDeps {
   allowPrivate: boolean;
   resolve: Resolver;
-  /** Root of directory destinations (STREAM_DIRECTORY). */
+  /** Root of this company's directory destinations (STREAM_DIRECTORY/<company_id>). */
   directoryRoot: string;
   clock: () => number;
 }
@@ -112,11 +112,15 @@ class SyslogDestination implements Destination {
       };
       const onAbort = () => fail(new Error('timed out before the syslog server closed the connection'));
       signal.addEventListener('abort', onAbort, { once: true });
+      let written = false;
       socket.once('error', (err) => fail(err));
       socket.once('secureConnect', () => socket.end(payload));
-      // The server closes its end only after reading ours to the end: every message was taken.
+      socket.once('finish', () => (written = true));
+      // The server closes its end only after reading ours to the end: every message was taken. A
+      // close before our end was even written is a refusal, not a receipt.
       socket.once('end', () => {
         if (settled) return;
+        if (!written) return fail(new Error('the syslog server closed the connection before the batch was written'));
         settled = true;
         signal.removeEventListener('abort', onAbort);
         socket.destroy();

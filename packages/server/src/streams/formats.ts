@@ -19,20 +19,17 @@ export function isFailure(eventType: string): boolean {
 
 const ms = (t: unknown) => (typeof t === 'string' ? Date.parse(t) : NaN);
 
+/** Every event's class: API Activity (6003) of Application Activity (6), activity Other (99). */
+const OCSF_CLASS = { category_uid: 6, category_name: 'Application Activity', class_uid: 6003, class_name: 'API Activity', activity_id: 99, type_uid: 600399, type_name: 'API Activity: Other' } as const;
+
 /** One OCSF API Activity event for a message (the batch header is an event of activity Other too, its event_code says what it is). */
 export function ocsfEvent(m: StreamMessage): Record<string, unknown> {
   const product = { name: 'audit-ledger', vendor_name: 'audit-ledger', version: VERSION };
   if (m.kind === 'batch') {
     const h = m as StreamBatchHeader;
     return {
-      category_uid: 6,
-      category_name: 'Application Activity',
-      class_uid: 6003,
-      class_name: 'API Activity',
-      activity_id: 99,
+      ...OCSF_CLASS,
       activity_name: 'audit_ledger.stream_batch',
-      type_uid: 600399,
-      type_name: 'API Activity: Other',
       severity_id: 1,
       severity: 'Informational',
       status_id: 1,
@@ -52,14 +49,8 @@ export function ocsfEvent(m: StreamMessage): Record<string, unknown> {
   const agent = typeof e.agent_id === 'string' ? e.agent_id : null;
   const session = typeof e.session_id === 'string' ? e.session_id : null;
   return {
-    category_uid: 6,
-    category_name: 'Application Activity',
-    class_uid: 6003,
-    class_name: 'API Activity',
-    activity_id: 99,
+    ...OCSF_CLASS,
     activity_name: type,
-    type_uid: 600399,
-    type_name: 'API Activity: Other',
     severity_id: failed ? 3 : 1,
     severity: failed ? 'Medium' : 'Informational',
     status_id: failed ? 2 : 1,

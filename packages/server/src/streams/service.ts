@@ -213,6 +213,7 @@ export class LogStreams {
     switch (input.type) {
       case 'syslog': {
         checkCa(input.ca);
+        // The host under the same address policy as a URL's (the scheme and port only carry it).
         const problem = await urlProblem(`https://${input.host.includes(':') ? `[${input.host}]` : input.host}:${input.port}/`, allowPrivate, this.deps.resolveHost);
         if (problem) throw bad('host', problem.replace('WEBHOOK_ALLOW_PRIVATE', 'STREAM_ALLOW_PRIVATE'));
         return { config: { type: 'syslog', host: input.host, port: input.port, ...(input.server_name ? { server_name: input.server_name } : {}), ...(input.ca ? { ca: input.ca } : {}), ...(input.app_name ? { app_name: input.app_name } : {}) }, secret: null };
