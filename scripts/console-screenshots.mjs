@@ -26,6 +26,7 @@ const SHOWN = {
   'policy-diff.png': 'governance-policy-diff.png',
   'compliance.png': 'workspace-compliance.png',
   'admin.png': 'sqlite-admin.png',
+  'streams.png': 'workspace-streams.png',
   'keys.png': 'sqlite-keys.png',
   'phone-375.png': 'workspace-375.png',
   'sign-in.png': 'sqlite-sign-in.png',

@@ -337,6 +337,37 @@ describe('console defects found by a new user, in Chromium', () => {
     await p.close();
   });
 
+  it('log streams on the Administration page: one added from the form delivers and shows caught up; pausing asks first', async () => {
+    const p = await signedIn();
+    await p.getByRole('link', { name: 'Admin', exact: true }).click();
+    const form = p.getByRole('form', { name: 'Add a log stream' });
+    await form.getByLabel('Name').fill('evidence archive');
+    await form.getByLabel('Destination').selectOption('directory');
+    await form.getByLabel('Folder').fill('archive');
+    await form.getByLabel('Format').selectOption('ledger');
+    await form.getByLabel('Start').selectOption('beginning');
+    await form.getByRole('button', { name: 'Add stream' }).click();
+    const table = p.getByRole('table', { name: 'Log streams' });
+    const row = table.getByRole('row').filter({ hasText: 'evidence archive' });
+    await row.waitFor();
+    expect(await row.innerText()).toContain('directory archive');
+    const streams = async () => (await api('GET', '/streams', admin)).json().items as Array<{ name: string; status: string; lag: { entries: number } }>;
+    await expect.poll(async () => (await streams())[0]?.lag.entries, { timeout: 20_000 }).toBe(0);
+    // The page shows what the API says, after a reload of the page.
+    await p.reload();
+    await expect.poll(() => p.getByRole('table', { name: 'Log streams' }).getByRole('row').filter({ hasText: 'evidence archive' }).innerText()).toContain('caught up');
+    await p.getByRole('button', { name: 'Pause evidence archive' }).click();
+    expect((await streams())[0]?.status).toBe('active');
+    const dialog = p.getByRole('dialog', { name: 'Pause the stream evidence archive' });
+    expect(await dialog.innerText()).toContain('continues from where it stopped');
+    await dialog.getByRole('button', { name: /^Confirm/ }).click();
+    await expect.poll(async () => (await streams())[0]?.status).toBe('paused');
+    await p.getByRole('button', { name: 'Resume evidence archive' }).waitFor();
+    expect(await axe(p)).toEqual([]);
+    await p.getByRole('region', { name: 'Log streams' }).screenshot({ path: path.join(SHOTS, 'workspace-streams.png') });
+    await p.close();
+  });
+
   it('9. the console has a favicon', async () => {
     const res = await fetch(`${svc.url}/console/favicon.svg`);
     expect(res.status).toBe(200);

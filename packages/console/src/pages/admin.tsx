@@ -1,8 +1,9 @@
-// Administration (admins): health, usage, webhooks and deliveries, the API key, users and roles.
+// Administration (admins): health, usage, webhooks and deliveries, log streams (streams.tsx), the API key, users and roles.
 import type { Answer } from '@audit-ledger/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Confirm, ErrorLine, message } from '../ui';
+import { Streams } from './streams';
 
 // The service's answers, typed from its OpenAPI document (through the SDK's generated types).
 type UserRow = Answer<'listUsers'>['items'][number];
@@ -249,6 +250,7 @@ export function Admin({ role }: { role: string }) {
         <p>Blue: events ingested; brown: API requests, per day.</p>
       </section>
       <Webhooks onShown={setShown} />
+      <Streams onShown={setShown} />
       <section class="card" aria-label="API key">
         <h2>API key</h2>
         <table aria-label="API keys">
