@@ -9,6 +9,7 @@ import type { ForensicsTimings } from './forensics.js';
 import type { GrowthRow } from './growth.js';
 import type { ExportResult, VerifyResult } from './integrity.js';
 import type { MultiRow, Neighbour } from './multi.js';
+import { streamsLine, type StreamsRow } from './streams.js';
 import { parserLine, type parserCost } from './parser.js';
 
 export interface Load {
@@ -48,6 +49,7 @@ export interface BenchResults {
   postgres: ServiceResult;
   multi: MultiRow[];
   neighbour: Neighbour;
+  streams: StreamsRow;
   /** µs of CPU per request by stage, all threads, from CPU profiles (profile-stages.ts). */
   profile: { single: Map<string, number>; batch: Map<string, number> };
 }
@@ -95,6 +97,7 @@ export function benchFigures(r: BenchResults): FiguresFile {
   }
   for (const m of r.multi) put(`multi_${m.processes}p_events_per_s`, m.eventsPerSecond, 'ev/s', 'higher');
   put('neighbour_single_p99_ms', r.neighbour.besideBatches.p99, 'ms', 'lower');
+  put('streams_3_batch_per_none', r.streams.ratio, '×', 'higher');
   return { run_at: r.runAt, machine: r.machine, figures: f };
 }
 
@@ -146,6 +149,7 @@ export function performanceDoc(r: BenchResults, existing: string): string {
           ]
         : []),
       ['Another company\'s single events beside 1000-event batches on 4 connections, p99 < 50 ms (PostgreSQL)', `${r.neighbour.besideBatches.p99} ms`, `${r.neighbour.alone.p99} ms alone`, '', met(r.neighbour.besideBatches.p99 < 50)],
+      ['Batch ingestion with three active log streams within 10% of none (SQLite)', `${fmt(r.streams.three)} events/s`, `${fmt(r.streams.none)} events/s without`, x(r.streams.ratio), met(r.streams.ratio >= 0.9)],
       ['Chains gap-free and linked after 100 companies on 1, 2 and 4 processes', r.multi.map((m) => `${m.processes}: ${m.gapFree && m.linked ? 'yes' : 'NO'}`).join(', '), '', '', met(r.multi.every((m) => m.gapFree && m.linked))],
     ],
   );
@@ -222,6 +226,11 @@ Noisy neighbour, one process: company B's single events on 4 connections took p5
 p99 ${r.neighbour.alone.p99} ms alone (${fmt(r.neighbour.alone.rps)} req/s), and p50 ${r.neighbour.besideBatches.p50} ms, p99 ${r.neighbour.besideBatches.p99} ms
 (${fmt(r.neighbour.besideBatches.rps)} req/s) while company A loaded 1000-event batches on 4 connections
 (${fmt(r.neighbour.batchEventsPerSecond)} events/s).
+
+Log streams (\`bench/streams.ts\`, SQLite): ${streamsLine(r.streams)}. The streams write sealed
+directory segments in the ledger's JSON, OCSF and CEF, so their whole cost (planning, inclusion and
+consistency proofs, rendering, fsync) is the service's; "no stream" is the mean of a load before they
+were created and one while they were paused.
 
 ## Where the CPU goes
 

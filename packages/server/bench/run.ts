@@ -24,6 +24,7 @@ import { manyCompanies, noisyNeighbour } from './multi.js';
 import { stagesOf } from './profile-stages.js';
 import { searchBench, searchLine } from './search.js';
 import { otlpLine, otlpMappingCost } from './otlp.js';
+import { streamsLine, streamsOverhead } from './streams.js';
 import { type BenchResults, benchFigures, forensicsLine, type Load, performanceDoc, readExisting } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -39,6 +40,7 @@ const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
  */
 const ONLY = process.env.BENCH_ONLY;
 // BENCH_ONLY=otlp: the OTLP mapping's CPU per span (bench/otlp.ts).
+// BENCH_ONLY=streams: batch ingestion with and without three active log streams (bench/streams.ts).
 // BENCH_ONLY=search: the search index's write cost and query p50/p99 on BENCH_SEARCH_ENTRIES (1,000,000) entries, SQLite then PostgreSQL (bench/search.ts).
 
 // The workload: ~500-byte events of agent traces. A trace (one agent run) has many events,
@@ -268,6 +270,8 @@ const startService = (env: Record<string, string>) =>
 
 const growthBodies = { single: SINGLE_BODIES, batch: BATCH_BODY, traceId: TRACES[0] as string };
 
+const streamsPart = () => streamsOverhead(startService, scratchDir('al-bench-streams-'), BATCH_BODY, (url, body, c, headers) => load(url, body, c, headers), stop);
+
 async function main(): Promise<void> {
   const options = new Command('bench').option('--compare <file>', "print each figure beside a previous run's saved JSON (docs/performance.json)").parse().opts<{ compare?: string }>();
   console.log(`audit-ledger bench: ${DURATION} s per load run`);
@@ -275,6 +279,7 @@ async function main(): Promise<void> {
   if (ONLY === 'forensics') return void console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
   if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);
   if (ONLY === 'otlp') return void console.log(otlpLine(otlpMappingCost()));
+  if (ONLY === 'streams') return void console.log(`streams: ${streamsLine(await streamsPart())}`);
   if (ONLY === 'search') {
     const n = Number(process.env.BENCH_SEARCH_ENTRIES ?? 1_000_000);
     console.log(searchLine(await searchBench(n)));
@@ -334,6 +339,8 @@ async function main(): Promise<void> {
   }
   const neighbour = await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY);
   console.log(`noisy neighbour: ${JSON.stringify(neighbour)}`);
+  const streams = await streamsPart();
+  console.log(`streams: ${streamsLine(streams)}`);
 
   const profile = { single: await profiledStages(SINGLE_BODIES, '/api/v1/logs', 64), batch: await profiledStages(BATCH_BODY, '/api/v1/logs/batch', 4) };
   console.log(`profiles: ${JSON.stringify({ single: Object.fromEntries(profile.single), batch: Object.fromEntries(profile.batch) })}`);
@@ -356,6 +363,7 @@ async function main(): Promise<void> {
     postgres,
     multi,
     neighbour,
+    streams,
     profile,
   };
   const figures = benchFigures(results);

@@ -165,6 +165,16 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const metrics = new Metrics({ rateLimitFallback: () => counters.fallbackActive });
   // When this process last committed an append: a full verification then leaves a core to ingestion.
   let lastCommitAt = 0;
+  // Seconds spent committing since the streams last looked: over half the time means ingestion needs the writer.
+  let commitSeconds = 0;
+  let commitWindowFrom = clock();
+  const writerSaturated = () => {
+    const now = clock();
+    const busy = now > commitWindowFrom && commitSeconds / ((now - commitWindowFrom) / 1000) > 0.5;
+    commitSeconds = 0;
+    commitWindowFrom = now;
+    return busy;
+  };
   const appender = new Appender({
     store,
     keyring,
@@ -175,6 +185,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     onError: (err, message) => logError({ err }, message),
     onCommit: (entries, seconds, idempotencyConflicts) => {
       lastCommitAt = clock();
+      commitSeconds += seconds;
       metrics.eventsAppended.inc(entries);
       if (idempotencyConflicts > 0) metrics.idempotencyConflicts.inc(idempotencyConflicts);
       metrics.appendBatchSize.observe(entries);
@@ -199,7 +210,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
-  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId) });
+  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId), saturated: writerSaturated });
   const streams = new LogStreams({ streamStore: store.streamStore, ledger, secretBox, trail, clock, config, resolveHost, kick: () => streamDelivery.kick() });
   metrics.streamLag = async () => Promise.all((await store.streamStore.all()).map(async (row) => ({ company_id: row.company_id, stream_id: row.stream_id, status: row.status, ...(await streams.lag(row)) })));
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, reportStore: store.reportStore, clock });

@@ -39,6 +39,12 @@ export const JITTER = 0.2;
 /** How long a stream's lease lasts: a pass plans, proves and sends one batch (the send bounded by STREAM_TIMEOUT_MS); after a crash another process takes the stream over once it ends. */
 export const leaseMs = (timeoutMs: number) => 2 * timeoutMs + 5000;
 const POLL_MS = 500;
+/**
+ * Ingestion comes first: while appends keep the ledger's writer busy (services.ts: more than half
+ * of the time since the last look spent committing), streams send one batch (of one stream, in
+ * turn) every SATURATED_EVERY passes and catch up once the load eases (bench/streams.ts measures both).
+ */
+const SATURATED_EVERY = 4;
 
 export interface StreamFilter {
   event_types?: string[] | undefined;
@@ -73,6 +79,8 @@ export interface StreamDeliveryDeps {
   config: { streamTimeoutMs: number; streamAllowPrivate: boolean; streamDirectory: string; ledgerOrigin: string; checkpointIntervalMs: number };
   /** Signs a checkpoint over every committed entry of the company (Appender.checkpoint). */
   coverHead: (companyId: string) => Promise<void>;
+  /** True while appends keep the ledger's writer busy (since the last call). */
+  saturated?: () => boolean;
   resolve: Resolver;
   random?: () => number;
 }
@@ -83,6 +91,8 @@ export class StreamDelivery {
   /** This process's name on the leases it takes. */
   readonly owner = randomUUID();
   private readonly destinations = new Map<string, { version: string; destination: Destination }>();
+  private saturatedPasses = 0;
+  private turn = 0;
 
   constructor(private readonly deps: StreamDeliveryDeps) {
     this.task = new BackgroundTask(
@@ -107,17 +117,34 @@ export class StreamDelivery {
     this.destinations.clear();
   }
 
+  private saturated(): boolean {
+    return this.deps.saturated?.() ?? false;
+  }
+
   private async drain(): Promise<void> {
-    while (!this.task.closed) {
+    if (this.saturated()) {
+      // One batch of one stream every few passes, the streams in turn; the rest waits for the load to ease.
+      if (++this.saturatedPasses % SATURATED_EVERY !== 0) return;
       const due = await this.deps.streamStore.due(iso(this.deps.clock()), 100);
-      // Only streams with something signed past their cursor take their lease (no write for an idle stream).
-      const sizes = new Map<string, number>();
-      for (const companyId of new Set(due.map((s) => s.company_id))) sizes.set(companyId, await this.coveredSize(companyId));
-      const ready = due.filter((s) => s.pending_to_seq !== null || (sizes.get(s.company_id) ?? 0) > s.cursor_seq);
+      const ready = due.length ? await this.ready(due) : [];
+      const pick = ready[this.turn++ % Math.max(1, ready.length)];
+      if (pick) await this.deliverNext(pick.company_id, pick.stream_id);
+      return;
+    }
+    while (!this.task.closed) {
+      const ready = await this.ready(await this.deps.streamStore.due(iso(this.deps.clock()), 100));
       if (ready.length === 0) return;
       const sent = await Promise.all(ready.map((s) => this.deliverNext(s.company_id, s.stream_id)));
-      if (!sent.some(Boolean)) return;
+      // A backlog is sent round after round, unless ingestion has come to need the thread.
+      if (!sent.some(Boolean) || this.saturated()) return;
     }
+  }
+
+  /** The due streams with something signed past their cursor (only they take their lease: no write for an idle stream). */
+  private async ready<S extends { company_id: string; cursor_seq: number; pending_to_seq: number | null }>(due: S[]): Promise<S[]> {
+    const sizes = new Map<string, number>();
+    for (const companyId of new Set(due.map((s) => s.company_id))) sizes.set(companyId, await this.coveredSize(companyId));
+    return due.filter((s) => s.pending_to_seq !== null || (sizes.get(s.company_id) ?? 0) > s.cursor_seq);
   }
 
   /**
