@@ -165,15 +165,20 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const metrics = new Metrics({ rateLimitFallback: () => counters.fallbackActive });
   // When this process last committed an append: a full verification then leaves a core to ingestion.
   let lastCommitAt = 0;
-  // Seconds spent committing since the streams last looked: over half the time means ingestion needs the writer.
+  // Whether ingestion needs the machine since the streams last looked: the writer committing over
+  // half the time, or the request thread busy over 90% of it while appends come in.
   let commitSeconds = 0;
   let commitWindowFrom = clock();
-  const writerSaturated = () => {
+  let utilization = performance.eventLoopUtilization();
+  const ingestionSaturated = () => {
     const now = clock();
-    const busy = now > commitWindowFrom && commitSeconds / ((now - commitWindowFrom) / 1000) > 0.5;
+    const writerBusy = now > commitWindowFrom && commitSeconds / ((now - commitWindowFrom) / 1000) > 0.5;
+    const elu = performance.eventLoopUtilization();
+    const threadBusy = performance.eventLoopUtilization(elu, utilization).utilization > 0.9 && now - lastCommitAt < 1000;
     commitSeconds = 0;
     commitWindowFrom = now;
-    return busy;
+    utilization = elu;
+    return writerBusy || threadBusy;
   };
   const appender = new Appender({
     store,
@@ -210,7 +215,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
-  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId), saturated: writerSaturated });
+  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId), saturated: ingestionSaturated });
   const streams = new LogStreams({ streamStore: store.streamStore, ledger, secretBox, trail, clock, config, resolveHost, kick: () => streamDelivery.kick() });
   metrics.streamLag = async () => Promise.all((await store.streamStore.all()).map(async (row) => ({ company_id: row.company_id, stream_id: row.stream_id, status: row.status, ...(await streams.lag(row)) })));
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, reportStore: store.reportStore, clock });

@@ -40,9 +40,10 @@ export const JITTER = 0.2;
 export const leaseMs = (timeoutMs: number) => 2 * timeoutMs + 5000;
 const POLL_MS = 500;
 /**
- * Ingestion comes first: while appends keep the ledger's writer busy (services.ts: more than half
- * of the time since the last look spent committing), streams send one batch (of one stream, in
- * turn) every SATURATED_EVERY passes and catch up once the load eases (bench/streams.ts measures both).
+ * Ingestion comes first: while it saturates the service (services.ts: the writer committing more
+ * than half the time since the last look, or the request thread busy over 90% of it while appends
+ * come in), streams send one batch (of one stream, in turn) every SATURATED_EVERY passes and catch
+ * up once the load eases (bench/streams.ts measures both).
  */
 const SATURATED_EVERY = 4;
 
@@ -79,7 +80,7 @@ export interface StreamDeliveryDeps {
   config: { streamTimeoutMs: number; streamAllowPrivate: boolean; streamDirectory: string; ledgerOrigin: string; checkpointIntervalMs: number };
   /** Signs a checkpoint over every committed entry of the company (Appender.checkpoint). */
   coverHead: (companyId: string) => Promise<void>;
-  /** True while appends keep the ledger's writer busy (since the last call). */
+  /** True while ingestion saturates the service (since the last call). */
   saturated?: () => boolean;
   resolve: Resolver;
   random?: () => number;
