@@ -5,7 +5,6 @@
 // second load against the mean of the other two. Then the streams are resumed and the time they
 // take to deliver the backlog is measured.
 import type { ChildProcess } from 'node:child_process';
-import type { Load } from './report.js';
 
 export interface StreamsRow {
   /** Batch ingestion, events/s: no stream (before and after), three active streams. */
@@ -20,7 +19,8 @@ export interface StreamsRow {
 }
 
 type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
-type LoadFn = (url: string, body: string, connections: number, headers: Record<string, string>) => Promise<Load>;
+/** run.ts's load: autocannon on the URL, answering requests per second. */
+type LoadFn = (url: string, body: string, connections: number, headers: Record<string, string>) => Promise<{ rps: number }>;
 
 async function call(url: string, method: string, body: unknown, headers: Record<string, string>): Promise<Record<string, unknown>> {
   const res = await fetch(url, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
