@@ -77,11 +77,15 @@ describe('console defects found by a new user, in Chromium', () => {
     expect((await users()).role).toBe('auditor');
     await dialog.getByRole('button', { name: /^Confirm/ }).click();
     await expect.poll(async () => (await users()).role).not.toBe('auditor');
+    // The dialog closes once the page has read the users again (after the API has answered).
+    await dialog.waitFor({ state: 'detached' });
 
     await p.getByRole('button', { name: 'Disable ana.auditor@example.com' }).click();
     expect((await users()).disabled).toBe(false);
-    await p.getByRole('dialog', { name: 'Disable ana.auditor@example.com' }).getByRole('button', { name: /^Confirm/ }).click();
+    const disable = p.getByRole('dialog', { name: 'Disable ana.auditor@example.com' });
+    await disable.getByRole('button', { name: /^Confirm/ }).click();
     await expect.poll(async () => (await users()).disabled).toBe(true);
+    await disable.waitFor({ state: 'detached' });
 
     await p.getByRole('button', { name: /^Revoke / }).click();
     expect((await api('GET', '/auth/api_keys', admin)).json().items.filter((k: { status: string }) => k.status === 'active')).toHaveLength(1);

@@ -247,6 +247,8 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await addHook.getByRole('checkbox', { name: 'hitl.rejected' }).check();
     await addHook.getByRole('button', { name: 'Add endpoint' }).click();
     await expect.poll(() => admin.getByRole('status').textContent()).toContain(`Signing secret for ${hook} (shown once): whsec_`);
+    // The list is read again after the secret is shown: the new endpoint's row, then the picture.
+    await admin.getByRole('table', { name: 'Webhook endpoints' }).getByRole('cell', { name: hook, exact: true }).waitFor();
     expect(await axe(admin)).toEqual([]);
     await shot(admin, 'admin');
 
