@@ -82,7 +82,7 @@ export function spanIndex(trace: Trace): SpanIndex {
  * ends and its result is caused by its children (spanChildren), so a child is never caused by its
  * parent. A tool call is caused by the model call that asked for it (its tool call id among that
  * call's data.tool_calls; without an id, the latest model call beside it that asked for a tool of
- * its name); any other span by the sibling that ended last before it started; the
+ * its name, else the latest model call beside it when that one names no tool calls); any other span by the sibling that ended last before it started; the
  * first child of a span by nothing recorded (its parent's start).
  */
 function otelCause(e: TraceEvent, trace: Trace): { event: TraceEvent; how: string } | null {
@@ -96,15 +96,29 @@ function otelCause(e: TraceEvent, trace: Trace): { event: TraceEvent; how: strin
   // A tool call that carries no call id (Traceloop's tool spans): the latest model call beside it,
   // started before it, that asked for a tool of its name (started, not ended: an instrumentation
   // may end a model call's span a moment after the app has its answer and has started the tool).
+  // A model call that names no tool calls at all (LlamaIndex.TS's, as Traceloop records them: its
+  // streamed tool calls are not in the span): the latest model call beside the tool, started
+  // before it, that names none (a model call that named others asked for those, not for this one),
+  // unless a call of the same tool ended in between (this one is its retry: caused by it, below).
   const tool = str(e.data.tool);
   if (callId === null && tool !== null && (e.event_type === 'tool.called' || e.event_type === 'tool.failed')) {
+    const siblings = ix.children.get(e.parent_span_id) ?? [];
     let by: { e: TraceEvent; start: bigint } | null = null;
-    for (const s of ix.children.get(e.parent_span_id) ?? []) {
+    let before: { e: TraceEvent; start: bigint } | null = null;
+    for (const s of siblings) {
       const began = s.event_type === 'llm.call' ? nanos(s, 'start_time_unix_nano') : null;
+      if (began === null || began > start) continue;
       const names = Array.isArray(s.data.tool_calls) ? s.data.tool_calls.map((c) => (c !== null && typeof c === 'object' && !Array.isArray(c) ? str(c.name) : null)) : [];
-      if (began !== null && began <= start && names.includes(tool) && (by === null || began > by.start)) by = { e: s, start: began };
+      if (names.includes(tool) && (by === null || began > by.start)) by = { e: s, start: began };
+      if (before === null || began > before.start) before = { e: s, start: began };
     }
     if (by) return { event: by.e, how: 'requested by the model call (by tool name)' };
+    const after = before?.start;
+    const retry = after !== undefined && siblings.some((s) => {
+      const end = s !== e && str(s.data.tool) === tool && (s.event_type === 'tool.called' || s.event_type === 'tool.failed') ? nanos(s, 'end_time_unix_nano') : null;
+      return end !== null && end >= after && end <= start;
+    });
+    if (before && !retry && !(Array.isArray(before.e.data.tool_calls) && before.e.data.tool_calls.length > 0)) return { event: before.e, how: 'requested by the model call before it' };
   }
   let best: { e: TraceEvent; end: bigint } | null = null;
   for (const s of ix.children.get(e.parent_span_id) ?? []) {

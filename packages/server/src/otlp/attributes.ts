@@ -80,17 +80,34 @@ export function genaiToolResults(messages: Json | undefined): JsonObject[] {
   return ids;
 }
 
+/** A retrieved document's {id, score?, as_of?, source?}: as_of from its metadata's as_of, updated_at, last_modified, timestamp or fetched_at. */
+function document(id: Json | undefined, score: Json | undefined, meta: JsonObject | null): JsonObject {
+  const out: JsonObject = {};
+  put(out, 'id', str(id));
+  put(out, 'score', num(score) ?? (typeof score === 'number' ? score : undefined));
+  put(out, 'as_of', meta ? str(meta.as_of ?? meta.updated_at ?? meta.last_modified ?? meta.timestamp ?? meta.fetched_at) : null);
+  put(out, 'source', meta ? str(meta.source ?? meta.source_id) : null);
+  return out;
+}
+
 /** Documents retrieved, each {id, score?, as_of?}, from OpenInference's flattened documents. */
 export function documents(a: JsonObject, prefix: string): JsonObject[] {
-  return indexed(a, prefix).map((d) => {
-    const meta = obj(parsed(d['document.metadata']) as Json);
-    const asOf = meta ? str(meta.as_of ?? meta.updated_at ?? meta.last_modified ?? meta.timestamp ?? meta.fetched_at) : null;
-    const out: JsonObject = {};
-    put(out, 'id', str(d['document.id']));
-    put(out, 'score', num(d['document.score']) ?? (typeof d['document.score'] === 'number' ? d['document.score'] : undefined));
-    put(out, 'as_of', asOf);
-    put(out, 'source', meta ? str(meta.source ?? meta.source_id) : null);
-    return out;
+  return indexed(a, prefix).map((d) => document(d['document.id'], d['document.score'], obj(parsed(d['document.metadata']) as Json)));
+}
+
+/**
+ * Documents retrieved, from a LlamaIndex.TS retriever's answer as Traceloop records it (the
+ * retrieve span's `traceloop.entity.output`: `[{node: {id_, metadata, relationships}, score}]`):
+ * each chunk's id, its score, its metadata's time, and the document it was cut from
+ * (`relationships.SOURCE.nodeId`) as `document_id`.
+ */
+export function llamaIndexNodes(output: Json | undefined): JsonObject[] {
+  return asArray(output).flatMap((n) => {
+    const node = obj(obj(n)?.node);
+    if (node === null) return [];
+    const d = document(node.id_, obj(n)?.score, obj(node.metadata));
+    put(d, 'document_id', str(obj(obj(node.relationships)?.SOURCE)?.nodeId));
+    return [d];
   });
 }
 

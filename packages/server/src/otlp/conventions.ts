@@ -17,7 +17,7 @@
 //
 // Nothing here drops what was sent: the whole span stays under `data.otel` (map.ts).
 import type { Json, JsonObject } from '@audit-ledger/core';
-import { asArray, documents, genaiToolCalls, genaiToolResults, indexed, num, obj, oldest, parsed, put, str, unwrapLangChain } from './attributes.js';
+import { asArray, documents, genaiToolCalls, genaiToolResults, indexed, llamaIndexNodes, num, obj, oldest, parsed, put, str, unwrapLangChain } from './attributes.js';
 
 export type SpanKind = 'llm' | 'embedding' | 'tool' | 'agent' | 'retrieval' | 'rerank' | 'guardrail' | 'evaluation' | 'chain' | 'step' | 'create_agent';
 export type Convention = 'genai' | 'openinference' | 'openllmetry' | 'vercel-ai';
@@ -165,6 +165,16 @@ function openllmetry(name: string, a: JsonObject): SpanReading | null {
   } else if (k === 'agent') {
     kind = 'agent';
     put(fields, 'agent', entity);
+  } else if (k === 'task' && name.endsWith('.retrieve')) {
+    // A LlamaIndex.TS retriever, as Traceloop's LlamaIndex instrumentation records it
+    // (`vector_index_retriever.retrieve`, a task): a retrieval, its nodes the documents.
+    kind = 'retrieval';
+    const docs = llamaIndexNodes(parsed(a['traceloop.entity.output']));
+    put(fields, 'documents', docs);
+    put(fields, 'source_id', str(docs.find((d) => str(d.source) !== null)?.source) ?? str(a['traceloop.entity.name']) ?? name.slice(0, -'.retrieve'.length));
+    put(fields, 'as_of', oldest(docs));
+    const query = obj(obj(parsed(a['traceloop.entity.input']) as Json)?.kwargs)?.query;
+    put(fields, 'query', typeof query === 'string' ? query : undefined);
   } else if (k === 'workflow' || k === 'task') kind = 'chain';
   else if (requestType === 'chat' || requestType === 'completion') kind = 'llm';
   else if (requestType === 'embedding') kind = 'embedding';
