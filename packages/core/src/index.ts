@@ -117,3 +117,4 @@ export {
   witnessVerifierKey,
 } from './cosignature.js';
 export { COMPLIANCE_REPORT_FORMAT, INCIDENT_REPORT_FORMAT, REPORT_SIGNATURE_CONTEXT, reportDigest, reportSignatureMessage, type SignedReport, verifyReport } from './report.js';
+export { decodeEntryBundle, encodeEntryBundle, parseTilePath, TILE_HEIGHT, TILE_WIDTH, tileHashIndexes, tileIndexPath, tilePath, type TileRef, tileSeqs, tileWidthAt } from './tiles.js';

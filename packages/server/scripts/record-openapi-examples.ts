@@ -24,7 +24,9 @@ async function main() {
     const res = await t.inject({ method: method as 'GET', url, headers: opts.headers ?? {}, ...(opts.payload !== undefined ? { payload: opts.payload as object } : {}) });
     if (res.statusCode >= 300) throw new Error(`${operationId}: ${res.statusCode} ${res.body}`);
     const type = String(res.headers['content-type'] ?? '');
-    const response = type.startsWith('application/json') ? res.json() : res.body;
+    // Bytes (tlog tiles) are shown as their size and first hashes in hex.
+    const binary = type.startsWith('application/octet-stream') ? `(${res.rawPayload.length} bytes) ${res.rawPayload.subarray(0, 64).toString('hex')}…` : undefined;
+    const response = binary ?? (type.startsWith('application/json') ? res.json() : res.body);
     examples[operationId] = { status: res.statusCode, ...(opts.payload !== undefined ? { request: opts.payload } : {}), ...(res.body !== '' ? { response: trim(response) } : {}) };
     return res;
   };
@@ -103,6 +105,14 @@ async function main() {
     await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: { event_type: 'agent.completed', trace_id: trace, data: { status: 'succeeded' } } });
     await call('getConsistencyProof', 'GET', '/api/v1/integrity/consistency?first=3&second=6', { headers: api });
     await call('listSigningKeys', 'GET', '/api/v1/integrity/keys', { headers: api });
+    await call('getTlogSettings', 'GET', '/api/v1/tlog/settings', { headers: api });
+    await call('setTlogSettings', 'PUT', '/api/v1/tlog/settings', { headers: user, payload: { public: true } });
+    const tlogSize = (await call('getTlogCheckpoint', 'GET', '/api/v1/tlog/checkpoint', { headers: api })).body.split('\n')[1] as string;
+    const width = Math.min(256, Number(tlogSize));
+    await call('getTlogTile', 'GET', `/api/v1/tlog/tile/0/000.p/${width}`, { headers: api });
+    await call('getTlogEntryBodies', 'GET', '/api/v1/tlog/entries/000.p/2', { headers: api });
+    await call('getPublicTlogCheckpoint', 'GET', `/api/v1/public/tlog/${acct.companyId}/checkpoint`);
+    await call('getPublicTlogTile', 'GET', `/api/v1/public/tlog/${acct.companyId}/tile/entries/000.p/2`);
     await call('exportLogs', 'GET', `/api/v1/exports/logs?format=jsonl&trace_id=${trace}`, { headers: api });
     await call('getEvidenceBundle', 'GET', `/api/v1/exports/evidence?trace_id=${trace}`, { headers: api });
 

@@ -28,6 +28,7 @@ import { GovernanceRecorder } from './governance/record.js';
 import { TraceNotFoundError } from './forensics/service.js';
 import { Ingestion } from './ingestion/service.js';
 import { Integrity } from './integrity/service.js';
+import { Tlog } from './ledger/tlog.js';
 import { SigningKeys } from './integrity/signing-keys.js';
 import { IntegrityVerifier } from './integrity/verifier.js';
 import { Appender } from './ledger/appender.js';
@@ -96,6 +97,8 @@ export interface Services {
   entries: Entries;
   /** What the integrity endpoints answer: status, verification jobs, checkpoints and consistency proofs. */
   integrity: Integrity;
+  /** The company's log as a C2SP tlog-tiles log: checkpoint, tiles, entry bundles (ledger/tlog.ts). */
+  tlog: Tlog;
   /** The signing keys as published, and their online rotation (integrity/signing-keys.ts). */
   keys: SigningKeys;
   /** Exports and evidence bundles (exports/service.ts). */
@@ -262,6 +265,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });
   const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
+  const tlog = new Tlog({ ledger, witnessStore, accounts, trail });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock, governance: store.governanceStore });
   const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, accounts, metrics, clock, signingKeys, warn: (obj, msg) => log.warn(obj, msg) });
   const witnessing = new BackgroundTask(
@@ -303,6 +307,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       otlp,
       entries,
       integrity,
+      tlog,
       keys,
       exports,
       forensics,

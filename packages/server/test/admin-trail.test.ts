@@ -27,6 +27,7 @@ const EXPECTED: Record<string, string> = {
   pauseStream: 'stream.paused',
   resumeStream: 'stream.resumed',
   deleteStream: 'stream.deleted',
+  setTlogSettings: 'tlog.published',
   setRetention: 'compliance.retention_changed',
   runRetention: 'compliance.retention_run',
   placeHold: 'compliance.hold_placed',
@@ -113,6 +114,7 @@ describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
     await walk('pauseStream', () => call('POST', `/streams/${streamId}/pause`));
     await walk('resumeStream', () => call('POST', `/streams/${streamId}/resume`));
     await walk('deleteStream', () => call('DELETE', `/streams/${streamId}`));
+    await walk('setTlogSettings', () => call('PUT', '/tlog/settings', { public: true }));
     await walk('setRetention', () => call('PUT', '/compliance/retention', { content_days: 3650 }));
     await walk('runRetention', () => call('POST', '/compliance/retention/run'));
     let holdId = '';

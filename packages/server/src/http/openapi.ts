@@ -24,6 +24,7 @@ export const TAGS = [
   { name: 'logs', description: 'Append audit events (a 200 means committed), read them back with their hash, link and signature, verify one, prove its inclusion.' },
   { name: 'otlp', description: 'OpenTelemetry OTLP/HTTP ingestion: spans and log records become ledger entries (docs/integrations.md).' },
   { name: 'integrity', description: 'The verifiable log: chain status, signed checkpoints (C2SP), consistency proofs, full verification jobs, signing keys and their rotation.' },
+  { name: 'tlog', description: 'The company log as a C2SP tlog-tiles log (checkpoint, Merkle tiles, entry bundles) for standard mirrors, witnesses and monitors, behind the company credentials or published (docs/transparency.md).' },
   { name: 'exports', description: 'Streaming exports (JSON Lines, CSV) and evidence bundles that verify offline.' },
   { name: 'forensics', description: 'Replays of a trace: timeline, causal graph, stale context and the root cause of its outcome.' },
   { name: 'hitl', description: 'Human review: a reviewer rejecting an agent decision, recorded in the ledger.' },
@@ -220,8 +221,32 @@ function shareNamedSchemas(doc: Doc): void {
   if (Object.keys(named).length > 0) doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas as object | undefined), ...named } };
 }
 
+/**
+ * A wildcard route (`/tlog/tile/*`: a tile path has a variable number of segments) as a named
+ * path parameter, `{tile_path}`, which OpenAPI can describe (a client sends it with its slashes).
+ */
+function nameWildcards(doc: Doc): void {
+  if (!doc.paths) return;
+  const paths: NonNullable<Doc['paths']> = {};
+  for (const [p, item] of Object.entries(doc.paths)) {
+    if (!p.endsWith('/{*}')) {
+      paths[p] = item;
+      continue;
+    }
+    for (const op of Object.values(item) as Array<Operation & { parameters?: Array<{ in: string; name: string; allowReserved?: boolean }> }>)
+      for (const param of op.parameters ?? [])
+        if (param.in === 'path' && param.name === '*') {
+          param.name = 'tile_path';
+          param.allowReserved = true;
+        }
+    paths[`${p.slice(0, -'{*}'.length)}{tile_path}`] = item;
+  }
+  doc.paths = paths;
+}
+
 /** Completes the generated document in place (and returns it). */
 export function completeDocument(doc: Doc): Doc {
+  nameWildcards(doc);
   shareProblemSchema(doc);
   shareNamedSchemas(doc);
   doc.servers = [{ url: '/', description: 'The service that serves this document (paths start with /api/v1)' }];

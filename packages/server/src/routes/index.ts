@@ -21,6 +21,7 @@ import { usageRoutes } from './usage.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
 import { streamRoutes } from './streams.js';
+import { tlogRoutes } from './tlog.js';
 
 /** In the order they appear in the OpenAPI document. */
 export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTypebox> = [
@@ -31,6 +32,7 @@ export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTyp
   otlpRoutes,
   integrityRoutes,
   keyRoutes,
+  tlogRoutes,
   exportRoutes,
   forensicsRoutes,
   hitlRoutes,

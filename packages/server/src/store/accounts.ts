@@ -78,6 +78,16 @@ export class AccountStore {
     return this.h.db.selectFrom('companies').selectAll().where('company_id', '=', companyId).executeTakeFirst();
   }
 
+  /** Whether the company's tlog-tiles API is public (docs/transparency.md). */
+  async tlogPublic(companyId: string): Promise<boolean> {
+    const row = await this.h.db.selectFrom('companies').select('tlog_public').where('company_id', '=', companyId).executeTakeFirst();
+    return row?.tlog_public === 1;
+  }
+
+  async setTlogPublic(companyId: string, isPublic: boolean): Promise<void> {
+    await this.h.db.updateTable('companies').set({ tlog_public: isPublic ? 1 : 0 }).where('company_id', '=', companyId).execute();
+  }
+
   async findCompanyByName(name: string): Promise<Company | undefined> {
     return this.h.db.selectFrom('companies').selectAll().where('name', '=', name).executeTakeFirst();
   }
@@ -113,7 +123,7 @@ export class AccountStore {
         }
         if (!company) {
           if (input.existingCompanyOnly) throw new Error(`no company named ${input.companyName}`);
-          company = { company_id: input.newCompanyId, name: input.companyName, created_at: input.now };
+          company = { company_id: input.newCompanyId, name: input.companyName, created_at: input.now, tlog_public: 0 };
           await trx.insertInto('companies').values(company).execute();
         }
         const user: User = {

@@ -357,6 +357,12 @@ const migrations: Record<string, Migration> = {
   '0011_governance': governance0011,
   '0012_search': search0012,
   '0013_log_streams': streams0013,
+  '0014_tlog_public': {
+    async up(db: Kysely<unknown>) {
+      // The company's C2SP tlog-tiles API (docs/transparency.md) readable without a credential: 1 when its admin published it.
+      await db.schema.alterTable('companies').addColumn('tlog_public', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

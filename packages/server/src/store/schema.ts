@@ -3,6 +3,7 @@
 // strings with milliseconds ("2026-01-02T03:04:05.678Z"): identical on both stores,
 // sortable as text, and exactly what the ledger hashes. The compliance tables are in
 // schema-compliance.ts.
+import type { ColumnType } from 'kysely';
 import type { CheckpointRecord, ViolationKind } from '@audit-ledger/core';
 import type { ApprovalsTable, ApprovalTeamsTable, GovernanceChecksTable, IncidentNotesTable, IncidentReportsTable, IncidentsTable, PolicyVersionsTable } from './schema-governance.js';
 import type { LogStreamBatchesTable, LogStreamsTable } from './schema-streams.js';
@@ -16,6 +17,8 @@ export interface CompaniesTable {
   company_id: string;
   name: string;
   created_at: string;
+  /** 1: the company's tlog-tiles API is public (docs/transparency.md); 0 by default (set only by setTlogPublic). */
+  tlog_public: ColumnType<number, number | undefined, number>;
 }
 
 /**
