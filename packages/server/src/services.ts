@@ -28,7 +28,7 @@ import { GovernanceRecorder } from './governance/record.js';
 import { TraceNotFoundError } from './forensics/service.js';
 import { Ingestion } from './ingestion/service.js';
 import { Integrity } from './integrity/service.js';
-import { Tlog } from './ledger/tlog.js';
+import { Tlog } from './integrity/tlog.js';
 import { SigningKeys } from './integrity/signing-keys.js';
 import { IntegrityVerifier } from './integrity/verifier.js';
 import { Appender } from './ledger/appender.js';
@@ -97,7 +97,7 @@ export interface Services {
   entries: Entries;
   /** What the integrity endpoints answer: status, verification jobs, checkpoints and consistency proofs. */
   integrity: Integrity;
-  /** The company's log as a C2SP tlog-tiles log: checkpoint, tiles, entry bundles (ledger/tlog.ts). */
+  /** The company's log as a C2SP tlog-tiles log: checkpoint, tiles, entry bundles (integrity/tlog.ts). */
   tlog: Tlog;
   /** The signing keys as published, and their online rotation (integrity/signing-keys.ts). */
   keys: SigningKeys;

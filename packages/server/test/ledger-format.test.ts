@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/crypto/signing.js';
 import { runCli } from './helpers/process.js';
 
@@ -174,6 +174,20 @@ describe('docs/ledger-format.md worked example', () => {
     expect(c.rootHash).toEqual(root);
     // Deterministic, so signing the body again gives the documented note.
     expect(signNote(parseNote(note).text, 'audit-ledger.local', rfc8032Key(), raw)).toBe(note);
+  });
+
+  it('gives the tlog-tiles view of the two-entry tree (section 18): its level 0 tile and entry bundle, by the spec and by the core', () => {
+    const leaves = entries.map((e) => entryLeafHash(e.hash));
+    expect(block('example-tile')).toBe(leaves.map(toHex).join('\n'));
+    // The spec's entry bundle: uint16 big-endian length, then the leaf data (the entry hash's 32 bytes), whose RFC 6962 leaf hash is the tile's.
+    const bundle = fromHex(block('example-entry-bundle'));
+    expect(toHex(encodeEntryBundle(entries.map((e) => fromHex(e.hash))))).toBe(block('example-entry-bundle'));
+    const data = decodeEntryBundle(bundle);
+    expect(data.map((d) => toHex(leafHash(d)))).toEqual(leaves.map(toHex));
+    expect(bundle.length).toBe(2 * 34);
+    expect(tilePath({ level: 0, index: 0, width: 2 })).toBe('tile/0/000.p/2');
+    expect(tileIndexPath(1234067)).toBe('x001/x234/067');
+    expect(doc).toContain('1234067 is\n`x001/x234/067`');
   });
 
   /**

@@ -14,7 +14,7 @@ import { actorOf } from '../compliance/trail.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import { problemResponses } from '../http/problems.js';
 import { Uuid } from '../http/schemas.js';
-import type { Tlog } from '../ledger/tlog.js';
+import type { Tlog } from '../integrity/tlog.js';
 import type { Services } from '../services.js';
 
 /** The services these routes use. */

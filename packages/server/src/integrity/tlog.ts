@@ -11,7 +11,7 @@ import type { AccountStore } from '../store/accounts.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
-import { cosignedCheckpointView } from './proofs.js';
+import { cosignedCheckpointView } from '../ledger/proofs.js';
 
 export interface TlogDeps {
   ledger: LedgerStore;
