@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `audit-ledger` command: serve, migrate, users create, keys rotate, tree prune, verify-bundle.
+// The `audit-ledger` command: serve, migrate, users create, keys rotate, tree prune, witness serve, monitor, verify-bundle.
 // Parsed by commander: every command and subcommand answers --help/-h with its usage and does
 // nothing else; an unknown command or option prints the usage and exits 2. Each command imports
 // what it runs when it runs, so --help and a usage error load no server, store or HTTP code.
@@ -159,6 +159,90 @@ function program(): Command {
         process.once('SIGINT', resolve);
       });
       await running.close();
+    });
+
+  const collect = (value: string, previous: string[]) => [...previous, value];
+  cli
+    .command('monitor')
+    .description(
+      'follow company logs through their C2SP tlog-tiles API (docs/transparency.md) and alarm on a fork, a rollback, a bad signature, ' +
+        'a checkpoint signed by a retired key, a missing witness quorum, or a log that stopped growing. Once (for cron: exit 1 on any alarm), ' +
+        'or with --interval as a daemon with Prometheus metrics. State is kept in --state; run it on another machine than the service.',
+    )
+    .helpOption('-h, --help', 'show this help and do nothing else')
+    .option('--log <url>', '(required) a tlog prefix: https://ledger.example/api/v1/public/tlog/<company_id>, or …/api/v1/tlog with --header (repeat for more logs)', collect, [])
+    .requiredOption('--public-key <file>', "the log's public key: a PEM, a base64 raw key, or the JSON of GET /api/v1/integrity/keys (as audit-ledger-verify takes)")
+    .option('--keys-url <url>', "the service's GET /api/v1/integrity/keys: its signed key transitions are followed from --public-key, and a checkpoint signed outside its key's period alarms")
+    .option('--header <name: value>', 'a header for every request, e.g. "x-api-key: alk_…" (repeat)', collect, [])
+    .option('--witness <vkey>', 'a witness verifier key whose cosignature counts (repeat)', collect, [])
+    .option('--quorum <n>', 'cosignatures required on each checkpoint (default: every --witness)')
+    .option('--state <file>', 'where the accepted checkpoints are kept', './monitor-state.json')
+    .option('--stall-seconds <s>', 'alarm when a log has not grown for this long (0: never)', '0')
+    .option('--check-entries', 'also check every new entry bundle against its leaves')
+    .option('--webhook <url>', 'POST each alarm here, signed as Standard Webhooks (needs --webhook-secret)')
+    .option('--webhook-secret <whsec>', 'the Standard Webhooks secret (whsec_…); or AUDIT_LEDGER_MONITOR_WEBHOOK_SECRET')
+    .option('--interval <s>', 'run as a daemon, every this many seconds')
+    .option('--metrics-port <port>', 'with --interval: serve Prometheus metrics at /metrics on this port (127.0.0.1)')
+    .action(async (opts: { log: string[]; publicKey: string; keysUrl?: string; header: string[]; witness: string[]; quorum?: string; state: string; stallSeconds: string; checkEntries?: boolean; webhook?: string; webhookSecret?: string; interval?: string; metricsPort?: string }) => {
+      const fs = await import('node:fs');
+      const [{ parseTrustedKeys }, { runMonitor }] = await Promise.all([import('@audit-ledger/core'), import('./monitor/run.js')]);
+      const usage = (msg: string) => {
+        console.error(`audit-ledger monitor: ${msg}`);
+        return new Exit(2);
+      };
+      if (opts.log.length === 0) throw usage('give at least one --log <url>');
+      const headers: Record<string, string> = {};
+      for (const h of opts.header) {
+        const at = h.indexOf(':');
+        if (at <= 0) throw usage(`--header ${JSON.stringify(h)} is not "name: value"`);
+        headers[h.slice(0, at).trim().toLowerCase()] = h.slice(at + 1).trim();
+      }
+      let keys;
+      try {
+        keys = parseTrustedKeys(fs.readFileSync(opts.publicKey, 'utf8'));
+      } catch (err) {
+        throw usage(`--public-key ${opts.publicKey}: ${(err as Error).message}`);
+      }
+      const secret = opts.webhookSecret ?? process.env.AUDIT_LEDGER_MONITOR_WEBHOOK_SECRET;
+      if (opts.webhook && !secret) throw usage('--webhook needs --webhook-secret (or AUDIT_LEDGER_MONITOR_WEBHOOK_SECRET)');
+      const num = (name: string, v: string | undefined) => {
+        if (v === undefined) return undefined;
+        if (!/^\d+$/.test(v)) throw usage(`${name} must be a whole number, not ${JSON.stringify(v)}`);
+        return Number(v);
+      };
+      const quorum = num('--quorum', opts.quorum) ?? opts.witness.length;
+      const interval = num('--interval', opts.interval);
+      if (interval === 0) throw usage('--interval must be at least 1 second');
+      const write = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: Date.now(), ...line })}\n`);
+      const stop = interval === undefined ? undefined : new Promise<void>((resolve) => {
+        process.once('SIGTERM', () => resolve());
+        process.once('SIGINT', () => resolve());
+      });
+      let result;
+      try {
+        result = await runMonitor(
+          {
+            logs: opts.log,
+            headers,
+            keys,
+            ...(opts.keysUrl ? { keysUrl: opts.keysUrl } : {}),
+            witnesses: opts.witness,
+            quorum,
+            stallSeconds: num('--stall-seconds', opts.stallSeconds) ?? 0,
+            checkEntries: opts.checkEntries === true,
+            statePath: opts.state,
+            ...(opts.webhook && secret ? { webhook: { url: opts.webhook, secret } } : {}),
+            ...(interval !== undefined ? { interval } : {}),
+            ...(opts.metricsPort !== undefined ? { metricsPort: num('--metrics-port', opts.metricsPort) as number } : {}),
+            write,
+          },
+          stop,
+        );
+      } catch (err) {
+        if (err instanceof Exit) throw err;
+        throw usage((err as Error).message);
+      }
+      if (interval === undefined && result.alerts.length > 0) throw new Exit(1);
     });
 
   // The auditor's offline check: the same command as @audit-ledger/verify's audit-ledger-verify.
