@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { openPostgresStore } from '../src/store/postgres.js';
+import { LATEST_MIGRATION } from '../src/store/migrations.js';
 import { tcpProxy } from './helpers/tcp-proxy.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { FakeClock, problem, startTestApp, testConfig, type TestApp } from './helpers/app.js';
@@ -37,7 +38,7 @@ describe.each(STORE_KINDS)('health, metrics and usage on %s', (kind) => {
       status: 'ok',
       version: expect.any(String),
       uptime_seconds: expect.any(Number),
-      checks: { database: { status: 'ok', latency_ms: expect.any(Number) }, signing_key: { status: 'ok' }, migrations: { status: 'ok', version: '0013_log_streams' } },
+      checks: { database: { status: 'ok', latency_ms: expect.any(Number) }, signing_key: { status: 'ok' }, migrations: { status: 'ok', version: LATEST_MIGRATION } },
     });
     expect(h.json().checks.redis).toBeUndefined();
     expect((await t.inject({ method: 'GET', url: '/api/v1/health/live' })).json()).toEqual({ status: 'ok' });
