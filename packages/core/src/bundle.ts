@@ -2,7 +2,7 @@
 // only the documents and the public keys the auditor trusts. Pure; the caller reads the files
 // and turns the checks into words (the verify CLI prints one line per check). Every check an
 // auditor needs is here and described in docs/ledger-format.md.
-import { bytesEqual, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
+import { bytesEqual, fromBase64, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
 import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
 import { ErasureLedger } from './bundle-erasures.js';
 import type { Check, CheckCode, VerificationReport } from './checks.js';
@@ -11,7 +11,8 @@ import { GENESIS_PREV_HASH, type LedgerEntry } from './entry.js';
 import { type KeyTransition, verifyKeyTransition } from './key-transition.js';
 import { applyTransitions, type KeyPeriod, keyNotActive, OPEN_PERIOD } from './key-periods.js';
 import { parseTrustedKeys, rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
-import { entryLeafHash, type Hash, verifyInclusion } from './merkle.js';
+import { entryLeafHash, type Hash, verifyConsistency, verifyInclusion } from './merkle.js';
+import { parseTimeStampToken, timestampProblems, type TimeStampToken } from './rfc3161.js';
 
 export const EVIDENCE_BUNDLE_FORMAT = 'audit-ledger/evidence-bundle/v1';
 
@@ -153,7 +154,44 @@ type BundleShape = {
   entries?: Array<{ entry?: Record<string, unknown>; inclusion_proof?: { leaf_index?: unknown; tree_size?: unknown; proof?: unknown } }>;
   /** The erasure records the erased entries name, proven like the entries. */
   erasure_records?: Array<{ entry?: Record<string, unknown>; inclusion_proof?: { leaf_index?: unknown; tree_size?: unknown; proof?: unknown } }>;
+  /** An RFC 3161 timestamp of the newest timestamped checkpoint at or below the bundle's, with a consistency proof to it (§19). */
+  timestamp?: BundleTimestamp | null;
 };
+
+export interface BundleTimestamp {
+  tsa?: unknown;
+  /** The timestamped checkpoint's signed note, exactly as signed (no cosignatures). */
+  checkpoint_note?: unknown;
+  /** The TimeStampToken's DER, base64. */
+  token?: unknown;
+  /** RFC 9162 consistency proof (hex) from the timestamped checkpoint's tree to the bundle's. */
+  consistency_proof?: unknown;
+}
+
+/**
+ * The timestamp's checks, short of the TSA's signature (the caller's, with the TSA pinned): the
+ * timestamped note signed by a trusted key for this company, the token's imprint and TSTInfo
+ * digest, and the bundle's tree extending the timestamped one.
+ */
+export function bundleTimestampChecks(ts: BundleTimestamp, keys: TrustedKey[], companyId: string, at: { treeSize: number; rootHash: Hash }): { checks: Check[]; token: TimeStampToken | null } {
+  const fail = (message: string): { checks: Check[]; token: null } => ({ checks: [{ status: 'fail', code: 'timestamp', message: `timestamp: ${message}` }], token: null });
+  if (typeof ts.checkpoint_note !== 'string' || typeof ts.token !== 'string') return fail('it lacks the timestamped checkpoint or the token');
+  const cp = checkCheckpointNote(ts.checkpoint_note, keys, companyId);
+  if (!cp.checkpoint) return fail(`the timestamped checkpoint does not verify: ${cp.failure as string}`);
+  const { treeSize, rootHash } = cp.checkpoint;
+  const proof = Array.isArray(ts.consistency_proof) ? (ts.consistency_proof as unknown[]).map(proofHash) : [];
+  if (treeSize > at.treeSize) return fail(`the timestamped checkpoint (tree size ${treeSize}) is beyond the bundle's (${at.treeSize})`);
+  if (!verifyConsistency(treeSize, at.treeSize, proof, rootHash, at.rootHash)) return fail(`the bundle's tree (size ${at.treeSize}) does not extend the timestamped one (size ${treeSize}): the consistency proof fails`);
+  let token: TimeStampToken;
+  try {
+    token = parseTimeStampToken(fromBase64(ts.token));
+  } catch (err) {
+    return fail(`the token is not an RFC 3161 TimeStampToken: ${(err as Error).message}`);
+  }
+  const problems = timestampProblems(token, ts.checkpoint_note);
+  if (problems.length > 0) return fail(problems.join('; '));
+  return { checks: [{ status: 'ok', code: 'timestamp', message: `checkpoint tree size ${treeSize} was timestamped at ${token.genTime} (RFC 3161, ${String(ts.tsa ?? 'a TSA')}), and the bundle's tree extends it` }], token };
+}
 
 /** Verifies an evidence bundle (parsed JSON). With no trusted keys given, the bundle's own keys are used (and the report says so). */
 export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): VerificationReport {
@@ -249,5 +287,6 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): V
   const n = b.entries.length;
   if (good === n) checks.push({ status: 'ok', code: 'entries', message: `${plural(good, 'entry', 'entries')}: every hash, signature and inclusion proof verifies` });
   else checks.push({ status: 'fail', code: 'entries', message: `${n - good} of ${plural(n, 'entry', 'entries')} failed` });
+  if (b.timestamp) checks.push(...bundleTimestampChecks(b.timestamp, keys, companyId, { treeSize, rootHash }).checks);
   return report();
 }

@@ -42,6 +42,8 @@ export type CheckCode =
   | 'entries_missing'
   /** The tree rebuilt from the export differs from the signed root. */
   | 'root_mismatch'
+  /** An RFC 3161 timestamp of an earlier checkpoint the bundle's tree extends (docs/ledger-format.md §19): its imprint, its TSTInfo digest, the consistency proof, and (with the TSA pinned) its signature. */
+  | 'timestamp'
   /** The export runs past the checkpoint (status note). */
   | 'beyond_checkpoint'
   /** The checkpoint's witness cosignatures against the quorum asked for. */

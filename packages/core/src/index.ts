@@ -89,6 +89,8 @@ export { type EntryAlone, type EntryCheckCode, type EntryCheckOptions, type Entr
 export { type ScanCounts, Scanner, type ScanOptions, type ScanPage, type ScanState, type ScanViolation, START as SCAN_START, treeHashRange } from './scan.js';
 export { scanSegment, SEGMENT_LEVEL, SEGMENT_SIZE, SegmentJoiner, type SegmentResult } from './scan-segments.js';
 export {
+  type BundleTimestamp,
+  bundleTimestampChecks,
   type Check,
   type CheckCode,
   checkCheckpointNote,
@@ -118,3 +120,4 @@ export {
 } from './cosignature.js';
 export { COMPLIANCE_REPORT_FORMAT, INCIDENT_REPORT_FORMAT, REPORT_SIGNATURE_CONTEXT, reportDigest, reportSignatureMessage, type SignedReport, verifyReport } from './report.js';
 export { decodeEntryBundle, encodeEntryBundle, parseTilePath, TILE_HEIGHT, TILE_WIDTH, tileHashIndexes, tileIndexPath, tilePath, type TileRef, tileSeqs, tileWidthAt } from './tiles.js';
+export { checkpointImprint, OID_SHA256, parseTimeStampResponse, parseTimeStampToken, timestampProblems, timeStampRequest, type TimeStampToken } from './rfc3161.js';

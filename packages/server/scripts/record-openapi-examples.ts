@@ -105,6 +105,7 @@ async function main() {
     await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: { event_type: 'agent.completed', trace_id: trace, data: { status: 'succeeded' } } });
     await call('getConsistencyProof', 'GET', '/api/v1/integrity/consistency?first=3&second=6', { headers: api });
     await call('listSigningKeys', 'GET', '/api/v1/integrity/keys', { headers: api });
+    await call('listCheckpointTimestamps', 'GET', '/api/v1/integrity/timestamps?limit=10', { headers: api });
     await call('getTlogSettings', 'GET', '/api/v1/tlog/settings', { headers: api });
     await call('setTlogSettings', 'PUT', '/api/v1/tlog/settings', { headers: user, payload: { public: true } });
     const tlogSize = (await call('getTlogCheckpoint', 'GET', '/api/v1/tlog/checkpoint', { headers: api })).body.split('\n')[1] as string;

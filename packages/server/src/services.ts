@@ -53,6 +53,7 @@ import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WebhookEventSink } from './webhooks/sink.js';
 import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 import { WitnessSubmitter } from './witness/submitter.js';
+import { Timestamper } from './witness/timestamper.js';
 
 /** How often the service looks for users created outside it (`users create`) to record in the trail. */
 export const USERS_CREATED_OUTSIDE_MS = 5000;
@@ -272,6 +273,11 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     () => witnesses.pass(),
     (err) => logError({ err }, 'witness submission failed'),
   );
+  const timestamper = new Timestamper({ tsaUrl: config.tsaUrl, witnessStore, ledger, accounts, clock, warn: (obj, msg) => log.warn(obj, msg) });
+  const timestamping = new BackgroundTask(
+    () => timestamper.pass(),
+    (err) => logError({ err }, 'RFC 3161 timestamping failed'),
+  );
   const retention = new BackgroundTask(
     async () => {
       await compliance.runRetention();
@@ -333,6 +339,10 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
         witnessing.start(Math.max(200, config.checkpointIntervalMs));
         witnessing.kick();
       }
+      if (timestamper.enabled) {
+        timestamping.start(config.tsaIntervalSeconds * 1000);
+        timestamping.kick();
+      }
       if (config.retentionIntervalSeconds > 0) {
         retention.start(config.retentionIntervalSeconds * 1000);
         retention.kick(); // at start too: finishes erasures a crash interrupted
@@ -347,6 +357,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       compliance.close();
       await retention.close();
       await witnessing.close();
+      await timestamping.close();
       await verifier.close();
       await delivery.close();
       await streamDelivery.close();

@@ -1,14 +1,15 @@
 // The core against published vectors, and the worked example of docs/ledger-format.md
 // recomputed from the document itself.
 import { spawnSync } from 'node:child_process';
-import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { checkpointImprint, parseTimeStampToken, timestampProblems, timeStampRequest, decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/crypto/signing.js';
 import { runCli } from './helpers/process.js';
+import { pemCertificates, tsaSignatureProblem } from '@audit-ledger/verify';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const rfc8032Key = () =>
@@ -188,6 +189,17 @@ describe('docs/ledger-format.md worked example', () => {
     expect(tilePath({ level: 0, index: 0, width: 2 })).toBe('tile/0/000.p/2');
     expect(tileIndexPath(1234067)).toBe('x001/x234/067');
     expect(doc).toContain('1234067 is\n`x001/x234/067`');
+  });
+
+  it('gives the RFC 3161 imprint and request of the section 11 checkpoint (section 19), and the OpenSSL token of testdata verifies for it', () => {
+    const note = `${block('example-checkpoint')}\n`;
+    expect(createHash('sha256').update(note, 'utf8').digest('hex')).toBe(block('example-tsa-imprint'));
+    expect(toHex(checkpointImprint(note))).toBe(block('example-tsa-imprint'));
+    expect(toHex(timeStampRequest(checkpointImprint(note), Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8])))).toBe(block('example-tsa-request'));
+    const dir = path.join(import.meta.dirname, '..', '..', 'core', 'testdata', 'rfc3161');
+    const token = parseTimeStampToken(new Uint8Array(fs.readFileSync(path.join(dir, 'token.der'))));
+    expect(timestampProblems(token, note)).toEqual([]);
+    expect(tsaSignatureProblem(token, pemCertificates(fs.readFileSync(path.join(dir, 'ca.pem'), 'utf8')))).toBeNull();
   });
 
   /**

@@ -2,3 +2,4 @@
 // command. It depends only on @audit-ledger/core (no database, no native module).
 export { defineVerify, program, VerifyExit } from './program.js';
 export { reportLines, VERIFY_EXIT_CODES, verifyCommand } from './verify-command.js';
+export { pemCertificates, tsaSignatureProblem } from './tsa.js';

@@ -26,13 +26,14 @@ export function defineVerify(cmd: Command, name: string): Command {
     .option('--stream', 'the file (or every file of the directory) is a log stream\'s copy: syslog, CEF, OCSF or JSON lines, batches in any order and repeated')
     .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
     .option('--witness <vkey>', 'a witness you trust: its cosignature/v1 verifier key (name+keyid+key), or a file holding it; repeat for several', (v: string, all: string[] = []) => [...all, v])
+    .option('--tsa-ca <pem>', 'the RFC 3161 Time Stamping Authority you trust: its CA certificate(s), PEM; the bundle\'s timestamp must be signed by a timestamping certificate that chains to it')
     .option('--witness-quorum <n>', 'how many of the --witness keys must have cosigned the checkpoint (default: all of them)')
     .addHelpText(
       'after',
       `\nExit status: ${VERIFY_EXIT_CODES.verified} verified; ${VERIFY_EXIT_CODES.failed} a check failed; ${VERIFY_EXIT_CODES.unreadable} the files cannot be read; ` +
         `${VERIFY_EXIT_CODES.unpinned} consistent but UNVERIFIED: no --public-key, so the signer is not pinned.\n`,
     )
-    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string }) => {
+    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string; tsaCa?: string }) => {
       let result: { code: number; output: string };
       try {
         result = await verifyCommand(file, opts);

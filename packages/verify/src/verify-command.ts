@@ -3,7 +3,8 @@
 // this file reads the files and turns the structured report into lines for people.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Check, StreamCopyVerifier, COMPLIANCE_REPORT_FORMAT, ExportVerifier, INCIDENT_REPORT_FORMAT, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
+import { pemCertificates, tsaSignatureProblem } from './tsa.js';
+import { type Check, fromBase64, parseTimeStampToken, StreamCopyVerifier, COMPLIANCE_REPORT_FORMAT, ExportVerifier, INCIDENT_REPORT_FORMAT, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
 
 /** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
 export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
@@ -17,7 +18,7 @@ export function reportLines(report: VerificationReport): string[] {
 
 type CheckpointJson = { note?: unknown; tree_size?: unknown; root_hash?: unknown; cosignatures?: Array<{ line?: unknown }> };
 
-export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string }): Promise<{ code: number; output: string }> {
+export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string; tsaCa?: string }): Promise<{ code: number; output: string }> {
   let keys: TrustedKey[] | null = null;
   if (opts.publicKey) keys = parseTrustedKeys(fs.readFileSync(opts.publicKey, 'utf8'));
   if (opts.stream) return finish(await verifyStreamCopy(file, keys));
@@ -36,10 +37,12 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     for await (const line of jsonLines(fs.createReadStream(file))) v.addLine(line);
     report = v.finish();
   } else {
-    const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format?: unknown; checkpoint?: CheckpointJson };
+    const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format?: unknown; checkpoint?: CheckpointJson; timestamp?: { token?: unknown } | null };
     if (doc.format === COMPLIANCE_REPORT_FORMAT || doc.format === INCIDENT_REPORT_FORMAT) return finish(verifyReport(doc, keys));
     checkpoint = { note: String(doc.checkpoint?.note), cosignatures: linesOf(doc.checkpoint) };
     report = verifyBundle(doc, keys);
+    const tsa = tsaCheck(doc.timestamp, opts.tsaCa);
+    if (tsa) report = { ...report, ok: report.ok && tsa.status !== 'fail', checks: [...report.checks, tsa] };
   }
   // Independent witnesses: at least the quorum of the named ones must have cosigned the checkpoint.
   if (witnesses.length > 0) {
@@ -87,6 +90,25 @@ async function verifyStreamCopy(target: string, keys: TrustedKey[] | null): Prom
   const report = v.finish(keys);
   const read: Check = { status: 'note', code: 'entries', message: `read ${v.messages} stream messages from ${files.length === 1 ? target : `${files.length} files in ${target}`}${v.ignored ? `; ${v.ignored} other lines passed over` : ''}` };
   return { ...report, checks: [read, ...report.checks] };
+}
+
+/**
+ * The RFC 3161 token's signature (docs/ledger-format.md §19): by a timestamping certificate that
+ * chains to the TSA certificate the auditor pinned with --tsa-ca. Without --tsa-ca, a note saying
+ * who signed it was not checked. (The imprint and the consistency with the bundle are the core's.)
+ */
+function tsaCheck(ts: { token?: unknown } | null | undefined, caFile: string | undefined): Check | null {
+  if (!ts) return caFile ? { status: 'fail', code: 'timestamp', message: 'timestamp: --tsa-ca was given, but the bundle carries no RFC 3161 timestamp' } : null;
+  if (!caFile) return { status: 'note', code: 'timestamp', message: 'timestamp: the bundle carries an RFC 3161 timestamp; pass --tsa-ca with the Time Stamping Authority\'s CA certificate to check who signed it' };
+  let token;
+  try {
+    token = parseTimeStampToken(fromBase64(String(ts.token)));
+  } catch (err) {
+    return { status: 'fail', code: 'timestamp', message: `timestamp: the token is unreadable: ${(err as Error).message}` };
+  }
+  const problem = tsaSignatureProblem(token, pemCertificates(fs.readFileSync(caFile, 'utf8')));
+  if (problem) return { status: 'fail', code: 'timestamp', message: `timestamp: ${problem}` };
+  return { status: 'ok', code: 'timestamp', message: `timestamp: signed at ${token.genTime} by the pinned Time Stamping Authority` };
 }
 
 /** The transitions of a --public-key file that is the JSON of GET /integrity/keys (none for PEM or verifier keys). */

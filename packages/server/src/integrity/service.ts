@@ -94,6 +94,11 @@ export class Integrity {
     return cosignedCheckpointView(row, await witnessStore.cosignatures(companyId, row.tree_size));
   }
 
+  /** The RFC 3161 timestamps of the company's checkpoints, newest first. */
+  async timestamps(companyId: string, limit: number) {
+    return (await this.deps.witnessStore.timestamps(companyId, limit)).map((t) => ({ tree_size: Number(t.tree_size), tsa: t.tsa, gen_time: t.gen_time, token: t.token }));
+  }
+
   /** The tree size of the latest checkpoint (0 before the first): proofs go no further. */
   async signedSize(companyId: string): Promise<number> {
     return (await this.deps.ledger.latestCheckpoint(companyId))?.tree_size ?? 0;

@@ -182,6 +182,8 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
   { name: 'OIDC_NAME', default: 'single sign-on', description: 'The provider\'s name on the console\'s sign-in button.' },
   { name: 'LOCAL_LOGIN', default: 'on', description: '`off`: local passwords are refused (`/auth/login`, `/auth/session`), single sign-on only; the `audit-ledger users create` command still works for the operator.' },
   { name: 'WITNESS_QUORUM', default: 'all witnesses', description: 'How many witnesses must cosign a checkpoint for it to count as witnessed (integrity status and metrics).' },
+  { name: 'TSA_URL', default: '(unset: none)', description: 'An RFC 3161 Time Stamping Authority (docs/transparency.md, "External timestamps"): every TSA_INTERVAL_SECONDS each company\'s latest checkpoint, when it changed, is timestamped there; tokens go into evidence bundles and `GET /integrity/timestamps`.' },
+  { name: 'TSA_INTERVAL_SECONDS', default: '3600', description: 'Seconds between timestamps of a company\'s latest checkpoint, 1–2678400.' },
   {
     name: 'COMPLIANCE_SUBJECT_FIELDS',
     default: 'subject_id',

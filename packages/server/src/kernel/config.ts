@@ -63,6 +63,10 @@ export interface Config {
   witnesses: Array<{ url: string; verifierKey: string; name: string }>;
   /** Cosignatures a checkpoint needs to count as witnessed (integrity status, metrics). */
   witnessQuorum: number;
+  /** An RFC 3161 Time Stamping Authority each company's latest checkpoint is timestamped by (docs/transparency.md); undefined: none. */
+  tsaUrl: string | undefined;
+  /** Seconds between timestamps of a company's latest checkpoint (only when it changed). */
+  tsaIntervalSeconds: number;
   /** OpenID Connect sign-in (docs/console.md, "Single sign-on"); undefined when OIDC_ISSUER is unset. */
   oidc: OidcConfig | undefined;
   /** Whether users may sign in with a local password (false: single sign-on only). */
@@ -205,6 +209,8 @@ export function loadConfig(env: Env = process.env): Config {
     else if (name !== undefined) witnesses.push({ url: url.replace(/\/+$/, ''), verifierKey: vkey as string, name });
   }
   const witnessQuorum = int('WITNESS_QUORUM', witnesses.length, 0, Math.max(witnesses.length, 0));
+  const tsaUrl = get('TSA_URL');
+  if (tsaUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(tsaUrl)) problems.push(`TSA_URL must be an http(s) URL, got "${tsaUrl}"`);
 
   let oidc: OidcConfig | undefined;
   const issuer = get('OIDC_ISSUER');
@@ -272,6 +278,8 @@ export function loadConfig(env: Env = process.env): Config {
     subjectFields,
     witnesses,
     witnessQuorum,
+    tsaUrl,
+    tsaIntervalSeconds: int('TSA_INTERVAL_SECONDS', 3600, 1, 31 * 86_400),
     oidc,
     localLogin,
   };

@@ -30,6 +30,20 @@ const EvidenceBundleSchema = Type.Object(
     entries_after_checkpoint: Type.Integer({ description: 'Matching entries newer than the checkpoint, left out: nothing signed covers them yet' }),
     entries: Type.Array(ProvenEntry),
     erasure_records: Type.Array(ProvenEntry, { description: 'The compliance.erasure entries that the erased entries among `entries` name, proven the same way (docs/ledger-format.md §14)' }),
+    timestamp: Type.Union(
+      [
+        Type.Object({
+          tsa: Type.String({ description: 'The Time Stamping Authority (TSA_URL)' }),
+          tree_size: Type.Integer({ description: 'The timestamped checkpoint\'s tree size (at most the bundle\'s)' }),
+          gen_time: Type.String({ format: 'date-time', description: 'When the TSA saw it (from the token; unsigned copy)' }),
+          checkpoint_note: Type.String({ description: 'The timestamped checkpoint\'s signed note, exactly as signed' }),
+          token: Type.String({ description: 'The RFC 3161 TimeStampToken (CMS SignedData), DER in base64: its imprint is SHA-256 of checkpoint_note' }),
+          consistency_proof: Type.Array(Type.String(), { description: 'RFC 9162 consistency proof (hex) from the timestamped tree to the bundle\'s checkpoint' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'The RFC 3161 timestamp of the newest timestamped checkpoint the bundle\'s tree extends (docs/ledger-format.md §19); null without TSA_URL or before the first token' },
+    ),
   },
   { description: 'The bundle (docs/ledger-format.md, "Evidence bundles")' },
 );

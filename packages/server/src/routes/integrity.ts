@@ -208,6 +208,35 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
     );
 
     app.get(
+      '/integrity/timestamps',
+      {
+        config: READ,
+        schema: {
+          tags: ['integrity'],
+          operationId: 'listCheckpointTimestamps',
+          summary: 'RFC 3161 timestamps of the company\'s checkpoints, newest first',
+          description:
+            'With TSA_URL set, the service has each company\'s latest checkpoint timestamped by that Time Stamping Authority every TSA_INTERVAL_SECONDS (when it changed). Each token\'s imprint is SHA-256 of the checkpoint\'s signed note (docs/ledger-format.md §19); evidence bundles carry the newest one with a consistency proof, and `audit-ledger-verify --tsa-ca` checks it.',
+          querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({
+              items: Type.Array(
+                Type.Object({
+                  tree_size: Type.Integer(),
+                  tsa: Type.String(),
+                  gen_time: Type.String({ format: 'date-time', description: 'From the token (this copy is unsigned)' }),
+                  token: Type.String({ description: 'The TimeStampToken, DER in base64' }),
+                }),
+              ),
+            }),
+            ...problemResponses(400, 401, 429),
+          },
+        },
+      },
+      async (request) => ({ items: await ctx.integrity.timestamps(principalOf(request).companyId, request.query.limit) }),
+    );
+
+    app.get(
       '/integrity/consistency',
       {
         config: READ,

@@ -363,6 +363,21 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('companies').addColumn('tlog_public', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     },
   },
+  '0015_checkpoint_timestamps': {
+    async up(db: Kysely<unknown>) {
+      // RFC 3161 timestamps of checkpoints (docs/ledger-format.md §19), kept like the witnesses' cosignatures.
+      await db.schema
+        .createTable('checkpoint_timestamps')
+        .addColumn('company_id', 'text', (c) => c.notNull())
+        .addColumn('tree_size', 'bigint', (c) => c.notNull())
+        .addColumn('tsa', 'text', (c) => c.notNull())
+        .addColumn('token', 'text', (c) => c.notNull())
+        .addColumn('gen_time', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('checkpoint_timestamps_pk', ['company_id', 'tree_size', 'tsa'])
+        .execute();
+    },
+  },
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

@@ -73,6 +73,19 @@ export interface CheckpointCosignaturesTable {
   line: string;
 }
 
+/** An RFC 3161 timestamp of a checkpoint (docs/ledger-format.md §19): the TSA's token over SHA-256 of the checkpoint note. */
+export interface CheckpointTimestampsTable {
+  company_id: string;
+  tree_size: number;
+  /** The TSA's URL. */
+  tsa: string;
+  /** The TimeStampToken's DER, base64. */
+  token: string;
+  /** The token's genTime. */
+  gen_time: string;
+  created_at: string;
+}
+
 /** A period report: the signed JSON document, exactly as signed. */
 export interface ComplianceReportsTable {
   company_id: string;

@@ -7,7 +7,7 @@ import type { ColumnType } from 'kysely';
 import type { CheckpointRecord, ViolationKind } from '@audit-ledger/core';
 import type { ApprovalsTable, ApprovalTeamsTable, GovernanceChecksTable, IncidentNotesTable, IncidentReportsTable, IncidentsTable, PolicyVersionsTable } from './schema-governance.js';
 import type { LogStreamBatchesTable, LogStreamsTable } from './schema-streams.js';
-import type { CheckpointCosignaturesTable, ComplianceReportsTable, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable, WitnessStateTable } from './schema-compliance.js';
+import type { CheckpointCosignaturesTable, CheckpointTimestampsTable, ComplianceReportsTable, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable, WitnessStateTable } from './schema-compliance.js';
 
 export type * from './schema-compliance.js';
 export type * from './schema-governance.js';
@@ -334,6 +334,7 @@ export interface Database {
   erasures: ErasuresTable;
   witness_state: WitnessStateTable;
   checkpoint_cosignatures: CheckpointCosignaturesTable;
+  checkpoint_timestamps: CheckpointTimestampsTable;
   compliance_reports: ComplianceReportsTable;
   approvals: ApprovalsTable;
   approval_teams: ApprovalTeamsTable;

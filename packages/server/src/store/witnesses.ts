@@ -1,11 +1,13 @@
 // Storage for independent witnesses: each witness's last cosigned size per company, its
-// refusals, and the cosignatures kept with the checkpoints they sign.
+// refusals, and the cosignatures kept with the checkpoints they sign; and the RFC 3161
+// timestamps of checkpoints (the other anchor outside the operator).
 import type { Selectable } from 'kysely';
 import type { DbHandle } from './handle.js';
-import type { CheckpointCosignaturesTable, WitnessStateTable } from './schema.js';
+import type { CheckpointCosignaturesTable, CheckpointTimestampsTable, WitnessStateTable } from './schema.js';
 
 export type WitnessStateRow = Selectable<WitnessStateTable>;
 export type CosignatureRow = Selectable<CheckpointCosignaturesTable>;
+export type TimestampRow = Selectable<CheckpointTimestampsTable>;
 
 export class WitnessStore {
   constructor(private readonly store: DbHandle) {}
@@ -48,5 +50,24 @@ export class WitnessStore {
 
   cosignatures(companyId: string, treeSize: number): Promise<CosignatureRow[]> {
     return this.db.selectFrom('checkpoint_cosignatures').selectAll().where('company_id', '=', companyId).where('tree_size', '=', treeSize).orderBy('witness').execute();
+  }
+
+  async addTimestamp(row: TimestampRow): Promise<void> {
+    await this.db.insertInto('checkpoint_timestamps').values(row).onConflict((oc) => oc.columns(['company_id', 'tree_size', 'tsa']).doNothing()).execute();
+  }
+
+  /** The newest timestamp from this TSA, or null. */
+  async latestTimestamp(companyId: string, tsa: string): Promise<TimestampRow | undefined> {
+    return this.db.selectFrom('checkpoint_timestamps').selectAll().where('company_id', '=', companyId).where('tsa', '=', tsa).orderBy('tree_size', 'desc').limit(1).executeTakeFirst();
+  }
+
+  /** The newest timestamp of a checkpoint at or below `treeSize` (what a bundle of that size carries). */
+  async timestampAtOrBelow(companyId: string, treeSize: number): Promise<TimestampRow | undefined> {
+    return this.db.selectFrom('checkpoint_timestamps').selectAll().where('company_id', '=', companyId).where('tree_size', '<=', treeSize).orderBy('tree_size', 'desc').orderBy('tsa').limit(1).executeTakeFirst();
+  }
+
+  /** A page of timestamps, newest first. */
+  timestamps(companyId: string, limit: number): Promise<TimestampRow[]> {
+    return this.db.selectFrom('checkpoint_timestamps').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').orderBy('tsa').limit(limit).execute();
   }
 }
