@@ -4,6 +4,7 @@
 // package like bundles, against keys the auditor pinned.
 import { fromBase64, sha256Hex, utf8, verifyEd25519 } from '#crypto';
 import type { Check, VerificationReport } from './checks.js';
+import { type BundleTimestamp, bundleTimestampChecks, checkCheckpointNote } from './bundle.js';
 import { canonicalJson, type JsonObject } from './json.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 
@@ -64,6 +65,13 @@ export function verifyReport(doc: unknown, givenKeys: TrustedKey[] | null): Veri
     const r = d.report as { company_id?: unknown; period?: { from?: unknown; to?: unknown }; incident?: { id?: unknown; title?: unknown } };
     if (incident) checks.push({ status: 'ok', code: 'report', message: `incident report of company ${String(r.company_id)} for incident ${String(r.incident?.id)} ("${String(r.incident?.title)}"), signed by key ${key.keyId}` });
     else checks.push({ status: 'ok', code: 'report', message: `compliance report of company ${String(r.company_id)} for ${String(r.period?.from)} to ${String(r.period?.to)}, signed by key ${key.keyId}` });
+    // The RFC 3161 timestamp of a checkpoint the period's last checkpoint extends (docs/ledger-format.md §19).
+    const cps = (d.report as { checkpoints?: { last?: { note?: unknown } | null; timestamp?: BundleTimestamp | null } }).checkpoints;
+    if (cps?.timestamp && typeof cps.last?.note === 'string') {
+      const last = checkCheckpointNote(cps.last.note, keys, String(r.company_id));
+      if (!last.checkpoint) checks.push({ status: 'fail', code: 'timestamp', message: `timestamp: the report's last checkpoint does not verify: ${last.failure as string}` });
+      else checks.push(...bundleTimestampChecks(cps.timestamp, keys, String(r.company_id), last.checkpoint).checks);
+    }
   }
   return done();
 }

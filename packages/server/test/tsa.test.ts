@@ -60,6 +60,8 @@ describe.each(STORE_KINDS)('RFC 3161 timestamps of checkpoints on %s', (kind) =>
   let other: Awaited<ReturnType<typeof makeTsa>>;
   let server: http.Server;
   let requests = 0;
+  /** Set false, the TSA answers 503 (down): no newer token comes, so what the bundles carry is known. */
+  let tsaUp = true;
   let t: TestApp;
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-tsa-'));
@@ -69,6 +71,7 @@ describe.each(STORE_KINDS)('RFC 3161 timestamps of checkpoints on %s', (kind) =>
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', async () => {
+        if (!tsaUp) return void res.writeHead(503).end('down');
         const n = ++requests;
         const query = path.join(tmp, `q${n}.tsq`);
         const reply = path.join(tmp, `r${n}.tsr`);
@@ -106,6 +109,7 @@ describe.each(STORE_KINDS)('RFC 3161 timestamps of checkpoints on %s', (kind) =>
       },
       { timeout: 20_000, interval: 50 },
     );
+    tsaUp = false;
     const note = (await t.inject({ method: 'GET', url: '/api/v1/integrity/checkpoint?tree_size=20', headers: api })).json().note as string;
     // OpenSSL's own verifier: the token is for SHA-256 of the checkpoint note, signed by the TSA of this CA.
     const tokenFile = path.join(tmp, `${kind}-token.der`);
@@ -132,7 +136,7 @@ describe.each(STORE_KINDS)('RFC 3161 timestamps of checkpoints on %s', (kind) =>
     expect(ok.stdout).toContain(`checkpoint tree size 20 was timestamped at ${stamped?.gen_time}`);
     // Without --tsa-ca the rest verifies, and a note says who signed the timestamp was not checked.
     const unpinned = await verify(bundle, []);
-    expect([unpinned.code, unpinned.stdout]).toEqual([0, expect.stringContaining('NOTE timestamp: the bundle carries an RFC 3161 timestamp')]);
+    expect([unpinned.code, unpinned.stdout]).toEqual([0, expect.stringContaining('NOTE timestamp: the document carries an RFC 3161 timestamp')]);
     // Another TSA's CA: refused.
     const wrongCa = await verify(bundle, ['--tsa-ca', other.caFile]);
     expect([wrongCa.code, wrongCa.stdout]).toEqual([1, expect.stringContaining('does not chain to the pinned TSA certificate')]);
@@ -147,6 +151,18 @@ describe.each(STORE_KINDS)('RFC 3161 timestamps of checkpoints on %s', (kind) =>
     // A timestamped checkpoint the bundle's tree does not extend (no proof): refused.
     const unproven = await verify({ ...bundle, timestamp: { ...bundle.timestamp, consistency_proof: [] } }, ['--tsa-ca', tsa.caFile]);
     expect(unproven.code).toBe(bundle.timestamp.tree_size === bundle.checkpoint.tree_size ? 0 : 1);
+    // A period report carries the same timestamp, inside what the service signed, and verifies the same way.
+    const admin = { authorization: `Bearer ${acct.token}` };
+    const now = t.clock.now();
+    const report = await t.inject({ method: 'POST', url: '/api/v1/compliance/reports', headers: admin, payload: { from: new Date(now - 86_400_000).toISOString(), to: new Date(now + 60_000).toISOString() } });
+    expect(report.statusCode, report.body).toBe(201);
+    const doc = (await t.inject({ method: 'GET', url: `/api/v1/compliance/reports/${report.json().id}`, headers: admin })).json();
+    expect(doc.report.checkpoints.timestamp).toMatchObject({ tree_size: 20, token: stamped?.token });
+    const reportOk = await verify(doc, ['--tsa-ca', tsa.caFile]);
+    expect([reportOk.code, reportOk.stdout]).toEqual([0, expect.stringContaining('timestamp: signed at')]);
+    expect((await verify(doc, ['--tsa-ca', other.caFile])).code).toBe(1);
+    // The TSA stayed down: the service kept the one token, and retries on the next pass.
+    expect((await t.inject({ method: 'GET', url: '/api/v1/integrity/timestamps', headers: api })).json().items).toHaveLength(1);
     // The listing is bounded and validated like any other.
     problem(await t.inject({ method: 'GET', url: '/api/v1/integrity/timestamps?limit=0', headers: api }), 400, 'validation_failed');
   });

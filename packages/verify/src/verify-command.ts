@@ -38,7 +38,13 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     report = v.finish();
   } else {
     const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format?: unknown; checkpoint?: CheckpointJson; timestamp?: { token?: unknown } | null };
-    if (doc.format === COMPLIANCE_REPORT_FORMAT || doc.format === INCIDENT_REPORT_FORMAT) return finish(verifyReport(doc, keys));
+    if (doc.format === COMPLIANCE_REPORT_FORMAT || doc.format === INCIDENT_REPORT_FORMAT) {
+      let r = verifyReport(doc, keys);
+      const stamp = (doc as { report?: { checkpoints?: { timestamp?: { token?: unknown } | null } } }).report?.checkpoints?.timestamp;
+      const tsa = stamp || opts.tsaCa ? tsaCheck(stamp, opts.tsaCa) : null;
+      if (tsa) r = { ...r, ok: r.ok && tsa.status !== 'fail', checks: [...r.checks, tsa] };
+      return finish(r);
+    }
     checkpoint = { note: String(doc.checkpoint?.note), cosignatures: linesOf(doc.checkpoint) };
     report = verifyBundle(doc, keys);
     const tsa = tsaCheck(doc.timestamp, opts.tsaCa);
@@ -98,8 +104,8 @@ async function verifyStreamCopy(target: string, keys: TrustedKey[] | null): Prom
  * who signed it was not checked. (The imprint and the consistency with the bundle are the core's.)
  */
 function tsaCheck(ts: { token?: unknown } | null | undefined, caFile: string | undefined): Check | null {
-  if (!ts) return caFile ? { status: 'fail', code: 'timestamp', message: 'timestamp: --tsa-ca was given, but the bundle carries no RFC 3161 timestamp' } : null;
-  if (!caFile) return { status: 'note', code: 'timestamp', message: 'timestamp: the bundle carries an RFC 3161 timestamp; pass --tsa-ca with the Time Stamping Authority\'s CA certificate to check who signed it' };
+  if (!ts) return caFile ? { status: 'fail', code: 'timestamp', message: 'timestamp: --tsa-ca was given, but the document carries no RFC 3161 timestamp' } : null;
+  if (!caFile) return { status: 'note', code: 'timestamp', message: 'timestamp: the document carries an RFC 3161 timestamp; pass --tsa-ca with the Time Stamping Authority\'s CA certificate to check who signed it' };
   let token;
   try {
     token = parseTimeStampToken(fromBase64(String(ts.token)));

@@ -7,7 +7,7 @@
 import { randomUUID, sign } from 'node:crypto';
 import { COMPLIANCE_REPORT_FORMAT, type JsonObject, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
 import type { Keyring } from '../ledger/keyring.js';
-import { cosignedCheckpointView } from '../ledger/proofs.js';
+import { cosignedCheckpointView, timestampView } from '../ledger/proofs.js';
 import type { IntegrityVerifier } from '../integrity/verifier.js';
 import type { AccountStore } from '../store/accounts.js';
 import type { ForensicsStore } from '../store/forensics.js';
@@ -130,6 +130,8 @@ export class Reports {
         first: checkpoints.first ? { tree_size: checkpoints.first.tree_size, root_hash: checkpoints.first.root_hash, timestamp: checkpoints.first.timestamp } : null,
         last: cosigned ? (JSON.parse(JSON.stringify(cosigned)) as JsonObject) : null,
         covers_period: seqs !== null && last !== undefined && last.tree_size > seqs.last,
+        // The RFC 3161 timestamp of the newest timestamped checkpoint the last one extends, as in an evidence bundle (docs/ledger-format.md §19).
+        timestamp: last ? (JSON.parse(JSON.stringify(await timestampView({ ledger: d.ledger, witnessStore: d.witnessStore }, companyId, last.tree_size))) as JsonObject | null) : null,
       },
       keys: keys.map((k) => ({ key_id: k.key_id, algorithm: k.algorithm, public_key: k.public_key, active_from: k.active_from, active_to: k.active_to })),
       key_transitions: JSON.parse(JSON.stringify(transitions)) as JsonObject[],

@@ -6,7 +6,7 @@ import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
-import { type CheckpointView, consistencyView, cosignedCheckpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
+import { type CheckpointView, cosignedCheckpointView, type InclusionView, inclusionViews, timestampView, type TimestampView } from '../ledger/proofs.js';
 
 const PAGE = 1000;
 
@@ -103,7 +103,7 @@ export interface EvidenceBundle {
   /** The compliance.erasure entries the erased entries name, proven the same way (docs/ledger-format.md §14). */
   erasure_records: Array<{ entry: ReturnType<typeof recordToEntry>; inclusion_proof: Omit<InclusionView, 'root_hash'> }>;
   /** The RFC 3161 timestamp of the newest timestamped checkpoint at or below this one, with a consistency proof to it (docs/ledger-format.md §19); null when there is none. */
-  timestamp: { tsa: string; tree_size: number; gen_time: string; checkpoint_note: string; token: string; consistency_proof: string[] } | null;
+  timestamp: TimestampView | null;
 }
 
 /** Builds a bundle of these rows (seq order) proven against one checkpoint. */
@@ -139,16 +139,6 @@ export async function buildEvidence(
     entries_after_checkpoint: rows.length - covered.length,
     entries: covered.map((r, i) => withProof(r, i)),
     erasure_records: records.map((r, i) => withProof(r, covered.length + i)),
-    timestamp: await bundleTimestamp(stores, companyId, checkpoint.tree_size),
+    timestamp: await timestampView(stores, companyId, checkpoint.tree_size),
   };
-}
-
-/** The newest timestamp of a checkpoint at or below `size`, its note, and the consistency proof from it to `size`. */
-async function bundleTimestamp(stores: { ledger: LedgerStore; witnessStore: WitnessStore }, companyId: string, size: number): Promise<EvidenceBundle['timestamp']> {
-  const ts = await stores.witnessStore.timestampAtOrBelow(companyId, size);
-  if (!ts) return null;
-  const stamped = await stores.ledger.getCheckpoint(companyId, Number(ts.tree_size));
-  if (!stamped) return null;
-  const proof = Number(ts.tree_size) === size ? [] : (await consistencyView(stores.ledger, companyId, Number(ts.tree_size), size)).proof;
-  return { tsa: ts.tsa, tree_size: Number(ts.tree_size), gen_time: ts.gen_time, checkpoint_note: stamped.note, token: ts.token, consistency_proof: proof };
 }

@@ -4,6 +4,7 @@ import { consistencyProof, type Hash, type HashReader, inclusionProofs, layeredR
 import type { CheckpointRow } from '../store/chain.js';
 import type { CheckpointView } from '../http/schemas.js';
 import type { LedgerStore } from '../store/ledger.js';
+import type { WitnessStore } from '../store/witnesses.js';
 
 export type { CheckpointView, CosignatureView } from '../http/schemas.js';
 
@@ -53,4 +54,24 @@ export async function consistencyView(ledger: LedgerStore, companyId: string, fi
   const read = treeReader(ledger, companyId);
   const [proof, r1, r2] = await Promise.all([consistencyProof(read, first, second), readRoot(read, first), readRoot(read, second)]);
   return { first, second, first_root: toHex(r1), second_root: toHex(r2), proof: proof.map(toHex) };
+}
+
+/** An RFC 3161 timestamp as bundles and reports carry it (docs/ledger-format.md §19). */
+export interface TimestampView {
+  tsa: string;
+  tree_size: number;
+  gen_time: string;
+  checkpoint_note: string;
+  token: string;
+  consistency_proof: string[];
+}
+
+/** The newest timestamp of a checkpoint at or below `size`, its note, and the consistency proof from it to `size`. */
+export async function timestampView(stores: { ledger: LedgerStore; witnessStore: Pick<WitnessStore, 'timestampAtOrBelow'> }, companyId: string, size: number): Promise<TimestampView | null> {
+  const ts = await stores.witnessStore.timestampAtOrBelow(companyId, size);
+  if (!ts) return null;
+  const stamped = await stores.ledger.getCheckpoint(companyId, Number(ts.tree_size));
+  if (!stamped) return null;
+  const proof = Number(ts.tree_size) === size ? [] : (await consistencyView(stores.ledger, companyId, Number(ts.tree_size), size)).proof;
+  return { tsa: ts.tsa, tree_size: Number(ts.tree_size), gen_time: ts.gen_time, checkpoint_note: stamped.note, token: ts.token, consistency_proof: proof };
 }
