@@ -4,8 +4,12 @@
 // accepts the honest growth, then reports the rollback (the restored ledger is behind what it
 // accepted) and the fork (the restored ledger grew past it with other entries) with exit 1, a JSON
 // line and a signed webhook; a wrong key is a bad signature; a log that stopped growing is
-// reported once past the stall limit; as a daemon it serves Prometheus metrics.
+// reported once past the stall limit; as a daemon it serves Prometheus metrics. With a real witness
+// (`audit-ledger witness serve`) cosigning the log, the monitor counts its cosignature toward the
+// quorum, and reports a quorum that a witness it names did not give.
 import { generateKeyPairSync } from 'node:crypto';
+import { verifierKey, witnessVerifierKey } from '@audit-ledger/core';
+import { rawPublicKey } from '../src/crypto/signing.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -179,5 +183,47 @@ describe.each(STORE_KINDS)('audit-ledger monitor on %s', (kind) => {
     expect([badQuorum.code, badQuorum.stderr]).toEqual([2, expect.stringContaining('quorum')]);
     expect((await runCli(['monitor', '--log', `${svc.url}/api/v1/tlog`, '--public-key', path.join(tmp, 'missing.pem')], {})).code).toBe(2);
     await svc.stop();
+  });
+});
+
+describe('audit-ledger monitor and a witness quorum (sqlite)', () => {
+  it('counts a real witness\'s cosignature toward --quorum, and reports the quorum missing when the named witness did not cosign', async () => {
+    const db = await createTestDatabase('sqlite');
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-monitor-w-'));
+    const serviceKey = generateKeyPairSync('ed25519');
+    const keyFile = path.join(tmp, 'service-key.pem');
+    fs.writeFileSync(keyFile, serviceKey.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const logsFile = path.join(tmp, 'logs.json');
+    fs.writeFileSync(logsFile, JSON.stringify({ logs: [{ origin_prefix: 'audit-ledger.local/', verifier_keys: [verifierKey('audit-ledger.local', rawPublicKey(serviceKey.publicKey))] }] }));
+    const witness = spawnCli(['witness', 'serve', '--name', 'witness.test/m1', '--logs', logsFile, '--key-file', path.join(tmp, 'w.pem'), '--state', path.join(tmp, 'w.db'), '--port', '0'], {});
+    const up = await new LogWatcher(witness).waitFor((l) => l.msg === 'witness listening');
+    const svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...BOOTSTRAP, LEDGER_SIGNING_KEY_FILE: keyFile, CHECKPOINT_INTERVAL_MS: '50', WITNESSES: `${String(up.url)} ${String(up.verifier_key)}`, WITNESS_QUORUM: '1' });
+    try {
+      const key = await bootstrapKey(svc.url);
+      const api = { 'x-api-key': key };
+      expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs: [{ event_type: 'step', data: { i: 1 } }] }, api)).status).toBe(200);
+      await vi.waitFor(
+        async () => {
+          const st = (await call(`${svc.url}/api/v1/integrity/status`, 'GET', undefined, api)).json();
+          expect(st.checkpoint?.tree_size).toBe(st.head.seq + 1);
+          expect(st.witnesses.quorum_met).toBe(true);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+      const keysFile = path.join(tmp, 'keys.json');
+      fs.writeFileSync(keysFile, (await call(`${svc.url}/api/v1/integrity/keys`, 'GET')).body);
+      const args = (witnessKey: string, state: string) => ['monitor', '--log', `${svc.url}/api/v1/tlog`, '--header', `x-api-key: ${key}`, '--public-key', keysFile, '--witness', witnessKey, '--quorum', '1', '--state', path.join(tmp, state)];
+      const ok = await runCli(args(String(up.verifier_key), 'ok.json'), {});
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      // A witness the log never asked: its cosignature is not there.
+      const missing = await runCli(args(witnessVerifierKey('witness.test/stranger', rawPublicKey(generateKeyPairSync('ed25519').publicKey)), 'missing.json'), {});
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toContain('"kind":"witness_quorum"');
+    } finally {
+      await svc.stop();
+      witness.kill('SIGKILL');
+      await db.drop();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
