@@ -8,6 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import SQLite from 'better-sqlite3';
 import { buildSync } from 'esbuild';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { verifyEntrySignature } from '@audit-ledger/core';
 import { rawPublicKey } from '../src/crypto/signing.js';
 import { type ChainWrite, type ChainWriter, HeadMovedError } from '../src/store/chain.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
 import { FakeClock, problem, startTestApp, testConfig } from './helpers/app.js';
 import { assertChainIntact, countEntries, ingest, ingestBatch } from './helpers/ledger.js';
 
@@ -25,6 +27,33 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 function replaceWrite(writer: ChainWriter, value: (w: ChainWrite) => Promise<void>): void {
   Object.defineProperty(writer, 'write', { value, configurable: true });
 }
+
+describe('SQLite transactions beside the writer thread', () => {
+  it('a transaction that reads, then writes, holds the write lock from its start: another connection\'s commit in between cannot make it fail', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-sqlite-tx-'));
+    const file = path.join(dir, 'ledger.db');
+    const store = openSqliteStore(file);
+    await store.migrate();
+    const other = new SQLite(file);
+    other.pragma('busy_timeout = 0');
+    const insert = other.prepare("INSERT INTO companies (company_id, name, created_at) VALUES (?, ?, '2026-03-01T00:00:00.000Z')");
+    try {
+      await store.db.transaction().execute(async (trx) => {
+        await trx.selectFrom('companies').selectAll().execute();
+        // The writer thread (here: another connection) cannot commit in the middle: it waits, or (busy_timeout 0) is told so.
+        expect(() => insert.run('b0000000-0000-4000-8000-000000000001', 'other')).toThrow(/locked|busy/i);
+        await trx.insertInto('companies').values({ company_id: 'a0000000-0000-4000-8000-000000000001', name: 'mine', created_at: '2026-03-01T00:00:00.000Z', tlog_public: 0 }).execute();
+      });
+      // Once it committed, the other connection writes.
+      insert.run('b0000000-0000-4000-8000-000000000001', 'other');
+      expect((await store.db.selectFrom('companies').select('name').orderBy('name').execute()).map((r) => r.name)).toEqual(['mine', 'other']);
+    } finally {
+      other.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('SQLite writer thread', () => {
   it('two services on one SQLite file append to one company: one chain, each building on the head the other moved', async () => {

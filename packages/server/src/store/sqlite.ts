@@ -92,7 +92,12 @@ function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabas
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => database.close(),
-    prepare(sqlText: string) {
+    prepare(text: string) {
+      // Every Kysely transaction here writes: it takes the write lock at its start (waiting up to
+      // busy_timeout for the writer thread), instead of reading first and then failing with
+      // SQLITE_BUSY_SNAPSHOT when the writer committed in between (seen in CI: an admin creating
+      // a user while the company ingested got "database is locked" at once).
+      const sqlText = text === 'begin' ? 'begin immediate' : text;
       let stmt = cache.get(sqlText);
       if (!stmt) {
         stmt = database.prepare(sqlText);
