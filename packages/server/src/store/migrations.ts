@@ -6,6 +6,7 @@ import { compliance0009 } from './migrations-0009.js';
 import { governance0011 } from './migrations-0011.js';
 import { search0012 } from './migrations-0012.js';
 import { streams0013 } from './migrations-0013.js';
+import { checkpointTimestamps0015, tlogPublic0014 } from './migrations-0014.js';
 
 const migrations: Record<string, Migration> = {
   '0001_accounts_and_keys': {
@@ -357,27 +358,8 @@ const migrations: Record<string, Migration> = {
   '0011_governance': governance0011,
   '0012_search': search0012,
   '0013_log_streams': streams0013,
-  '0014_tlog_public': {
-    async up(db: Kysely<unknown>) {
-      // The company's C2SP tlog-tiles API (docs/transparency.md) readable without a credential: 1 when its admin published it.
-      await db.schema.alterTable('companies').addColumn('tlog_public', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-    },
-  },
-  '0015_checkpoint_timestamps': {
-    async up(db: Kysely<unknown>) {
-      // RFC 3161 timestamps of checkpoints (docs/ledger-format.md §19), kept like the witnesses' cosignatures.
-      await db.schema
-        .createTable('checkpoint_timestamps')
-        .addColumn('company_id', 'text', (c) => c.notNull())
-        .addColumn('tree_size', 'bigint', (c) => c.notNull())
-        .addColumn('tsa', 'text', (c) => c.notNull())
-        .addColumn('token', 'text', (c) => c.notNull())
-        .addColumn('gen_time', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('checkpoint_timestamps_pk', ['company_id', 'tree_size', 'tsa'])
-        .execute();
-    },
-  },
+  '0014_tlog_public': tlogPublic0014,
+  '0015_checkpoint_timestamps': checkpointTimestamps0015,
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;
