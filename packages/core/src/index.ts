@@ -25,7 +25,7 @@ export {
   type LedgerEntry,
 } from './entry.js';
 export { LINK_IDS, LINK_LISTS, linksTextOfDataText, REF_MEMBERS, skeletonLinks, skeletonLinksText } from './links.js';
-export { type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState, recordToEntry } from './record.js';
+export { canonicalRecordText, type CheckpointRecord, type EntryRecord, recomputeHash, recordContentState, recordToEntry } from './record.js';
 export {
   ADMIN_SOURCE,
   CONTENT_COMMITMENT_CONTEXT,

@@ -2,9 +2,9 @@
 // exact bytes hashed), everything else as in the entry. The server's log_entries row has this
 // shape; so does each line of a JSON Lines export once parsed.
 import { sha256Hex } from '#crypto';
-import { canonicalEntryText, entryHash, type LedgerEntry } from './entry.js';
+import { canonicalEntryText, entryBody, type LedgerEntry } from './entry.js';
+import { canonicalJson, type JsonObject } from './json.js';
 import { type ContentState, contentState } from './content.js';
-import type { JsonObject } from './json.js';
 
 /**
  * A stored entry: data and extra as canonical JSON text (null once a version 2 entry's content
@@ -42,10 +42,23 @@ export function recordToEntry(row: EntryRecord): LedgerEntry {
 export function recomputeHash(row: EntryRecord): string {
   const fast = sha256Hex(canonicalEntryText(row, row.data, row.extra, row.links ?? null));
   if (fast === row.hash || row.format_version === 2) return fast; // version 2 hashes no content text
+  const generic = genericText(row);
+  return generic === null ? fast : sha256Hex(generic);
+}
+
+/** The exact bytes a stored record's hash covers (JCS of its hashed body, docs/ledger-format.md §3), chosen as recomputeHash chooses. */
+export function canonicalRecordText(row: EntryRecord): string {
+  const fast = canonicalEntryText(row, row.data, row.extra, row.links ?? null);
+  if (row.format_version === 2 || sha256Hex(fast) === row.hash) return fast;
+  return genericText(row) ?? fast;
+}
+
+/** The record parsed and canonicalized the generic way, as an auditor would; null when it cannot be. */
+function genericText(row: EntryRecord): string | null {
   try {
-    return entryHash(recordToEntry(row));
+    return canonicalJson(entryBody(recordToEntry(row)) as JsonObject);
   } catch {
-    return fast;
+    return null;
   }
 }
 

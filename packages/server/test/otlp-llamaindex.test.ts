@@ -16,7 +16,6 @@
 import type { AddressInfo } from 'node:net';
 import * as llamaIndexOpenAI from '@llamaindex/openai';
 import { agent } from '@llamaindex/workflow';
-import { SpanStatusCode, trace as otelTrace } from '@opentelemetry/api';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
@@ -25,20 +24,10 @@ import * as llamaindex from 'llamaindex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { failHere, Switch } from './helpers/traceloop.js';
 import { fakeOpenAi } from './helpers/fake-openai.js';
 
 type Entry = { log_id: string; seq: number; event_type: string; agent_id: string | null; parent_span_id: string | null; data: Record<string, unknown> };
-
-/** Sends each span to the exporter of the run under way (the SDK takes one exporter, once). */
-class Switch implements SpanExporter {
-  to: SpanExporter | null = null;
-  export(spans: Parameters<SpanExporter['export']>[0], done: Parameters<SpanExporter['export']>[1]): void {
-    if (this.to) this.to.export(spans, done);
-    else done({ code: 0 });
-  }
-  shutdown = async () => undefined;
-  forceFlush = async () => this.to?.forceFlush?.();
-}
 
 const TWO_DAYS_AGO = new Date(Date.now() - 2 * 86_400_000).toISOString();
 
@@ -67,13 +56,6 @@ describe('LlamaIndex.TS over OTLP (Traceloop\'s LlamaIndex instrumentation)', ()
     await t.close();
   });
 
-  /** Marks the active span failed and says so, without throwing (Traceloop 0.27 never ends a span whose function rejects). */
-  const failHere = (err: Error) => {
-    const span = otelTrace.getActiveSpan();
-    span?.recordException(err);
-    span?.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
-    return { error: err.message };
-  };
   /** A LlamaIndex tool's function in a Traceloop tool span of its name (the instrumentation traces no tools). */
   const traced = <A extends object, R>(name: string, fn: (args: A) => Promise<R>) => (args: A) =>
     traceloop.withTool({ name }, async (input: A) => {

@@ -11,7 +11,6 @@
 // exported at all. The recipe in docs/integrations.md, which this test follows: catch inside,
 // mark the active span ERROR with the OpenTelemetry API, and return.
 import type { AddressInfo } from 'node:net';
-import { SpanStatusCode, trace as otelTrace } from '@opentelemetry/api';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
@@ -19,20 +18,10 @@ import * as traceloop from '@traceloop/node-server-sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { failHere, Switch } from './helpers/traceloop.js';
 import { fakeOpenAi, modelCalls } from './helpers/fake-openai.js';
 
 type Entry = { log_id: string; seq: number; event_type: string; agent_id: string | null; data: Record<string, unknown> };
-
-/** Sends each span to the exporter of the run under way (the SDK takes one exporter, once). */
-class Switch implements SpanExporter {
-  to: SpanExporter | null = null;
-  export(spans: Parameters<SpanExporter['export']>[0], done: Parameters<SpanExporter['export']>[1]): void {
-    if (this.to) this.to.export(spans, done);
-    else done({ code: 0 });
-  }
-  shutdown = async () => undefined;
-  forceFlush = async () => this.to?.forceFlush?.();
-}
 
 describe('OpenLLMetry (Traceloop) over OTLP', () => {
   let t: TestApp;
@@ -56,13 +45,6 @@ describe('OpenLLMetry (Traceloop) over OTLP', () => {
     await t.close();
   });
 
-  /** Marks the active span failed and says so, without throwing (see the file's comment). */
-  const failHere = (err: Error) => {
-    const span = otelTrace.getActiveSpan();
-    span?.recordException(err);
-    span?.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
-    return { error: err.message };
-  };
 
   async function runAgent(): Promise<{ failed: string }> {
     const client = new OpenAI({ apiKey: 'test', baseURL: model.url });

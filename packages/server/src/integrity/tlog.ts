@@ -3,12 +3,11 @@
 // Merkle tiles and entry bundles a tree of the latest checkpoint's size has, the entries'
 // canonical bytes, and whether the company published the hashes (public read, never content).
 // routes/tlog.ts parses the path, calls one method and sets the spec's headers.
-import { canonicalJson, entryBody, encodeEntryBundle, entryLeafHash, fromHex, type JsonObject, recordToEntry, sha256Hex, canonicalEntryText, TILE_WIDTH, tileHashIndexes, type TileRef, tileSeqs, tileWidthAt, utf8 } from '@audit-ledger/core';
+import { canonicalRecordText, encodeEntryBundle, entryLeafHash, fromHex, TILE_WIDTH, tileHashIndexes, type TileRef, tileSeqs, tileWidthAt, utf8 } from '@audit-ledger/core';
 import { CoreError } from '@audit-ledger/core';
 import type { AdminTrail, TrailActor } from '../compliance/trail.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import type { AccountStore } from '../store/accounts.js';
-import type { LogEntryRow } from '../store/chain.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { cosignedCheckpointView } from '../ledger/proofs.js';
@@ -22,14 +21,6 @@ export interface TlogDeps {
 
 /** Entries read per query while the canonical bodies are written out (a bundle holds up to 256). */
 const BODY_CHUNK = 32;
-
-/** The exact bytes an entry's hash covers: JCS of its hashed body (docs/ledger-format.md §3). */
-export function canonicalBodyText(row: LogEntryRow): string {
-  const fast = canonicalEntryText(row, row.data, row.extra, row.links ?? null);
-  if (sha256Hex(fast) === row.hash) return fast;
-  // Stored text that is not canonical counts by its meaning, as recomputeHash does.
-  return canonicalJson(entryBody(recordToEntry(row)) as JsonObject);
-}
 
 export class Tlog {
   constructor(private readonly deps: TlogDeps) {}
@@ -93,7 +84,7 @@ export class Tlog {
     for (let i = 0; i < seqs.length; i += BODY_CHUNK) {
       const chunk = seqs.slice(i, i + BODY_CHUNK);
       const rows = new Map((await this.deps.ledger.getEntriesBySeq(companyId, chunk)).map((r) => [r.seq, r]));
-      yield utf8(chunk.map((seq) => `${canonicalBodyText(this.present(rows.get(seq), seq))}\n`).join(''));
+      yield utf8(chunk.map((seq) => `${canonicalRecordText(this.present(rows.get(seq), seq))}\n`).join(''));
     }
   }
 
