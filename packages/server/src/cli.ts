@@ -111,9 +111,10 @@ function program(): Command {
         'The old key endorses the new one in a signed key-transition statement.',
     )
     .option('--url <url>', 'base URL of the running service', `http://127.0.0.1:${process.env.PORT ?? 8080}`)
-    .action(async (opts: { url: string }) => {
+    .option('--pkcs11-key-label <label>', "rotate to this key in the service's PKCS#11 token (made there, never extractable, when the token has none of that label) instead of a new key sealed in the store")
+    .action(async (opts: { url: string; pkcs11KeyLabel?: string }) => {
       const { rotateKeyCommand } = await import('./commands/rotate-key.js');
-      const { code, output } = await rotateKeyCommand({ url: opts.url, token: process.env.LEDGER_OPERATOR_TOKEN });
+      const { code, output } = await rotateKeyCommand({ url: opts.url, token: process.env.LEDGER_OPERATOR_TOKEN, pkcs11KeyLabel: opts.pkcs11KeyLabel });
       (code === 0 ? process.stdout : process.stderr).write(output);
       throw new Exit(code);
     });

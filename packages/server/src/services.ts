@@ -363,6 +363,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       await streamDelivery.close();
       await appender.close();
       await signer.close();
+      keyring.close();
       await usage.close();
     },
   };

@@ -5,6 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { entryHash, entryLeafHash, GENESIS_PREV_HASH, recordToEntry, referenceRoot, toHex, TreeEdge } from '@audit-ledger/core';
 import { keyIdOfKey, rawPublicKey } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 import { type AppendedEvent, IdempotencyConflictError } from '../src/ledger/appender/errors.js';
 import { Planner } from '../src/ledger/appender/planner.js';
 import type { ChainState, Pending } from '../src/ledger/appender/types.js';
@@ -18,7 +19,7 @@ const pending = (events: PreparedEvent[]): Pending => ({ events, resolve: () => 
 
 describe('the append planner', () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const key = { keyId: keyIdOfKey(publicKey), privateKey, publicKey, raw: rawPublicKey(publicKey), activeFrom: Number.NEGATIVE_INFINITY };
+  const key = { keyId: keyIdOfKey(publicKey), custody: memoryCustody(privateKey), publicKey, raw: rawPublicKey(publicKey), activeFrom: Number.NEGATIVE_INFINITY };
   const signed: string[][] = [];
   const planner = new Planner({
     clock: () => Date.parse('2026-03-01T12:00:00.000Z'),

@@ -4,6 +4,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:cry
 import { describe, expect, it } from 'vitest';
 import { checkpointText, EMPTY_ROOT, noteKeyId, noteSignedBy, parseCheckpointText, parseNote, toHex, verifierKey } from '@audit-ledger/core';
 import { rawPublicKey, signNote } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 
 const SKEY = 'PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz';
 const VKEY = 'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW';
@@ -22,7 +23,7 @@ describe('C2SP signed note (Go sumdb/note vector)', () => {
   });
 
   it('signs the published note byte for byte, and verifies it', () => {
-    expect(signNote(TEXT, 'PeterNeumann', privateKey, raw)).toBe(NOTE);
+    expect(signNote(TEXT, 'PeterNeumann', memoryCustody(privateKey), raw)).toBe(NOTE);
     expect(noteSignedBy(NOTE, 'PeterNeumann', raw)).toBe(true);
   });
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIdOf, parseNote, toBase64 } from '@audit-ledger/core';
 import { rawPublicKey, signEntryHash, signNote } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 import { LOG_ENTRY_COLUMNS } from '../src/store/columns.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { problem, startTestApp, type TestApp } from './helpers/app.js';
@@ -78,7 +79,7 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
     // The same checkpoint text, signed by a key the auditor does not trust.
     const other = generateKeyPairSync('ed25519');
     const forged = structuredClone(bundle);
-    forged.checkpoint.note = signNote(parseNote(bundle.checkpoint.note).text, t.config.ledgerOrigin, other.privateKey, rawPublicKey(other.publicKey));
+    forged.checkpoint.note = signNote(parseNote(bundle.checkpoint.note).text, t.config.ledgerOrigin, memoryCustody(other.privateKey), rawPublicKey(other.publicKey));
     const foreign = await verifyBundle([write('bundle.json', JSON.stringify(forged)), '--public-key', c.pemFile]);
     expect(foreign.code).toBe(1);
     expect(foreign.stdout).toContain('FAIL checkpoint signature does not verify with any trusted key');
@@ -99,7 +100,7 @@ describe.each(STORE_KINDS)('exports and evidence on %s', (kind) => {
       item.entry.key_id = attackerId;
       item.entry.signature = signEntryHash(attacker.privateKey, item.entry.hash);
     }
-    fake.checkpoint.note = signNote(parseNote(bundle.checkpoint.note).text, t.config.ledgerOrigin, attacker.privateKey, attackerRaw);
+    fake.checkpoint.note = signNote(parseNote(bundle.checkpoint.note).text, t.config.ledgerOrigin, memoryCustody(attacker.privateKey), attackerRaw);
     fake.public_keys = [{ ...bundle.public_keys[0], key_id: attackerId, public_key: toBase64(attackerRaw) }];
     const unpinned = await verifyBundle([write('bundle.json', JSON.stringify(fake))]);
     expect(unpinned.code).toBe(3);

@@ -4,6 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkpointText, parseCheckpointText, parseNote, storedHashIndex } from '@audit-ledger/core';
 import { rawPublicKey, signNote } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
 import { ingestBatch } from './helpers/ledger.js';
@@ -201,7 +202,7 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
     // 2. The note re-signed by another key (key_id left pointing at the real key).
     const other = generateKeyPairSync('ed25519');
     const body = parseCheckpointText(parseNote(cps[1]?.note as string).text);
-    const forgedNote = signNote(checkpointText(body), t.config.ledgerOrigin, other.privateKey, rawPublicKey(other.publicKey));
+    const forgedNote = signNote(checkpointText(body), t.config.ledgerOrigin, memoryCustody(other.privateKey), rawPublicKey(other.publicKey));
     await l.sql.updateTable('checkpoints').set({ note: forgedNote }).where('company_id', '=', l.c).where('tree_size', '=', 100).execute();
     const report = await l.verify();
     expect(report.violations.map((v) => [v.seq, v.kind])).toEqual([

@@ -13,6 +13,7 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { checkpointText, fromHex, parseCheckpointText, parseNote, rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
 import { checkpointProblems as sdkCheckpointProblems, verifyReceipt } from '@audit-ledger/sdk';
 import { rawPublicKey, signEntryHash, signNote } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import type { Store } from '../src/store/store.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -208,7 +209,7 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
 
     // A checkpoint signed by the retired key, dated after its retirement, is refused.
     const text = checkpointText({ origin: `${testConfig(db).ledgerOrigin}/${companyId}`, treeSize: checkpoint.tree_size, rootHash: fromHex(checkpoint.root_hash), timestamp: new Date().toISOString() });
-    const forgedNote = signNote(text, testConfig(db).ledgerOrigin, retired, rawPublicKey(createPublicKey(retired)));
+    const forgedNote = signNote(text, testConfig(db).ledgerOrigin, memoryCustody(retired), rawPublicKey(createPublicKey(retired)));
     const cpRun = await verifyCli([file('export.jsonl', exportText), '--checkpoint', file('forged-cp.txt', forgedNote)]);
     expect(cpRun.code).toBe(1);
     expect(cpRun.stdout).toContain('key_not_active');

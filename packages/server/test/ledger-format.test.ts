@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkpointImprint, parseTimeStampToken, timestampProblems, timeStampRequest, decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 import { runCli } from './helpers/process.js';
 import { pemCertificates, tsaSignatureProblem } from '@audit-ledger/verify';
 
@@ -174,7 +175,7 @@ describe('docs/ledger-format.md worked example', () => {
     expect(c).toMatchObject({ origin: `audit-ledger.local/${entries[0]?.company_id}`, treeSize: 2 });
     expect(c.rootHash).toEqual(root);
     // Deterministic, so signing the body again gives the documented note.
-    expect(signNote(parseNote(note).text, 'audit-ledger.local', rfc8032Key(), raw)).toBe(note);
+    expect(signNote(parseNote(note).text, 'audit-ledger.local', memoryCustody(rfc8032Key()), raw)).toBe(note);
   });
 
   it('gives the tlog-tiles view of the two-entry tree (section 18): its level 0 tile and entry bundle, by the spec and by the core', () => {
@@ -284,7 +285,7 @@ describe('docs/ledger-format.md worked example', () => {
     const statement = `${block('example-transition')}\n`;
     const [oldSig, newSig] = block('example-transition-signatures').split('\n');
     const key2 = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from('4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb', 'hex')]), format: 'der', type: 'pkcs8' });
-    const t = signKeyTransition({ privateKey: rfc8032Key(), publicKey }, { privateKey: key2, publicKey: createPublicKey(key2) }, '2026-03-02T00:00:00.000Z');
+    const t = signKeyTransition({ custody: memoryCustody(rfc8032Key()), raw: rawPublicKey(publicKey) }, { custody: memoryCustody(key2), raw: rawPublicKey(createPublicKey(key2)) }, '2026-03-02T00:00:00.000Z');
     expect(t.statement).toBe(statement);
     expect(t.old_signature).toBe(oldSig);
     expect(t.new_signature).toBe(newSig);

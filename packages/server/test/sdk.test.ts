@@ -10,6 +10,7 @@ import path from 'node:path';
 import { checkpointText, fromHex, parseCheckpointText, parseNote, toHex } from '@audit-ledger/core';
 import { type AuditEvent, CheckpointWatcher, createClient, type LedgerEntry, type Problem, type SignedCheckpoint, verifyInclusion, verifyReceipt } from '@audit-ledger/sdk';
 import { rawPublicKey, signNote } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 import { BOOTSTRAP, bootstrapKey, killLeftovers, type Service, startService } from './fault/harness.js';
@@ -221,7 +222,7 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
       const name = (parseNote(cp.note).signatures[0] as { name: string }).name;
       const text = parseCheckpointText(parseNote(cp.note).text);
       const rootHash = new Uint8Array(randomBytes(32));
-      return { ...cp, root_hash: toHex(rootHash), note: signNote(checkpointText({ ...text, rootHash }), name, signer, signerRaw) };
+      return { ...cp, root_hash: toHex(rootHash), note: signNote(checkpointText({ ...text, rootHash }), name, memoryCustody(signer), signerRaw) };
     };
     const serving = (cp: SignedCheckpoint) => ({ checkpoint: async () => cp, consistency: (a: number, b: number) => client.consistency(a, b) });
     const forks: string[][] = [];

@@ -3,6 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '@audit-ledger/core';
 import { signEntryHash } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
 
 describe('WorkerSigner', () => {
@@ -11,12 +12,12 @@ describe('WorkerSigner', () => {
   const expected = hashes.map((h) => signEntryHash(privateKey, h));
 
   it.each([0, 1, 3])('with %i workers signs every hash, in order, as inline signing does', async (workers) => {
-    const signer = new WorkerSigner({ keyId: 'first', privateKey }, workers);
+    const signer = new WorkerSigner({ keyId: 'first', custody: memoryCustody(privateKey) }, workers);
     try {
       expect(await signer.signMany(hashes)).toEqual(expected);
       // A key added later (a rotation) signs the jobs that name it; the first key still signs its own.
       const next = generateKeyPairSync('ed25519').privateKey;
-      signer.addKey({ keyId: 'next', privateKey: next });
+      signer.addKey({ keyId: 'next', custody: memoryCustody(next) });
       expect(await signer.signMany(hashes, { keyId: 'next', offThread: true })).toEqual(hashes.map((h) => signEntryHash(next, h)));
       expect(await signer.signMany(hashes.slice(0, 20), { keyId: 'first' })).toEqual(expected.slice(0, 20));
       expect(await signer.signMany(hashes.slice(0, 3))).toEqual(expected.slice(0, 3));

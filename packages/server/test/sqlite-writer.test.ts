@@ -199,7 +199,7 @@ describe('SQLite writer thread', () => {
       const extra = generateKeyPairSync('ed25519');
       writer.signUnsignedWith({ keyId: 'extra-key', privateKey: extra.privateKey });
       // (The store commits only under keys it knows as active: store/keys.ts.)
-      await t.store.signingKeys.register({ key_id: 'extra-key', algorithm: 'Ed25519', public_key: 'unused', active_from: '2026-01-01T00:00:00.000Z', active_to: null, private_key_encrypted: null });
+      await t.store.signingKeys.register({ key_id: 'extra-key', algorithm: 'Ed25519', public_key: 'unused', active_from: '2026-01-01T00:00:00.000Z', active_to: null, private_key_encrypted: null, custody: null });
       intercept((w) => ({ ...w, rows: w.rows.map((r) => ({ ...r, key_id: 'extra-key' })) }));
       expect((await ingest(t, key, { event_type: 'extra', data: {} })).statusCode).toBe(200);
       const row = await t.store.db.selectFrom('log_entries').selectAll().where('company_id', '=', acct.companyId).where('seq', '=', 131).executeTakeFirstOrThrow();

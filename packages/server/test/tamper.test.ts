@@ -123,7 +123,7 @@ describe.each(STORE_KINDS)('tamper detection on %s', (kind) => {
     await c.update(1, { key_id: '0123456789abcdef' });
     const { publicKey } = generateKeyPairSync('ed25519');
     const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url');
-    await t.store.signingKeys.register({ key_id: 'fedcba9876543210', algorithm: 'Ed25519', public_key: raw.toString('base64'), active_from: '2026-01-01T00:00:00.000Z', active_to: '2026-01-02T00:00:00.000Z', private_key_encrypted: null });
+    await t.store.signingKeys.register({ key_id: 'fedcba9876543210', algorithm: 'Ed25519', public_key: raw.toString('base64'), active_from: '2026-01-01T00:00:00.000Z', active_to: '2026-01-02T00:00:00.000Z', private_key_encrypted: null, custody: null });
     await c.update(4, { key_id: 'fedcba9876543210' });
     expectOnly(await c.verifyAll(), { 1: ['unknown_key'], 4: ['bad_signature'] });
   });

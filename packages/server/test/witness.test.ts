@@ -3,7 +3,7 @@
 // checkpoint cosigned by both, serves the cosigned note and bundles the verify CLI checks against a
 // quorum of named witnesses; and a service whose history is rewritten behind its back is refused
 // by both witnesses, visibly (integrity status, metrics). Both stores.
-import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkpointText, cosignatureKeyId, cosignatureLine, cosignedMessage, parseCosignatureLine, parseNote, parseWitnessKey, toHex, verifierKey, verifyCosignature, witnessVerifierKey } from '@audit-ledger/core';
 import { rawPublicKey, signKeyTransition, signNote } from '../src/crypto/signing.js';
+import { memoryCustody } from '../src/crypto/custody.js';
+
+const tk = (k: { privateKey: KeyObject; publicKey: KeyObject }) => ({ custody: memoryCustody(k.privateKey), raw: rawPublicKey(k.publicKey) });
 import { Witness } from '../src/witness/witness.js';
 import { BOOTSTRAP, bootstrapKey, call, killLeftovers, startService } from './fault/harness.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -80,14 +83,14 @@ describe('a witness across key rotations', () => {
     const state = path.join(tmp, `unit-${randomUUID()}.db`);
     const w = new Witness('witness.test/unit', generateKeyPairSync('ed25519').privateKey, generateKeyPairSync('ed25519').publicKey, [{ origin_prefix: `${name}/`, verifier_keys: [verifierKey(name, rawPublicKey(k1.publicKey))] }], state, () => now);
     const root = new Uint8Array(32);
-    const note = (key: typeof k1, size: number, at: string) => signNote(checkpointText({ origin, treeSize: size, rootHash: root, timestamp: at }), name, key.privateKey, rawPublicKey(key.publicKey));
+    const note = (key: typeof k1, size: number, at: string) => signNote(checkpointText({ origin, treeSize: size, rootHash: root, timestamp: at }), name, memoryCustody(key.privateKey), rawPublicKey(key.publicKey));
     const add = (old: number, n: string) => w.addCheckpoint(`old ${old}\n\n${n}`);
     expect(add(0, note(k1, 1, '2026-03-01T12:00:00.000Z')).status).toBe(200);
     // Rotation at 12:10: the new key is unknown until the transition is sent.
-    const rotation = signKeyTransition(k1, k2, '2026-03-01T12:10:00.000Z');
+    const rotation = signKeyTransition(tk(k1), tk(k2), '2026-03-01T12:10:00.000Z');
     expect(add(1, note(k2, 1, '2026-03-01T12:11:00.000Z')).status).toBe(403);
     // A transition from a key it does not trust endorses nothing.
-    expect(w.addKeyTransitions(JSON.stringify({ transitions: [signKeyTransition(stranger, k2, '2026-03-01T12:05:00.000Z')] })).body).toContain('0 new keys');
+    expect(w.addKeyTransitions(JSON.stringify({ transitions: [signKeyTransition(tk(stranger), tk(k2), '2026-03-01T12:05:00.000Z')] })).body).toContain('0 new keys');
     expect(w.addKeyTransitions(JSON.stringify({ transitions: [rotation] })).body).toContain('1 new key trusted');
     now = Date.parse('2026-03-01T12:11:00.000Z');
     expect(add(1, note(k2, 1, '2026-03-01T12:11:00.000Z')).status).toBe(200);

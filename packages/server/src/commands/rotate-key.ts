@@ -4,7 +4,7 @@
 // so this command never touches the store itself.
 import { readBounded } from '../http/outbound.js';
 
-export async function rotateKeyCommand(opts: { url: string; token: string | undefined }): Promise<{ code: number; output: string }> {
+export async function rotateKeyCommand(opts: { url: string; token: string | undefined; pkcs11KeyLabel?: string | undefined }): Promise<{ code: number; output: string }> {
   if (!opts.token) return { code: 2, output: 'keys rotate: set LEDGER_OPERATOR_TOKEN (the same token the service has) in the environment\n' };
   // A token an HTTP header cannot carry (the README's "…" placeholder, copied as is) would fail in
   // fetch before anything is sent, and read as "no service answered".
@@ -14,7 +14,8 @@ export async function rotateKeyCommand(opts: { url: string; token: string | unde
   const endpoint = `${opts.url.replace(/\/+$/, '')}/api/v1/integrity/keys/rotate`;
   let res: Response;
   try {
-    res = await fetch(endpoint, { method: 'POST', headers: { authorization: `Bearer ${opts.token}` } });
+    const body = opts.pkcs11KeyLabel === undefined ? {} : { body: JSON.stringify({ pkcs11_key_label: opts.pkcs11KeyLabel }), headers: { authorization: `Bearer ${opts.token}`, 'content-type': 'application/json' } };
+    res = await fetch(endpoint, { method: 'POST', headers: { authorization: `Bearer ${opts.token}` }, ...body });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
     return {

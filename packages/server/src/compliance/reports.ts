@@ -59,7 +59,7 @@ export class Reports {
     const document: SignedReport = {
       format: COMPLIANCE_REPORT_FORMAT,
       report,
-      signature: { algorithm: 'Ed25519', key_id: key.keyId, public_key: toBase64(key.raw), digest, value: sign(null, reportSignatureMessage(digest), key.privateKey).toString('base64') },
+      signature: { algorithm: 'Ed25519', key_id: key.keyId, public_key: toBase64(key.raw), digest, value: toBase64(key.custody.sign(reportSignatureMessage(digest))) },
     };
     const id = report.report_id as string;
     await this.deps.reportStore.insert({ company_id: companyId, report_id: id, period_from: period.from, period_to: period.to, created_at: report.generated_at as string, created_by: JSON.stringify(actor), document: JSON.stringify(document) });

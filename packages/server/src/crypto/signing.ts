@@ -1,7 +1,9 @@
 // Everything that needs a private key: entry signatures, checkpoint notes and key transitions.
-// Only the server signs, with node:crypto KeyObjects; the messages and formats it signs come
-// from @audit-ledger/core, which checks them (so signer and verifier cannot drift apart).
+// Only the server signs, through a key's custody (crypto/custody.ts: node:crypto in memory, or a
+// PKCS#11 token); the messages and formats it signs come from @audit-ledger/core, which checks
+// them (so signer and verifier cannot drift apart).
 import { createPublicKey, type KeyObject, sign } from 'node:crypto';
+import type { KeyCustody } from './custody.js';
 import { entrySignatureMessage, keyIdOf, type KeyTransition, keyTransitionText, noteSignatureLine, toBase64, utf8 } from '@audit-ledger/core';
 
 /** The 32-byte raw Ed25519 public key of a KeyObject. */
@@ -26,20 +28,22 @@ export function signEntryHash(privateKey: KeyObject, hashHex: string): string {
 }
 
 /** A C2SP signed note: the text, a blank line, and one signature line by (name, key). */
-export function signNote(text: string, name: string, privateKey: KeyObject, rawKey: Uint8Array): string {
-  return `${text}\n${noteSignatureLine(name, rawKey, sign(null, utf8(text), privateKey))}`;
+export function signNote(text: string, name: string, signer: Pick<KeyCustody, 'sign'>, rawKey: Uint8Array): string {
+  return `${text}\n${noteSignatureLine(name, rawKey, signer.sign(utf8(text)))}`;
 }
 
+type TransitionKey = { custody: Pick<KeyCustody, 'sign'>; raw: Uint8Array };
+
 /** Builds and signs a transition from the old key to the new one (core's verifyKeyTransition checks it). */
-export function signKeyTransition(oldKey: { privateKey: KeyObject; publicKey: KeyObject }, newKey: { privateKey: KeyObject; publicKey: KeyObject }, createdAt: string): KeyTransition {
+export function signKeyTransition(oldKey: TransitionKey, newKey: TransitionKey, createdAt: string): KeyTransition {
   const body = {
-    old_key_id: keyIdOfKey(oldKey.publicKey),
-    old_public_key: toBase64(rawPublicKey(oldKey.publicKey)),
-    new_key_id: keyIdOfKey(newKey.publicKey),
-    new_public_key: toBase64(rawPublicKey(newKey.publicKey)),
+    old_key_id: keyIdOf(oldKey.raw),
+    old_public_key: toBase64(oldKey.raw),
+    new_key_id: keyIdOf(newKey.raw),
+    new_public_key: toBase64(newKey.raw),
     created_at: createdAt,
   };
   const statement = keyTransitionText(body);
   const bytes = utf8(statement);
-  return { ...body, statement, old_signature: sign(null, bytes, oldKey.privateKey).toString('base64'), new_signature: sign(null, bytes, newKey.privateKey).toString('base64') };
+  return { ...body, statement, old_signature: toBase64(oldKey.custody.sign(bytes)), new_signature: toBase64(newKey.custody.sign(bytes)) };
 }

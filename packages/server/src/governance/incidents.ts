@@ -290,7 +290,7 @@ export class Incidents {
     const document: SignedReport = {
       format: INCIDENT_REPORT_FORMAT,
       report,
-      signature: { algorithm: 'Ed25519', key_id: key.keyId, public_key: toBase64(key.raw), digest, value: sign(null, reportSignatureMessage(digest), key.privateKey).toString('base64') },
+      signature: { algorithm: 'Ed25519', key_id: key.keyId, public_key: toBase64(key.raw), digest, value: toBase64(key.custody.sign(reportSignatureMessage(digest))) },
     };
     const id = report.report_id as string;
     await d.store.insertReport({ company_id: companyId, report_id: id, incident_id: incident.id, document: JSON.stringify(document), created_at: report.generated_at as string, created_by: JSON.stringify(actor) });

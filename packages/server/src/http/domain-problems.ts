@@ -37,6 +37,7 @@ const PROBLEMS = {
     new ApiError(409, 'verification_running', `Verification ${job.job_id} is already ${job.status}; poll /api/v1/integrity/jobs/${job.job_id}`, { headers: { location: `/api/v1/integrity/jobs/${job.job_id}` } }),
   // signing keys
   rotation_conflict: (_data, message) => new ApiError(409, 'rotation_conflict', `${message}; nothing was changed`),
+  rotation_target: (_data, message) => new ApiError(409, 'rotation_target', `${message}; nothing was changed`),
   // signing in
   invalid_login: (_data, message) => new ApiError(401, 'invalid_login', message),
   too_many_login_attempts: ({ retryAfterSeconds }, message) => new ApiError(429, 'too_many_login_attempts', message, { headers: { 'Retry-After': String(retryAfterSeconds) } }),

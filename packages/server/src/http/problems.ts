@@ -36,6 +36,7 @@ export const PROBLEM_TITLES = {
   not_yet_checkpointed: 'Not yet covered by a checkpoint',
   verification_running: 'A verification is already running',
   rotation_conflict: 'Another key rotation came first',
+  rotation_target: 'The key to rotate to cannot be used',
   under_legal_hold: 'Entries are under a legal hold',
   not_erasable: 'Entries cannot be erased',
   hold_released: 'The legal hold was already released',

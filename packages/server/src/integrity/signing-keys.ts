@@ -24,18 +24,22 @@ export class SigningKeys {
   constructor(private readonly deps: SigningKeysDeps) {}
 
   /** Every key the service has signed with (active and retired) and the transitions between them. */
-  async published(): Promise<{ items: Array<PublicKeyView & { active: boolean }>; transitions: KeyTransition[] }> {
+  async published(): Promise<{ items: Array<PublicKeyView & { active: boolean; custody: 'file' | 'store' | 'pkcs11' }>; transitions: KeyTransition[] }> {
     const { signingKeys, config } = this.deps;
     return {
-      items: (await signingKeys.list()).map((k) => ({ ...publicKeyView(k, config.ledgerOrigin), active: k.active_to === null })),
+      items: (await signingKeys.list()).map((k) => ({
+        ...publicKeyView(k, config.ledgerOrigin),
+        active: k.active_to === null,
+        custody: k.private_key_encrypted ? ('store' as const) : k.custody?.startsWith('pkcs11:') ? ('pkcs11' as const) : ('file' as const),
+      })),
       transitions: await signingKeys.transitions(),
     };
   }
 
   /** A new active key, endorsed by the old one; the transition is recorded in every company's chain (the key signs them all). */
-  async rotate(): Promise<KeyTransition> {
+  async rotate(to: { pkcs11KeyLabel?: string } = {}): Promise<KeyTransition> {
     const { keyring, accounts, trail, log } = this.deps;
-    const transition = await keyring.rotate();
+    const transition = await keyring.rotate(to);
     log.info({ old_key_id: transition.old_key_id, new_key_id: transition.new_key_id }, 'signing key rotated');
     for (const companyId of await accounts.companyIds()) await trail.record(companyId, 'signing_key.rotated', { kind: 'operator' }, { ...transition });
     return transition;

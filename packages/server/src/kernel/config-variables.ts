@@ -75,6 +75,19 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
       'Ed25519 private key (PKCS#8 PEM) that signs entries. Unset: `$LEDGER_DATA_DIR/signing-key.pem`, generated with mode 0600 on first start. Give every process on one PostgreSQL the same key.',
   },
   {
+    name: 'LEDGER_PKCS11_MODULE',
+    default: '(unset: no token)',
+    description: 'The PKCS#11 library of a hardware token or HSM holding Ed25519 signing keys (docs/transparency.md, "Key custody"), e.g. `/usr/lib/softhsm/libsofthsm2.so`. Needs the token label and PIN below.',
+  },
+  { name: 'LEDGER_PKCS11_TOKEN_LABEL', default: '(unset)', description: 'The label of the token holding the keys.' },
+  { name: 'LEDGER_PKCS11_PIN_FILE', default: '(unset)', description: 'A file holding the token\'s user PIN (preferred over the variable).' },
+  { name: 'LEDGER_PKCS11_PIN', default: '(unset)', description: 'The token\'s user PIN.' },
+  {
+    name: 'LEDGER_PKCS11_KEY_LABEL',
+    default: '(unset)',
+    description: 'Start signing with the token\'s Ed25519 key pair of this label (CKM_EDDSA; the private key never leaves the token), in place of `LEDGER_SIGNING_KEY_FILE`. A running service moves to or from a token key by a signed rotation (`POST /api/v1/integrity/keys/rotate` with `pkcs11_key_label`).',
+  },
+  {
     name: 'LEDGER_BOOTSTRAP_COMPANY',
     default: 'default',
     description: 'Company created on first start when the store has no user yet (see the next two).',

@@ -28,6 +28,8 @@ export interface Config {
   signingWorkers: number;
   /** PKCS#8 PEM Ed25519 key; undefined means signing-key.pem in dataDir, created on first start. */
   signingKeyFile: string | undefined;
+  /** A PKCS#11 token holding signing keys (docs/transparency.md, "Key custody"); undefined: none. keyLabel: the key to sign with, in place of the key file. */
+  pkcs11: Pkcs11Config | undefined;
   bootstrap: { company: string; email: string; password: string } | undefined;
   /** Key name of signed checkpoints; the origin line is `<ledgerOrigin>/<company_id>`. */
   ledgerOrigin: string;
@@ -212,6 +214,20 @@ export function loadConfig(env: Env = process.env): Config {
   const tsaUrl = get('TSA_URL');
   if (tsaUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(tsaUrl)) problems.push(`TSA_URL must be an http(s) URL, got "${tsaUrl}"`);
 
+  let pkcs11: Pkcs11Config | undefined;
+  const pkcs11Module = get('LEDGER_PKCS11_MODULE');
+  if (pkcs11Module !== undefined) {
+    const tokenLabel = get('LEDGER_PKCS11_TOKEN_LABEL');
+    const pinFile = get('LEDGER_PKCS11_PIN_FILE');
+    const pin = pinFile ? fs.readFileSync(path.resolve(pinFile), 'utf8').trim() : get('LEDGER_PKCS11_PIN');
+    if (!tokenLabel) problems.push('LEDGER_PKCS11_TOKEN_LABEL (the label of the token holding the signing keys) is required with LEDGER_PKCS11_MODULE');
+    if (!pin) problems.push('LEDGER_PKCS11_PIN_FILE or LEDGER_PKCS11_PIN (the token\'s user PIN) is required with LEDGER_PKCS11_MODULE');
+    pkcs11 = { module: path.resolve(pkcs11Module), tokenLabel: tokenLabel ?? '', pin: pin ?? '', keyLabel: get('LEDGER_PKCS11_KEY_LABEL') };
+  } else if (['LEDGER_PKCS11_TOKEN_LABEL', 'LEDGER_PKCS11_KEY_LABEL', 'LEDGER_PKCS11_PIN', 'LEDGER_PKCS11_PIN_FILE'].some((n) => get(n) !== undefined)) {
+    problems.push('the LEDGER_PKCS11_ settings need LEDGER_PKCS11_MODULE (the path of the token\'s PKCS#11 library)');
+  }
+  if (pkcs11?.keyLabel !== undefined && get('LEDGER_SIGNING_KEY_FILE') !== undefined) problems.push('set LEDGER_PKCS11_KEY_LABEL or LEDGER_SIGNING_KEY_FILE, not both: the service starts with one signing key');
+
   let oidc: OidcConfig | undefined;
   const issuer = get('OIDC_ISSUER');
   if (issuer !== undefined) {
@@ -257,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBatchSize: int('MAX_BATCH_SIZE', 1000, 1, 100_000),
     signingWorkers: int('LEDGER_SIGNING_WORKERS', Math.max(1, os.availableParallelism() - 1), 0, 64),
     signingKeyFile: get('LEDGER_SIGNING_KEY_FILE') ? path.resolve(get('LEDGER_SIGNING_KEY_FILE') as string) : undefined,
+    pkcs11,
     bootstrap,
     ledgerOrigin,
     checkpointIntervalMs: int('CHECKPOINT_INTERVAL_MS', 1000, 0, 3_600_000),
@@ -285,6 +302,16 @@ export function loadConfig(env: Env = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+export interface Pkcs11Config {
+  /** The token's PKCS#11 library (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so). */
+  module: string;
+  tokenLabel: string;
+  /** The user PIN (from LEDGER_PKCS11_PIN_FILE, or the variable). */
+  pin: string;
+  /** The label of the Ed25519 key pair the service starts with, in place of the key file; undefined: the key file, or the store's active key. */
+  keyLabel: string | undefined;
 }
 
 export interface OidcConfig {

@@ -29,6 +29,8 @@ export interface DomainErrorData {
   verification_running: { job: { job_id: string; status: string } };
   // signing keys
   rotation_conflict: { keyId: string };
+  /** The key a rotation names cannot be taken: used before, or its token cannot be reached. */
+  rotation_target: Record<string, never>;
   // signing in
   invalid_login: Record<string, never>;
   too_many_login_attempts: { retryAfterSeconds: number };

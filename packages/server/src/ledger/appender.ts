@@ -11,11 +11,10 @@
 //   while this one commits (a small group is signed by the writer thread itself). Each write
 //   commits only on the head it was built on, so a group built on a head that moved is built
 //   again: never a fork, never a gap.
-import type { KeyObject } from 'node:crypto';
 import type { ChainWriter, WithChain } from '../store/chain.js';
 import type { CheckpointSigner } from './checkpoints.js';
 import type { PreparedEvent } from './appender/types.js';
-import type { Keyring } from './keyring.js';
+import type { Keyring, SigningKey } from './keyring.js';
 import type { Signer } from './signer.js';
 import { type AppendedEvent, AppenderClosedError } from './appender/errors.js';
 import type { Committer, CommitterDeps } from './appender/committer.js';
@@ -62,9 +61,10 @@ export class Appender {
       ...(deps.onError ? { onError: deps.onError } : {}),
     };
     this.committer = store.chainWriter ? new PipelinedCommitter(committerDeps, store.chainWriter) : new LockedCommitter(committerDeps);
-    const useKey = ({ keyId, privateKey }: { keyId: string; privateKey: KeyObject }) => {
-      signer.addKey({ keyId, privateKey });
-      store.chainWriter?.signUnsignedWith({ keyId, privateKey });
+    const useKey = ({ keyId, custody }: SigningKey) => {
+      signer.addKey({ keyId, custody });
+      // SQLite's writer thread signs small groups itself, with a key in memory only (planner.ts).
+      if (custody.keyObject) store.chainWriter?.signUnsignedWith({ keyId, privateKey: custody.keyObject });
     };
     useKey(keyring.active);
     // After a rotation, the signers hold the new key before any group names it.

@@ -21,7 +21,7 @@ export class CheckpointSigner {
       root_hash: toHex(root),
       timestamp,
       key_id: key.keyId,
-      note: signNote(text, this.keyName, key.privateKey, key.raw),
+      note: signNote(text, this.keyName, key.custody, key.raw),
     };
   }
 }

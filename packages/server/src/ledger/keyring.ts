@@ -1,23 +1,29 @@
 // The service's Ed25519 signing keys. The first private key lives in a PEM file (PKCS#8):
 // LEDGER_SIGNING_KEY_FILE, or signing-key.pem in the data dir, generated on first start
-// with mode 0600. Keys made by online rotation (POST /api/v1/integrity/keys/rotate) are kept
-// in the store, their private half sealed with the secrets key every process shares, so every
-// process can switch to them. Public keys are recorded in the store, so every process and every
-// verifier can check entries signed with any key, current or retired.
+// with mode 0600; or in a PKCS#11 token (LEDGER_PKCS11_KEY_LABEL), which it never leaves.
+// Keys made by online rotation (POST /api/v1/integrity/keys/rotate) are kept in the store, their
+// private half sealed with the secrets key every process shares, or in the token, named in the
+// store by label: so every process can switch to them. Public keys are recorded in the store,
+// so every process and every verifier can check entries signed with any key, current or retired.
+// Whatever holds a private key signs through its custody (crypto/custody.ts).
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensurePrivateDir } from '../kernel/files.js';
 import { type KeyTransition, rawKeyFromBase64, SIGNATURE_ALGORITHM, toBase64 } from '@audit-ledger/core';
-import { keyIdOfKey, rawPublicKey, signKeyTransition } from '../crypto/signing.js';
+import { keyIdOfKey, publicKeyFromRaw, rawPublicKey, signKeyTransition } from '../crypto/signing.js';
+import { type KeyCustody, memoryCustody } from '../crypto/custody.js';
+import { Pkcs11Error, Pkcs11Token } from '../crypto/pkcs11.js';
 import type { Config } from '../kernel/config.js';
+import { DomainError } from '../kernel/domain-error.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { iso } from '../kernel/time.js';
 
 export interface SigningKey {
   keyId: string;
-  privateKey: KeyObject;
+  /** Where the private half is, and what signs with it. */
+  custody: KeyCustody;
   publicKey: KeyObject;
   /** The raw 32-byte public key (what the core verifies with). */
   raw: Uint8Array;
@@ -33,10 +39,25 @@ export function signingKeyPath(config: Pick<Config, 'signingKeyFile' | 'dataDir'
   return config.signingKeyFile ?? path.join(config.dataDir, 'signing-key.pem');
 }
 
-function fromPrivate(privateKey: KeyObject, activeFrom = Number.NEGATIVE_INFINITY): SigningKey {
+function fromPrivate(privateKey: KeyObject, activeFrom = Number.NEGATIVE_INFINITY, kind: 'file' | 'store' = 'file'): SigningKey {
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`the signing key must be Ed25519, not ${privateKey.asymmetricKeyType}`);
   const publicKey = createPublicKey(privateKey);
-  return { keyId: keyIdOfKey(publicKey), privateKey, publicKey, raw: rawPublicKey(publicKey), activeFrom };
+  return { keyId: keyIdOfKey(publicKey), custody: memoryCustody(privateKey, kind), publicKey, raw: rawPublicKey(publicKey), activeFrom };
+}
+
+function fromToken({ raw, custody }: { raw: Uint8Array; custody: KeyCustody }, activeFrom = Number.NEGATIVE_INFINITY): SigningKey {
+  const publicKey = publicKeyFromRaw(raw);
+  return { keyId: keyIdOfKey(publicKey), custody, publicKey, raw, activeFrom };
+}
+
+/** 'pkcs11:<label>' → the label. */
+const TOKEN_REFERENCE = /^pkcs11:(.+)$/s;
+
+/** A rotation the service cannot make as asked (409): the target key was used before, or its token cannot be reached. */
+export class RotationTargetError extends DomainError<'rotation_target'> {
+  constructor(detail: string) {
+    super('rotation_target', detail, {});
+  }
 }
 
 /** Reads the key file; creates it (0600) when it is the default path and missing. */
@@ -63,11 +84,12 @@ export function publicKeyRow(key: SigningKey, activeFrom: string): SigningKeyRow
     active_from: activeFrom,
     active_to: null,
     private_key_encrypted: null,
+    custody: key.custody.reference ?? null,
   };
 }
 
 export interface KeyringDeps {
-  config: Pick<Config, 'signingKeyFile' | 'dataDir'>;
+  config: Pick<Config, 'signingKeyFile' | 'dataDir' | 'pkcs11'>;
   signingKeys: KeyStore;
   /** Seals the private halves of rotated keys (the secrets key every process shares). */
   secretBox: SecretBox;
@@ -83,12 +105,35 @@ export class Keyring {
   private readonly publics = new Map<string, Uint8Array>();
   private readonly listeners: Array<(key: SigningKey) => void> = [];
   private reloading: Promise<void> | undefined;
+  /** The PKCS#11 token, opened when a key in it is first needed. */
+  private token: Pkcs11Token | undefined;
 
-  private constructor(
-    private current: SigningKey,
-    private readonly deps: KeyringDeps,
-  ) {
-    this.publics.set(current.keyId, current.raw);
+  private constructor(private readonly deps: KeyringDeps) {}
+
+  private tokenOf(why: string): Pkcs11Token {
+    if (this.token) return this.token;
+    const config = this.deps.config.pkcs11;
+    if (!config) throw new Pkcs11Error(`${why}: set LEDGER_PKCS11_MODULE, LEDGER_PKCS11_TOKEN_LABEL and LEDGER_PKCS11_PIN_FILE to the token that holds it`);
+    this.token = Pkcs11Token.open(config);
+    return this.token;
+  }
+
+  /** The key a store row names: sealed in the store, or in the token by label; undefined for a key file's key. */
+  private fromRow(row: SigningKeyRow): SigningKey | undefined {
+    const activeFrom = Date.parse(row.active_from);
+    if (row.private_key_encrypted) return fromPrivate(createPrivateKey(this.deps.secretBox.open(row.private_key_encrypted)), activeFrom, 'store');
+    const label = TOKEN_REFERENCE.exec(row.custody ?? '')?.[1];
+    if (label === undefined) return undefined;
+    const key = fromToken(this.tokenOf(`the signing key ${row.key_id} is kept in a PKCS#11 token as "${label}"`).key(label), activeFrom);
+    if (key.keyId !== row.key_id) throw new Pkcs11Error(`PKCS#11: the token's key "${label}" is ${key.keyId}, not ${row.key_id} as the store records`);
+    return key;
+  }
+
+  /** The key this process was configured to start with: the token's key of LEDGER_PKCS11_KEY_LABEL, or the key file. */
+  private configuredKey(): SigningKey {
+    const label = this.deps.config.pkcs11?.keyLabel;
+    if (label !== undefined) return fromToken(this.tokenOf('LEDGER_PKCS11_KEY_LABEL').key(label));
+    return loadOrCreateKeyFile(signingKeyPath(this.deps.config), this.deps.config.signingKeyFile === undefined);
   }
 
   /**
@@ -96,19 +141,46 @@ export class Keyring {
    * on first start at the default path); a key file that is new to the store becomes active.
    */
   static async open(deps: KeyringDeps): Promise<Keyring> {
+    const ring = new Keyring(deps);
+    try {
+      ring.use(await ring.startingKey());
+    } catch (err) {
+      ring.close();
+      throw err;
+    }
+    return ring;
+  }
+
+  private use(key: SigningKey): void {
+    this.current = key;
+    this.publics.set(key.keyId, key.raw);
+  }
+
+  private async startingKey(): Promise<SigningKey> {
+    const { deps } = this;
     const now = deps.clock();
     const active = await deps.signingKeys.active();
-    if (active?.private_key_encrypted) return new Keyring(fromPrivate(createPrivateKey(deps.secretBox.open(active.private_key_encrypted)), Date.parse(active.active_from)), deps);
-    const key = loadOrCreateKeyFile(signingKeyPath(deps.config), deps.config.signingKeyFile === undefined);
+    const rotated = active ? this.fromRow(active) : undefined;
+    if (rotated) return rotated;
+    const key = this.configuredKey();
+    const where = key.custody.reference ?? `the signing key file ${signingKeyPath(deps.config)}`;
     const known = (await deps.signingKeys.list()).find((k) => k.key_id === key.keyId);
     if (!known) {
       await deps.signingKeys.register(publicKeyRow(key, iso(now)));
       await deps.signingKeys.retireAllExcept(key.keyId, iso(now));
     } else if (known.active_to !== null) {
-      throw new Error(`the signing key file ${signingKeyPath(deps.config)} holds key ${key.keyId}, retired at ${known.active_to}; the active key is ${active?.key_id ?? 'none'}`);
+      throw new Error(`${where} holds key ${key.keyId}, retired at ${known.active_to}; the active key is ${active?.key_id ?? 'none'}`);
     }
-    return new Keyring(key, deps);
+    return key;
   }
+
+  /** Lets go of the token (if one was opened): its keys stop signing. */
+  close(): void {
+    this.token?.close();
+    this.token = undefined;
+  }
+
+  private current!: SigningKey;
 
   get active(): SigningKey {
     return this.current;
@@ -120,8 +192,7 @@ export class Keyring {
   }
 
   private switchTo(key: SigningKey): void {
-    this.current = key;
-    this.publics.set(key.keyId, key.raw);
+    this.use(key);
     for (const l of this.listeners) l(key);
   }
 
@@ -132,15 +203,34 @@ export class Keyring {
    * store's notBefore): so every old-key signature lies before it, and the new key dates nothing
    * earlier (activeFrom).
    */
-  async rotate(): Promise<KeyTransition> {
+  async rotate(to: { pkcs11KeyLabel?: string } = {}): Promise<KeyTransition> {
     const old = this.current;
-    const { privateKey } = generateKeyPairSync('ed25519');
-    const sealed = this.deps.secretBox.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    let make: (activeFrom: number) => SigningKey;
+    let sealed: string | null = null;
+    if (to.pkcs11KeyLabel !== undefined) {
+      const label = to.pkcs11KeyLabel;
+      let inToken: ReturnType<Pkcs11Token['key']>;
+      try {
+        const token = this.tokenOf(`this service has no PKCS#11 token to rotate to key "${label}" in`);
+        // A key already in the token is taken as it is; otherwise the token makes one (never extractable).
+        inToken = token.has(label) ? token.key(label) : token.generate(label);
+      } catch (err) {
+        if (err instanceof Pkcs11Error) throw new RotationTargetError(err.message);
+        throw err;
+      }
+      const known = (await this.deps.signingKeys.list()).find((k) => fromToken(inToken).keyId === k.key_id);
+      if (known) throw new RotationTargetError(`the token's key "${label}" is ${known.key_id}, which this ledger has used before (active from ${known.active_from}): a key is active for one period only; rotate to a new label`);
+      make = (activeFrom) => fromToken(inToken, activeFrom);
+    } else {
+      const { privateKey } = generateKeyPairSync('ed25519');
+      sealed = this.deps.secretBox.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+      make = (activeFrom) => fromPrivate(privateKey, activeFrom, 'store');
+    }
     let next: SigningKey | undefined;
     const transition = await this.deps.signingKeys.rotate(old.keyId, (notBefore) => {
       const atMs = Math.max(this.deps.clock(), notBefore);
       const at = iso(atMs);
-      next = fromPrivate(privateKey, atMs);
+      next = make(atMs);
       const t = signKeyTransition(old, next, at);
       return { newKey: { ...publicKeyRow(next, at), private_key_encrypted: sealed }, transition: t };
     });
@@ -154,10 +244,9 @@ export class Keyring {
       try {
         const row = await this.deps.signingKeys.active();
         if (!row || row.key_id === this.current.keyId) return;
-        if (!row.private_key_encrypted) {
-          throw new Error(`the active signing key ${row.key_id} came from a key file, not an online rotation: restart this process with that key file`);
-        }
-        this.switchTo(fromPrivate(createPrivateKey(this.deps.secretBox.open(row.private_key_encrypted)), Date.parse(row.active_from)));
+        const key = this.fromRow(row);
+        if (!key) throw new Error(`the active signing key ${row.key_id} came from a key file, not an online rotation: restart this process with that key file`);
+        this.switchTo(key);
       } finally {
         this.reloading = undefined;
       }

@@ -3,11 +3,11 @@
 import type { KeyObject } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { signEntryHash } from '../crypto/signing.js';
-import type { KeyForSigning, SignerMessage } from './signer.js';
+import type { SignerMessage, WorkerKey } from './signer.js';
 
 const port = parentPort;
 if (!port) throw new Error('signer-thread.ts runs as a worker thread (WorkerSigner)');
-const keys = new Map<string, KeyObject>((workerData as { keys: KeyForSigning[] }).keys.map((k) => [k.keyId, k.privateKey]));
+const keys = new Map<string, KeyObject>((workerData as { keys: WorkerKey[] }).keys.map((k) => [k.keyId, k.privateKey]));
 port.on('message', (m: SignerMessage) => {
   if ('add' in m) {
     keys.set(m.add.keyId, m.add.privateKey);

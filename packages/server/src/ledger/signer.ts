@@ -2,13 +2,23 @@
 // largest single cost of an append, so groups of entries are signed in worker threads
 // while the main thread goes on parsing and validating the next requests. Small groups
 // are signed inline: a round trip to a worker costs more than a few signatures.
+// A key that never leaves its PKCS#11 token cannot be given to a worker: its custody signs
+// the group (crypto/pkcs11.ts spreads it over the token's sessions, off this thread).
 import type { KeyObject } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
+import { entrySignatureMessage, toBase64 } from '@audit-ledger/core';
+import type { KeyCustody } from '../crypto/custody.js';
 import { signEntryHash } from '../crypto/signing.js';
 import { startWorker } from '../kernel/threads.js';
 
-/** A private key and its id, as the signer needs it. */
+/** A key and its id, as the signer needs it. */
 export interface KeyForSigning {
+  keyId: string;
+  custody: KeyCustody;
+}
+
+/** A key a worker thread signs with: only one held in memory. */
+export interface WorkerKey {
   keyId: string;
   privateKey: KeyObject;
 }
@@ -34,7 +44,7 @@ export interface Signer {
 const MIN_FOR_WORKERS = 16;
 
 /** What the calling thread sends a signing worker (signer-thread.ts): a key to add, or hashes to sign. */
-export type SignerMessage = { add: KeyForSigning } | { id: number; keyId: string; hashes: string[] };
+export type SignerMessage = { add: WorkerKey } | { id: number; keyId: string; hashes: string[] };
 
 interface Job {
   resolve(sigs: string[]): void;
@@ -49,15 +59,20 @@ export class WorkerSigner implements Signer {
   private nextId = 0;
   private closed = false;
 
-  private readonly keys = new Map<string, KeyObject>();
+  private readonly keys = new Map<string, KeyCustody>();
   private readonly firstKeyId: string;
 
   constructor(
     key: KeyForSigning,
     private readonly count: number,
   ) {
-    this.keys.set(key.keyId, key.privateKey);
+    this.keys.set(key.keyId, key.custody);
     this.firstKeyId = key.keyId;
+  }
+
+  /** The keys workers can hold: those in memory. */
+  private workerKeys(): WorkerKey[] {
+    return [...this.keys].flatMap(([keyId, c]) => (c.keyObject ? [{ keyId, privateKey: c.keyObject }] : []));
   }
 
   private ensureWorkers(): Worker[] {
@@ -70,14 +85,15 @@ export class WorkerSigner implements Signer {
 
   addKey(key: KeyForSigning): void {
     if (this.keys.has(key.keyId)) return;
-    this.keys.set(key.keyId, key.privateKey);
+    this.keys.set(key.keyId, key.custody);
+    const privateKey = key.custody.keyObject;
+    if (!privateKey) return;
     // Messages reach a worker in order: every job posted after this may use the key.
-    for (const w of this.workers) w.postMessage({ add: key } satisfies SignerMessage);
+    for (const w of this.workers) w.postMessage({ add: { keyId: key.keyId, privateKey } } satisfies SignerMessage);
   }
 
   private spawn(index: number): Worker {
-    const keys = [...this.keys].map(([keyId, privateKey]) => ({ keyId, privateKey }));
-    const w = startWorker(import.meta.url, 'signer-thread', { workerData: { keys } });
+    const w = startWorker(import.meta.url, 'signer-thread', { workerData: { keys: this.workerKeys() } });
     // An idle worker does not keep the process alive; one with jobs does (see signMany), or a
     // process awaiting signatures with nothing else to do would exit before they come.
     w.unref();
@@ -108,8 +124,10 @@ export class WorkerSigner implements Signer {
   async signMany(hashes: string[], options: SignOptions = {}): Promise<string[]> {
     if (hashes.length === 0) return [];
     const keyId = options.keyId ?? this.firstKeyId;
-    const key = this.keys.get(keyId);
-    if (!key) throw new Error(`the signer has no key ${keyId}`);
+    const custody = this.keys.get(keyId);
+    if (!custody) throw new Error(`the signer has no key ${keyId}`);
+    const key = custody.keyObject;
+    if (!key) return (await custody.signMany(hashes.map(entrySignatureMessage))).map(toBase64);
     const offThread = options.offThread === true && this.count > 0;
     if (!offThread && (hashes.length < MIN_FOR_WORKERS || this.count === 0)) return hashes.map((h) => signEntryHash(key, h));
     this.ensureWorkers();

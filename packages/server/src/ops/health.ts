@@ -48,7 +48,7 @@ export class Health {
             () => ({ status: 'down' as const, version: null }),
           )
         : { status: 'down' as const, version: null };
-    const signingKey = { status: ctx.keyring.active.privateKey ? ('ok' as const) : ('down' as const) };
+    const signingKey = { status: ctx.keyring.active.custody.ready() ? ('ok' as const) : ('down' as const) };
     const redis =
       ctx.counters.backend === 'redis'
         ? await withTimeout(ctx.counters.ping()).then(

@@ -16,6 +16,9 @@ const KeyView = Type.Object({
   active_from: Type.String({ format: 'date-time' }),
   active_to: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   active: Type.Boolean(),
+  custody: Type.Union([Type.Literal('file'), Type.Literal('store'), Type.Literal('pkcs11')], {
+    description: "Where the private half is kept, as the operator configured it: `file` (a key file on the service's disk), `store` (made by an online rotation, sealed with the secrets key), `pkcs11` (a hardware token or HSM it never leaves). The operator's statement, not something a signature proves (docs/transparency.md, \"Key custody\").",
+  }),
   note_verifier_key: Type.String({ description: 'The key as a C2SP verifier key (`<LEDGER_ORIGIN>+<key hash>+<base64>`), for checkpoint notes' }),
 });
 
@@ -62,13 +65,31 @@ export function keyRoutes(ctx: KeyServices): FastifyPluginAsyncTypebox {
           summary: 'Rotate the signing key, online (operator)',
           description:
             'Needs `Authorization: Bearer <LEDGER_OPERATOR_TOKEN>`. Makes a new key active for every process on the store at once: no entry or checkpoint is committed under the old key after this answers. The old key endorses the new one in a signed statement, listed by GET /integrity/keys and carried in evidence bundles.',
-          response: { 200: KeyTransitionView, ...problemResponses(401, 403, 409) },
+          body: Type.Object(
+              {
+                pkcs11_key_label: Type.Optional(
+                  Type.String({
+                    minLength: 1,
+                    maxLength: 128,
+                    pattern: '^[\\x21-\\x7e]+$',
+                    description: "Rotate to the Ed25519 key pair of this label in the service's PKCS#11 token (LEDGER_PKCS11_MODULE): taken as it is when the token has it, made inside the token (not extractable) when not. Without it, the new key is made by the service and sealed in the store.",
+                  }),
+                ),
+              },
+              { additionalProperties: false },
+          ),
+          response: { 200: KeyTransitionView, ...problemResponses(400, 401, 403, 409) },
+        },
+        // The operator token first, before anything in the request is looked at; no body is an empty one.
+        preValidation: async (request) => {
+          if (!checkOperator) throw new ApiError(403, 'forbidden', 'Operator actions are off: set LEDGER_OPERATOR_TOKEN on the service to allow key rotation');
+          checkOperator(request);
+          request.body ??= {};
         },
       },
       async (request) => {
-        if (!checkOperator) throw new ApiError(403, 'forbidden', 'Operator actions are off: set LEDGER_OPERATOR_TOKEN on the service to allow key rotation');
-        checkOperator(request);
-        return ctx.keys.rotate();
+        const label = (request.body as { pkcs11_key_label?: string } | undefined)?.pkcs11_key_label;
+        return ctx.keys.rotate(label === undefined ? {} : { pkcs11KeyLabel: label });
       },
     );
   };

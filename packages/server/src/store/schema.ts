@@ -151,6 +151,8 @@ export interface SigningKeysTable {
   active_to: string | null;
   /** A key made by online rotation: its PKCS#8 PEM sealed with the secrets key; null for key files. */
   private_key_encrypted: string | null;
+  /** A key kept in a PKCS#11 token: 'pkcs11:<label>' (every process opens it there); null otherwise. */
+  custody: string | null;
 }
 
 /** Key transition statements (core/key-transition.ts), service-wide like signing_keys. */

@@ -27,7 +27,9 @@ export async function serveWitness(opts: WitnessServeOptions, log: (line: Record
   const followed = JSON.parse(fs.readFileSync(opts.logsFile, 'utf8')) as { logs: FollowedLog[] };
   if (!Array.isArray(followed.logs) || followed.logs.length === 0) throw new Error(`${opts.logsFile}: expected {"logs": [{"origin" or "origin_prefix", "verifier_keys": [...]}]}`);
   fs.mkdirSync(path.dirname(path.resolve(opts.stateFile)), { recursive: true });
-  const witness = new Witness(opts.name, key.privateKey, key.publicKey, followed.logs, opts.stateFile);
+  const privateKey = key.custody.keyObject;
+  if (!privateKey) throw new Error(`${opts.keyFile}: not a key file`);
+  const witness = new Witness(opts.name, privateKey, key.publicKey, followed.logs, opts.stateFile);
   const vkey = witnessVerifierKey(opts.name, witness.publicKey);
   const server = http.createServer((req, res) => {
     const answer = (status: number, contentType: string, body: string) => res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body);

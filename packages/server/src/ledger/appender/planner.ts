@@ -209,9 +209,10 @@ export class Planner {
       first += completed.length;
     }
     // Signing runs while the caller goes on (the next group can be built meanwhile); a small
-    // pipelined group goes unsigned (signature '') to the writer, which signs it.
+    // pipelined group goes unsigned (signature '') to the writer, which signs it, unless the key
+    // never leaves its token (the writer thread holds only keys in memory).
     let signed = Promise.resolve();
-    if (!writer || rows.length > WRITER_SIGNS_UP_TO) {
+    if (!writer || rows.length > WRITER_SIGNS_UP_TO || !signingKey.custody.keyObject) {
       signed = this.deps.signer.signMany(
         rows.map((r) => r.hash),
         // A large group under the chain lock is signed off this thread too, so it serves other
