@@ -4,6 +4,7 @@
 // auditor needs is here and described in docs/ledger-format.md.
 import { bytesEqual, fromBase64, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
 import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
+import { type AgentKey, agentSignatureChecks } from './agent-signature.js';
 import { ErasureLedger } from './bundle-erasures.js';
 import type { Check, CheckCode, VerificationReport } from './checks.js';
 import { checkEntryAlone, type EntryCheckCode } from './entry-check.js';
@@ -156,7 +157,14 @@ type BundleShape = {
   erasure_records?: Array<{ entry?: Record<string, unknown>; inclusion_proof?: { leaf_index?: unknown; tree_size?: unknown; proof?: unknown } }>;
   /** An RFC 3161 timestamp of the newest timestamped checkpoint at or below the bundle's, with a consistency proof to it (§19). */
   timestamp?: BundleTimestamp | null;
+  /** The agent key register's entries for the keys the entries name (§20). */
+  agent_keys?: AgentKey[];
 };
+
+/** Options of verifyBundle: the agent key register to trust, in place of the bundle's own. */
+export interface BundleOptions {
+  agentKeys?: AgentKey[];
+}
 
 export interface BundleTimestamp {
   tsa?: unknown;
@@ -194,7 +202,7 @@ export function bundleTimestampChecks(ts: BundleTimestamp, keys: TrustedKey[], c
 }
 
 /** Verifies an evidence bundle (parsed JSON). With no trusted keys given, the bundle's own keys are used (and the report says so). */
-export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): VerificationReport {
+export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null, options: BundleOptions = {}): VerificationReport {
   const checks: Check[] = [];
   const pinned = givenKeys !== null;
   const report = (): VerificationReport => ({ ok: !checks.some((c) => c.status === 'fail'), pinned, checks });
@@ -288,5 +296,6 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null): V
   if (good === n) checks.push({ status: 'ok', code: 'entries', message: `${plural(good, 'entry', 'entries')}: every hash, signature and inclusion proof verifies` });
   else checks.push({ status: 'fail', code: 'entries', message: `${n - good} of ${plural(n, 'entry', 'entries')} failed` });
   if (b.timestamp) checks.push(...bundleTimestampChecks(b.timestamp, keys, companyId, { treeSize, rootHash }).checks);
+  checks.push(...agentSignatureChecks(b.entries.map((i) => i.entry ?? {}), options.agentKeys ?? (Array.isArray(b.agent_keys) ? b.agent_keys : [])));
   return report();
 }

@@ -56,6 +56,8 @@ export type CheckCode =
   | 'stream_gap'
   /** A consistency proof between two checkpoints does not verify. */
   | 'consistency'
+  /** An entry's agent signature (format version 4, docs/ledger-format.md §20) against the agent key register, and the line over them. */
+  | 'agent_signature'
   /** The summary over every entry. */
   | 'entries';
 

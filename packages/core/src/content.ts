@@ -12,6 +12,12 @@ export const CONTENT_COMMITMENT_CONTEXT = 'audit-ledger/v2/content\n';
 export const CONTENT_SALT_BYTES = 32;
 const CONTEXT_BYTES = utf8(CONTENT_COMMITMENT_CONTEXT);
 
+/** Whether a format version commits to its content (versions 2, 3 and 4), so the content can be erased. */
+export const commitsContent = (formatVersion: number): boolean => formatVersion === 2 || formatVersion === 3 || formatVersion === 4;
+
+/** Whether a format version hashes event_id and links (versions 3 and 4). */
+export const hashesLinks = (formatVersion: number): boolean => formatVersion === 3 || formatVersion === 4;
+
 /** The canonical content text: JCS of {"data": data, "extra": extra}, built from their canonical texts. */
 export function contentText(dataJson: string, extraJson: string | null): string {
   return `{"data":${dataJson},"extra":${extraJson ?? 'null'}}`;
@@ -44,7 +50,7 @@ type ContentFields = {
 
 /** Version 3: links must be null or an object, and, while the content is there, the links of its data (links.ts). */
 function linksProblem(e: ContentFields, texts: { data: string | null; links?: string | null | undefined } | undefined, intact: boolean): string | null {
-  if (e.format_version !== 3) return null;
+  if (!hashesLinks(e.format_version)) return null;
   const want = !intact ? null : texts?.data != null ? linksTextOfDataText(texts.data) : skeletonLinksText(e.data as JsonObject);
   // Stored text exactly as the rule gives it (how the service writes it): nothing to parse.
   if (want !== null && texts?.links !== undefined && (texts.links ?? 'null') === want) return null;
@@ -75,7 +81,7 @@ export function contentState(e: ContentFields, texts?: { data: string | null; ex
 }
 
 function commitmentState(e: ContentFields, texts?: { data: string | null; extra: string | null }): ContentState {
-  if (e.format_version !== 2 && e.format_version !== 3) return { state: 'hashed' };
+  if (!commitsContent(e.format_version)) return { state: 'hashed' };
   if (typeof e.content_commitment !== 'string') return { state: 'mismatch', detail: `a version ${e.format_version} entry without content_commitment` };
   if (e.content_salt === null || e.content_salt === undefined) {
     if ((e.data ?? null) !== null || (e.extra ?? null) !== null) return { state: 'mismatch', detail: 'content without a salt: data and extra must be null once erased' };

@@ -1,7 +1,7 @@
 // The ledger entry and its hash. Specified in docs/ledger-format.md; change nothing here
 // without changing the format version and that document.
 import { sha256Hex } from '#crypto';
-import { contentText } from './content.js';
+import { commitsContent, contentText, hashesLinks } from './content.js';
 import { canonicalJson, type JsonObject } from './json.js';
 
 /**
@@ -11,7 +11,9 @@ import { canonicalJson, type JsonObject } from './json.js';
  * content names (links.ts), the causal skeleton that erasure keeps. Entries of every version verify.
  */
 export const LEDGER_FORMAT_VERSION = 3;
-export const FORMAT_VERSIONS = [1, 2, 3] as const;
+/** Version 4 is version 3 plus the agent's own signature (agent-signature.ts): the version of every entry that carries one. */
+export const AGENT_SIGNED_FORMAT_VERSION = 4;
+export const FORMAT_VERSIONS = [1, 2, 3, 4] as const;
 /** prev_hash of entry 0. */
 export const GENESIS_PREV_HASH = '0'.repeat(64);
 
@@ -57,6 +59,10 @@ export type EntryBody = {
   event_id?: string | null;
   /** Version 3: the references the content names, skeletonLinks(data) (hashed; kept when the content is erased). */
   links?: JsonObject | null;
+  /** Version 4: the key_id of the agent key that signed the event (agent-signature.ts; hashed). */
+  agent_key_id?: string | null;
+  /** Version 4: the agent's Ed25519 signature over the event as it sent it, base64 (hashed). */
+  agent_signature?: string | null;
   created_at: string;
   prev_hash: string;
 } & { [K in EnvelopeField]: string | null };
@@ -88,12 +94,14 @@ export const HASHED_FIELDS_V2: ReadonlyArray<HashedField> = HASHED_FIELDS.flatMa
 /** The fields a version 3 entry hash covers: version 2's, with event_id and links before created_at. */
 export const HASHED_FIELDS_V3: ReadonlyArray<HashedField> = HASHED_FIELDS_V2.flatMap((f) => (f === 'created_at' ? ['event_id' as const, 'links' as const, f] : [f]));
 
-/** Whether a format version commits to its content (versions 2 and 3), so the content can be erased. */
-export const commitsContent = (formatVersion: number): boolean => formatVersion === 2 || formatVersion === 3;
+/** The fields a version 4 entry hash covers: version 3's, with the agent's key_id and signature. */
+export const HASHED_FIELDS_V4: ReadonlyArray<HashedField> = HASHED_FIELDS_V3.flatMap((f) => (f === 'created_at' ? ['agent_key_id' as const, 'agent_signature' as const, f] : [f]));
+
+export { commitsContent, hashesLinks };
 
 /** The hashed fields of an entry's format version (version 1's for an unknown version: it then fails to verify). */
 export function hashedFields(formatVersion: number): ReadonlyArray<HashedField> {
-  return formatVersion === 3 ? HASHED_FIELDS_V3 : formatVersion === 2 ? HASHED_FIELDS_V2 : HASHED_FIELDS;
+  return formatVersion === 4 ? HASHED_FIELDS_V4 : formatVersion === 3 ? HASHED_FIELDS_V3 : formatVersion === 2 ? HASHED_FIELDS_V2 : HASHED_FIELDS;
 }
 
 /** The hashed object, built field by field so nothing outside the version's hashed fields can slip in. */
@@ -115,6 +123,7 @@ const SORTED_FIELDS = [...HASHED_FIELDS].sort();
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 const SORTED_FIELDS_V2 = [...HASHED_FIELDS_V2].sort();
 const SORTED_FIELDS_V3 = [...HASHED_FIELDS_V3].sort();
+const SORTED_FIELDS_V4 = [...HASHED_FIELDS_V4].sort();
 
 /**
  * The same canonical text as canonicalJson(entryBody(e)), built around the already
@@ -124,7 +133,7 @@ const SORTED_FIELDS_V3 = [...HASHED_FIELDS_V3].sort();
  * (a randomized test holds it to the generic path).
  */
 export function canonicalEntryText(e: Omit<EntryBody, 'data' | 'extra' | 'links'>, dataJson: string | null, extraJson: string | null, linksJson: string | null = null): string {
-  const fields = e.format_version === 3 ? SORTED_FIELDS_V3 : e.format_version === 2 ? SORTED_FIELDS_V2 : SORTED_FIELDS;
+  const fields = e.format_version === 4 ? SORTED_FIELDS_V4 : e.format_version === 3 ? SORTED_FIELDS_V3 : e.format_version === 2 ? SORTED_FIELDS_V2 : SORTED_FIELDS;
   let out = '{';
   for (let i = 0; i < fields.length; i++) {
     const f = fields[i] as HashedField;

@@ -13,6 +13,7 @@ import type { KeyTransition } from './key-transition.js';
 import { instantOf, keyNotActive } from './key-periods.js';
 import type { TrustedKey } from './keys.js';
 import { entryLeafHash, type Hash, TreeEdge } from './merkle.js';
+import { type AgentKey, AgentSignatureTally, isAgentSigned } from './agent-signature.js';
 
 /** An entry whose signing key is not trusted yet (ExportVerifier.pending). */
 type PendingSignature = { seq: number; log_id: unknown; key_id: string; hash: string; signature: string; created_at: unknown };
@@ -59,6 +60,9 @@ export class ExportVerifier {
   private readonly failures: Check[] = [];
   private broken = false;
   private readonly erasures = new ErasureLedger();
+  private readonly agents: AgentSignatureTally | null;
+  /** Entries carrying an agent signature, when no register was given. */
+  private agentSignedUnchecked = 0;
 
   constructor(
     private readonly pinned: TrustedKey[],
@@ -68,7 +72,10 @@ export class ExportVerifier {
     private readonly checkpointJson: { tree_size?: unknown; root_hash?: unknown } = {},
     /** Transitions known beforehand (GET /integrity/keys); those in the export are added as read. */
     transitions: KeyTransition[] = [],
+    /** The agent key register (GET /agent-keys) to check agent signatures against (§20); null: they are counted, not checked. */
+    agentKeys: AgentKey[] | null = null,
   ) {
+    this.agents = agentKeys === null ? null : new AgentSignatureTally(agentKeys);
     this.transitions = [...transitions];
     const followed = followTransitions(pinned, this.transitions);
     this.keys = followed.keys;
@@ -133,6 +140,10 @@ export class ExportVerifier {
     if (untrusted && typeof e.hash === 'string') this.pending.push({ seq: this.count, log_id: e.log_id, key_id: String(e.key_id), hash: e.hash, signature: String(e.signature), created_at: e.created_at });
     this.failures.push(...failures.filter((f) => f !== untrusted || typeof e.hash !== 'string'));
     if (failures.some((f) => f.code === 'key_not_active')) this.inactiveSeqs.add(this.count);
+    if (this.agents) {
+      const agent = this.agents.add(e);
+      if (agent?.status === 'fail') this.failures.push(agent);
+    } else if (isAgentSigned(e)) this.agentSignedUnchecked++;
     else if (!failures.some((f) => f.code === 'bad_signature' || f.code === 'untrusted_key')) this.noteSigned(String(e.key_id), e.created_at, this.count);
     this.checkIdempotencyMark(e);
     // created_at never decreases along a chain (§2).
@@ -219,6 +230,11 @@ export class ExportVerifier {
       if (this.count > treeSize) {
         checks.push({ status: 'note', code: 'beyond_checkpoint', message: `the export holds ${plural(this.count, 'entry', 'entries')}; the checkpoint covers the first ${treeSize} (a later checkpoint covers the rest)` });
       }
+    }
+    const agents = this.agents?.summary();
+    if (agents) (agents.status === 'fail' ? failures : checks).push(agents);
+    if (this.agentSignedUnchecked > 0) {
+      checks.push({ status: 'note', code: 'agent_signature', message: `${plural(this.agentSignedUnchecked, 'entry carries', 'entries carry')} an agent signature, not checked: give the agent key register (GET /api/v1/agent-keys) with --agent-keys to check them` });
     }
     checks.push(...failures);
     if (failures.length === 0) checks.push({ status: 'ok', code: 'entries', message: `${plural(this.count, 'entry', 'entries')}: every hash, link and signature verifies, and they rebuild the signed tree` });

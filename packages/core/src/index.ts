@@ -8,8 +8,10 @@ export type { CryptoSeam } from './crypto/types.js';
 export { CoreError, type CoreErrorCode } from './errors.js';
 export { canonicalJson, type Json, type JsonObject } from './json.js';
 export {
+  AGENT_SIGNED_FORMAT_VERSION,
   canonicalEntryText,
   commitsContent,
+  hashesLinks,
   ENVELOPE_FIELDS,
   type EntryBody,
   entryBody,
@@ -20,6 +22,7 @@ export {
   HASHED_FIELDS,
   HASHED_FIELDS_V2,
   HASHED_FIELDS_V3,
+  HASHED_FIELDS_V4,
   hashedFields,
   LEDGER_FORMAT_VERSION,
   type LedgerEntry,
@@ -37,6 +40,20 @@ export {
   ERASURE_EVENT_TYPE,
   erasureRecordProblem,
 } from './content.js';
+export {
+  AGENT_SIGNATURE_CONTEXT,
+  AGENT_SIGNED_FIELDS,
+  type AgentKey,
+  type AgentSignatureState,
+  type AgentSignedEvent,
+  agentSignatureState,
+  agentSignedMessage,
+  agentSignatureChecks,
+  AgentSignatureTally,
+  agentSignedText,
+  isAgentSigned,
+  verifyAgentSignature,
+} from './agent-signature.js';
 export { ENTRY_SIGNATURE_CONTEXT, entrySignatureMessage, keyIdOf, SIGNATURE_ALGORITHM, verifyEntrySignature } from './signature.js';
 export { parseTrustedKeys, publicKeyPem, rawKeyFromBase64, rawKeyFromPem, type TrustedKey, trustedKey } from './keys.js';
 export {
@@ -98,6 +115,7 @@ export {
   EVIDENCE_BUNDLE_FORMAT,
   followTransitions,
   keysWithPeriods,
+  type BundleOptions,
   type VerificationReport,
   verifyBundle,
 } from './bundle.js';

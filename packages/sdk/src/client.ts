@@ -6,6 +6,7 @@
 // different events never share a key. fetch-based: Node, browsers, Deno and Bun. The typed reads
 // it inherits are in reads.ts.
 import type { JsonObject } from '@audit-ledger/core';
+import { type AgentSigner, signAgentEvent } from './agent-signing.js';
 import { idempotencyKeyOf, RETRYABLE, retryDelay } from './delivery.js';
 import type { Problem } from './problem.js';
 import { LedgerReads } from './reads.js';
@@ -57,6 +58,12 @@ export interface ClientOptions {
    * an earlier process left (retries are deduplicated by the events' idempotency keys).
    */
   spool?: Spool;
+  /**
+   * The agent's own key (agentSigner() from a PKCS#8 PEM, or any AgentSigner): every event is
+   * signed as the service will store it before it is queued, carrying agent_key_id and
+   * agent_signature (docs/ledger-format.md §20). Register its publicKey first (POST /agent-keys).
+   */
+  agentSigner?: AgentSigner;
   /** Injected for tests and unusual runtimes. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -92,7 +99,7 @@ interface Queued {
 export class AuditLedgerClient extends LedgerReads {
   private readonly queue: Queued[] = [];
   private readonly waitingForRoom: Array<() => void> = [];
-  private readonly opts: Required<Omit<ClientOptions, 'onDrop' | 'onError' | 'spool'>> & Pick<ClientOptions, 'onDrop' | 'onError' | 'spool'>;
+  private readonly opts: Required<Omit<ClientOptions, 'onDrop' | 'onError' | 'spool' | 'agentSigner'>> & Pick<ClientOptions, 'onDrop' | 'onError' | 'spool' | 'agentSigner'>;
   /** Resolves once what the spool held is queued again. */
   private readonly ready: Promise<void>;
   private sending: Promise<void> | undefined;
@@ -130,8 +137,10 @@ export class AuditLedgerClient extends LedgerReads {
   async log(input: AuditEvent): Promise<void> {
     if (this.closed) throw new Error('the client is closed');
     await this.ready;
-    const event: AuditEvent = { ...input, event_id: input.event_id ?? crypto.randomUUID() };
+    let event: AuditEvent = { ...input, event_id: input.event_id ?? crypto.randomUUID() };
     event.idempotency_key = input.idempotency_key ?? idempotencyKeyOf(event);
+    // Signed once, before it is stored or sent: every retry sends the same signature.
+    if (this.opts.agentSigner) event = await signAgentEvent(event, this.opts.agentSigner);
     while (this.queue.length >= this.opts.maxQueue) {
       if (this.opts.whenFull === 'drop') {
         this.counts.dropped++;

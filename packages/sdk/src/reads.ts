@@ -49,6 +49,11 @@ export class LedgerReads {
     return this.get(`/logs/${encodeURIComponent(logId)}/verify`);
   }
 
+  /** The company's agent key register (docs/ledger-format.md §20): what agent signatures are checked against (verifyReceipt's agentKeys). */
+  async agentKeys(agentId?: string): Promise<Array<{ key_id: string; agent_id: string; public_key: string; active_from: string; active_to: string | null }>> {
+    return (await this.get<{ items: Array<{ key_id: string; agent_id: string; public_key: string; active_from: string; active_to: string | null }> }>(`/agent-keys${agentId === undefined ? '' : `?agent_id=${encodeURIComponent(agentId)}`}`)).items;
+  }
+
   /** The latest signed checkpoint. */
   checkpoint(): Promise<SignedCheckpoint> {
     return this.get('/integrity/checkpoint');

@@ -3,7 +3,8 @@
 // and answer are written to src/http/openapi-examples.json (data, read by http/openapi.ts). So the
 // examples are real answers of this code, never hand-written filler; test/openapi.test.ts checks
 // each against its schema. Run with `npm run openapi:examples` (which then writes docs/openapi.json).
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { agentSigner, signAgentEvent } from '@audit-ledger/sdk';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestApp } from '../test/helpers/app.js';
@@ -223,6 +224,12 @@ async function main() {
     await call('listReports', 'GET', '/api/v1/compliance/reports', { headers: user });
     await call('getReport', 'GET', `/api/v1/compliance/reports/${report.json().id}`, { headers: user });
 
+    const agent = await agentSigner('equities-trader', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    await call('registerAgentKey', 'POST', '/api/v1/agent-keys', { headers: user, payload: { agent_id: 'equities-trader', public_key: agent.publicKey } });
+    const signedEvent = await signAgentEvent({ event_type: 'action.executed', trace_id: trace, data: { action: 'cancel_order', order_id: 'ord-55120' } }, agent);
+    await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: signedEvent });
+    await call('listAgentKeys', 'GET', '/api/v1/agent-keys', { headers: api });
+    await call('revokeAgentKey', 'POST', `/api/v1/agent-keys/${agent.keyId}/revoke`, { headers: user, payload: { reason: 'The trading host was reimaged; a new key is registered' } });
     await call('rotateSigningKey', 'POST', '/api/v1/integrity/keys/rotate', { headers: { authorization: 'Bearer operator-token-from-the-secret-store' } });
     const key2 = key.json().id as string;
     await call('revokeApiKey', 'DELETE', `/api/v1/auth/api_keys/${key2}`, { headers: user });

@@ -54,6 +54,7 @@ import { WebhookEventSink } from './webhooks/sink.js';
 import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 import { WitnessSubmitter } from './witness/submitter.js';
 import { Timestamper } from './witness/timestamper.js';
+import { AgentKeys } from './agents/agent-keys.js';
 
 /** How often the service looks for users created outside it (`users create`) to record in the trail. */
 export const USERS_CREATED_OUTSIDE_MS = 5000;
@@ -102,6 +103,8 @@ export interface Services {
   tlog: Tlog;
   /** The signing keys as published, and their online rotation (integrity/signing-keys.ts). */
   keys: SigningKeys;
+  /** Agents' own signing keys and the check of their signatures (docs/ledger-format.md §20). */
+  agentKeys: AgentKeys;
   /** Exports and evidence bundles (exports/service.ts). */
   exports: Exports;
   /** Replays of a trace and their analyses. */
@@ -210,7 +213,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     ingesting: () => clock() - lastCommitAt < 1000,
   });
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
-  const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin });
+  const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin, agentKeys: store.agentKeys });
   const rejections = new Rejections({ ledger, appender, events, clock });
   const trail = new AdminTrail({ appender });
   const userAdmin = new UserAdmin({ accounts, trail, clock });
@@ -219,7 +222,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
-  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId), saturated: ingestionSaturated });
+  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, agentKeys: store.agentKeys, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId), saturated: ingestionSaturated });
   const streams = new LogStreams({ streamStore: store.streamStore, ledger, secretBox, trail, clock, config, resolveHost, kick: () => streamDelivery.kick() });
   metrics.streamLag = async () => Promise.all((await store.streamStore.all()).map(async (row) => ({ company_id: row.company_id, stream_id: row.stream_id, status: row.status, ...(await streams.lag(row)) })));
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, reportStore: store.reportStore, clock });
@@ -261,10 +264,11 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     },
     (err) => logError({ err }, 'approval SLA and expiry sweep failed'),
   );
-  const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding });
+  const agentKeys = new AgentKeys({ store: store.agentKeys, trail, clock });
+  const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding, agentKeys });
   const otlp = new OtlpIngest({ appender, usage, config, checks: binding });
   const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });
-  const exports = new Exports({ ledger, signingKeys, witnessStore, trail, clock, config });
+  const exports = new Exports({ ledger, signingKeys, witnessStore, agentKeys: store.agentKeys, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
   const tlog = new Tlog({ ledger, witnessStore, accounts, trail });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock, governance: store.governanceStore });
@@ -315,6 +319,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       integrity,
       tlog,
       keys,
+      agentKeys,
       exports,
       forensics,
       rejections,

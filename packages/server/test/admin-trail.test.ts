@@ -28,6 +28,8 @@ const EXPECTED: Record<string, string> = {
   resumeStream: 'stream.resumed',
   deleteStream: 'stream.deleted',
   setTlogSettings: 'tlog.published',
+  registerAgentKey: 'agent_key.registered',
+  revokeAgentKey: 'agent_key.revoked',
   setRetention: 'compliance.retention_changed',
   runRetention: 'compliance.retention_run',
   placeHold: 'compliance.hold_placed',
@@ -115,6 +117,10 @@ describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
     await walk('resumeStream', () => call('POST', `/streams/${streamId}/resume`));
     await walk('deleteStream', () => call('DELETE', `/streams/${streamId}`));
     await walk('setTlogSettings', () => call('PUT', '/tlog/settings', { public: true }));
+    const agentKey = Buffer.alloc(32, 9).toString('base64');
+    let agentKeyId = '';
+    await walk('registerAgentKey', async () => (agentKeyId = (await call('POST', '/agent-keys', { agent_id: 'trail-agent', public_key: agentKey })).json().key_id));
+    await walk('revokeAgentKey', () => call('POST', `/agent-keys/${agentKeyId}/revoke`, { reason: 'trail' }));
     await walk('setRetention', () => call('PUT', '/compliance/retention', { content_days: 3650 }));
     await walk('runRetention', () => call('POST', '/compliance/retention/run'));
     let holdId = '';

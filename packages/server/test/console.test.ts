@@ -16,6 +16,7 @@ import { axe, freePort, launchChromium, noContentReceiver, requireBrowserAndCons
 import { call, getRawPath } from './helpers/http.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
+import { agentSigner, signAgentEvent } from '@audit-ledger/sdk';
 
 const OPERATOR_TOKEN = 'operator-token-for-the-console-test-0123456789';
 
@@ -331,6 +332,22 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
     await expect.poll(() => badge.textContent()).toContain('Verified in this browser');
     expect(await badge.textContent()).toContain(`key ${newKey} (endorsed by`);
     expect(cspErrors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("an entry the agent signed itself says so, checked in the page against the agent key register", async () => {
+    const login = await call(`${svc.url}/api/v1/auth/login`, 'POST', { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD });
+    const signer = await agentSigner('equities-trader', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    const registered = await call(`${svc.url}/api/v1/agent-keys`, 'POST', { agent_id: 'equities-trader', public_key: signer.publicKey }, { authorization: `Bearer ${login.json().access_token}` });
+    expect(registered.status, registered.body).toBe(201);
+    const sent = await call(`${svc.url}/api/v1/logs`, 'POST', await signAgentEvent({ event_type: 'action.executed', data: { action: 'cancel_order', order_id: 'ord-55120' } }, signer), { 'x-api-key': key });
+    expect(sent.status, sent.body).toBe(200);
+    const page = await newPage();
+    await signIn(page, svc.url, BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD);
+    await page.goto(`${svc.url}/console/#/logs/${sent.json().log_id}`);
+    const line = page.getByTestId('agent-signature');
+    await expect.poll(() => line.textContent()).toContain(`Signed by the agent itself: equities-trader, with its key ${signer.keyId}`);
+    await shot(page, 'agent-signed-entry');
     await page.close();
   }, 120_000);
 

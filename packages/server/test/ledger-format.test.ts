@@ -6,11 +6,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkpointImprint, parseTimeStampToken, timestampProblems, timeStampRequest, decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { checkpointImprint, parseTimeStampToken, timestampProblems, timeStampRequest, decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, HASHED_FIELDS_V4, AGENT_SIGNED_FIELDS, agentSignatureState, agentSignedMessage, agentSignedText, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/crypto/signing.js';
 import { memoryCustody } from '../src/crypto/custody.js';
 import { runCli } from './helpers/process.js';
 import { pemCertificates, tsaSignatureProblem } from '@audit-ledger/verify';
+import { type AuditEvent, storedView } from '@audit-ledger/sdk';
 
 const RFC8032_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const rfc8032Key = () =>
@@ -208,7 +209,7 @@ describe('docs/ledger-format.md worked example', () => {
    * commitment, its canonical body and hash, exactly its version's hashed fields, an intact
    * content state, its signature by the RFC 8032 key; erased, the same hash and an erased state.
    */
-  function checkCommittedExample(version: 'v2' | 'v3', fields: ReadonlyArray<string>) {
+  function checkCommittedExample(version: 'v2' | 'v3' | 'v4', fields: ReadonlyArray<string>) {
     const e = JSON.parse(block(`example-${version}-entry`)) as LedgerEntry;
     const text = block(`example-${version}-content`);
     expect(contentText(canonicalJson(e.data as JsonObject), null)).toBe(text);
@@ -248,6 +249,39 @@ describe('docs/ledger-format.md worked example', () => {
     expect(contentState({ ...erased, links: ['x'] as unknown as JsonObject })).toMatchObject({ state: 'mismatch', detail: expect.stringContaining('neither null nor a JSON object') });
   });
 
+  it('gives a version 4 entry whose agent signature, commitment, canonical body, hash and signature verify; the agent key, the event sent and the doc\'s Python agree', () => {
+    const { e, erased } = checkCommittedExample('v4', HASHED_FIELDS_V4);
+    expect(e.prev_hash).toBe((JSON.parse(block('example-v3-entry')) as LedgerEntry).hash);
+    const section20 = doc.slice(doc.indexOf('## 20.'));
+    const listed = /hashed\s+exactly as in\s+section 3:\n\n([\s\S]*?)\n\n/.exec(section20)?.[1] ?? '';
+    expect([...listed.matchAll(/`(\w+)`/g)].map((m) => m[1])).toEqual([...HASHED_FIELDS_V4]);
+    const signedListed = /these 17 members[\s\S]*?\n\n([\s\S]*?)\n\n/.exec(section20)?.[1] ?? '';
+    expect([...signedListed.matchAll(/`(\w+)`/g)].map((m) => m[1])).toEqual([...AGENT_SIGNED_FIELDS]);
+    // The agent's key: RFC 8032 section 7.1 test 3.
+    const agentKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from('c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7', 'hex')]), format: 'der', type: 'pkcs8' });
+    const [keyId, publicKey] = block('example-v4-agent-key').split(' ') as [string, string];
+    expect(toHex(rawPublicKey(createPublicKey(agentKey)))).toBe('fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025');
+    expect(Buffer.from(rawPublicKey(createPublicKey(agentKey))).toString('base64')).toBe(publicKey);
+    expect(keyIdOf(fromBase64(publicKey))).toBe(keyId);
+    // What the agent signed: the entry's view of the event, and the SDK's view of the event it sent.
+    const sent = JSON.parse(block('example-v4-event')) as AuditEvent;
+    expect(agentSignedText(e as never)).toBe(block('example-v4-signed'));
+    const { agent_key_id: _k, agent_signature: _s, ...unsigned } = sent;
+    expect(agentSignedText(storedView(unsigned as AuditEvent))).toBe(block('example-v4-signed'));
+    expect(sign(null, agentSignedMessage(e as never), agentKey).toString('base64')).toBe(e.agent_signature);
+    expect([sent.agent_key_id, sent.agent_signature]).toEqual([keyId, e.agent_signature]);
+    const register = [{ key_id: keyId, agent_id: 'agent-7', public_key: publicKey, active_from: '2026-03-01T00:00:00Z', active_to: null }];
+    expect(agentSignatureState(e, register)).toEqual({ state: 'valid', key_id: keyId, agent_id: 'agent-7' });
+    expect(agentSignatureState(erased, register)).toEqual({ state: 'erased', key_id: keyId });
+    expect(agentSignatureState({ ...e, data: { ...(e.data as JsonObject), amount: 43 } }, register)).toMatchObject({ state: 'invalid' });
+    expect(agentSignatureState(e, [{ ...register[0] as (typeof register)[0], active_to: '2026-03-01T12:00:01.000Z' }])).toMatchObject({ state: 'invalid', detail: expect.stringContaining('outside') });
+    // The doc's Python builds the same message.
+    const script = `${block('jcs-reference')}\nHASHED_FIELDS_V3 = []\n${block('agent-reference')}\nimport sys\nprint(agent_message(json.loads(sys.stdin.read(), parse_int=float)).decode("utf-8"), end="")\n`;
+    const run = spawnSync('python3', ['-c', script], { input: block('example-v4-entry'), encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`audit-ledger/v1/agent-event\n${block('example-v4-signed')}`);
+  });
+
   it("the links rule's examples, by the core and by the doc's Python", () => {
     const cases = block('example-v3-links').split('\n').map((l) => l.split(' → ') as [string, string]);
     expect(cases.length).toBeGreaterThanOrEqual(6);
@@ -266,7 +300,7 @@ describe('docs/ledger-format.md worked example', () => {
   it('says how many fields are hashed, and its table and Python verifier list exactly those', () => {
     expect(doc).toContain(`The hash covers exactly these ${HASHED_FIELDS.length} fields`);
     // Every field count the doc gives is one of the versions' (a stale count would be another).
-    const counts = new Set([HASHED_FIELDS.length, HASHED_FIELDS_V2.length, HASHED_FIELDS_V3.length].map(String));
+    const counts = new Set([HASHED_FIELDS.length, HASHED_FIELDS_V2.length, HASHED_FIELDS_V3.length, HASHED_FIELDS_V4.length].map(String));
     expect([...doc.matchAll(/\b(\d+) (?:of section \d+|fields)\b/g)].map((m) => m[1]).filter((n) => !counts.has(n as string))).toEqual([]);
     const section2 = doc.slice(doc.indexOf('## 2. The entry body'), doc.indexOf('## 3.'));
     const tableFields = [...section2.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);

@@ -47,8 +47,8 @@ describe('OpenAPI document and API reference', () => {
     const types = fs.readFileSync(path.join(ROOT, 'packages', 'sdk', 'src', 'api-types.ts'), 'utf8');
     expect(types).not.toContain('@example');
     expect(types).toContain('appendLog: {');
-    // (455 KB with the log stream operations of issue 31, their shapes shared components too; 471 KB with the tlog-tiles ones of issue 32.)
-    expect(Buffer.byteLength(types)).toBeLessThan(480_000);
+    // (455 KB with the log stream operations of issue 31, their shapes shared components too; 471 KB with the tlog-tiles ones of issue 32, 492 KB with its agent keys.)
+    expect(Buffer.byteLength(types)).toBeLessThan(500_000);
     expect(execFileSync('git', ['ls-files', 'packages/sdk/src/api-types.ts'], { cwd: ROOT, encoding: 'utf8' }), 'a build output, not in git').toBe('');
   });
 

@@ -6,7 +6,7 @@
 // objects, and no B identifier anywhere in any answer. Both stores.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser } from '../src/users/accounts.js';
 import { STORE_KINDS } from './helpers/env.js';
@@ -74,6 +74,8 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     await t.inject({ method: 'PUT', url: `/api/v1/policies/${policy}`, headers: admin, payload: { content: marker } });
     const incident = (await t.inject({ method: 'POST', url: '/api/v1/incidents', headers: admin, payload: { title: marker, severity: 'low', trace_ids: [trace] } })).json();
     const incidentReport = (await t.inject({ method: 'POST', url: `/api/v1/incidents/${incident.id}/report`, headers: admin })).json();
+    const agentRaw = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x as string;
+    const agentKey = (await t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers: admin, payload: { agent_id: marker, public_key: Buffer.from(agentRaw, 'base64url').toString('base64') } })).json();
     for (const v of [endpoint.id, replay.id, override.id, job.job_id, hold.id, report.id, approval.id, standing.id, incident.id, incidentReport.report?.report_id]) expect(v, 'fixture').toEqual(expect.any(String));
     return {
       companyId: acct.companyId,
@@ -82,7 +84,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
       auditor: { authorization: `Bearer ${auditorToken}` },
       apiKey,
       marker,
-      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, stream: stream.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id, report: report.id, approval: approval.id, standing: standing.id, team, policy, incident: incident.id, incidentReport: incidentReport.report.report_id },
+      ids: { trace, session, log: logs[0] as string, decision: logs[3] as string, endpoint: endpoint.id, stream: stream.id, replay: replay.id, override: override.id, job: job.job_id, key: created.id, user: reviewer.user_id, hold: hold.id, report: report.id, approval: approval.id, standing: standing.id, team, policy, incident: incident.id, incidentReport: incidentReport.report.report_id, agentKey: agentKey.key_id },
     };
   }
 
@@ -123,6 +125,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (param === 'decision_id') return owner.ids.decision as string;
     if (path.startsWith('/api/v1/incidents/') && param === 'id') return owner.ids.incident as string;
     if (param === 'report_id' && path.startsWith('/api/v1/incidents/')) return owner.ids.incidentReport as string;
+    if (param === 'key_id' && path.startsWith('/api/v1/agent-keys/')) return owner.ids.agentKey as string;
     throw new Error(`the security runner does not know what ${param} of ${path} names: teach pathId`);
   }
 
@@ -145,6 +148,7 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     if (o.path.startsWith('/api/v1/users/') && o.method === 'PATCH') return { disabled: false };
     if (o.path === '/api/v1/compliance/retention') return { content_days: null };
     if (o.path === '/api/v1/tlog/settings') return { public: false };
+    if (o.path === '/api/v1/agent-keys') return { agent_id: 'security-runner', public_key: Buffer.alloc(32, 7).toString('base64') };
     if (o.path === '/api/v1/compliance/holds') return { scope: { trace_id: owner.ids.trace }, reason: 'security runner' };
     if (o.path.endsWith('/release')) return { reason: 'security runner' };
     if (o.path === '/api/v1/compliance/reports') return { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' };

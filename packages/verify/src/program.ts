@@ -27,13 +27,14 @@ export function defineVerify(cmd: Command, name: string): Command {
     .option('--checkpoint <checkpoint>', 'a checkpoint (the JSON of GET /api/v1/integrity/checkpoint, or its signed note)')
     .option('--witness <vkey>', 'a witness you trust: its cosignature/v1 verifier key (name+keyid+key), or a file holding it; repeat for several', (v: string, all: string[] = []) => [...all, v])
     .option('--tsa-ca <pem>', 'the RFC 3161 Time Stamping Authority you trust: its CA certificate(s), PEM; the bundle\'s timestamp must be signed by a timestamping certificate that chains to it')
+    .option('--agent-keys <file>', "the agent key register you trust (the JSON of GET /api/v1/agent-keys): agent signatures are checked against it, in place of the register a bundle carries; an export's are checked only with it")
     .option('--witness-quorum <n>', 'how many of the --witness keys must have cosigned the checkpoint (default: all of them)')
     .addHelpText(
       'after',
       `\nExit status: ${VERIFY_EXIT_CODES.verified} verified; ${VERIFY_EXIT_CODES.failed} a check failed; ${VERIFY_EXIT_CODES.unreadable} the files cannot be read; ` +
         `${VERIFY_EXIT_CODES.unpinned} consistent but UNVERIFIED: no --public-key, so the signer is not pinned.\n`,
     )
-    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string; tsaCa?: string }) => {
+    .action(async (file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string; tsaCa?: string; agentKeys?: string }) => {
       let result: { code: number; output: string };
       try {
         result = await verifyCommand(file, opts);

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pemCertificates, tsaSignatureProblem } from './tsa.js';
-import { type Check, fromBase64, parseTimeStampToken, StreamCopyVerifier, COMPLIANCE_REPORT_FORMAT, ExportVerifier, INCIDENT_REPORT_FORMAT, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
+import { type AgentKey, type Check, fromBase64, parseTimeStampToken, StreamCopyVerifier, COMPLIANCE_REPORT_FORMAT, ExportVerifier, INCIDENT_REPORT_FORMAT, type KeyTransition, parseTrustedKeys, parseWitnessKey, type TrustedKey, type VerificationReport, verifyBundle, verifyReport, witnessQuorumCheck } from '@audit-ledger/core';
 
 /** verify-bundle's exit status. `unpinned`: every check holds against keys the bundle itself carries. */
 export const VERIFY_EXIT_CODES = { verified: 0, failed: 1, unreadable: 2, unpinned: 3 } as const;
@@ -18,8 +18,9 @@ export function reportLines(report: VerificationReport): string[] {
 
 type CheckpointJson = { note?: unknown; tree_size?: unknown; root_hash?: unknown; cosignatures?: Array<{ line?: unknown }> };
 
-export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string; tsaCa?: string }): Promise<{ code: number; output: string }> {
+export async function verifyCommand(file: string, opts: { publicKey?: string; checkpoint?: string; stream?: boolean; witness?: string[]; witnessQuorum?: string; tsaCa?: string; agentKeys?: string }): Promise<{ code: number; output: string }> {
   let keys: TrustedKey[] | null = null;
+  const agentKeys = opts.agentKeys ? agentKeyRegister(fs.readFileSync(opts.agentKeys, 'utf8')) : null;
   if (opts.publicKey) keys = parseTrustedKeys(fs.readFileSync(opts.publicKey, 'utf8'));
   if (opts.stream) return finish(await verifyStreamCopy(file, keys));
   const witnesses = (opts.witness ?? []).map((w) => parseWitnessKey(fs.existsSync(w) ? fs.readFileSync(w, 'utf8').trim() : w));
@@ -33,7 +34,7 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     const raw = fs.readFileSync(opts.checkpoint, 'utf8');
     const json = raw.trimStart().startsWith('{') ? (JSON.parse(raw) as CheckpointJson) : null;
     checkpoint = { note: json ? String(json.note) : raw, cosignatures: linesOf(json ?? undefined) };
-    const v = new ExportVerifier(keys, checkpoint.note, null, json ?? {}, keyFileTransitions(fs.readFileSync(opts.publicKey as string, 'utf8')));
+    const v = new ExportVerifier(keys, checkpoint.note, null, json ?? {}, keyFileTransitions(fs.readFileSync(opts.publicKey as string, 'utf8')), agentKeys);
     for await (const line of jsonLines(fs.createReadStream(file))) v.addLine(line);
     report = v.finish();
   } else {
@@ -46,7 +47,7 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
       return finish(r);
     }
     checkpoint = { note: String(doc.checkpoint?.note), cosignatures: linesOf(doc.checkpoint) };
-    report = verifyBundle(doc, keys);
+    report = verifyBundle(doc, keys, agentKeys ? { agentKeys } : {});
     const tsa = tsaCheck(doc.timestamp, opts.tsaCa);
     if (tsa) report = { ...report, ok: report.ok && tsa.status !== 'fail', checks: [...report.checks, tsa] };
   }
@@ -56,6 +57,14 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
     report = { ...report, ok: report.ok && check.status !== 'fail', checks: [...report.checks, check] };
   }
   return finish(report);
+}
+
+/** The agent key register from the JSON of GET /api/v1/agent-keys ({"items": [...]}), or a bare list. */
+function agentKeyRegister(text: string): AgentKey[] {
+  const json = JSON.parse(text) as { items?: unknown } | unknown[];
+  const items = Array.isArray(json) ? json : (json as { items?: unknown }).items;
+  if (!Array.isArray(items)) throw new Error('--agent-keys: expected the JSON of GET /api/v1/agent-keys ({"items": [...]})');
+  return items as AgentKey[];
 }
 
 /**

@@ -1,5 +1,5 @@
 // One entry: every field, the exact text hashed, and its verification in this browser.
-import { canonicalJson, entryBody, type JsonObject } from '@audit-ledger/core';
+import { type AgentKey, type AgentSignatureState, agentSignatureState, canonicalJson, entryBody, type JsonObject } from '@audit-ledger/core';
 import { useEffect, useState } from 'preact/hooks';
 import { asEntryBody } from '@audit-ledger/sdk';
 import { api } from '../api';
@@ -75,6 +75,7 @@ export function EntryPage({ id, query }: { id: string; query?: URLSearchParams }
           · <a href={`#/policies?policy=${encodeURIComponent(entry.policy_check.policy_id)}`}>the policy</a>
         </p>
       )}
+      {entry.agent_key_id ? <AgentSignature entry={entry} /> : null}
       {verdict?.contentChanged && <ChangedContent entry={entry} />}
       <section class="drawer" aria-label="Entry fields">
         {verdict?.hashChanged && (
@@ -112,6 +113,36 @@ export function EntryPage({ id, query }: { id: string; query?: URLSearchParams }
         )}
       </section>
     </main>
+  );
+}
+
+/**
+ * The agent's own signature (format version 4, docs/ledger-format.md §20), checked in this browser
+ * against the company's agent key register: which agent signed the event, with which key.
+ */
+function AgentSignature({ entry }: { entry: Entry }) {
+  const [state, setState] = useState<AgentSignatureState | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    api<{ items: AgentKey[] }>(`/agent-keys?agent_id=${encodeURIComponent(String(entry.agent_id ?? ''))}`).then(
+      (r) => setState(agentSignatureState(asEntryBody(entry) as Parameters<typeof agentSignatureState>[0], r.items)),
+      (err) => setError(message(err)),
+    );
+  }, [entry.log_id]);
+  if (error) return <ErrorLine error={error} />;
+  if (!state) return <p aria-busy="true">Checking the agent's signature…</p>;
+  const text =
+    state.state === 'valid'
+      ? `✓ Signed by the agent itself: ${state.agent_id}, with its key ${state.key_id} (checked in this browser against the agent key register)`
+      : state.state === 'erased'
+        ? `Signed by the agent with its key ${state.key_id}; the content was erased, so the signature can no longer be checked`
+        : state.state === 'invalid'
+          ? `✗ Agent signature does not hold: ${state.detail}`
+          : 'Not signed by the agent';
+  return (
+    <p class={`badge ${state.state === 'invalid' ? 'bad' : 'ok'}`} data-testid="agent-signature">
+      {text}
+    </p>
   );
 }
 

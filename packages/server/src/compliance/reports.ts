@@ -4,7 +4,7 @@
 // witness cosignatures covering it), the keys and their transitions, retention, holds, erasures,
 // human review rejections and anomalies. Signed with the service's key as a JSON document
 // (core/report.ts) that the verify package checks offline, and rendered as a PDF (report-pdf.ts).
-import { randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { COMPLIANCE_REPORT_FORMAT, type JsonObject, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
 import type { Keyring } from '../ledger/keyring.js';
 import { cosignedCheckpointView, timestampView } from '../ledger/proofs.js';

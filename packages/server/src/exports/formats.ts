@@ -1,12 +1,13 @@
 // Streaming exports and evidence bundles. Exports page through the store by seq and
 // yield text as the HTTP stream asks for it, so memory stays flat however large the range.
-import { type KeyTransition, publicKeyPem, rawKeyFromBase64, recordToEntry, verifierKey } from '@audit-ledger/core';
+import { type AgentKey, type KeyTransition, publicKeyPem, rawKeyFromBase64, recordToEntry, verifierKey } from '@audit-ledger/core';
 import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
 import type { EntryFilter, LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { type CheckpointView, cosignedCheckpointView, type InclusionView, inclusionViews, timestampView, type TimestampView } from '../ledger/proofs.js';
+import type { AgentKeyStore } from '../store/agent-keys.js';
 
 const PAGE = 1000;
 
@@ -104,11 +105,13 @@ export interface EvidenceBundle {
   erasure_records: Array<{ entry: ReturnType<typeof recordToEntry>; inclusion_proof: Omit<InclusionView, 'root_hash'> }>;
   /** The RFC 3161 timestamp of the newest timestamped checkpoint at or below this one, with a consistency proof to it (docs/ledger-format.md §19); null when there is none. */
   timestamp: TimestampView | null;
+  /** The agent key register's entries for the agent keys the entries name (docs/ledger-format.md §20); empty when no agent signed any. */
+  agent_keys: AgentKey[];
 }
 
 /** Builds a bundle of these rows (seq order) proven against one checkpoint. */
 export async function buildEvidence(
-  stores: { ledger: LedgerStore; signingKeys: KeyStore; witnessStore: WitnessStore },
+  stores: { ledger: LedgerStore; signingKeys: KeyStore; witnessStore: WitnessStore; agentKeys: Pick<AgentKeyStore, 'byIds'> },
   companyId: string,
   rows: LogEntryRow[],
   checkpoint: CheckpointRow,
@@ -140,5 +143,12 @@ export async function buildEvidence(
     entries: covered.map((r, i) => withProof(r, i)),
     erasure_records: records.map((r, i) => withProof(r, covered.length + i)),
     timestamp: await timestampView(stores, companyId, checkpoint.tree_size),
+    agent_keys: await agentRegisterOf(stores.agentKeys, companyId, covered),
   };
+}
+
+/** The register's entries for the agent keys these rows name, as the core reads them. */
+async function agentRegisterOf(store: Pick<AgentKeyStore, 'byIds'>, companyId: string, rows: LogEntryRow[]): Promise<AgentKey[]> {
+  const ids = [...new Set(rows.flatMap((r) => (r.agent_key_id ? [r.agent_key_id] : [])))];
+  return (await store.byIds(companyId, ids)).map((k) => ({ key_id: k.key_id, agent_id: k.agent_id, public_key: k.public_key, active_from: k.active_from, active_to: k.active_to })).sort((a, b) => a.key_id.localeCompare(b.key_id));
 }

@@ -12,6 +12,7 @@ import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../kernel/time.js';
 import { buildEvidence, entriesOf, type EvidenceBundle, MAX_EVIDENCE_ENTRIES } from './formats.js';
+import type { AgentKeyStore } from '../store/agent-keys.js';
 
 /** A selection the request gave that no bundle can answer: the field, and what it must be. */
 export class SelectionError extends DomainError<'invalid_selection'> {
@@ -38,6 +39,7 @@ export interface ExportsDeps {
   ledger: LedgerStore;
   signingKeys: KeyStore;
   witnessStore: WitnessStore;
+  agentKeys: Pick<AgentKeyStore, 'byIds'>;
   trail: Pick<AdminTrail, 'record'>;
   clock: () => number;
   config: Pick<Config, 'checkpointIntervalMs' | 'ledgerOrigin'>;

@@ -6,7 +6,6 @@
 // and a PDF: the linked entries each verified, their timeline, the root cause found, the approvals
 // and policy evaluations involved, and the EU AI Act Article 73 reporting deadlines counted from
 // when the incident was opened.
-import { sign } from 'node:crypto';
 import { INCIDENT_REPORT_FORMAT, type JsonObject, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
 import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-error.js';

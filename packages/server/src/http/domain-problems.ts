@@ -38,6 +38,10 @@ const PROBLEMS = {
   // signing keys
   rotation_conflict: (_data, message) => new ApiError(409, 'rotation_conflict', `${message}; nothing was changed`),
   rotation_target: (_data, message) => new ApiError(409, 'rotation_target', `${message}; nothing was changed`),
+  // agents' own keys
+  agent_key_exists: (_data, message) => new ApiError(409, 'agent_key_exists', message),
+  agent_key_ended: (_data, message) => new ApiError(409, 'agent_key_ended', message),
+  agent_signature_invalid: ({ errors }, message) => new ApiError(400, 'agent_signature_invalid', `${message}; nothing was stored`, { errors }),
   // signing in
   invalid_login: (_data, message) => new ApiError(401, 'invalid_login', message),
   too_many_login_attempts: ({ retryAfterSeconds }, message) => new ApiError(429, 'too_many_login_attempts', message, { headers: { 'Retry-After': String(retryAfterSeconds) } }),

@@ -72,6 +72,17 @@ export const EntryCheckSchema = Type.Object({
     description: "True when the entry's recomputed hash is proven, by an inclusion proof, to be in the tree of the latest checkpoint, and that checkpoint's signature holds",
   }),
   checkpoint: Type.Union([CheckpointSchema, Type.Null()], { description: 'The checkpoint merkle_included was checked against (null before the first)' }),
+  agent_signature: Type.Object(
+    {
+      state: Type.Union([Type.Literal('none'), Type.Literal('valid'), Type.Literal('erased'), Type.Literal('invalid')], {
+        description: 'none: the agent did not sign it; valid: its registered key signed the event, inside the key\'s period; erased: signed, but the content is gone so it cannot be checked again; invalid: see detail',
+      }),
+      key_id: Type.Union([Type.String(), Type.Null()], { description: "The agent key's id (agent_key_id)" }),
+      agent_id: Type.Union([Type.String(), Type.Null()], { description: 'The agent whose key it is, when valid' }),
+      detail: Type.Union([Type.String(), Type.Null()]),
+    },
+    { description: "Whether the agent itself signed the event (format version 4, docs/ledger-format.md §20), against the company's agent key register now" },
+  ),
   erasure: Type.Union(
     [
       Type.Object({

@@ -33,13 +33,17 @@ export const LogInput = Type.Object(
     idempotency_key: Type.Optional(text(255, 'Repeats with the same key return the original log_id and append nothing')),
     schema_version: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Number(), Type.Null()], { description: 'Stored as a string' })),
     event_id: Type.Optional(text(200, "Your own id for the event, so later events can name it (parent_event_id, data.inputs, data.derived_from) before you know its log_id. Hashed beside the envelope: kept when the event's content is erased")),
+    agent_key_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: "The agent's own key (registered with POST /agent-keys) that signed this event: send it with agent_signature (docs/ledger-format.md §20)" })),
+    agent_signature: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: "The agent's Ed25519 signature, base64, over the event as it will be stored (docs/ledger-format.md §20; the SDK's agentKey option makes it). The entry is written in format version 4 and hashes it; a signature that does not hold is refused with 400 agent_signature_invalid" }),
+    ),
   },
   { additionalProperties: true },
 );
 
 export type LogInputT = Type.Static<typeof LogInput>;
 
-const KNOWN = new Set<string>(['event_type', 'data', 'payload', 'event_id', ...ENVELOPE_FIELDS]);
+const KNOWN = new Set<string>(['event_type', 'data', 'payload', 'event_id', 'agent_key_id', 'agent_signature', ...ENVELOPE_FIELDS]);
 
 function depthExceeds(value: unknown, max: number): boolean {
   // Iterative, so a hostile nesting depth cannot overflow the stack.
@@ -67,6 +71,9 @@ export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKe
   const hasExtra = Object.keys(extra).length > 0;
   if (depthExceeds(data, MAX_DEPTH)) errors.push({ field: `${pointer}/data`, message: `nests deeper than ${MAX_DEPTH} levels` });
   if (depthExceeds(extra, MAX_DEPTH)) errors.push({ field: pointer, message: `an extra field nests deeper than ${MAX_DEPTH} levels` });
+  if ((input.agent_key_id === undefined) !== (input.agent_signature === undefined)) {
+    errors.push({ field: `${pointer}/${input.agent_key_id === undefined ? 'agent_key_id' : 'agent_signature'}`, message: 'agent_key_id and agent_signature come together' });
+  }
   if (errors.length || data === undefined) return errors;
 
   // The body parser (http/json-body.ts) refused every number it could not keep exactly, so
@@ -95,5 +102,6 @@ export function prepareEvent(input: LogInputT, pointer: string, opts: { strictKe
     extra: hasExtra ? extra : null,
     extraJson,
     strictKey: opts.strictKey === true && envelope.idempotency_key !== null,
+    ...(input.agent_key_id !== undefined && input.agent_signature !== undefined ? { agentSignature: { keyId: input.agent_key_id, signature: input.agent_signature } } : {}),
   };
 }

@@ -12,6 +12,7 @@ import type { PreparedEvent } from '../ledger/appender/types.js';
 import type { UsageCounter } from '../ops/usage.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { isReservedSource, type LogInputT, prepareEvent } from './input.js';
+import type { AgentKeys } from '../agents/agent-keys.js';
 
 /** Events validated between turns of the event loop: a large batch does not hold other requests up for all of it. */
 const PREPARE_SLICE = 200;
@@ -37,6 +38,8 @@ export interface IngestionDeps<M extends object> {
   usage: Pick<UsageCounter, 'appended'>;
   config: Pick<Config, 'maxEntryBytes'>;
   checks?: CommitChecks<M>;
+  /** Checks agents' own signatures before anything is appended (agents/agent-keys.ts). */
+  agentKeys?: Pick<AgentKeys, 'check'>;
 }
 
 /** A committed event, with what the checks made on it answered (when it needed one). */
@@ -55,14 +58,14 @@ export class Ingestion<M extends object = object> {
       if (item.idempotency_key != null && item.idempotency_key !== idempotencyHeader) throw new InputError([{ field: '/body/idempotency_key', message: 'differs from the Idempotency-Key header' }]);
       item.idempotency_key = idempotencyHeader;
     }
-    const events = await this.prepareAll([item], () => '/body', idempotencyHeader !== undefined);
+    const events = await this.prepareAll(sender, [item], () => '/body', idempotencyHeader !== undefined);
     const [result] = await this.commit(sender, events);
     return result as CommittedEvent<M>;
   }
 
   /** Many events, all or nothing: one invalid item refuses the batch, naming it. */
   async appendBatch(sender: Sender, logs: LogInputT[]): Promise<Array<CommittedEvent<M>>> {
-    return this.commit(sender, await this.prepareAll(logs, (i) => `/body/logs/${i}`, false));
+    return this.commit(sender, await this.prepareAll(sender, logs, (i) => `/body/logs/${i}`, false));
   }
 
   private async commit(sender: Sender, events: PreparedEvent[]): Promise<Array<CommittedEvent<M>>> {
@@ -77,7 +80,7 @@ export class Ingestion<M extends object = object> {
     return results.map((r, i) => (marks[i] ? { ...r, ...marks[i] } : r));
   }
 
-  private async prepareAll(items: LogInputT[], pointer: (i: number) => string, strictKey: boolean): Promise<PreparedEvent[]> {
+  private async prepareAll(sender: Sender, items: LogInputT[], pointer: (i: number) => string, strictKey: boolean): Promise<PreparedEvent[]> {
     const prepared: PreparedEvent[] = [];
     const errors: FieldError[] = [];
     for (const [i, item] of items.entries()) {
@@ -92,6 +95,7 @@ export class Ingestion<M extends object = object> {
       else prepared.push(p);
     }
     if (errors.length) throw new InputError(errors);
+    await this.deps.agentKeys?.check(sender.companyId, prepared, pointer);
     return prepared;
   }
 }

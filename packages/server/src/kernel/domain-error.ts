@@ -31,6 +31,11 @@ export interface DomainErrorData {
   rotation_conflict: { keyId: string };
   /** The key a rotation names cannot be taken: used before, or its token cannot be reached. */
   rotation_target: Record<string, never>;
+  // agents' own keys (producer signatures)
+  agent_key_exists: { keyId: string };
+  agent_key_ended: { keyId: string };
+  /** Events whose agent signature the register does not bear out; nothing was stored. */
+  agent_signature_invalid: { errors: FieldError[] };
   // signing in
   invalid_login: Record<string, never>;
   too_many_login_attempts: { retryAfterSeconds: number };

@@ -2,7 +2,8 @@
 // (verifyRecord: its hash from the stored text, content, signature, and the links of both
 // neighbours, of which only the links are read), and whether it is proven to be in the tree of
 // the latest checkpoint (whose signature must hold).
-import { checkpointProblems, entryLeafHash, fromHex, inclusionProof, verifyInclusion, verifyRecord } from '@audit-ledger/core';
+import { agentSignatureState, checkpointProblems, entryLeafHash, fromHex, inclusionProof, recordToEntry, verifyInclusion, verifyRecord } from '@audit-ledger/core';
+import type { AgentKeyStore } from '../store/agent-keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../kernel/time.js';
 import type { KeyStore } from '../store/keys.js';
@@ -19,6 +20,8 @@ export interface EntryCheckerDeps {
   clock: () => number;
   /** The checkpoint key name (LEDGER_ORIGIN). */
   ledgerOrigin: string;
+  /** The company's agent key register, for entries an agent signed. */
+  agentKeys: Pick<AgentKeyStore, 'byIds'>;
 }
 
 export class EntryChecker {
@@ -50,6 +53,7 @@ export class EntryChecker {
       keyPeriod: keys.periods.get(row.key_id),
       erasureRecord: record,
     });
+    const agent = row.agent_key_id === null && row.agent_signature === null ? { state: 'none' as const } : agentSignatureState(recordToEntry(row), await this.deps.agentKeys.byIds(companyId, row.agent_key_id ? [row.agent_key_id] : []));
     // Proven only when the stored hash is what the fields hash to (else the leaf is not this entry's).
     const hashHolds = !verdict.problems.some((p) => p.kind === 'hash_mismatch');
     let merkleIncluded = false;
@@ -67,6 +71,12 @@ export class EntryChecker {
       ...verdict,
       merkle_included: merkleIncluded,
       checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+      agent_signature: {
+        state: agent.state,
+        key_id: 'key_id' in agent ? agent.key_id : null,
+        agent_id: agent.state === 'valid' ? agent.agent_id : null,
+        detail: agent.state === 'invalid' ? agent.detail : null,
+      },
       erasure: verdict.erased && record ? erasureView(record, row.erased_at) : null,
     };
   }

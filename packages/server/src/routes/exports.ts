@@ -29,6 +29,10 @@ const EvidenceBundleSchema = Type.Object(
     key_transitions: Type.Array(Open({ old_key_id: Type.String(), new_key_id: Type.String(), statement: Type.String() }, 'A key rotation: the new key endorsed by the old (docs/ledger-format.md §12)')),
     entries_after_checkpoint: Type.Integer({ description: 'Matching entries newer than the checkpoint, left out: nothing signed covers them yet' }),
     entries: Type.Array(ProvenEntry),
+    agent_keys: Type.Array(
+      Type.Object({ key_id: Type.String(), agent_id: Type.String(), public_key: Type.String(), active_from: Type.String({ format: 'date-time' }), active_to: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) }),
+      { description: "The agent key register's entries for the agent keys the entries name (docs/ledger-format.md §20), as the service holds them now; an auditor may check against a register of their own (audit-ledger-verify --agent-keys)" },
+    ),
     erasure_records: Type.Array(ProvenEntry, { description: 'The compliance.erasure entries that the erased entries among `entries` name, proven the same way (docs/ledger-format.md §14)' }),
     timestamp: Type.Union(
       [

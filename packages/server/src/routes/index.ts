@@ -22,6 +22,7 @@ import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
 import { streamRoutes } from './streams.js';
 import { tlogRoutes } from './tlog.js';
+import { agentKeyRoutes } from './agent-keys.js';
 
 /** In the order they appear in the OpenAPI document. */
 export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTypebox> = [
@@ -32,6 +33,7 @@ export const ROUTES: ReadonlyArray<(services: Services) => FastifyPluginAsyncTyp
   otlpRoutes,
   integrityRoutes,
   keyRoutes,
+  agentKeyRoutes,
   tlogRoutes,
   exportRoutes,
   forensicsRoutes,

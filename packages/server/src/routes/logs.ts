@@ -89,6 +89,8 @@ export const EntryView = Type.Object({
   links: Type.Union([JsonObjectSchema, Type.Null()], {
     description: 'Format version 3: the references the content names (event_id, decision_id, source_id, derived_from, inputs), copied by the rule of docs/ledger-format.md §16 and hashed, so erasure keeps the causal skeleton; null when it names none, and in versions 1 and 2',
   }),
+  agent_key_id: Type.Union([Type.String(), Type.Null()], { description: "Format version 4: the agent's own key that signed the event (GET /agent-keys); null when the agent did not sign it" }),
+  agent_signature: Type.Union([Type.String(), Type.Null()], { description: "Format version 4: the agent's Ed25519 signature over the event (docs/ledger-format.md §20), base64; hashed" }),
   content_commitment: Type.Union([Type.String(), Type.Null()], { description: 'Format versions 2 and 3: hex SHA-256 commitment to data and extra, hashed in their place (docs/ledger-format.md §14); null in version 1' }),
   content_salt: Type.Union([Type.String(), Type.Null()], { description: "Format versions 2 and 3: the commitment's salt, base64 (not hashed); null in version 1 and once erased" }),
   erased: Type.Boolean({ description: 'True when the content (data, extra, salt) was erased; the entry still verifies through its commitment' }),
@@ -114,6 +116,8 @@ export const entryView = (row: LogEntryRow, marks?: GovernanceMarks) => {
     ...entry,
     event_id: row.event_id,
     links: entry.links ?? null,
+    agent_key_id: row.agent_key_id ?? null,
+    agent_signature: row.agent_signature ?? null,
     content_hash: entry.hash,
     content_commitment: row.content_commitment,
     content_salt: row.content_salt,

@@ -37,5 +37,7 @@ const columns: { [K in keyof LogEntriesTable]: true } = {
   erasure_id: true,
   event_id: true,
   links: true,
+  agent_key_id: true,
+  agent_signature: true,
 };
 export const LOG_ENTRY_COLUMNS = Object.keys(columns) as Array<keyof LogEntriesTable>;

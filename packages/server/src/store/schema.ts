@@ -128,6 +128,27 @@ export interface LogEntriesTable {
   event_id: string | null;
   /** Format version 3: canonical JSON of the links the content names (hashed, kept on erasure), or null. */
   links: string | null;
+  /** Format version 4: the key_id of the agent key that signed the event (hashed); null otherwise. */
+  agent_key_id: string | null;
+  /** Format version 4: the agent's Ed25519 signature over the event, base64 (hashed); null otherwise. */
+  agent_signature: string | null;
+}
+
+/** A company's agent key register (docs/ledger-format.md §20): agents' own Ed25519 keys, registered by an admin. */
+export interface AgentKeysTable {
+  company_id: string;
+  key_id: string;
+  agent_id: string;
+  /** Raw 32-byte Ed25519 public key, base64. */
+  public_key: string;
+  active_from: string;
+  /** Revoked or replaced from then on; null while active. */
+  active_to: string | null;
+  /** Why it stopped: the revocation's reason, or "replaced by <key_id>". */
+  ended_reason: string | null;
+  registered_at: string;
+  /** The admin's user id. */
+  registered_by: string;
 }
 
 /** The tip of a company's chain, locked by every append. */
@@ -347,4 +368,5 @@ export interface Database {
   incident_reports: IncidentReportsTable;
   log_streams: LogStreamsTable;
   log_stream_batches: LogStreamBatchesTable;
+  agent_keys: AgentKeysTable;
 }

@@ -19,6 +19,7 @@ import type { Database } from './schema.js';
 import { UsageStore } from './usage.js';
 import { StreamStore } from './streams.js';
 import { WebhookStore } from './webhooks.js';
+import { AgentKeyStore } from './agent-keys.js';
 
 export type { StoreKind } from './handle.js';
 export type { AccessTokenGrant, ApiKey, Company, NewApiKey, User } from './accounts.js';
@@ -64,6 +65,7 @@ export class Store implements DbHandle {
   readonly reportStore: ReportStore;
   readonly governanceStore: GovernanceStore;
   readonly streamStore: StreamStore;
+  readonly agentKeys: AgentKeyStore;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -83,6 +85,7 @@ export class Store implements DbHandle {
     this.reportStore = new ReportStore(this);
     this.governanceStore = new GovernanceStore(this);
     this.streamStore = new StreamStore(this);
+    this.agentKeys = new AgentKeyStore(this);
   }
 
   async migrate(): Promise<string[]> {

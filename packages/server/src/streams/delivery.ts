@@ -25,6 +25,7 @@ import type { WitnessStore } from '../store/witnesses.js';
 import type { Resolver } from '../webhooks/url-policy.js';
 import { type Destination, type DestinationConfig, openDestination } from './destinations.js';
 import { isFailure, render, type StreamFormat } from './formats.js';
+import type { AgentKeyStore } from '../store/agent-keys.js';
 
 /** At most this many entries per batch, */
 export const MAX_BATCH_ENTRIES = 500;
@@ -72,6 +73,7 @@ export interface StreamDeliveryDeps {
   ledger: LedgerStore;
   signingKeys: KeyStore;
   witnessStore: WitnessStore;
+  agentKeys: Pick<AgentKeyStore, 'byIds'>;
   secretBox: Pick<SecretBox, 'open'>;
   clock: () => number;
   metrics: Metrics;

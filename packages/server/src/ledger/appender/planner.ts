@@ -4,7 +4,7 @@
 // group; it writes nothing (appender.ts commits the plan).
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
-import { canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, type Hash, layeredReader, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, TREE_STRIDE, verifyConsistency } from '@audit-ledger/core';
+import { AGENT_SIGNED_FORMAT_VERSION, canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, type Hash, layeredReader, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, TREE_STRIDE, verifyConsistency } from '@audit-ledger/core';
 import type { ChainHead, ChainTx, ChainWriter, LogEntryRow } from '../../store/chain.js';
 import { iso } from '../../kernel/time.js';
 import type { CheckpointSigner } from '../checkpoints.js';
@@ -146,7 +146,7 @@ export class Planner {
         const salt = salts.subarray(nextSalt, nextSalt + CONTENT_SALT_BYTES);
         nextSalt += CONTENT_SALT_BYTES;
         const row: LogEntryRow = {
-          format_version: LEDGER_FORMAT_VERSION,
+          format_version: ev.agentSignature ? AGENT_SIGNED_FORMAT_VERSION : LEDGER_FORMAT_VERSION,
           company_id: companyId,
           seq,
           log_id: uuidv7(nowMs),
@@ -166,6 +166,8 @@ export class Planner {
           erasure_id: null,
           event_id: ev.eventId,
           links: ev.linksJson,
+          agent_key_id: ev.agentSignature?.keyId ?? null,
+          agent_signature: ev.agentSignature?.signature ?? null,
         };
         row.hash = sha256Hex(canonicalEntryText(row, ev.dataJson, ev.extraJson, ev.linksJson));
         rows.push(row);

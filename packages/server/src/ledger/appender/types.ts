@@ -18,6 +18,8 @@ export interface PreparedEvent {
   linksJson: string | null;
   extra: JsonObject | null;
   extraJson: string | null;
+  /** The agent's own signature over the event (format version 4), checked against the register before the append (agents/agent-keys.ts). */
+  agentSignature?: { keyId: string; signature: string } | undefined;
   /**
    * The key came in the Idempotency-Key header: reusing it for different content is refused
    * (422). A key in the body is the client's own scheme: a reuse for different content is
