@@ -46,7 +46,7 @@ describe.each(STORE_KINDS)('ledger on %s', (kind) => {
     expect(Buffer.from(entry.signature, 'base64')).toHaveLength(64);
 
     const v = (await get(`/api/v1/logs/${body.log_id}/verify`)).json();
-    expect(v).toEqual({ log_id: body.log_id, hash: body.hash, chain_valid: true, signature_valid: true, erased: false, verified_at: '2026-03-01T12:00:00.000Z', seq: 0, key_id: entry.key_id, problems: [], merkle_included: true, checkpoint: expect.objectContaining({ tree_size: 1 }), erasure: null });
+    expect(v).toEqual({ log_id: body.log_id, hash: body.hash, chain_valid: true, signature_valid: true, erased: false, verified_at: '2026-03-01T12:00:00.000Z', seq: 0, key_id: entry.key_id, problems: [], merkle_included: true, checkpoint: expect.objectContaining({ tree_size: 1 }), erasure: null, agent_signature: { state: 'none', key_id: null, agent_id: null, detail: null } });
   });
 
   it('stores envelope fields, accepts payload for data, and keeps unknown fields under extra', async () => {

@@ -24,6 +24,11 @@ export interface KeyCustody {
   ready(): boolean;
 }
 
+/** What went wrong with a PKCS#11 token: its module, its login, or a key in it. */
+export class Pkcs11Error extends Error {
+  override readonly name = 'Pkcs11Error';
+}
+
 /** A key held in memory: node:crypto signs. */
 export function memoryCustody(keyObject: KeyObject, kind: 'file' | 'store' = 'file'): KeyCustody {
   return {

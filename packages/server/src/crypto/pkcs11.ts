@@ -8,7 +8,7 @@
 // runs one operation at a time, so each pooled session takes its jobs in turn.
 import pkcs11js from 'pkcs11js';
 import type { Pkcs11Config } from '../kernel/config.js';
-import type { KeyCustody } from './custody.js';
+import { type KeyCustody, Pkcs11Error } from './custody.js';
 
 /** PKCS#11 3.0 numbers pkcs11js (written for 2.40) has no names for. */
 const CKK_EC_EDWARDS = 0x40;
@@ -20,10 +20,6 @@ const EDWARDS25519_PARAMS = Buffer.concat([Buffer.from([0x13, 12]), Buffer.from(
 const POOL_FROM = 4;
 
 type Handle = Buffer;
-
-export class Pkcs11Error extends Error {
-  override readonly name = 'Pkcs11Error';
-}
 
 /** The 32-byte public key from CKA_EC_POINT: a DER OCTET STRING (04 20 …), or the raw bytes some tokens give. */
 export function ecPointToRaw(point: Buffer): Uint8Array {

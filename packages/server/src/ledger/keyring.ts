@@ -12,8 +12,8 @@ import path from 'node:path';
 import { ensurePrivateDir } from '../kernel/files.js';
 import { type KeyTransition, rawKeyFromBase64, SIGNATURE_ALGORITHM, toBase64 } from '@audit-ledger/core';
 import { keyIdOfKey, publicKeyFromRaw, rawPublicKey, signKeyTransition } from '../crypto/signing.js';
-import { type KeyCustody, memoryCustody } from '../crypto/custody.js';
-import { Pkcs11Error, Pkcs11Token } from '../crypto/pkcs11.js';
+import { type KeyCustody, memoryCustody, Pkcs11Error } from '../crypto/custody.js';
+import type { Pkcs11Token } from '../crypto/pkcs11.js';
 import type { Config } from '../kernel/config.js';
 import { DomainError } from '../kernel/domain-error.js';
 import type { KeyStore, SigningKeyRow } from '../store/keys.js';
@@ -110,29 +110,36 @@ export class Keyring {
 
   private constructor(private readonly deps: KeyringDeps) {}
 
-  private tokenOf(why: string): Pkcs11Token {
+  private async tokenOf(why: string): Promise<Pkcs11Token> {
     if (this.token) return this.token;
     const config = this.deps.config.pkcs11;
     if (!config) throw new Pkcs11Error(`${why}: set LEDGER_PKCS11_MODULE, LEDGER_PKCS11_TOKEN_LABEL and LEDGER_PKCS11_PIN_FILE to the token that holds it`);
-    this.token = Pkcs11Token.open(config);
+    // The binding (pkcs11js, a native optional dependency) is loaded only by a service that uses a token.
+    let module: typeof import('../crypto/pkcs11.js');
+    try {
+      module = await import('../crypto/pkcs11.js');
+    } catch (err) {
+      throw new Pkcs11Error(`PKCS#11: the pkcs11js binding is not installed or did not build (${(err as Error).message}); install it with npm install pkcs11js (it needs a C++ compiler)`);
+    }
+    this.token = module.Pkcs11Token.open(config);
     return this.token;
   }
 
   /** The key a store row names: sealed in the store, or in the token by label; undefined for a key file's key. */
-  private fromRow(row: SigningKeyRow): SigningKey | undefined {
+  private async fromRow(row: SigningKeyRow): Promise<SigningKey | undefined> {
     const activeFrom = Date.parse(row.active_from);
     if (row.private_key_encrypted) return fromPrivate(createPrivateKey(this.deps.secretBox.open(row.private_key_encrypted)), activeFrom, 'store');
     const label = TOKEN_REFERENCE.exec(row.custody ?? '')?.[1];
     if (label === undefined) return undefined;
-    const key = fromToken(this.tokenOf(`the signing key ${row.key_id} is kept in a PKCS#11 token as "${label}"`).key(label), activeFrom);
+    const key = fromToken((await this.tokenOf(`the signing key ${row.key_id} is kept in a PKCS#11 token as "${label}"`)).key(label), activeFrom);
     if (key.keyId !== row.key_id) throw new Pkcs11Error(`PKCS#11: the token's key "${label}" is ${key.keyId}, not ${row.key_id} as the store records`);
     return key;
   }
 
   /** The key this process was configured to start with: the token's key of LEDGER_PKCS11_KEY_LABEL, or the key file. */
-  private configuredKey(): SigningKey {
+  private async configuredKey(): Promise<SigningKey> {
     const label = this.deps.config.pkcs11?.keyLabel;
-    if (label !== undefined) return fromToken(this.tokenOf('LEDGER_PKCS11_KEY_LABEL').key(label));
+    if (label !== undefined) return fromToken((await this.tokenOf('LEDGER_PKCS11_KEY_LABEL')).key(label));
     return loadOrCreateKeyFile(signingKeyPath(this.deps.config), this.deps.config.signingKeyFile === undefined);
   }
 
@@ -160,9 +167,9 @@ export class Keyring {
     const { deps } = this;
     const now = deps.clock();
     const active = await deps.signingKeys.active();
-    const rotated = active ? this.fromRow(active) : undefined;
+    const rotated = active ? await this.fromRow(active) : undefined;
     if (rotated) return rotated;
-    const key = this.configuredKey();
+    const key = await this.configuredKey();
     const where = key.custody.reference ?? `the signing key file ${signingKeyPath(deps.config)}`;
     const known = (await deps.signingKeys.list()).find((k) => k.key_id === key.keyId);
     if (!known) {
@@ -211,7 +218,7 @@ export class Keyring {
       const label = to.pkcs11KeyLabel;
       let inToken: ReturnType<Pkcs11Token['key']>;
       try {
-        const token = this.tokenOf(`this service has no PKCS#11 token to rotate to key "${label}" in`);
+        const token = await this.tokenOf(`this service has no PKCS#11 token to rotate to key "${label}" in`);
         // A key already in the token is taken as it is; otherwise the token makes one (never extractable).
         inToken = token.has(label) ? token.key(label) : token.generate(label);
       } catch (err) {
@@ -244,7 +251,7 @@ export class Keyring {
       try {
         const row = await this.deps.signingKeys.active();
         if (!row || row.key_id === this.current.keyId) return;
-        const key = this.fromRow(row);
+        const key = await this.fromRow(row);
         if (!key) throw new Error(`the active signing key ${row.key_id} came from a key file, not an online rotation: restart this process with that key file`);
         this.switchTo(key);
       } finally {
