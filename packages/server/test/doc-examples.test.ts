@@ -21,6 +21,12 @@ const GIVEN: Record<string, string> = {
   tracer: "import type { Tracer } from '@opentelemetry/api';\ndeclare const tracer: Tracer;",
   ctx: "import type { Context } from '@opentelemetry/api';\ndeclare const ctx: Context;",
   asOf: 'declare const asOf: Date;',
+  createClient: "import { createClient } from '@audit-ledger/sdk';",
+  agentSigner: "import { agentSigner } from '@audit-ledger/sdk';",
+  baseUrl: 'declare const baseUrl: string;',
+  apiKey: 'declare const apiKey: string;',
+  agentPrivateKeyPem: "declare const agentPrivateKeyPem: string; // the agent's own key, PKCS#8 PEM",
+  logId: 'declare const logId: string;',
 };
 
 function blocks(): Array<{ where: string; code: string }> {
