@@ -10,6 +10,7 @@ import type { GrowthRow } from './growth.js';
 import type { ExportResult, VerifyResult } from './integrity.js';
 import type { MultiRow, Neighbour } from './multi.js';
 import { streamsLine, type StreamsRow } from './streams.js';
+import { custodyLine, type CustodyRow } from './custody.js';
 import { parserLine, type parserCost } from './parser.js';
 
 export interface Load {
@@ -50,6 +51,8 @@ export interface BenchResults {
   multi: MultiRow[];
   neighbour: Neighbour;
   streams: StreamsRow;
+  /** Key custody and agent signatures (custody.ts). */
+  custody: CustodyRow;
   /** µs of CPU per request by stage, all threads, from CPU profiles (profile-stages.ts). */
   profile: { single: Map<string, number>; batch: Map<string, number> };
 }
@@ -98,6 +101,9 @@ export function benchFigures(r: BenchResults): FiguresFile {
   for (const m of r.multi) put(`multi_${m.processes}p_events_per_s`, m.eventsPerSecond, 'ev/s', 'higher');
   put('neighbour_single_p99_ms', r.neighbour.besideBatches.p99, 'ms', 'lower');
   put('streams_3_batch_per_none', r.streams.ratio, '×', 'higher');
+  put('pkcs11_sign_per_key_file', r.custody.tokenSignUs / r.custody.fileSignUs, '×', 'lower');
+  put('pkcs11_batch_ingest_per_key_file', r.custody.ingestToken / r.custody.ingestFile, '×', 'higher');
+  put('agent_signed_batch_ingest_per_unsigned', r.custody.agentSigned / r.custody.agentNone, '×', 'higher');
   return { run_at: r.runAt, machine: r.machine, figures: f };
 }
 
@@ -231,6 +237,12 @@ Log streams (\`bench/streams.ts\`, SQLite): ${streamsLine(r.streams)}. The strea
 directory segments in the ledger's JSON, OCSF and CEF, so their whole cost (planning, inclusion and
 consistency proofs, rendering, fsync) is the service's; "no stream" is the mean of a load before they
 were created and one while they were paused.
+
+Key custody and agent signatures (\`bench/custody.ts\`, SQLite, a SoftHSM2 token of the bench's own): ${custodyLine(r.custody)}.
+With the key in a token, signing workers and SQLite's writer thread sign nothing (a token key cannot be
+copied to them): every group is signed by the token, a large one over its sessions in libuv's thread pool
+(docs/transparency.md, "Key custody"). Agent-signed events cost the service one Ed25519 verification and
+one canonical text each, and one register read per request.
 
 ## Where the CPU goes
 

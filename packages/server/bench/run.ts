@@ -25,6 +25,7 @@ import { stagesOf } from './profile-stages.js';
 import { searchBench, searchLine } from './search.js';
 import { otlpLine, otlpMappingCost } from './otlp.js';
 import { streamsLine, streamsOverhead } from './streams.js';
+import { custodyCosts, custodyLine } from './custody.js';
 import { type BenchResults, benchFigures, forensicsLine, type Load, performanceDoc, readExisting } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -41,6 +42,7 @@ const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
 const ONLY = process.env.BENCH_ONLY;
 // BENCH_ONLY=otlp: the OTLP mapping's CPU per span (bench/otlp.ts).
 // BENCH_ONLY=streams: batch ingestion with and without three active log streams (bench/streams.ts).
+// BENCH_ONLY=custody: signing with a PKCS#11 token's key against a key in memory, ingestion with each, and with agent-signed events (bench/custody.ts).
 // BENCH_ONLY=search: the search index's write cost and query p50/p99 on BENCH_SEARCH_ENTRIES (1,000,000) entries, SQLite then PostgreSQL (bench/search.ts).
 
 // The workload: ~500-byte events of agent traces. A trace (one agent run) has many events,
@@ -271,6 +273,7 @@ const startService = (env: Record<string, string>) =>
 const growthBodies = { single: SINGLE_BODIES, batch: BATCH_BODY, traceId: TRACES[0] as string };
 
 const streamsPart = () => streamsOverhead(startService, scratchDir('al-bench-streams-'), BATCH_BODY, (url, body, c, headers) => load(url, body, c, headers), stop);
+const custodyPart = () => custodyCosts(startService, (url, body, c, headers) => load(url, body, c, headers), stop, (i) => event(i));
 
 async function main(): Promise<void> {
   const options = new Command('bench').option('--compare <file>', "print each figure beside a previous run's saved JSON (docs/performance.json)").parse().opts<{ compare?: string }>();
@@ -280,6 +283,7 @@ async function main(): Promise<void> {
   if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);
   if (ONLY === 'otlp') return void console.log(otlpLine(otlpMappingCost()));
   if (ONLY === 'streams') return void console.log(`streams: ${streamsLine(await streamsPart())}`);
+  if (ONLY === 'custody') return void console.log(`custody: ${custodyLine(await custodyPart())}`);
   if (ONLY === 'search') {
     const n = Number(process.env.BENCH_SEARCH_ENTRIES ?? 1_000_000);
     console.log(searchLine(await searchBench(n)));
@@ -341,6 +345,8 @@ async function main(): Promise<void> {
   console.log(`noisy neighbour: ${JSON.stringify(neighbour)}`);
   const streams = await streamsPart();
   console.log(`streams: ${streamsLine(streams)}`);
+  const custody = await custodyPart();
+  console.log(`custody: ${custodyLine(custody)}`);
 
   const profile = { single: await profiledStages(SINGLE_BODIES, '/api/v1/logs', 64), batch: await profiledStages(BATCH_BODY, '/api/v1/logs/batch', 4) };
   console.log(`profiles: ${JSON.stringify({ single: Object.fromEntries(profile.single), batch: Object.fromEntries(profile.batch) })}`);
@@ -364,6 +370,7 @@ async function main(): Promise<void> {
     multi,
     neighbour,
     streams,
+    custody,
     profile,
   };
   const figures = benchFigures(results);
