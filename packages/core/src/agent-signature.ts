@@ -30,6 +30,31 @@ export function agentSignedMessage(event: AgentSignedEvent): Uint8Array {
   return utf8(AGENT_SIGNATURE_CONTEXT + agentSignedText(event));
 }
 
+const SORTED_SIGNED = [...AGENT_SIGNED_FIELDS].sort();
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * The same text as agentSignedText, built around data and extra already in canonical form (the
+ * service has them from validation) instead of serializing them again; a randomized test holds
+ * the two to each other.
+ */
+export function agentSignedTextOfCanonical(fields: Omit<AgentSignedEvent, 'data' | 'extra'>, dataJson: string, extraJson: string | null): string {
+  let out = '{';
+  for (let i = 0; i < SORTED_SIGNED.length; i++) {
+    const f = SORTED_SIGNED[i] as string;
+    if (i > 0) out += ',';
+    out += `"${f}":`;
+    if (f === 'data') out += dataJson;
+    else if (f === 'extra') out += extraJson ?? 'null';
+    else {
+      const v = (fields as Record<string, unknown>)[f] ?? null;
+      out += v === null ? 'null' : typeof v === 'string' && !NEEDS_ESCAPE.test(v) ? `"${v}"` : JSON.stringify(v);
+    }
+  }
+  return `${out}}`;
+}
+
 /** A key in a company's agent key register. */
 export interface AgentKey {
   key_id: string;
@@ -76,8 +101,8 @@ export function agentSignatureState(entry: SignedEntry, keys: readonly AgentKey[
   return verifyAgentSignature(key, { ...entry, data: entry.data }, signature) ? { state: 'valid', key_id: keyId, agent_id: key.agent_id } : { state: 'invalid', key_id: keyId, detail: 'the agent signature does not verify over the event' };
 }
 
-/** Does the base64 signature verify over the event with this key (whose key_id must be its key's)? */
-export function verifyAgentSignature(key: Pick<AgentKey, 'key_id' | 'public_key'>, event: AgentSignedEvent, signatureB64: string): boolean {
+/** Does the base64 signature verify over the event (or its signed text) with this key (whose key_id must be its key's)? */
+export function verifyAgentSignature(key: Pick<AgentKey, 'key_id' | 'public_key'>, event: AgentSignedEvent | { signedText: string }, signatureB64: string): boolean {
   let raw: Uint8Array;
   let sig: Uint8Array;
   try {
@@ -87,7 +112,7 @@ export function verifyAgentSignature(key: Pick<AgentKey, 'key_id' | 'public_key'
     return false;
   }
   if (raw.length !== 32 || sig.length !== 64 || keyIdOf(raw) !== key.key_id) return false;
-  return verifyEd25519(raw, agentSignedMessage(event), sig);
+  return verifyEd25519(raw, 'signedText' in event ? utf8(AGENT_SIGNATURE_CONTEXT + event.signedText) : agentSignedMessage(event), sig);
 }
 
 /** Whether an entry (as JSON) carries an agent signature or its key id. */

@@ -2,7 +2,7 @@
 // only the documents and the public keys the auditor trusts. Pure; the caller reads the files
 // and turns the checks into words (the verify CLI prints one line per check). Every check an
 // auditor needs is here and described in docs/ledger-format.md.
-import { bytesEqual, fromBase64, fromHex, toHex, utf8, verifyEd25519 } from '#crypto';
+import { bytesEqual, fromBase64, fromHex, sha256Hex, toHex, utf8, verifyEd25519 } from '#crypto';
 import { type Checkpoint, noteKeyId, parseCheckpointText, parseNote } from './checkpoint.js';
 import { type AgentKey, agentSignatureChecks } from './agent-signature.js';
 import { ErasureLedger } from './bundle-erasures.js';
@@ -181,7 +181,12 @@ export interface BundleTimestamp {
  * timestamped note signed by a trusted key for this company, the token's imprint and TSTInfo
  * digest, and the bundle's tree extending the timestamped one.
  */
-export function bundleTimestampChecks(ts: BundleTimestamp, keys: TrustedKey[], companyId: string, at: { treeSize: number; rootHash: Hash }): { checks: Check[]; token: TimeStampToken | null } {
+export function bundleTimestampChecks(
+  ts: BundleTimestamp,
+  keys: TrustedKey[],
+  companyId: string,
+  at: { treeSize: number; rootHash: Hash; timestampToken?: Checkpoint['timestampToken'] | undefined },
+): { checks: Check[]; token: TimeStampToken | null } {
   const fail = (message: string): { checks: Check[]; token: null } => ({ checks: [{ status: 'fail', code: 'timestamp', message: `timestamp: ${message}` }], token: null });
   if (typeof ts.checkpoint_note !== 'string' || typeof ts.token !== 'string') return fail('it lacks the timestamped checkpoint or the token');
   const cp = checkCheckpointNote(ts.checkpoint_note, keys, companyId);
@@ -198,7 +203,12 @@ export function bundleTimestampChecks(ts: BundleTimestamp, keys: TrustedKey[], c
   }
   const problems = timestampProblems(token, ts.checkpoint_note);
   if (problems.length > 0) return fail(problems.join('; '));
-  return { checks: [{ status: 'ok', code: 'timestamp', message: `checkpoint tree size ${treeSize} was timestamped at ${token.genTime} (RFC 3161, ${String(ts.tsa ?? 'a TSA')}), and the bundle's tree extends it` }], token };
+  // The bundle's checkpoint may name the token (an extension line, §19): then it must be this one.
+  const named = at.timestampToken;
+  const same = named?.treeSize === treeSize;
+  if (same && sha256Hex(fromBase64(ts.token)) !== named.sha256) return fail(`the bundle's checkpoint names another token for tree size ${treeSize} (SHA-256 ${named.sha256})`);
+  const naming = same ? ', and its signed checkpoint names this token' : '';
+  return { checks: [{ status: 'ok', code: 'timestamp', message: `checkpoint tree size ${treeSize} was timestamped at ${token.genTime} (RFC 3161, ${String(ts.tsa ?? 'a TSA')}), and the bundle's tree extends it${naming}` }], token };
 }
 
 /** Verifies an evidence bundle (parsed JSON). With no trusted keys given, the bundle's own keys are used (and the report says so). */
@@ -295,7 +305,7 @@ export function verifyBundle(bundle: unknown, givenKeys: TrustedKey[] | null, op
   const n = b.entries.length;
   if (good === n) checks.push({ status: 'ok', code: 'entries', message: `${plural(good, 'entry', 'entries')}: every hash, signature and inclusion proof verifies` });
   else checks.push({ status: 'fail', code: 'entries', message: `${n - good} of ${plural(n, 'entry', 'entries')} failed` });
-  if (b.timestamp) checks.push(...bundleTimestampChecks(b.timestamp, keys, companyId, { treeSize, rootHash }).checks);
+  if (b.timestamp) checks.push(...bundleTimestampChecks(b.timestamp, keys, companyId, { treeSize, rootHash, timestampToken: cp.checkpoint.timestampToken }).checks);
   checks.push(...agentSignatureChecks(b.entries.map((i) => i.entry ?? {}), options.agentKeys ?? (Array.isArray(b.agent_keys) ? b.agent_keys : [])));
   return report();
 }

@@ -12,8 +12,14 @@ export interface Checkpoint {
   treeSize: number;
   /** 32 raw bytes. */
   rootHash: Uint8Array;
-  /** ISO 8601 time the service signed it (our one extension line). */
+  /** ISO 8601 time the service signed it (an extension line). */
   timestamp: string;
+  /**
+   * The RFC 3161 token an earlier checkpoint of this log got, by its tree size and the SHA-256
+   * (lowercase hex) of the token's DER: the extension line `rfc3161 <tree size> <sha256>`
+   * (docs/ledger-format.md §19). Absent until the log has a token.
+   */
+  timestampToken?: { treeSize: number; sha256: string };
 }
 
 /** The signature algorithm byte C2SP assigns to Ed25519. */
@@ -26,9 +32,10 @@ export function companyOrigin(keyName: string, companyId: string): string {
   return `${keyName}/${companyId}`;
 }
 
-/** The note body: origin, tree size, base64 root hash, then "timestamp <ISO time>". */
+/** The note body: origin, tree size, base64 root hash, then "timestamp <ISO time>", then (with one) "rfc3161 <tree size> <sha256>". */
 export function checkpointText(c: Checkpoint): string {
-  return `${c.origin}\n${c.treeSize}\n${toBase64(c.rootHash)}\ntimestamp ${c.timestamp}\n`;
+  const token = c.timestampToken ? `rfc3161 ${c.timestampToken.treeSize} ${c.timestampToken.sha256}\n` : '';
+  return `${c.origin}\n${c.treeSize}\n${toBase64(c.rootHash)}\ntimestamp ${c.timestamp}\n${token}`;
 }
 
 /** C2SP key ID: the first 4 bytes of SHA-256(name ‖ "\n" ‖ 0x01 ‖ raw public key). */
@@ -113,7 +120,14 @@ export function parseCheckpointText(text: string): Checkpoint {
   }
   if (rootHash?.length !== 32) throw new CoreError('malformed_checkpoint', 'malformed checkpoint: root hash is not 32 bytes of base64');
   const ts = ext.find((l) => l.startsWith('timestamp '));
-  return { origin, treeSize: Number(size), rootHash, timestamp: ts ? ts.slice('timestamp '.length) : '' };
+  const checkpoint: Checkpoint = { origin, treeSize: Number(size), rootHash, timestamp: ts ? ts.slice('timestamp '.length) : '' };
+  const anchor = ext.find((l) => l.startsWith('rfc3161 '));
+  if (anchor !== undefined) {
+    const m = /^rfc3161 (0|[1-9][0-9]*) ([0-9a-f]{64})$/.exec(anchor);
+    if (!m || Number(m[1]) > checkpoint.treeSize) throw new CoreError('malformed_checkpoint', `malformed checkpoint: ${JSON.stringify(anchor)} is not "rfc3161 <tree size at most this one's> <sha256 hex>"`);
+    checkpoint.timestampToken = { treeSize: Number(m[1]), sha256: m[2] as string };
+  }
+  return checkpoint;
 }
 
 /**

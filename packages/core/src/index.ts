@@ -51,6 +51,7 @@ export {
   agentSignatureChecks,
   AgentSignatureTally,
   agentSignedText,
+  agentSignedTextOfCanonical,
   isAgentSigned,
   verifyAgentSignature,
 } from './agent-signature.js';

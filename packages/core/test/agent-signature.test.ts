@@ -3,8 +3,9 @@
 // state an entry's agent signature can be in against a register.
 import fs from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AGENT_SIGNATURE_CONTEXT, agentSignatureChecks, type AgentKey, agentSignatureState, agentSignedText, verifyAgentSignature } from '../src/index.js';
+import { agentSignedTextOfCanonical, canonicalJson, ENVELOPE_FIELDS, type JsonObject, AGENT_SIGNATURE_CONTEXT, agentSignatureChecks, type AgentKey, agentSignatureState, agentSignedText, verifyAgentSignature } from '../src/index.js';
 
 type Entry = Parameters<typeof agentSignatureState>[0];
 const V = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'testdata', 'agent-signatures.json'), 'utf8')) as {
@@ -30,6 +31,20 @@ describe('agent signatures', () => {
       if (c.detail) expect((state as { detail: string }).detail).toContain(c.detail);
     });
   }
+
+  it('gives the same signed text from canonical data and extra as from the event (the service\'s fast path)', () => {
+    const text = fc.string({ unit: 'binary' });
+    const json = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+    const obj = fc.dictionary(text, json, { maxKeys: 5 }) as fc.Arbitrary<JsonObject>;
+    const envelope = fc.record(Object.fromEntries(ENVELOPE_FIELDS.map((f) => [f, fc.option(text, { nil: null })])) as Record<string, fc.Arbitrary<string | null>>);
+    fc.assert(
+      fc.property(text, obj, fc.option(obj, { nil: null }), fc.option(text, { nil: null }), envelope, (eventType, data, extra, eventId, env) => {
+        const fields = { event_type: eventType, event_id: eventId, ...env };
+        expect(agentSignedTextOfCanonical(fields, canonicalJson(data), extra === null ? null : canonicalJson(extra))).toBe(agentSignedText({ ...fields, data, extra }));
+      }),
+      { numRuns: 300 },
+    );
+  });
 
   it('reports one check per signed entry and one line over them; unsigned entries add nothing', () => {
     const [valid, changed] = V.cases as [(typeof V.cases)[0], (typeof V.cases)[0]];

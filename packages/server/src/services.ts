@@ -187,12 +187,13 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     utilization = elu;
     return writerBusy || threadBusy;
   };
+  const checkpointSigner = new CheckpointSigner(ledgerOrigin);
   const appender = new Appender({
     store,
     keyring,
     signer,
     clock,
-    checkpoints: new CheckpointSigner(ledgerOrigin),
+    checkpoints: checkpointSigner,
     checkpointIntervalMs: config.checkpointIntervalMs,
     onError: (err, message) => logError({ err }, message),
     onCommit: (entries, seconds, idempotencyConflicts) => {
@@ -277,7 +278,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     () => witnesses.pass(),
     (err) => logError({ err }, 'witness submission failed'),
   );
-  const timestamper = new Timestamper({ tsaUrl: config.tsaUrl, witnessStore, ledger, accounts, clock, warn: (obj, msg) => log.warn(obj, msg) });
+  const timestamper = new Timestamper({ tsaUrl: config.tsaUrl, witnessStore, ledger, accounts, clock, warn: (obj, msg) => log.warn(obj, msg), onToken: (companyId, treeSize, token) => checkpointSigner.timestamped(companyId, treeSize, token) });
   const timestamping = new BackgroundTask(
     () => timestamper.pass(),
     (err) => logError({ err }, 'RFC 3161 timestamping failed'),

@@ -45,6 +45,20 @@ describe('checkpoint body', () => {
     expect(parseCheckpointText(text)).toEqual(c);
   });
 
+  it('round-trips the rfc3161 extension line (docs/ledger-format.md §19), and refuses one that names a later tree or no SHA-256', () => {
+    const sha256 = 'ab'.repeat(32);
+    const c = { origin: 'audit-ledger.local/c1', treeSize: 7, rootHash: EMPTY_ROOT, timestamp: '2026-11-21T06:00:00.000Z', timestampToken: { treeSize: 5, sha256 } };
+    const text = checkpointText(c);
+    expect(text.endsWith(`timestamp 2026-11-21T06:00:00.000Z\nrfc3161 5 ${sha256}\n`)).toBe(true);
+    expect(parseCheckpointText(text)).toEqual(c);
+    const base = 'o\n7\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\ntimestamp 2026-11-21T06:00:00.000Z\n';
+    expect(() => parseCheckpointText(`${base}rfc3161 8 ${sha256}\n`)).toThrow(/rfc3161/);
+    expect(() => parseCheckpointText(`${base}rfc3161 5 ${sha256.toUpperCase()}\n`)).toThrow(/rfc3161/);
+    expect(() => parseCheckpointText(`${base}rfc3161 05 ${sha256}\n`)).toThrow(/rfc3161/);
+    // An extension line it does not know is ignored, as C2SP says.
+    expect(parseCheckpointText(`${base}future-extension 1\n`).treeSize).toBe(7);
+  });
+
   it('refuses malformed sizes and roots', () => {
     expect(() => parseCheckpointText('o\n-1\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n')).toThrow(/tree size/);
     expect(() => parseCheckpointText('o\n01\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n')).toThrow(/tree size/);

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseCheckpointText, parseNote } from '@audit-ledger/core';
 import { STORE_KINDS } from './helpers/env.js';
 import { problem, startTestApp, type TestApp } from './helpers/app.js';
 import { ingestBatch } from './helpers/ledger.js';
@@ -131,8 +132,14 @@ describe.each(STORE_KINDS)('RFC 3161 timestamps of checkpoints on %s', (kind) =>
       fs.writeFileSync(file, JSON.stringify(doc));
       return runCli(['verify-bundle', file, '--public-key', keysFile, ...more], {});
     };
+    // The checkpoints signed after the token name it in an extension line (§19), read by the core's parser and by the tiles checkpoint.
+    const tokenSha256 = createHash('sha256').update(Buffer.from(stamped?.token as string, 'base64')).digest('hex');
+    expect(bundle.checkpoint.note).toContain(`\nrfc3161 20 ${tokenSha256}\n\n`);
+    expect(parseCheckpointText(parseNote(bundle.checkpoint.note).text).timestampToken).toEqual({ treeSize: 20, sha256: tokenSha256 });
+    expect((await t.inject({ method: 'GET', url: '/api/v1/tlog/checkpoint', headers: api })).body).toContain(`rfc3161 20 ${tokenSha256}\n`);
     const ok = await verify(bundle, ['--tsa-ca', tsa.caFile]);
     expect([ok.code, ok.stdout]).toEqual([0, expect.stringContaining('timestamp: signed at')]);
+    expect(ok.stdout).toContain('and its signed checkpoint names this token');
     expect(ok.stdout).toContain(`checkpoint tree size 20 was timestamped at ${stamped?.gen_time}`);
     // Without --tsa-ca the rest verifies, and a note says who signed the timestamp was not checked.
     const unpinned = await verify(bundle, []);

@@ -4,7 +4,7 @@
 // check() about every event that carries an agent signature: the key must be registered in the
 // company, belong to the event's agent_id, be active now, and verify over the event as it will be
 // stored; one that does not is refused (400) and nothing of its request is stored.
-import { type AgentKey, type AgentSignatureState, agentSignatureState, type AgentSignedEvent, fromBase64, keyIdOf, type LedgerEntry, verifyAgentSignature } from '@audit-ledger/core';
+import { type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, keyIdOf, type LedgerEntry, verifyAgentSignature } from '@audit-ledger/core';
 import type { Principal } from '../auth/authenticate.js';
 import { type AdminTrail, actorOf } from '../compliance/trail.js';
 import { DomainError, type FieldError, InputError, NotFoundError } from '../kernel/domain-error.js';
@@ -59,9 +59,9 @@ export const agentKeyView = (k: AgentKeyRow) => ({
 /** The register as the core reads it. */
 const asAgentKey = (k: AgentKeyRow): AgentKey => ({ key_id: k.key_id, agent_id: k.agent_id, public_key: k.public_key, active_from: k.active_from, active_to: k.active_to });
 
-/** The event an agent signed, as its entry will store it (core's agentSignedText reads these fields). */
-export function signedEventOf(ev: PreparedEvent): AgentSignedEvent {
-  return { event_type: ev.event_type, data: ev.data, extra: ev.extra, event_id: ev.eventId, ...ev.envelope };
+/** The text an agent signed, of the event as its entry will store it (from the canonical data and extra validation made). */
+export function signedTextOf(ev: PreparedEvent): { signedText: string } {
+  return { signedText: agentSignedTextOfCanonical({ event_type: ev.event_type, event_id: ev.eventId, ...ev.envelope }, ev.dataJson, ev.extraJson) };
 }
 
 export class AgentKeys {
@@ -129,7 +129,7 @@ export class AgentKeys {
       if (!key) errors.push({ field: `${pointer(i)}/agent_key_id`, message: `agent key ${sig.keyId} is not registered for this company` });
       else if (ev.envelope.agent_id !== key.agent_id) errors.push({ field: `${pointer(i)}/agent_id`, message: `agent key ${sig.keyId} is agent ${key.agent_id}'s; the event names ${ev.envelope.agent_id === null ? 'no agent_id' : `agent ${ev.envelope.agent_id}`}` });
       else if (now < Date.parse(key.active_from) || (key.active_to !== null && now >= Date.parse(key.active_to))) errors.push({ field: `${pointer(i)}/agent_key_id`, message: `agent key ${sig.keyId} is not active (${key.active_to === null ? `from ${key.active_from}` : `ended ${key.active_to}: ${key.ended_reason ?? 'revoked'}`})` });
-      else if (!verifyAgentSignature(key, signedEventOf(ev), sig.signature)) errors.push({ field, message: `does not verify with agent key ${sig.keyId} over the event as it would be stored (docs/ledger-format.md §20)` });
+      else if (!verifyAgentSignature(key, signedTextOf(ev), sig.signature)) errors.push({ field, message: `does not verify with agent key ${sig.keyId} over the event as it would be stored (docs/ledger-format.md §20)` });
     }
     if (errors.length > 0) throw new AgentSignatureError(errors);
   }

@@ -20,6 +20,8 @@ export interface TimestamperDeps {
   clock: () => number;
   warn: (obj: Record<string, unknown>, msg: string) => void;
   timeoutMs?: number;
+  /** Told of each company's newest token every pass, so the checkpoints this process signs name it (CheckpointSigner.timestamped). */
+  onToken?: (companyId: string, treeSize: number, tokenB64: string) => void;
 }
 
 export class Timestamper {
@@ -37,6 +39,8 @@ export class Timestamper {
       const cp = await this.deps.ledger.latestCheckpoint(companyId);
       if (!cp) continue;
       const last = await this.deps.witnessStore.latestTimestamp(companyId, tsa);
+      // A token another process got counts too: every process's checkpoints name the newest.
+      if (last) this.deps.onToken?.(companyId, Number(last.tree_size), last.token);
       if (last && Number(last.tree_size) >= cp.tree_size) continue;
       try {
         const nonce = randomBytes(8);
@@ -55,6 +59,7 @@ export class Timestamper {
         if (token.nonce === null || BigInt(`0x${token.nonce}`) !== BigInt(`0x${toHex(nonce)}`)) problems.push('the token does not carry our nonce');
         if (problems.length > 0) throw new Error(problems.join('; '));
         await this.deps.witnessStore.addTimestamp({ company_id: companyId, tree_size: cp.tree_size, tsa, token: toBase64(answer.token), gen_time: token.genTime, created_at: iso(this.deps.clock()) });
+        this.deps.onToken?.(companyId, cp.tree_size, toBase64(answer.token));
       } catch (err) {
         this.deps.warn({ tsa, company_id: companyId, tree_size: cp.tree_size, err: (err as Error).message }, 'RFC 3161 timestamp failed');
       }
