@@ -265,7 +265,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     },
     (err) => logError({ err }, 'approval SLA and expiry sweep failed'),
   );
-  const agentKeys = new AgentKeys({ store: store.agentKeys, trail, clock });
+  const agentKeys = new AgentKeys({ store: store.agentKeys, trail, clock, verifyMany: (items) => signer.verifyMany(items) });
   const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding, agentKeys });
   const otlp = new OtlpIngest({ appender, usage, config, checks: binding });
   const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });

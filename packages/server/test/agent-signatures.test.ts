@@ -126,8 +126,15 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
     // In a batch, the bad item is named and the batch refused whole (as for any invalid item).
     const batch = await t.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: key, payload: { logs: [signed, { ...signed, data: { amount: 1 } }] } });
     expect(problem(batch, 400, 'agent_signature_invalid').errors).toEqual([expect.objectContaining({ field: '/body/logs/1/agent_signature' })]);
+    // A large batch is checked with the signing workers' help: the bad ones are still named, in order.
+    const many = await Promise.all(Array.from({ length: 40 }, (_, i) => signAgentEvent({ event_type: 'tool.result', data: { i } }, planner)));
+    const bad = many.map((e, i) => (i === 25 ? { ...e, data: { i: -1 } } : i === 31 ? { ...e, agent_key_id: '0123456789abcdef' } : e));
+    const refused = problem(await t.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: key, payload: { logs: bad } }), 400, 'agent_signature_invalid');
+    expect((refused.errors as Array<{ field: string }>).map((e) => e.field)).toEqual(['/body/logs/25/agent_signature', '/body/logs/31/agent_key_id']);
     expect(await entryCount()).toBe(before + 1); // the other agent's registration only
     expect((await send(signed)).statusCode).toBe(200);
+    expect((await t.inject({ method: 'POST', url: '/api/v1/logs/batch', headers: key, payload: { logs: many } })).statusCode).toBe(200);
+    expect(await entryCount()).toBe(before + 2 + 40);
   });
 
   it('rotation and revocation with dates: a replaced key signs nothing more, a revocation dated back turns the entries after it invalid everywhere', async () => {

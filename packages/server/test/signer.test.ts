@@ -1,5 +1,5 @@
 // Worker-thread signing gives the same (deterministic Ed25519) signatures as inline signing.
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '@audit-ledger/core';
 import { signEntryHash } from '../src/crypto/signing.js';
@@ -24,6 +24,25 @@ describe('WorkerSigner', () => {
       expect(await signer.signMany([])).toEqual([]);
       expect(await signer.signMany(hashes, { offThread: true })).toEqual(expected);
       expect(await signer.signMany(hashes.slice(0, 3), { offThread: true })).toEqual(expected.slice(0, 3));
+    } finally {
+      await signer.close();
+    }
+  });
+
+  it.each([0, 1, 3])('with %i workers checks signatures (an agent\'s) in order, and finds the one that does not hold', async (workers) => {
+    const signer = new WorkerSigner({ keyId: 'first', custody: memoryCustody(privateKey) }, workers);
+    const agent = generateKeyPairSync('ed25519');
+    const raw = Buffer.from(agent.publicKey.export({ format: 'jwk' }).x as string, 'base64url');
+    const items = Array.from({ length: 50 }, (_, i) => {
+      const message = Buffer.from(`event ${i}`);
+      return { key: raw, message, signature: sign(null, message, agent.privateKey) };
+    });
+    items[37] = { ...(items[37] as (typeof items)[0]), message: Buffer.from('another event') };
+    try {
+      const want = items.map((_, i) => i !== 37);
+      expect(await signer.verifyMany(items)).toEqual(want);
+      expect(await signer.verifyMany(items.slice(30, 40))).toEqual(want.slice(30, 40));
+      expect(await signer.verifyMany([])).toEqual([]);
     } finally {
       await signer.close();
     }

@@ -4,7 +4,8 @@
 // check() about every event that carries an agent signature: the key must be registered in the
 // company, belong to the event's agent_id, be active now, and verify over the event as it will be
 // stored; one that does not is refused (400) and nothing of its request is stored.
-import { type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, keyIdOf, type LedgerEntry, verifyAgentSignature } from '@audit-ledger/core';
+import { AGENT_SIGNATURE_CONTEXT, type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, keyIdOf, type LedgerEntry, utf8, verifyEd25519 } from '@audit-ledger/core';
+import type { VerifyItem } from '../ledger/signer.js';
 import type { Principal } from '../auth/authenticate.js';
 import { type AdminTrail, actorOf } from '../compliance/trail.js';
 import { DomainError, type FieldError, InputError, NotFoundError } from '../kernel/domain-error.js';
@@ -65,7 +66,15 @@ export function signedTextOf(ev: PreparedEvent): { signedText: string } {
 }
 
 export class AgentKeys {
-  constructor(private readonly deps: { store: AgentKeyStore; trail: AdminTrail; clock: () => number }) {}
+  constructor(
+    private readonly deps: {
+      store: AgentKeyStore;
+      trail: AdminTrail;
+      clock: () => number;
+      /** Checks Ed25519 signatures, a large request's shared with the signing workers (ledger/signer.ts); here by default. */
+      verifyMany?: (items: VerifyItem[]) => Promise<boolean[]>;
+    },
+  ) {}
 
   async register(p: Principal & { kind: 'user' }, input: RegisterInput): Promise<AgentKeyRow> {
     const { store, trail, clock } = this.deps;
@@ -122,16 +131,23 @@ export class AgentKeys {
     if (signed.length === 0) return;
     const keys = new Map((await this.deps.store.byIds(companyId, [...new Set(signed.map((s) => s.sig.keyId))])).map((k) => [k.key_id, k]));
     const now = this.deps.clock();
-    const errors: FieldError[] = [];
+    const errors: Array<FieldError & { i: number }> = [];
+    const toVerify: Array<VerifyItem & { i: number; keyId: string }> = [];
     for (const { ev, i, sig } of signed) {
-      const field = `${pointer(i)}/agent_signature`;
       const key = keys.get(sig.keyId);
-      if (!key) errors.push({ field: `${pointer(i)}/agent_key_id`, message: `agent key ${sig.keyId} is not registered for this company` });
-      else if (ev.envelope.agent_id !== key.agent_id) errors.push({ field: `${pointer(i)}/agent_id`, message: `agent key ${sig.keyId} is agent ${key.agent_id}'s; the event names ${ev.envelope.agent_id === null ? 'no agent_id' : `agent ${ev.envelope.agent_id}`}` });
-      else if (now < Date.parse(key.active_from) || (key.active_to !== null && now >= Date.parse(key.active_to))) errors.push({ field: `${pointer(i)}/agent_key_id`, message: `agent key ${sig.keyId} is not active (${key.active_to === null ? `from ${key.active_from}` : `ended ${key.active_to}: ${key.ended_reason ?? 'revoked'}`})` });
-      else if (!verifyAgentSignature(key, signedTextOf(ev), sig.signature)) errors.push({ field, message: `does not verify with agent key ${sig.keyId} over the event as it would be stored (docs/ledger-format.md §20)` });
+      const raw = key ? fromBase64(key.public_key) : undefined;
+      if (!key || raw?.length !== 32 || keyIdOf(raw) !== key.key_id) errors.push({ i, field: `${pointer(i)}/agent_key_id`, message: `agent key ${sig.keyId} is not registered for this company` });
+      else if (ev.envelope.agent_id !== key.agent_id) errors.push({ i, field: `${pointer(i)}/agent_id`, message: `agent key ${sig.keyId} is agent ${key.agent_id}'s; the event names ${ev.envelope.agent_id === null ? 'no agent_id' : `agent ${ev.envelope.agent_id}`}` });
+      else if (now < Date.parse(key.active_from) || (key.active_to !== null && now >= Date.parse(key.active_to))) errors.push({ i, field: `${pointer(i)}/agent_key_id`, message: `agent key ${sig.keyId} is not active (${key.active_to === null ? `from ${key.active_from}` : `ended ${key.active_to}: ${key.ended_reason ?? 'revoked'}`})` });
+      // The input schema let through only 64 bytes of base64.
+      else toVerify.push({ i, keyId: sig.keyId, key: raw, message: utf8(AGENT_SIGNATURE_CONTEXT + signedTextOf(ev).signedText), signature: fromBase64(sig.signature) });
     }
-    if (errors.length > 0) throw new AgentSignatureError(errors);
+    const verifyMany = this.deps.verifyMany ?? ((items: VerifyItem[]) => Promise.resolve(items.map((v) => verifyEd25519(v.key, v.message, v.signature))));
+    const oks = await verifyMany(toVerify);
+    toVerify.forEach((v, n) => {
+      if (!oks[n]) errors.push({ i: v.i, field: `${pointer(v.i)}/agent_signature`, message: `does not verify with agent key ${v.keyId} over the event as it would be stored (docs/ledger-format.md §20)` });
+    });
+    if (errors.length > 0) throw new AgentSignatureError(errors.sort((a, b) => a.i - b.i).map(({ field, message }) => ({ field, message })));
   }
 
   /** An entry's agent signature against the company's register now (the entry verification's `agent_signature`). */

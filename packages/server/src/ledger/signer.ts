@@ -4,9 +4,11 @@
 // are signed inline: a round trip to a worker costs more than a few signatures.
 // A key that never leaves its PKCS#11 token cannot be given to a worker: its custody signs
 // the group (crypto/pkcs11.ts spreads it over the token's sessions, off this thread).
+// The same workers check agents' signatures of a large request (verifyMany): an Ed25519
+// verification costs about three signatures.
 import type { KeyObject } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
-import { entrySignatureMessage, toBase64 } from '@audit-ledger/core';
+import { entrySignatureMessage, toBase64, verifyEd25519 } from '@audit-ledger/core';
 import type { KeyCustody } from '../crypto/custody.js';
 import { signEntryHash } from '../crypto/signing.js';
 import { startWorker } from '../kernel/threads.js';
@@ -33,8 +35,17 @@ export interface SignOptions {
   offThread?: boolean;
 }
 
+/** One Ed25519 signature to check: the raw 32-byte key, the message, the 64-byte signature. */
+export interface VerifyItem {
+  key: Uint8Array;
+  message: Uint8Array;
+  signature: Uint8Array;
+}
+
 export interface Signer {
   signMany(hashes: string[], options?: SignOptions): Promise<string[]>;
+  /** Whether each signature verifies, in order; a large list is shared with the workers. */
+  verifyMany(items: VerifyItem[]): Promise<boolean[]>;
   /** Makes a key available (after a rotation); jobs sent after this may name it. */
   addKey(key: KeyForSigning): void;
   close(): Promise<void>;
@@ -44,12 +55,14 @@ export interface Signer {
 const MIN_FOR_WORKERS = 16;
 
 /** What the calling thread sends a signing worker (signer-thread.ts): a key to add, or hashes to sign. */
-export type SignerMessage = { add: WorkerKey } | { id: number; keyId: string; hashes: string[] };
+export type SignerMessage = { add: WorkerKey } | { id: number; keyId: string; hashes: string[] } | { id: number; verify: VerifyItem[] };
 
 interface Job {
-  resolve(sigs: string[]): void;
+  resolve(answer: unknown): void;
   reject(err: unknown): void;
 }
+
+const verifyOne = (v: VerifyItem): boolean => verifyEd25519(v.key, v.message, v.signature);
 
 export class WorkerSigner implements Signer {
   /** Started on the first group signed off this thread (a process that never signs a large group starts none). */
@@ -97,11 +110,11 @@ export class WorkerSigner implements Signer {
     // An idle worker does not keep the process alive; one with jobs does (see signMany), or a
     // process awaiting signatures with nothing else to do would exit before they come.
     w.unref();
-    w.on('message', (m: { id: number; sigs: string[] }) => {
+    w.on('message', (m: { id: number; sigs?: string[]; oks?: boolean[] }) => {
       const job = this.jobs.get(m.id);
       this.jobs.delete(m.id);
       if (![...this.jobs.values()].some((j) => j.worker === index)) w.unref();
-      job?.resolve(m.sigs);
+      job?.resolve(m.sigs ?? m.oks);
     });
     let failed = false;
     const fail = (err: unknown) => {
@@ -137,16 +150,33 @@ export class WorkerSigner implements Signer {
     const per = Math.ceil(hashes.length / (this.workers.length + local));
     const remote = this.workers.map((w, index) => {
       const chunk = hashes.slice((index + local) * per, (index + local + 1) * per);
-      if (chunk.length === 0) return Promise.resolve([] as string[]);
-      return new Promise<string[]>((resolve, reject) => {
-        const id = this.nextId++;
-        this.jobs.set(id, { resolve, reject, worker: index });
-        w.ref();
-        w.postMessage({ id, keyId, hashes: chunk } satisfies SignerMessage);
-      });
+      return chunk.length === 0 ? Promise.resolve([] as string[]) : this.post<string[]>(w, index, (id) => ({ id, keyId, hashes: chunk }));
     });
     const mine = hashes.slice(0, local * per).map((h) => signEntryHash(key, h));
     return [mine, ...(await Promise.all(remote))].flat();
+  }
+
+  async verifyMany(items: VerifyItem[]): Promise<boolean[]> {
+    if (items.length < MIN_FOR_WORKERS || this.count === 0) return items.map(verifyOne);
+    this.ensureWorkers();
+    // This thread checks a share too, while the workers check theirs.
+    const per = Math.ceil(items.length / (this.workers.length + 1));
+    const remote = this.workers.map((w, index) => {
+      const chunk = items.slice((index + 1) * per, (index + 2) * per);
+      return chunk.length === 0 ? Promise.resolve([] as boolean[]) : this.post<boolean[]>(w, index, (id) => ({ id, verify: chunk }));
+    });
+    const mine = items.slice(0, per).map(verifyOne);
+    return [mine, ...(await Promise.all(remote))].flat();
+  }
+
+  /** Sends a job to worker `index` and resolves with its answer (a worker that dies rejects it). */
+  private post<T>(w: Worker, index: number, message: (id: number) => SignerMessage): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const id = this.nextId++;
+      this.jobs.set(id, { resolve: resolve as (answer: unknown) => void, reject, worker: index });
+      w.ref();
+      w.postMessage(message(id));
+    });
   }
 
   /** Call after the Appender has drained: jobs still pending are rejected. */
