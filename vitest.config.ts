@@ -25,6 +25,11 @@ const SERVER = {
   pool: 'forks' as const,
   testTimeout: 30_000,
   hookTimeout: 60_000,
+  // expect.poll waits for what a page or a background worker will show; its default (1 s) is
+  // shorter than a console page's first load on a busy 2-core CI host (a decision register that
+  // rendered its header and not yet its rows failed there). A poll still fails on a wrong value,
+  // only later.
+  expect: { poll: { timeout: 10_000 } },
 };
 
 export default defineConfig({
