@@ -5,6 +5,7 @@ import { type Expression, type ExpressionBuilder, type Selectable, type SqlBool,
 import { RESERVED_SOURCE_PREFIX } from './columns.js';
 import type { LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
+import { firstSeqAtOrAfter } from './time-bounds.js';
 import type { Database, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable } from './schema.js';
 
 export type RetentionRow = Selectable<RetentionPoliciesTable>;
@@ -87,13 +88,20 @@ export class ComplianceStore {
    * Up to `limit` erasable entries (seq above `afterSeq`) whose content is older than its cutoff:
    * `byType` cutoffs for their event types, `otherwise` for the rest (null: kept).
    */
-  dueForRetention(companyId: string, byType: Record<string, string>, otherwise: string | null, afterSeq: number, limit: number): Promise<LogEntryRow[]> {
+  async dueForRetention(companyId: string, byType: Record<string, string>, otherwise: string | null, afterSeq: number, limit: number): Promise<LogEntryRow[]> {
     const types = Object.keys(byType);
+    const cutoffs = [...Object.values(byType), ...(otherwise === null ? [] : [otherwise])];
+    if (cutoffs.length === 0) return [];
+    // Nothing at or after the latest cutoff can be due: a seq bound found on the primary key
+    // (time-bounds.ts), so a pass that finds nothing left reads no more than the due range.
+    const latest = cutoffs.reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b));
+    const end = await firstSeqAtOrAfter(this.store, companyId, latest);
     return this.db
       .selectFrom('log_entries')
       .selectAll()
       .where('company_id', '=', companyId)
       .where('seq', '>', afterSeq)
+      .where('seq', '<', end)
       .where(erasable)
       .where((eb) => {
         const due: Expression<SqlBool>[] = types.map((t) => eb.and([eb('event_type', '=', t), eb('created_at', '<', byType[t] as string)]));

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { ChainHead, CheckpointRow, LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
+import { seqBoundsOf } from './time-bounds.js';
 
 export interface EntryFilter {
   trace_id?: string;
@@ -70,7 +71,7 @@ export class LedgerStore {
     return row && row.last_seq >= 0 ? { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at } : undefined;
   }
 
-  /** A page of entries in seq order; every filter is served by a (company_id, column, seq) index. */
+  /** A page of entries in seq order; each indexed filter by a (company_id, column, seq) index, a time range by the primary key. */
   async listEntries(companyId: string, f: EntryFilter): Promise<LogEntryRow[]> {
     let q = this.h.db.selectFrom('log_entries').selectAll().where('company_id', '=', companyId);
     if (f.trace_id !== undefined) q = q.where('trace_id', '=', f.trace_id);
@@ -85,17 +86,17 @@ export class LedgerStore {
     if (f.event_types !== undefined) q = q.where('event_type', 'in', f.event_types);
     if (f.agent_id !== undefined) q = q.where('agent_id', '=', f.agent_id);
     if (f.agent_ids !== undefined) q = q.where('agent_id', 'in', f.agent_ids);
-    if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
-    if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+    // A time range is a seq range (time-bounds.ts): no created_at index to keep on every append.
+    if (f.from !== undefined || f.to !== undefined) {
+      const b = await seqBoundsOf(this.h, companyId, f.from, f.to);
+      if (b.first !== undefined) q = q.where('seq', '>=', b.first);
+      if (b.end !== undefined) q = q.where('seq', '<', b.end);
+    }
     if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);
     if (f.seqBelow !== undefined) q = q.where('seq', '<', f.seqBelow);
     if (f.dataField !== undefined) q = q.where(this.jsonText('data', f.dataField.name), '=', f.dataField.value);
     if (f.text !== undefined && f.text.length > 0) q = q.where(this.textMatch(f.text));
     for (const c of f.where ?? []) q = q.where(this.dataCondition(c));
-    // created_at never decreases along a chain, so (created_at, seq) is seq order; saying
-    // so lets a pure time-range query read the created_at index in order instead of sorting.
-    const byTime = f.trace_id === undefined && f.session_id === undefined && f.event_type === undefined && f.source === undefined && f.sources === undefined && f.event_types === undefined && (f.from !== undefined || f.to !== undefined);
-    if (byTime) q = q.orderBy('created_at', f.order);
     return q.orderBy('seq', f.order).limit(f.limit).execute();
   }
 

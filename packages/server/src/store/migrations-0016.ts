@@ -1,6 +1,14 @@
-// Migrations of issue 32's key custody: signing keys kept in a PKCS#11 token, and agents' own
-// keys (producer signatures). Never edit a migration once released.
+// Migrations of issue 32's key custody (signing keys kept in a PKCS#11 token, and agents' own
+// keys: producer signatures) and issue 33's index diet. Never edit a migration once released.
 import type { Kysely, Migration } from 'kysely';
+
+export const indexDiet0018: Migration = {
+  async up(db: Kysely<unknown>) {
+    // A time range is found by searching the primary key (store/time-bounds.ts): created_at never
+    // decreases along seq. One B-tree fewer for every append (docs/performance.md, "Indexes").
+    await db.schema.dropIndex('log_entries_created_at_idx').execute();
+  },
+};
 
 export const agentKeys0017: Migration = {
   async up(db: Kysely<unknown>) {

@@ -7,7 +7,7 @@ import { governance0011 } from './migrations-0011.js';
 import { search0012 } from './migrations-0012.js';
 import { streams0013 } from './migrations-0013.js';
 import { checkpointTimestamps0015, tlogPublic0014 } from './migrations-0014.js';
-import { agentKeys0017, signingKeyCustody0016 } from './migrations-0016.js';
+import { agentKeys0017, indexDiet0018, signingKeyCustody0016 } from './migrations-0016.js';
 
 const migrations: Record<string, Migration> = {
   '0001_accounts_and_keys': {
@@ -363,6 +363,7 @@ const migrations: Record<string, Migration> = {
   '0015_checkpoint_timestamps': checkpointTimestamps0015,
   '0016_signing_key_custody': signingKeyCustody0016,
   '0017_agent_keys': agentKeys0017,
+  '0018_index_diet': indexDiet0018,
 };
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

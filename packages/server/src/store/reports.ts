@@ -3,6 +3,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { CheckpointRow, LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
+import { seqBoundsOf } from './time-bounds.js';
 import type { ComplianceReportsTable } from './schema.js';
 
 export type ReportRow = Selectable<ComplianceReportsTable>;
@@ -31,29 +32,33 @@ export class ReportStore {
     return this.db.selectFrom('compliance_reports').select(['company_id', 'report_id', 'period_from', 'period_to', 'created_at', 'created_by']).where('company_id', '=', companyId).orderBy('created_at', 'desc').orderBy('report_id').execute();
   }
 
-  private inPeriod(companyId: string, p: Period) {
-    return this.db.selectFrom('log_entries').where('company_id', '=', companyId).where('created_at', '>=', p.from).where('created_at', '<', p.to);
+  /** The period's entries: a seq range found on the primary key (time-bounds.ts). */
+  private async inPeriod(companyId: string, p: Period) {
+    const b = await seqBoundsOf(this.store, companyId, p.from, p.to);
+    return this.db.selectFrom('log_entries').where('company_id', '=', companyId).where('seq', '>=', b.first ?? 0).where('seq', '<', b.end ?? 0);
   }
 
   async countBy(companyId: string, p: Period, column: 'event_type' | 'agent_id'): Promise<Array<{ key: string | null; count: number }>> {
-    const rows = await this.inPeriod(companyId, p).select([column, (eb) => eb.fn.countAll<number | string>().as('n')]).groupBy(column).orderBy(column).execute();
+    const rows = await (await this.inPeriod(companyId, p)).select([column, (eb) => eb.fn.countAll<number | string>().as('n')]).groupBy(column).orderBy(column).execute();
     return rows.map((r) => ({ key: (r as Record<string, string | null>)[column] ?? null, count: Number(r.n) }));
   }
 
   async perDay(companyId: string, p: Period): Promise<Map<string, number>> {
     const day = sql<string>`substr(created_at, 1, 10)`;
-    const rows = await this.inPeriod(companyId, p).select([day.as('day'), (eb) => eb.fn.countAll<number | string>().as('n')]).groupBy(day).execute();
+    const rows = await (await this.inPeriod(companyId, p)).select([day.as('day'), (eb) => eb.fn.countAll<number | string>().as('n')]).groupBy(day).execute();
     return new Map(rows.map((r) => [r.day, Number(r.n)]));
   }
 
   /** The first and last seq appended in the period, or null when nothing was. */
   async seqRange(companyId: string, p: Period): Promise<{ first: number; last: number } | null> {
-    const r = await this.inPeriod(companyId, p).select((eb) => [eb.fn.min('seq').as('first'), eb.fn.max('seq').as('last')]).executeTakeFirst();
-    return r?.first === null || r?.first === undefined ? null : { first: Number(r.first), last: Number(r.last) };
+    const b = await seqBoundsOf(this.store, companyId, p.from, p.to);
+    const first = b.first ?? 0;
+    const end = b.end ?? 0;
+    return first < end ? { first, last: end - 1 } : null;
   }
 
-  entriesOfType(companyId: string, p: Period, eventType: string, limit: number): Promise<LogEntryRow[]> {
-    return this.inPeriod(companyId, p).selectAll().where('event_type', '=', eventType).orderBy('seq').limit(limit).execute();
+  async entriesOfType(companyId: string, p: Period, eventType: string, limit: number): Promise<LogEntryRow[]> {
+    return (await this.inPeriod(companyId, p)).selectAll().where('event_type', '=', eventType).orderBy('seq').limit(limit).execute();
   }
 
   /** Checkpoints signed in the period: how many, and the last (which covers every entry of the period appended before it). */
