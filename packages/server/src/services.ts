@@ -2,6 +2,7 @@
 // them in the reverse order. Nothing here knows HTTP: app.ts hands these services to the route
 // plugins (routes/index.ts), each of which declares the few it uses (`Pick<Services, …>`).
 // The logger is built before any service, so no service closes over the app.
+import { applySearchIndex } from './store/search-index.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { JsonObject } from '@audit-ledger/core';
 import { ApiKeys } from './auth/api-keys.js';
@@ -166,6 +167,9 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const { accounts, ledger, signingKeys, webhookStore, integrityStore, forensicsStore, usageStore, complianceStore, witnessStore } = store;
   const ledgerOrigin = config.ledgerOrigin;
 
+  // SEARCH_INDEX, before anything appends: drop the index of words, or build it from what is stored.
+  const searchChange = await applySearchIndex(store, config.searchIndex);
+  if (searchChange) log.info({ search_index: searchChange }, searchChange === 'built' ? 'search index built from the stored entries (SEARCH_INDEX=on)' : 'search index dropped (SEARCH_INDEX=off)');
   const secretBox = openSecretBox(config);
   const keyring = await Keyring.open({ config, signingKeys, secretBox, clock });
   const signer = new WorkerSigner(keyring.active, config.signingWorkers);

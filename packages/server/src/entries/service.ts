@@ -13,7 +13,7 @@ import type { LogEntryRow } from '../store/chain.js';
 /** A stored entry (its view is the route's). */
 export type { LogEntryRow };
 import type { DataCondition, EntryFilter, LedgerStore } from '../store/ledger.js';
-import { InputError } from '../kernel/domain-error.js';
+import { InputError, SearchIndexOffError } from '../kernel/domain-error.js';
 import type { GovernanceStore } from '../store/governance.js';
 import { checkView, EXECUTION_TYPES, type GovernanceMarks } from '../governance/binding.js';
 
@@ -25,7 +25,7 @@ export interface EntriesDeps {
   /** The governance checks recorded beside entries (store/governance.ts), when there is a governance layer. */
   governance?: Pick<GovernanceStore, 'getChecks'>;
   entryChecker: Pick<EntryChecker, 'check'>;
-  config: Pick<Config, 'checkpointIntervalMs'>;
+  config: Pick<Config, 'checkpointIntervalMs'> & Partial<Pick<Config, 'searchIndex'>>;
 }
 
 export type { InclusionProofView } from '../http/schemas.js';
@@ -68,6 +68,7 @@ export class Entries {
     const terms = parseTerms(text);
     const conditions = (where ?? []).map((w, i) => parseCondition(w, `/querystring/where/${i}`));
     if (terms.length === 0 && conditions.length === 0) throw new InputError([{ field: '/querystring/q', message: 'give words to find, or a where condition' }]);
+    if (terms.length > 0 && this.deps.config.searchIndex === false) throw new SearchIndexOffError();
     return this.deps.ledger.listEntries(companyId, { ...filter, text: terms, where: conditions });
   }
 

@@ -56,6 +56,8 @@ const PROBLEMS = {
   user_not_found: (_data, message) => new ApiError(404, 'not_found', message),
   last_admin: (_data, message) => new ApiError(409, 'last_admin', `${message}; nothing was changed`),
   user_input: ({ field, status }, message) => new ApiError(status, status === 409 ? 'email_taken' : 'validation_failed', `${field} ${message}`, { errors: [{ field, message }] }),
+  // search
+  search_index_off: (_data, message) => new ApiError(409, 'search_index_off', message),
   // forensics
   trace_not_found: (_data, message) => new ApiError(404, 'not_found', message),
   // compliance

@@ -164,6 +164,12 @@ export const CONFIG_VARIABLES: VariableDoc[] = [
     default: 'on',
     description: '`off` stops this process from delivering log streams (another process on the same PostgreSQL, or this one after a restart with `on`, continues from each stream\'s cursor).',
   },
+  {
+    name: 'SEARCH_INDEX',
+    default: 'on',
+    description:
+      '`off` drops the index of words inside events at start (SQLite FTS5, PostgreSQL GIN): every append costs less, the more so the larger the events (docs/performance.md, "Search"), and `GET /logs/search` answers 409 `search_index_off` to words (`where` conditions still work). `on` again rebuilds it at start from what is stored (erased content stays out). Set the same on every process of one database.',
+  },
   { name: 'STREAM_TIMEOUT_MS', default: '10000', description: 'How long sending one log stream batch may take, 100–120000 ms (for Splunk, waiting for its acknowledgement too); a slower destination counts as a failed attempt and is retried.' },
   {
     name: 'STREAM_DIRECTORY',

@@ -53,6 +53,8 @@ export interface Config {
   /** Log streams (docs/integrations.md): destinations may be private addresses; this process delivers; the sealed-segment root. */
   streamAllowPrivate: boolean;
   streamDelivery: boolean;
+  /** SEARCH_INDEX: keep the index of words inside events that GET /logs/search reads (store/search-index.ts). */
+  searchIndex: boolean;
   streamTimeoutMs: number;
   streamDirectory: string;
   /** Seconds between retention runs; 0 turns the retention job off in this process. */
@@ -288,6 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookDelivery: bool('WEBHOOK_DELIVERY', true, 'on', 'off'),
     streamAllowPrivate: bool('STREAM_ALLOW_PRIVATE', false),
     streamDelivery: bool('STREAM_DELIVERY', true, 'on', 'off'),
+    searchIndex: bool('SEARCH_INDEX', true, 'on', 'off'),
     streamTimeoutMs: int('STREAM_TIMEOUT_MS', 10_000, 100, 120_000),
     streamDirectory: path.resolve(get('STREAM_DIRECTORY') ?? path.join(get('LEDGER_DATA_DIR') ?? './data', 'streams')),
     retentionIntervalSeconds: int('RETENTION_INTERVAL_SECONDS', 3600, 0, 7 * 86_400),

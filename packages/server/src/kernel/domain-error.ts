@@ -52,6 +52,8 @@ export interface DomainErrorData {
   user_input: { field: string; status: 400 | 409 };
   // forensics
   trace_not_found: { traceId: string };
+  // search
+  search_index_off: Record<string, never>;
   // compliance
   under_legal_hold: { holdId: string; caseReference: string | null; logIds: string[] };
   not_erasable: { logIds: string[]; reason: string };
@@ -93,6 +95,13 @@ export abstract class DomainError<Code extends DomainErrorCode = DomainErrorCode
 export class NotFoundError extends DomainError<'not_found'> {
   constructor(message: string) {
     super('not_found', message, {});
+  }
+}
+
+/** Words to find while SEARCH_INDEX=off: 409 search_index_off. */
+export class SearchIndexOffError extends DomainError<'search_index_off'> {
+  constructor() {
+    super('search_index_off', 'This service keeps no index of the words inside events (SEARCH_INDEX=off), so it cannot search for words; where conditions still work', {});
   }
 }
 

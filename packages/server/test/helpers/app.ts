@@ -54,9 +54,9 @@ export function testConfig(db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>, en
 
 export async function startTestApp(
   kind: StoreKind,
-  opts: { env?: Record<string, string>; counters?: CounterStore; clock?: FakeClock; resolveHost?: Resolver; /** Collects the error-level log lines (JSON) here instead of stderr. */ logLines?: string[] } = {},
+  opts: { env?: Record<string, string>; counters?: CounterStore; clock?: FakeClock; resolveHost?: Resolver; /** Collects the error-level log lines (JSON) here instead of stderr. */ logLines?: string[]; /** A store another app used before (its owner disposes it; close() leaves it open). */ store?: Awaited<ReturnType<typeof createTestStore>> } = {},
 ): Promise<TestApp> {
-  const { store, db, dispose } = await createTestStore(kind);
+  const { store, db, dispose } = opts.store ? { ...opts.store, dispose: async () => {} } : await createTestStore(kind);
   const clock = opts.clock ?? new FakeClock();
   const config = testConfig(db, opts.env);
   const counters = opts.counters ?? new MemoryCounterStore(clock.now);
