@@ -2,7 +2,7 @@
 // with the ceilings measured in the same run on the same machine. Prints a table and writes
 // docs/performance.md. Needs the local PostgreSQL (BENCH_DATABASE_URL, default the test server).
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,7 @@ import { searchBench, searchLine } from './search.js';
 import { otlpLine, otlpMappingCost } from './otlp.js';
 import { streamsLine, streamsOverhead } from './streams.js';
 import { custodyCosts, custodyLine } from './custody.js';
+import { body as sizedBody, ed25519Rates, ingestionBySize, sizesLine } from './sizes.js';
 import { type BenchResults, benchFigures, forensicsLine, type Load, performanceDoc, readExisting } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -42,6 +43,7 @@ const VERIFY_ENTRIES = Number(process.env.BENCH_VERIFY_ENTRIES ?? 1_000_000);
 const ONLY = process.env.BENCH_ONLY;
 // BENCH_ONLY=otlp: the OTLP mapping's CPU per span (bench/otlp.ts).
 // BENCH_ONLY=streams: batch ingestion with and without three active log streams (bench/streams.ts).
+// BENCH_ONLY=sizes: batch ingestion of small, usual and 4 KB events, and one core's Ed25519 rates (bench/sizes.ts).
 // BENCH_ONLY=custody: signing with a PKCS#11 token's key against a key in memory, ingestion with each, and with agent-signed events (bench/custody.ts).
 // BENCH_ONLY=search: the search index's write cost and query p50/p99 on BENCH_SEARCH_ENTRIES (1,000,000) entries, SQLite then PostgreSQL (bench/search.ts).
 
@@ -234,18 +236,6 @@ async function rawSqliteInserts(traceOf: (i: number) => string = (i) => event(i)
   return rate;
 }
 
-function ed25519PerSecond(): number {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const msg = Buffer.from('audit-ledger/v1/entry-signature\n' + 'ab'.repeat(32));
-  let n = 0;
-  const started = performance.now();
-  while (performance.now() - started < 2000) {
-    for (let i = 0; i < 1000; i++) sign(null, msg, privateKey);
-    n += 1000;
-  }
-  return n / ((performance.now() - started) / 1000);
-}
-
 /** A new PostgreSQL database for one part, dropped once the run is over (see scratch.ts). */
 async function freshPgDatabase(): Promise<{ url: string }> {
   const name = `al_bench_${Date.now()}`;
@@ -273,6 +263,7 @@ const startService = (env: Record<string, string>) =>
 const growthBodies = { single: SINGLE_BODIES, batch: BATCH_BODY, traceId: TRACES[0] as string };
 
 const streamsPart = () => streamsOverhead(startService, scratchDir('al-bench-streams-'), BATCH_BODY, (url, body, c, headers) => load(url, body, c, headers), stop);
+const sizesPart = () => ingestionBySize(startService, (n) => scratchDir(`al-bench-sizes-${n}-`), (url, body, c, headers) => load(url, body, c, headers), stop);
 const custodyPart = () => custodyCosts(startService, (url, body, c, headers) => load(url, body, c, headers), stop, (i) => event(i));
 
 async function main(): Promise<void> {
@@ -284,6 +275,7 @@ async function main(): Promise<void> {
   if (ONLY === 'otlp') return void console.log(otlpLine(otlpMappingCost()));
   if (ONLY === 'streams') return void console.log(`streams: ${streamsLine(await streamsPart())}`);
   if (ONLY === 'custody') return void console.log(`custody: ${custodyLine(await custodyPart())}`);
+  if (ONLY === 'sizes') return void console.log(`sizes: ${sizesLine(await sizesPart())}; ed25519 per core ${JSON.stringify(ed25519Rates())}`);
   if (ONLY === 'search') {
     const n = Number(process.env.BENCH_SEARCH_ENTRIES ?? 1_000_000);
     console.log(searchLine(await searchBench(n)));
@@ -295,9 +287,9 @@ async function main(): Promise<void> {
     return void console.log(JSON.stringify(await noisyNeighbour((await freshPgDatabase()).url, startService, DURATION, SINGLE_BODIES[0] as string, BATCH_BODY)));
   }
   if (ONLY === 'profile') {
-    for (const [name, body, p, c] of [['single', SINGLE_BODIES, '/api/v1/logs', 64], ['batch (per event)', BATCH_BODY, '/api/v1/logs/batch', 4]] as const) {
+    const cases = [['single', SINGLE_BODIES, '/api/v1/logs', 64, 1], ['batch (per event)', BATCH_BODY, '/api/v1/logs/batch', 4, BATCH], ['batch of 4 KB events (per event)', sizedBody('large', 200).text, '/api/v1/logs/batch', 4, 200]] as const;
+    for (const [name, body, p, c, per] of cases) {
       const stages = await profiledStages(body as string | string[], p, c);
-      const per = name === 'single' ? 1 : BATCH;
       if (process.env.PROFILE_JSON) fs.writeFileSync(`${process.env.PROFILE_JSON}-${per}.json`, JSON.stringify(Object.fromEntries(stages)));
       console.log(`${name}: ${[...stages].sort((a, b) => b[1] - a[1]).map(([st, t]) => `${st} ${(t / per).toFixed(1)} µs`).join(', ')}; all ${([...stages.values()].reduce((a, b) => a + b, 0) / per).toFixed(1)} µs`);
     }
@@ -325,8 +317,8 @@ async function main(): Promise<void> {
   console.log(`console: ${consoleLine(consoleB)}`);
   const parser = parserCost();
   console.log(`body parser: ${parserLine(parser)}`);
-  const signs = ed25519PerSecond();
-  console.log(`ed25519 signatures/s (one core): ${fmt(signs)}`);
+  const { signs, verifies } = ed25519Rates();
+  console.log(`ed25519 one core: ${fmt(signs)} signatures/s, ${fmt(verifies)} verifications/s`);
   const raw = await rawSqliteInserts();
   const rawWorst = await rawSqliteInserts(() => randomUUID());
   console.log(`raw SQLite inserts/s: ${fmt(raw)} (a new trace_id on every row: ${fmt(rawWorst)})`);
@@ -347,6 +339,8 @@ async function main(): Promise<void> {
   console.log(`streams: ${streamsLine(streams)}`);
   const custody = await custodyPart();
   console.log(`custody: ${custodyLine(custody)}`);
+  const sizes = await sizesPart();
+  console.log(`sizes: ${sizesLine(sizes)}`);
 
   const profile = { single: await profiledStages(SINGLE_BODIES, '/api/v1/logs', 64), batch: await profiledStages(BATCH_BODY, '/api/v1/logs/batch', 4) };
   console.log(`profiles: ${JSON.stringify({ single: Object.fromEntries(profile.single), batch: Object.fromEntries(profile.batch) })}`);
@@ -362,6 +356,8 @@ async function main(): Promise<void> {
     consoleB,
     parser,
     signs,
+    verifies,
+    sizes,
     raw,
     rawWorst,
     bare,
