@@ -34,6 +34,30 @@ describe('RFC 8032 Ed25519', () => {
   });
 });
 
+describe('Ed25519 edge cases ("Taming the many EdDSAs"): the verdicts ledger-format §4 fixes', () => {
+  const rfc = data<{ good: Array<{ public_key: string; message: string; signature: string }>; bad: Array<{ why: string; public_key: string; message: string; signature: string }> }>('rfc8032-ed25519.json');
+  const v = data<{ cases: Array<{ index: number; why: string; public_key: string; message: string; signature: string; valid: boolean }> }>('ed25519-edge-cases.json');
+  it.each(v.cases)('vector $index ($why): valid is $valid', (t) => {
+    expect(core.verifyEd25519(fromHex(t.public_key), fromHex(t.message), fromHex(t.signature))).toBe(t.valid);
+  });
+  // On Node, every library the process can use gives the same verdicts, RFC 8032's included.
+  const names = process.env.AUDIT_LEDGER_CRYPTO === 'browser' ? [] : Object.keys(nodeSeam.ED25519_EQUATIONS);
+  it.runIf(names.length > 0)(`on Node, each library gives them: ${names.join(', ')}`, () => {
+    // libsodium is an optional dependency; the workspace installs it, so CI runs both.
+    expect(names).toEqual(['openssl', 'libsodium']);
+    for (const name of names) {
+      const verify = nodeSeam.ed25519VerifierWith(name);
+      for (const t of v.cases) expect([name, t.index, verify(fromHex(t.public_key), fromHex(t.message), fromHex(t.signature))]).toEqual([name, t.index, t.valid]);
+      for (const t of rfc.good) expect([name, verify(fromHex(t.public_key), fromHex(t.message), fromHex(t.signature))]).toEqual([name, true]);
+      for (const t of rfc.bad) expect([name, t.why, verify(fromHex(t.public_key), fromHex(t.message), fromHex(t.signature))]).toEqual([name, t.why, false]);
+    }
+  });
+  it('the pure-JS seam browsers get gives the same verdicts (before the cofactorless check of browser.ts, @noble/curves accepted vectors 4 and 5)', () => {
+    for (const t of v.cases) expect([t.index, browserSeam.verifyEd25519(fromHex(t.public_key), fromHex(t.message), fromHex(t.signature))]).toEqual([t.index, t.valid]);
+    for (const t of rfc.good) expect(browserSeam.verifyEd25519(fromHex(t.public_key), fromHex(t.message), fromHex(t.signature))).toBe(true);
+  });
+});
+
 describe('RFC 8785 canonical JSON', () => {
   const v = data<{ good: Array<{ name: string; input: string; canonical: string }> }>('rfc8785-jcs.json');
   it.each(v.good)('$name', (t) => {

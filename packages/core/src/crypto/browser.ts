@@ -2,8 +2,10 @@
 // @noble/hashes and @noble/curves (audited, no dependencies). Chosen by the `browser` and
 // `default` conditions of the '#crypto' import.
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { sha256 as nobleSha256, sha512 } from '@noble/hashes/sha2.js';
+import { concatBytes } from '@noble/hashes/utils.js';
 import { CoreError } from '../errors.js';
+import { strictEncodings } from './ed25519-strict.js';
 
 const encoder = new TextEncoder();
 
@@ -26,12 +28,39 @@ export function sha256(data: Uint8Array | string): Uint8Array {
 
 export const sha256Hex = (data: Uint8Array | string): string => toHex(sha256(data));
 
+/** Which implementation checks Ed25519 signatures here. */
+export const ed25519Backend = (): string => 'noble';
+
+const { Point } = ed25519;
+/** The group order L. */
+const ORDER = 2n ** 252n + 27742317777372353535851937790883648493n;
+const le = (b: Uint8Array): bigint => {
+  let n = 0n;
+  for (let i = b.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(b[i] as number);
+  return n;
+};
+
+/**
+ * RFC 8032 §5.1.7 with the cofactorless equation, as OpenSSL and libsodium check it on Node: the
+ * encoding of [S]B - [k]A must be R's bytes. (ed25519.verify of @noble/curves checks the cofactored
+ * equation whatever its options, and so accepted vectors 4 and 5 of testdata/ed25519-edge-cases.json,
+ * which Node refuses.) The encodings were checked before (ed25519-strict.ts): S < L, A canonical.
+ */
+function cofactorless(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  const r = signature.subarray(0, 32);
+  const a = Point.fromBytes(publicKey, false);
+  const k = le(sha512(concatBytes(r, publicKey, message))) % ORDER;
+  const rCheck = Point.BASE.multiplyUnsafe(le(signature.subarray(32, 64))).subtract(a.multiplyUnsafe(k));
+  return bytesEqual(rCheck.toBytes(), r);
+}
+
 export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  // The format's encoding checks first (ed25519-strict.ts), as on Node.
+  if (!strictEncodings(publicKey, signature)) return false;
   try {
-    // zip215: false is RFC 8032's strict rule, which OpenSSL (the Node side) applies too.
-    return ed25519.verify(signature, message, publicKey, { zip215: false });
+    return cofactorless(publicKey, message, signature);
   } catch {
+    // Not a point on the curve, say.
     return false;
   }
 }

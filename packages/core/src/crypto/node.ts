@@ -1,7 +1,9 @@
 // The crypto seam on Node (see types.ts): node:crypto's one-shot hash and verify, Buffer for
 // encodings. Chosen by the `node` condition of the '#crypto' import.
 import { createPublicKey, hash, type KeyObject, verify } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { CoreError } from '../errors.js';
+import { strictEncodings } from './ed25519-strict.js';
 
 const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
@@ -31,15 +33,50 @@ function keyObject(raw: Uint8Array): KeyObject {
   return key;
 }
 
-export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  if (publicKey.length !== 32 || signature.length !== 64) return false;
+/** The cofactorless equation of one library, over encodings already checked (ed25519-strict.ts). */
+type Equation = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
+
+/**
+ * libsodium's Ed25519 verification, when its binding (sodium-native, an optional dependency with
+ * prebuilt binaries) is installed: about half OpenSSL's time per signature on the machines measured
+ * (docs/performance.md, "Verifying signatures"), which is most of a full verification with entry
+ * signatures. AUDIT_LEDGER_ED25519=openssl keeps OpenSSL. Both accept the same signatures: the
+ * encodings are checked first, then each applies the cofactorless equation.
+ */
+const libsodium: Equation | undefined = (() => {
   try {
-    return verify(null, message, keyObject(publicKey), signature);
+    const { crypto_sign_verify_detached: v } = createRequire(import.meta.url)('sodium-native') as { crypto_sign_verify_detached: (sig: Uint8Array, msg: Uint8Array, pk: Uint8Array) => boolean };
+    return (publicKey, message, signature) => v(signature, message, publicKey);
   } catch {
-    // Not a point on the curve, say.
-    return false;
+    return undefined;
   }
+})();
+const openssl: Equation = (publicKey, message, signature) => verify(null, message, keyObject(publicKey), signature);
+
+/** The libraries this process can check the equation with (tests run the vectors through each). */
+export const ED25519_EQUATIONS: Readonly<Record<string, Equation>> = { openssl, ...(libsodium ? { libsodium } : {}) };
+
+/** A verifier with one library's equation: the format's encoding checks, then the equation; never throws. */
+export function ed25519VerifierWith(name: string): (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean {
+  const equation = ED25519_EQUATIONS[name];
+  if (!equation) throw new Error(`no Ed25519 implementation named ${name} here`);
+  return (publicKey, message, signature) => {
+    if (!strictEncodings(publicKey, signature)) return false;
+    try {
+      return equation(publicKey, message, signature);
+    } catch {
+      // Not a point on the curve, say.
+      return false;
+    }
+  };
 }
+
+const BACKEND = libsodium && process.env.AUDIT_LEDGER_ED25519 !== 'openssl' ? 'libsodium' : 'openssl';
+
+/** Which implementation checks Ed25519 signatures in this process. */
+export const ed25519Backend = (): string => BACKEND;
+
+export const verifyEd25519 = ed25519VerifierWith(BACKEND);
 
 export const toHex = (bytes: Uint8Array): string => asBuffer(bytes).toString('hex');
 

@@ -13,10 +13,13 @@ export interface CryptoSeam {
   /** sha256 as lowercase hex. */
   sha256Hex(data: Uint8Array | string): string;
   /**
-   * RFC 8032 Ed25519 verification (strict: non-canonical S or points are refused). False for a
-   * key that is not 32 bytes or a signature that is not 64, never an exception.
+   * RFC 8032 Ed25519 verification as docs/ledger-format.md §4 fixes it: S below L, A canonical, A
+   * and R not of small order (ed25519-strict.ts), then the cofactorless equation. False for a key
+   * that is not 32 bytes or a signature that is not 64, never an exception.
    */
   verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
+  /** The library that checks the equation: libsodium or OpenSSL on Node, @noble/curves elsewhere. */
+  ed25519Backend(): string;
   /** Lowercase hex. */
   toHex(bytes: Uint8Array): string;
   /** Strict: an even number of hex digits (either case); anything else throws CoreError malformed_encoding. */
