@@ -46,6 +46,9 @@ export interface BenchResults {
   signs: number;
   /** One core's Ed25519 verifications/s: the floor of a verification with entry signatures is a million of them over the cores. */
   verifies: number;
+  /** The same with OpenSSL (node:crypto), and which library `verifies` measured. */
+  opensslVerifies: number;
+  ed25519Backend: string;
   /** Batch ingestion by event size (sizes.ts). */
   sizes: SizesRow;
   raw: number;
@@ -114,6 +117,7 @@ export function benchFigures(r: BenchResults): FiguresFile {
   put('verify_1m_signatures_s', (r.verified.signed.duration_ms / 1000) * (1e6 / r.verified.entries), 's', 'lower');
   put('verify_1m_signatures_per_floor', (r.verified.signed.duration_ms / 1000) * (1e6 / r.verified.entries) / verifyFloor1mS(r), '×', 'lower');
   put('ed25519_verify_per_sign_cost', r.signs / r.verifies, '×', 'lower');
+  put('ed25519_verify_rate_per_openssl', r.verifies / r.opensslVerifies, '×', 'higher');
   for (const k of ['small', 'usual', 'large'] as const) put(`batch_sqlite_${k}_events_per_signing_rate`, r.sizes[k].eventsPerSecond / r.signs, '×', 'higher');
   // What the index of words costs ingestion: with it, against SEARCH_INDEX=off, same run.
   put('search_index_usual_batch_per_off', r.sizes.usual.eventsPerSecond / r.sizes.searchOff.usual.eventsPerSecond, '×', 'higher');
@@ -161,7 +165,7 @@ export function performanceDoc(r: BenchResults, existing: string): string {
       [
         '… with entry signatures, < 40 s',
         s1(per1m(v.signed.duration_ms)),
-        `${s1(verifyFloor1mS(r) * 1000)}: 1,000,000 verifications at ${fmt(r.verifies)}/s a core on ${r.cores} cores`,
+        `${s1(verifyFloor1mS(r) * 1000)}: 1,000,000 verifications at ${fmt(r.verifies)}/s a core (${r.ed25519Backend}; OpenSSL ${fmt(r.opensslVerifies)}/s) on ${r.cores} cores`,
         x(per1m(v.signed.duration_ms) / (verifyFloor1mS(r) * 1000)),
         met(per1m(v.signed.duration_ms) < 40_000),
       ],

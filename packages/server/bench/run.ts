@@ -317,8 +317,8 @@ async function main(): Promise<void> {
   console.log(`console: ${consoleLine(consoleB)}`);
   const parser = parserCost();
   console.log(`body parser: ${parserLine(parser)}`);
-  const { signs, verifies } = ed25519Rates();
-  console.log(`ed25519 one core: ${fmt(signs)} signatures/s, ${fmt(verifies)} verifications/s`);
+  const { signs, verifies, opensslVerifies, backend } = ed25519Rates();
+  console.log(`ed25519 one core: ${fmt(signs)} signatures/s, ${fmt(verifies)} verifications/s (${backend}; OpenSSL ${fmt(opensslVerifies)}/s)`);
   const raw = await rawSqliteInserts();
   const rawWorst = await rawSqliteInserts(() => randomUUID());
   console.log(`raw SQLite inserts/s: ${fmt(raw)} (a new trace_id on every row: ${fmt(rawWorst)})`);
@@ -357,6 +357,8 @@ async function main(): Promise<void> {
     parser,
     signs,
     verifies,
+    opensslVerifies,
+    ed25519Backend: backend,
     sizes,
     raw,
     rawWorst,
