@@ -58,6 +58,15 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
     expect(await entryCount()).toBe(before + 1);
   });
 
+  it('one key registered by several requests at once: one 201, the others 409 agent_key_exists, one trail entry', async () => {
+    const racer = await agentSigner('racer-1', newPem());
+    const before = await entryCount();
+    const answers = await Promise.all(Array.from({ length: 4 }, () => register({ agent_id: 'racer-1', public_key: racer.publicKey })));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 409, 409, 409]);
+    for (const a of answers.filter((x) => x.statusCode === 409)) problem(a, 409, 'agent_key_exists');
+    expect(await entryCount()).toBe(before + 1);
+  });
+
   it('the SDK signs events as they will be stored; the service keeps the signature in a version 4 entry, and every checker says which key signed it', async () => {
     const client = createClient({ baseUrl: 'http://in-process/api/v1', apiKey: key['x-api-key'], fetch: injectFetch, agentSigner: planner, batchSize: 10 });
     const trace = '0198c5a0-0000-7000-8000-00000000a9e1';

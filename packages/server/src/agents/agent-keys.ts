@@ -97,9 +97,17 @@ export class AgentKeys {
     }
     const at = iso(clock());
     const row: AgentKeyRow = { company_id: p.companyId, key_id: keyId, agent_id: input.agent_id, public_key: input.public_key, active_from: at, active_to: null, ended_reason: null, registered_at: at, registered_by: p.userId };
-    await trail.record(p.companyId, 'agent_key.registered', actorOf(p), { key_id: keyId, agent_id: row.agent_id, public_key: row.public_key, active_from: at, replaces: replaced?.key_id ?? null });
+    // The register's primary key decides between two requests registering one key at once: the
+    // second gets 409 and records nothing. The trail entry follows; if it cannot be recorded, the
+    // registration is taken back, so no key is in force without its entry.
+    if (!(await store.insert(row))) throw new AgentKeyExistsError(keyId, input.agent_id);
+    try {
+      await trail.record(p.companyId, 'agent_key.registered', actorOf(p), { key_id: keyId, agent_id: row.agent_id, public_key: row.public_key, active_from: at, replaces: replaced?.key_id ?? null });
+    } catch (err) {
+      await store.remove(p.companyId, keyId);
+      throw err;
+    }
     if (replaced) await store.end(p.companyId, replaced.key_id, at, `replaced by ${keyId}`);
-    await store.insert(row);
     return row;
   }
 

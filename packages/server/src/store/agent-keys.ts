@@ -14,8 +14,20 @@ export class AgentKeyStore {
     return this.store.db;
   }
 
-  async insert(row: AgentKeyRow): Promise<void> {
-    await this.db.insertInto('agent_keys').values(row).execute();
+  /** Stores a registration; false when the company already has this key (another request registered it first). */
+  async insert(row: AgentKeyRow): Promise<boolean> {
+    try {
+      await this.db.insertInto('agent_keys').values(row).execute();
+      return true;
+    } catch (err) {
+      if (this.store.uniqueViolation(err) === 'agent_keys_pk') return false;
+      throw err;
+    }
+  }
+
+  /** Removes a registration its trail entry could not be recorded for (agents/agent-keys.ts). */
+  async remove(companyId: string, keyId: string): Promise<void> {
+    await this.db.deleteFrom('agent_keys').where('company_id', '=', companyId).where('key_id', '=', keyId).execute();
   }
 
   /** The company's keys, oldest first; one agent's with agentId. */

@@ -20,6 +20,7 @@ const UNIQUE_INDEX_BY_COLUMNS: Record<string, string> = {
   'merkle_hashes.company_id, merkle_hashes.idx': 'merkle_hashes_pk',
   'checkpoints.company_id, checkpoints.tree_size': 'checkpoints_pk',
   'verification_jobs.company_id': 'verification_jobs_one_open_uq',
+  'agent_keys.company_id, agent_keys.key_id': 'agent_keys_pk',
 };
 
 function uniqueViolation(err: unknown): string | undefined {
