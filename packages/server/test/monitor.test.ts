@@ -23,7 +23,9 @@ import { receiver, verifySignature } from './helpers/webhook-receiver.js';
 
 const SECRET = `whsec_${Buffer.from('monitor test secret, 32 bytes!!').toString('base64')}`;
 
-describe.each(STORE_KINDS)('audit-ledger monitor on %s', (kind) => {
+// Each test starts the service three or four times and runs the monitor as a process between: 20–25 s
+// alone here, more while other files' processes share the two cores, so beyond the default 30 s.
+describe.each(STORE_KINDS)('audit-ledger monitor on %s', { timeout: 90_000 }, (kind) => {
   let db: TestDatabase;
   let tmp: string;
   let env: Record<string, string>;
