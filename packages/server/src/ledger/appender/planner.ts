@@ -4,13 +4,14 @@
 // group; it writes nothing (appender.ts commits the plan).
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
-import { AGENT_SIGNED_FORMAT_VERSION, canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, entryLeafHash, fromHex, type Hash, layeredReader, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, storedHashIndex, toHex, TREE_STRIDE, verifyConsistency } from '@audit-ledger/core';
+import { AGENT_SIGNED_FORMAT_VERSION, canonicalEntryText, CONTENT_SALT_BYTES, contentCommitment, contentText, consistencyProof, fromHex, layeredReader, LEDGER_FORMAT_VERSION, readEdge, sha256Hex, verifyConsistency } from '@audit-ledger/core';
 import type { ChainHead, ChainTx, ChainWriter, LogEntryRow } from '../../store/chain.js';
 import { iso } from '../../kernel/time.js';
 import type { CheckpointSigner } from '../checkpoints.js';
 import type { Keyring } from '../keyring.js';
 import type { Signer } from '../signer.js';
 import { uuidv7 } from '../uuidv7.js';
+import { growTree } from '../tree-rows.js';
 import { type AppendedEvent, IdempotencyConflictError, InconsistentTreeError } from './errors.js';
 import type { ChainState, KeyUse, Pending, Plan } from './types.js';
 
@@ -198,18 +199,7 @@ export class Planner {
 
     // The tree grows with the entries, and the stored levels' hashes they complete commit with
     // them (the leaves are the entries' own hashes: core's isStoredLevel, layeredReader).
-    const treeIndexes: number[] = [];
-    const treeHashes: string[] = [];
-    // A leaf's hashes are written from storedHashIndex(0, its seq) on, one per hash it completes.
-    let first = storedHashIndex(0, state.edge.size);
-    for (const r of rows) {
-      const completed = state.edge.append(entryLeafHash(r.hash));
-      for (let level = TREE_STRIDE; level < completed.length; level += TREE_STRIDE) {
-        treeIndexes.push(first + level);
-        treeHashes.push(toHex(completed[level] as Hash));
-      }
-      first += completed.length;
-    }
+    const { indexes: treeIndexes, hashes: treeHashes } = growTree(state.edge, rows.map((r) => r.hash));
     // Signing runs while the caller goes on (the next group can be built meanwhile); a small
     // pipelined group goes unsigned (signature '') to the writer, which signs it, unless the key
     // never leaves its token (the writer thread holds only keys in memory).
