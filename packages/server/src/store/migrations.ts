@@ -1,7 +1,7 @@
 // Versioned migrations, applied in name order at start and by `audit-ledger migrate`.
 // Written with Kysely's schema builder so one definition serves SQLite and PostgreSQL.
 // Never edit a released migration: add a new one.
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 import { compliance0009 } from './migrations-0009.js';
 import { governance0011 } from './migrations-0011.js';
 import { search0012 } from './migrations-0012.js';
@@ -9,7 +9,7 @@ import { streams0013 } from './migrations-0013.js';
 import { checkpointTimestamps0015, tlogPublic0014 } from './migrations-0014.js';
 import { agentKeys0017, indexDiet0018, signingKeyCustody0016 } from './migrations-0016.js';
 
-const migrations: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '0001_accounts_and_keys': {
     async up(db: Kysely<unknown>) {
       await db.schema
@@ -366,26 +366,7 @@ const migrations: Record<string, Migration> = {
   '0018_index_diet': indexDiet0018,
 };
 
-export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;
+export const LATEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1) as string;
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
-
-export function migrator(db: Kysely<unknown>): Migrator {
-  return new Migrator({ db, provider, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
-}
-
-/** Applies every pending migration; throws with the failing migration's name. */
-export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
-  const { error, results } = await migrator(db).migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-/** The applied migration name, or null before the first one. */
-export async function currentMigration(db: Kysely<unknown>): Promise<string | null> {
-  const applied = await migrator(db).getMigrations();
-  return applied.filter((m) => m.executedAt !== undefined).at(-1)?.name ?? null;
-}
+/** The migration names in this version of the code, in the order they apply. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

@@ -14,12 +14,14 @@ import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
 import { KeyStore } from './keys.js';
 import { LedgerStore } from './ledger.js';
-import { currentMigration, LATEST_MIGRATION, migrateToLatest } from './migrations.js';
+import { LATEST_MIGRATION } from './migrations.js';
+import { currentMigration, migrateToLatest, type MigrationPlan, migrationPlan } from './migrate.js';
 import type { Database } from './schema.js';
 import { UsageStore } from './usage.js';
 import { StreamStore } from './streams.js';
 import { WebhookStore } from './webhooks.js';
 import { AgentKeyStore } from './agent-keys.js';
+import { ContinuityStore } from './continuity.js';
 
 export type { StoreKind } from './handle.js';
 export type { AccessTokenGrant, ApiKey, Company, NewApiKey, User } from './accounts.js';
@@ -66,6 +68,8 @@ export class Store implements DbHandle {
   readonly governanceStore: GovernanceStore;
   readonly streamStore: StreamStore;
   readonly agentKeys: AgentKeyStore;
+  /** Backups and restores (continuity/). */
+  readonly continuityStore: ContinuityStore;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -86,10 +90,16 @@ export class Store implements DbHandle {
     this.governanceStore = new GovernanceStore(this);
     this.streamStore = new StreamStore(this);
     this.agentKeys = new AgentKeyStore(this);
+    this.continuityStore = new ContinuityStore(this);
   }
 
   async migrate(): Promise<string[]> {
     return migrateToLatest(this.db as Kysely<unknown>);
+  }
+
+  /** What `migrate` would do, changing nothing (`migrate --dry-run`). */
+  async migrationPlan(): Promise<MigrationPlan> {
+    return migrationPlan(this.db as Kysely<unknown>);
   }
 
   async migrationState(): Promise<MigrationState> {

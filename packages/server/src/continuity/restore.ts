@@ -1,0 +1,235 @@
+// `audit-ledger restore`: a ledger from a backup (or, when the database is gone, from complete
+// JSON Lines exports), never behind a checkpoint the outside world has seen. Per company it
+// verifies the entries it would restore (the backup's, then any supplied from exports) as an
+// auditor verifies an export (core's ExportVerifier: hashes, chain, signatures, key periods, and
+// the tree's root against each signed checkpoint), compares their count with every checkpoint
+// seen outside (files the operator gives, the witnesses), and refuses, writing nothing, when one
+// is behind or disagrees, naming exactly the entries missing. Only then is anything written.
+import fs from 'node:fs';
+import path from 'node:path';
+import { entryLeafHash, ExportVerifier, GENESIS_PREV_HASH, type KeyTransition, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
+import type { Config } from '../kernel/config.js';
+import type { LogEntryRow } from '../store/chain.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
+import { growTree } from '../ledger/tree-rows.js';
+import type { ServiceRows } from '../store/continuity.js';
+import { type Backup, backupCheckpoints, linesOf, openBackup, RestoreInputError, rowOfLine, serviceRowsFromKeys, suppliedEntries, trustOf } from './sources.js';
+import { type SeenCheckpoint, seenInFile, witnessSize } from './seen.js';
+
+export interface RestoreOptions {
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'ledgerOrigin' | 'witnesses'>;
+  /** A backup directory (audit-ledger backup --to). */
+  from?: string;
+  /** Complete JSON Lines exports (from seq 0), one company each: the base when there is no backup. */
+  exports?: string[];
+  /** Exports that supply entries the base does not have (any range; only those after the base are used). */
+  entries?: string[];
+  /** Checkpoint files: what auditors, clients or a monitor have seen. */
+  checkpoints?: string[];
+  /** The service's published keys (GET /integrity/keys), needed when there is no backup. */
+  keysFile?: string;
+  /** SQLite: replace an existing ledger.db (kept beside it as ledger.db.replaced-<time>). */
+  force?: boolean;
+  say?: (line: string) => void;
+}
+
+export interface CompanyVerdict {
+  company_id: string;
+  /** Entries the restored ledger has: the base's, then the supplied ones. */
+  size: number;
+  base: number;
+  supplied: number;
+  root_hash: string;
+  /** Why it cannot be restored as it is; empty when it can. */
+  problems: string[];
+}
+
+export interface RestoreResult {
+  ok: boolean;
+  companies: CompanyVerdict[];
+}
+
+/** One company's base: a backup's company file or a complete export, and its size by the manifest (if any). */
+interface Base {
+  companyId: string;
+  name: string;
+  file: string;
+  manifest?: { tree_size: number; root_hash: string };
+}
+
+/** Verifies a company's base and supplied entries against every signed checkpoint at or below their size, and the manifest's root. */
+async function verifyCompany(base: Base, supplied: Map<number, string> | undefined, seen: SeenCheckpoint[], trust: { pinned: TrustedKey[]; transitions: KeyTransition[] }, ownNotes: string[]): Promise<CompanyVerdict> {
+  const problems: string[] = [];
+  const edge = TreeEdge.empty();
+  let prevHash = GENESIS_PREV_HASH;
+  let baseSize = 0;
+  let rootAtManifest: string | undefined;
+  const notes = [...new Set([...ownNotes, ...seen.flatMap((s) => (s.note ? [s.note] : []))])];
+  const verifiers = notes.map((n) => ({ note: n, v: new ExportVerifier(trust.pinned, n, base.companyId, {}, trust.transitions) }));
+  const add = (line: string) => {
+    const e = JSON.parse(line) as { seq: number; hash: string; prev_hash: string };
+    for (const { v } of verifiers) v.addLine(line);
+    if (e.prev_hash !== prevHash) problems.push(`entry seq ${e.seq} does not follow entry ${e.seq - 1} (prev_hash)`);
+    prevHash = e.hash;
+    edge.append(entryLeafHash(e.hash));
+    if (base.manifest && edge.size === base.manifest.tree_size) rootAtManifest = toHex(edge.root());
+  };
+  for await (const line of linesOf(base.file)) {
+    if ((JSON.parse(line) as { seq: number }).seq !== baseSize) throw new RestoreInputError(`${base.file}: line ${baseSize + 1} is not seq ${baseSize}: a base must be a complete export from seq 0`);
+    add(line);
+    baseSize++;
+  }
+  if (base.manifest) {
+    if (baseSize !== base.manifest.tree_size) problems.push(`the backup's file holds ${baseSize} entries, the manifest says ${base.manifest.tree_size}`);
+    else if ((rootAtManifest ?? toHex(TreeEdge.empty().root())) !== base.manifest.root_hash) problems.push(`the backup's entries make root ${rootAtManifest}, the manifest says ${base.manifest.root_hash}`);
+  }
+  let n = 0;
+  for (let seq = baseSize; supplied?.has(seq); seq++, n++) add(supplied.get(seq) as string);
+  const size = baseSize + n;
+  const newest = seen.reduce<SeenCheckpoint | undefined>((a, s) => (a && a.size >= s.size ? a : s), undefined);
+  if (newest && newest.size > size) {
+    problems.push(
+      `behind: the restored ledger would end at seq ${size - 1} (${size} entries), and ${newest.source} has seen a checkpoint of size ${newest.size}: ` +
+        `entries seq ${size} to ${newest.size - 1} (${newest.size - size}) are missing. Supply them with --entries <a JSON Lines export that holds them> ` +
+        `(GET /api/v1/exports?format=jsonl from a copy that has them, a log stream's copy, or an older backup's export)`,
+    );
+  }
+  for (const s of seen) if (s.conflict) problems.push(`${s.source}: ${s.conflict}`);
+  for (const { note, v } of verifiers) {
+    const size_ = Number(note.split('\n')[1]);
+    if (size_ > size) continue; // behind: said above
+    const report = v.finish();
+    if (!report.ok) {
+      const failed = report.checks.filter((c) => c.status === 'fail').slice(0, 3).map((c) => c.message);
+      const where = seen.find((s) => s.note === note)?.source ?? 'the backup';
+      problems.push(`does not verify against the checkpoint of size ${size_} from ${where}: ${failed.join('; ')}`);
+    }
+  }
+  return { company_id: base.companyId, size, base: baseSize, supplied: n, root_hash: toHex(edge.root()), problems };
+}
+
+/** Where each company's base comes from: the backup's files, then complete exports for companies it does not have. */
+async function basesOf(backup: Backup | undefined, exports: string[]): Promise<Base[]> {
+  const bases: Base[] = (backup?.manifest.companies ?? []).map((c) => ({
+    companyId: c.company_id,
+    name: c.name,
+    file: path.join((backup as Backup).dir, c.entries_file),
+    manifest: { tree_size: c.tree_size, root_hash: c.root_hash },
+  }));
+  for (const file of exports) {
+    let companyId: string | undefined;
+    for await (const line of linesOf(file)) {
+      companyId = (JSON.parse(line) as { company_id?: string }).company_id;
+      break;
+    }
+    if (!companyId) throw new RestoreInputError(`export ${file} holds no entry`);
+    if (bases.some((b) => b.companyId === companyId)) throw new RestoreInputError(`export ${file}: company ${companyId} has a base already (the backup, or another --export); give extra entries with --entries`);
+    bases.push({ companyId, name: companyId, file });
+  }
+  return bases;
+}
+
+/** Checks everything, then (only if every company passes) writes the restored ledger. */
+export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
+  const say = opts.say ?? (() => {});
+  const backup = opts.from ? await openBackup(opts.from) : undefined;
+  if (!backup && !(opts.exports?.length)) throw new RestoreInputError('give a backup (--from DIR) or complete exports (--export FILE)');
+  if (!backup && !opts.keysFile) throw new RestoreInputError('without a backup, give the service keys the exports were signed with (--keys: GET /api/v1/integrity/keys saved as JSON)');
+  if (backup && backup.manifest.origin !== opts.config.ledgerOrigin) throw new RestoreInputError(`the backup is of origin ${backup.manifest.origin}; this service's LEDGER_ORIGIN is ${opts.config.ledgerOrigin}`);
+  const service: ServiceRows = backup?.service ?? serviceRowsFromKeys(opts.keysFile as string);
+  const trust = trustOf(service, backup ? opts.keysFile : undefined);
+  if (trust.pinned.length === 0) throw new RestoreInputError('no signing key to verify the entries with');
+  const bases = await basesOf(backup, opts.exports ?? []);
+  const supplied = await suppliedEntries(opts.entries ?? []);
+  for (const id of supplied.keys()) if (!bases.some((b) => b.companyId === id)) throw new RestoreInputError(`--entries supplies company ${id}, which neither the backup nor an --export has`);
+
+  // What the outside world has seen: the operator's files, then each witness, asked with the base's newest checkpoint.
+  const seen: SeenCheckpoint[] = (opts.checkpoints ?? []).flatMap((f) => seenInFile(f, opts.config.ledgerOrigin));
+  for (const s of seen) if (!bases.some((b) => b.companyId === s.companyId)) throw new RestoreInputError(`${s.source}: a checkpoint of company ${s.companyId}, which this restore does not have (a log the outside world saw cannot be left out)`);
+  for (const b of bases) {
+    const own = backup ? backupCheckpoints(backup, b.companyId).checkpoints.at(-1) : undefined;
+    if (!own) continue;
+    for (const w of opts.config.witnesses) {
+      const answer = await witnessSize(w, own);
+      if (answer.size !== undefined) seen.push({ companyId: b.companyId, size: answer.size, source: `witness ${w.name}`, ...(answer.conflict ? { conflict: answer.conflict } : {}) });
+      else say(`company ${b.companyId}: witness ${w.name} did not say what it has cosigned (${answer.problem}); its view is not compared`);
+    }
+  }
+
+  const verdicts: CompanyVerdict[] = [];
+  for (const b of bases) {
+    const own = backup ? backupCheckpoints(backup, b.companyId).checkpoints.map((c) => c.note).slice(-1) : [];
+    const v = await verifyCompany(b, supplied.get(b.companyId), seen.filter((s) => s.companyId === b.companyId), trust, own);
+    verdicts.push(v);
+    const sources = seen.filter((s) => s.companyId === b.companyId).map((s) => `${s.source}: ${s.size}`);
+    say(`company ${b.companyId} (${b.name}): ${v.size} entries (${v.base} from the ${backup ? 'backup' : 'export'}${v.supplied ? `, ${v.supplied} supplied` : ''}), root ${v.root_hash}; seen outside: ${sources.length ? sources.join(', ') : 'nothing'}`);
+    for (const p of v.problems) say(`  refused: ${p}`);
+  }
+  if (verdicts.some((v) => v.problems.length > 0)) return { ok: false, companies: verdicts };
+
+  await write(opts, backup, service, bases, supplied, say);
+  return { ok: true, companies: verdicts };
+}
+
+/** Appends rows after the stored head of the company, in groups, growing the stored tree. */
+async function appendLines(store: Store, companyId: string, lines: AsyncIterable<string> | Iterable<string>): Promise<number> {
+  const sizes = await store.continuityStore.sizes();
+  const size = sizes.get(companyId) ?? 0;
+  const { readEdge, layeredReader } = await import('@audit-ledger/core');
+  const edge = await readEdge(layeredReader((i) => store.ledger.readTreeHashes(companyId, i), (s) => store.ledger.readEntryHashes(companyId, s)), size);
+  let group: LogEntryRow[] = [];
+  let n = 0;
+  const flush = async () => {
+    if (group.length === 0) return;
+    const tree = growTree(edge, group.map((r) => r.hash));
+    const last = group.at(-1) as LogEntryRow;
+    await store.continuityStore.appendRestored(companyId, group, tree, { lastSeq: last.seq, lastHash: last.hash, lastCreatedAt: last.created_at });
+    n += group.length;
+    group = [];
+  };
+  for await (const line of lines) {
+    const row = rowOfLine(line);
+    if (row.seq < size) continue;
+    group.push(row);
+    if (group.length >= 1000) await flush();
+  }
+  await flush();
+  return n;
+}
+
+async function write(opts: RestoreOptions, backup: Backup | undefined, service: ServiceRows, bases: Base[], supplied: Map<string, Map<number, string>>, say: (line: string) => void): Promise<void> {
+  const { config } = opts;
+  const sqliteFile = path.join(config.dataDir, 'ledger.db');
+  const useFile = !config.databaseUrl && backup?.manifest.store === 'sqlite';
+  if (!config.databaseUrl && fs.existsSync(sqliteFile)) {
+    if (!opts.force) throw new RestoreInputError(`${sqliteFile} exists: stop the service and give --force to replace it (it is kept as ledger.db.replaced-<time>)`);
+    const kept = `${sqliteFile}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    fs.renameSync(sqliteFile, kept);
+    for (const f of ['-wal', '-shm']) if (fs.existsSync(sqliteFile + f)) fs.renameSync(sqliteFile + f, kept + f);
+    say(`the ledger that was there is kept as ${kept}`);
+  }
+  if (useFile) {
+    fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    fs.copyFileSync(path.join((backup as Backup).dir, 'ledger.db'), `${sqliteFile}.restoring`);
+    fs.renameSync(`${sqliteFile}.restoring`, sqliteFile);
+  }
+  const store = openStore(config);
+  try {
+    await store.migrate();
+    const sizes = await store.continuityStore.sizes();
+    if (!useFile && [...sizes.values()].some((n) => n > 0)) throw new RestoreInputError('the target database already holds entries: restore into an empty database');
+    await store.continuityStore.addServiceRows({ ...service, companies: [...service.companies, ...bases.filter((b) => !service.companies.some((c) => c.company_id === b.companyId)).map((b) => ({ company_id: b.companyId, name: b.name, created_at: new Date().toISOString(), tlog_public: 0 }))] });
+    for (const b of bases) {
+      let written = 0;
+      if (!useFile) written += await appendLines(store, b.companyId, linesOf(b.file));
+      const more = supplied.get(b.companyId);
+      if (more) written += await appendLines(store, b.companyId, [...more.keys()].sort((x, y) => x - y).map((s) => more.get(s) as string));
+      const kept = backup ? backupCheckpoints(backup, b.companyId) : { checkpoints: [], cosignatures: [] };
+      await store.continuityStore.addCheckpoints(useFile ? [] : kept.checkpoints, useFile ? [] : kept.cosignatures);
+      say(`company ${b.companyId}: ${useFile ? 'database file restored' : 'rebuilt'}${written ? `, ${written} entries written` : ''}`);
+    }
+  } finally {
+    await store.close();
+  }
+}
