@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `audit-ledger` command: serve, migrate, backup, restore, users create, keys rotate, tree prune, witness serve, monitor, verify-bundle.
+// The `audit-ledger` command: serve, migrate, backup, restore, continuity, users create, keys rotate, tree prune, witness serve, monitor, verify-bundle.
 // Parsed by commander: every command and subcommand answers --help/-h with its usage and does
 // nothing else; an unknown command or option prints the usage and exits 2. Each command imports
 // what it runs when it runs, so --help and a usage error load no server, store or HTTP code.
@@ -8,13 +8,8 @@ import { ConfigError, envExample, loadConfig } from './kernel/config.js';
 import { flushLogs } from './logger.js';
 import { VERSION } from './kernel/version.js';
 import { defineVerify, VerifyExit } from '@audit-ledger/verify';
-
-/** Exit codes: 0 done, 1 the command failed, 2 usage or configuration error (see also verify-bundle). */
-class Exit extends Error {
-  constructor(readonly code: number) {
-    super(`exit ${code}`);
-  }
-}
+import { collectValues, Exit } from './commands/exit.js';
+import { defineOperations } from './commands/operations.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -22,8 +17,6 @@ async function readStdin(): Promise<string> {
   // Strip one trailing newline (echo adds it); keep any other whitespace.
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
-
-const collectValues = (value: string, previous: string[]): string[] => [...previous, value];
 
 function program(): Command {
   const cli = new Command('audit-ledger')
@@ -91,81 +84,7 @@ function program(): Command {
       }
     });
 
-  cli
-    .command('backup')
-    .description(
-      'make a consistent online backup while the service runs: SQLite, the database file (VACUUM INTO); both stores, a JSON Lines export of every company ' +
-        'and its checkpoints, and a manifest with each company\'s tree size and root, signed by the service key (docs/operations.md, "Backups")',
-    )
-    .requiredOption('--to <dir>', 'a new (or empty) directory for the backup')
-    .action(async (opts: { to: string }) => {
-      const config = loadConfig();
-      const [{ openStore }, { takeBackup, BackupTargetError }, { Keyring }, { openSecretBox }] = await Promise.all([
-        import('./store/open.js'),
-        import('./continuity/backup.js'),
-        import('./ledger/keyring.js'),
-        import('./store/secret-box.js'),
-      ]);
-      const store = openStore(config);
-      let keyring;
-      try {
-        await store.migrate();
-        keyring = await Keyring.open({ config, signingKeys: store.signingKeys, secretBox: openSecretBox(config), clock: Date.now });
-        const key = keyring.active;
-        const manifest = await takeBackup({ store, dir: opts.to, origin: config.ledgerOrigin, key: { raw: key.raw, sign: (m) => key.custody.sign(m) }, say: (line) => console.log(line) });
-        console.log(`backup of ${manifest.companies.length} compan${manifest.companies.length === 1 ? 'y' : 'ies'} in ${opts.to}, manifest signed by key ${key.keyId}`);
-      } catch (err) {
-        if (err instanceof BackupTargetError) {
-          console.error(`audit-ledger backup: ${err.message}`);
-          throw new Exit(2);
-        }
-        throw err;
-      } finally {
-        keyring?.close();
-        await store.close();
-      }
-    });
-
-  cli
-    .command('restore')
-    .description(
-      'restore a backup (or rebuild from complete JSON Lines exports) with the service stopped, never behind a checkpoint the outside world has seen: ' +
-        'each company is verified and compared with the checkpoint files given and with the witnesses (WITNESSES); if it is behind, nothing is written ' +
-        'and the missing entries are named, to be supplied with --entries (docs/operations.md, "Restore")',
-    )
-    .option('--from <dir>', 'a backup directory (audit-ledger backup --to)')
-    .option('--export <file>', 'a complete JSON Lines export of one company, from seq 0 (when there is no backup; repeat)', collectValues, [])
-    .option('--entries <file>', 'a JSON Lines export that supplies entries the backup lacks (repeat)', collectValues, [])
-    .option('--checkpoint <file>', 'a checkpoint seen outside: a signed note, a JSON answer or bundle holding one, or a monitor state file (repeat)', collectValues, [])
-    .option('--keys <file>', 'the service keys, as GET /api/v1/integrity/keys answers (required with --export and no backup)')
-    .option('--force', 'SQLite: replace an existing ledger.db (kept beside it, renamed)')
-    .action(async (opts: { from?: string; export: string[]; entries: string[]; checkpoint: string[]; keys?: string; force?: boolean }) => {
-      const config = loadConfig();
-      const [{ restore }, { RestoreInputError }, { SeenFileError }] = await Promise.all([import('./continuity/restore.js'), import('./continuity/sources.js'), import('./continuity/seen.js')]);
-      try {
-        const result = await restore({
-          config,
-          ...(opts.from ? { from: opts.from } : {}),
-          exports: opts.export,
-          entries: opts.entries,
-          checkpoints: opts.checkpoint,
-          ...(opts.keys ? { keysFile: opts.keys } : {}),
-          force: opts.force === true,
-          say: (line) => console.log(line),
-        });
-        if (!result.ok) {
-          console.error('audit-ledger restore: refused; nothing was written (see above for each company)');
-          throw new Exit(1);
-        }
-        console.log(`restored ${result.companies.length} compan${result.companies.length === 1 ? 'y' : 'ies'}; start the service: it signs a checkpoint that extends the ones seen`);
-      } catch (err) {
-        if (err instanceof RestoreInputError || err instanceof SeenFileError) {
-          console.error(`audit-ledger restore: ${err.message}`);
-          throw new Exit(1);
-        }
-        throw err;
-      }
-    });
+  defineOperations(cli);
 
   const users = cli.command('users').description('manage users').helpOption('-h, --help', 'show this help and do nothing else');
   users

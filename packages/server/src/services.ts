@@ -56,6 +56,8 @@ import { type Resolver, systemResolver } from './webhooks/url-policy.js';
 import { WitnessSubmitter } from './witness/submitter.js';
 import { Timestamper } from './witness/timestamper.js';
 import { AgentKeys } from './agents/agent-keys.js';
+import { CheckpointMarks } from './continuity/marks.js';
+import { ContinuityGuard, REFRESH_MS } from './continuity/guard.js';
 
 /** How often the service looks for users created outside it (`users create`) to record in the trail. */
 export const USERS_CREATED_OUTSIDE_MS = 5000;
@@ -192,7 +194,13 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     return writerBusy || threadBusy;
   };
   const checkpointSigner = new CheckpointSigner(ledgerOrigin);
+  // Continuity (docs/operations.md): the newest committed checkpoints kept outside the database, and
+  // the companies whose stored ledger is behind one seen outside (their appends wait for an operator).
+  const marks = CheckpointMarks.inDataDir(config.dataDir, ledgerOrigin);
+  let guard: ContinuityGuard | undefined;
   const appender = new Appender({
+    onCheckpoint: (row) => marks.committed(row),
+    refusal: (companyId) => guard?.refusal(companyId),
     store,
     keyring,
     signer,
@@ -221,6 +229,9 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin, agentKeys: store.agentKeys });
   const rejections = new Rejections({ ledger, appender, events, clock });
   const trail = new AdminTrail({ appender });
+  guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, clock, warn: (obj, msg) => log.error(obj, msg) });
+  await guard.check();
+  const continuity = new BackgroundTask(() => (guard as ContinuityGuard).refresh(), (err) => logError({ err }, 'continuity hold refresh failed'));
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const sso = config.oidc ? new SingleSignOn({ config: config.oidc, accounts, trail, signIn, secretBox, clock, newId: randomUUID }) : undefined;
@@ -358,6 +369,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
         retention.kick(); // at start too: finishes erasures a crash interrupted
       }
       usersCreatedOutside.start(USERS_CREATED_OUTSIDE_MS);
+      continuity.start(REFRESH_MS);
       approvalSweep.start(APPROVAL_SWEEP_MS);
       usersCreatedOutside.kick();
     },
@@ -371,7 +383,9 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       await verifier.close();
       await delivery.close();
       await streamDelivery.close();
+      await continuity.close();
       await appender.close();
+      marks.flush();
       await signer.close();
       keyring.close();
       await usage.close();

@@ -223,9 +223,14 @@ describe.each(STORE_KINDS)('backup and restore on %s', { timeout: 120_000 }, (ki
     expect(run.stderr).toMatch(/is not the file the manifest lists/);
     expect(await entriesIn(into)).toBe(0);
 
-    // A target that holds a ledger already (the source itself): refused, and left as it was.
+    // The source's own data directory: its checkpoint marks say it signed a later checkpoint than the backup has. Refused, left as it was.
     const before = await entriesIn(env);
     run = await runCli(['restore', '--from', backupDir], env);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/behind: .* a checkpoint this service signed \(.*checkpoint-marks\.json\) has seen a checkpoint of size/);
+    expect(await entriesIn(env)).toBe(before);
+    // With every entry supplied it would not be behind, but the target holds a ledger: refused too.
+    run = await runCli(['restore', '--from', backupDir, '--entries', exportFile], env);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(kind === 'sqlite' ? /ledger\.db exists: stop the service and give --force/ : /already holds entries/);
     expect(await entriesIn(env)).toBe(before);

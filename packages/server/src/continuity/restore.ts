@@ -16,6 +16,7 @@ import { growTree } from '../ledger/tree-rows.js';
 import type { ServiceRows } from '../store/continuity.js';
 import { type Backup, backupCheckpoints, linesOf, openBackup, RestoreInputError, rowOfLine, serviceRowsFromKeys, suppliedEntries, trustOf } from './sources.js';
 import { type SeenCheckpoint, seenInFile, witnessSize } from './seen.js';
+import { MARKS_FILE, readMarks } from './marks.js';
 
 export interface RestoreOptions {
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'ledgerOrigin' | 'witnesses'>;
@@ -51,7 +52,7 @@ export interface RestoreResult {
 }
 
 /** One company's base: a backup's company file or a complete export, and its size by the manifest (if any). */
-interface Base {
+export interface Base {
   companyId: string;
   name: string;
   file: string;
@@ -59,7 +60,7 @@ interface Base {
 }
 
 /** Verifies a company's base and supplied entries against every signed checkpoint at or below their size, and the manifest's root. */
-async function verifyCompany(base: Base, supplied: Map<number, string> | undefined, seen: SeenCheckpoint[], trust: { pinned: TrustedKey[]; transitions: KeyTransition[] }, ownNotes: string[]): Promise<CompanyVerdict> {
+export async function verifyCompany(base: Base & { lines?: AsyncIterable<string> }, supplied: Map<number, string> | undefined, seen: SeenCheckpoint[], trust: { pinned: TrustedKey[]; transitions: KeyTransition[] }, ownNotes: string[]): Promise<CompanyVerdict> {
   const problems: string[] = [];
   const edge = TreeEdge.empty();
   let prevHash = GENESIS_PREV_HASH;
@@ -75,7 +76,7 @@ async function verifyCompany(base: Base, supplied: Map<number, string> | undefin
     edge.append(entryLeafHash(e.hash));
     if (base.manifest && edge.size === base.manifest.tree_size) rootAtManifest = toHex(edge.root());
   };
-  for await (const line of linesOf(base.file)) {
+  for await (const line of base.lines ?? linesOf(base.file)) {
     if ((JSON.parse(line) as { seq: number }).seq !== baseSize) throw new RestoreInputError(`${base.file}: line ${baseSize + 1} is not seq ${baseSize}: a base must be a complete export from seq 0`);
     add(line);
     baseSize++;
@@ -146,6 +147,12 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
 
   // What the outside world has seen: the operator's files, then each witness, asked with the base's newest checkpoint.
   const seen: SeenCheckpoint[] = (opts.checkpoints ?? []).flatMap((f) => seenInFile(f, opts.config.ledgerOrigin));
+  // The service's own marks in the target data directory: checkpoints it committed there before.
+  const marksFile = path.join(opts.config.dataDir, MARKS_FILE);
+  const marks = readMarks(marksFile);
+  if (marks?.origin === opts.config.ledgerOrigin) {
+    for (const [companyId, m] of Object.entries(marks.companies)) seen.push({ companyId, size: m.tree_size, note: m.note, source: `a checkpoint this service signed (${marksFile})` });
+  }
   for (const s of seen) if (!bases.some((b) => b.companyId === s.companyId)) throw new RestoreInputError(`${s.source}: a checkpoint of company ${s.companyId}, which this restore does not have (a log the outside world saw cannot be left out)`);
   for (const b of bases) {
     const own = backup ? backupCheckpoints(backup, b.companyId).checkpoints.at(-1) : undefined;
@@ -173,7 +180,7 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
 }
 
 /** Appends rows after the stored head of the company, in groups, growing the stored tree. */
-async function appendLines(store: Store, companyId: string, lines: AsyncIterable<string> | Iterable<string>): Promise<number> {
+export async function appendLines(store: Store, companyId: string, lines: AsyncIterable<string> | Iterable<string>): Promise<number> {
   const sizes = await store.continuityStore.sizes();
   const size = sizes.get(companyId) ?? 0;
   const { readEdge, layeredReader } = await import('@audit-ledger/core');

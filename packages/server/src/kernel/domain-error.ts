@@ -54,6 +54,7 @@ export interface DomainErrorData {
   trace_not_found: { traceId: string };
   // search
   search_index_off: Record<string, never>;
+  ledger_behind_checkpoint: { seenSize: number };
   // compliance
   under_legal_hold: { holdId: string; caseReference: string | null; logIds: string[] };
   not_erasable: { logIds: string[]; reason: string };

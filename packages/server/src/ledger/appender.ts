@@ -11,7 +11,7 @@
 //   while this one commits (a small group is signed by the writer thread itself). Each write
 //   commits only on the head it was built on, so a group built on a head that moved is built
 //   again: never a fork, never a gap.
-import type { ChainWriter, WithChain } from '../store/chain.js';
+import type { ChainWriter, CheckpointRow, WithChain } from '../store/chain.js';
 import type { CheckpointSigner } from './checkpoints.js';
 import type { PreparedEvent } from './appender/types.js';
 import type { Keyring, SigningKey } from './keyring.js';
@@ -38,6 +38,10 @@ export interface AppenderDeps {
   onError?: (err: unknown, message: string) => void;
   /** After each commit: entries written, seconds taken, and how many of them were idempotency conflicts (appended and marked). */
   onCommit?: (entries: number, seconds: number, idempotencyConflicts: number) => void;
+  /** Told of each checkpoint once it has committed (continuity/marks.ts keeps the newest outside the database). */
+  onCheckpoint?: (row: CheckpointRow) => void;
+  /** Why appends and checkpoints to a company are refused now (a continuity hold: continuity/guard.ts), or undefined. */
+  refusal?: (companyId: string) => Error | undefined;
 }
 
 export class Appender {
@@ -74,12 +78,16 @@ export class Appender {
   /** Resolves once the events are committed, with one result per event in order. */
   append(companyId: string, events: PreparedEvent[]): Promise<AppendedEvent[]> {
     if (this.closed) return Promise.reject(new AppenderClosedError());
+    const refused = this.deps.refusal?.(companyId);
+    if (refused) return Promise.reject(refused);
     return this.enqueue(companyId, { events });
   }
 
   /** Signs a checkpoint covering every committed entry now (if any is uncovered). */
   async checkpoint(companyId: string): Promise<void> {
     if (this.closed) throw new AppenderClosedError();
+    const refused = this.deps.refusal?.(companyId);
+    if (refused) throw refused;
     await this.enqueue(companyId, { events: [], checkpoint: true });
   }
 
@@ -145,6 +153,7 @@ export class Appender {
     const rows = plan.write.rows;
     if (rows.length > 0) this.deps.onCommit?.(rows.length, (performance.now() - t0) / 1000, rows.filter((r) => r.idempotency_conflict_of !== null).length);
     if (plan.checkpointDueAt !== undefined) this.scheduleCheckpoint(companyId, plan.checkpointDueAt);
+    if (plan.write.checkpoint) this.deps.onCheckpoint?.(plan.write.checkpoint);
     group.forEach((p, i) => {
       const o = plan.outcomes[i] as AppendedEvent[] | Error;
       if (o instanceof Error) p.reject(o);

@@ -6,7 +6,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { ChainHead, CheckpointRow, LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
 import type { ApiKeysTable, CompaniesTable, Database, KeyTransitionsTable, SigningKeysTable, UsersTable } from './schema.js';
-import type { CheckpointCosignaturesTable } from './schema-compliance.js';
+import type { CheckpointCosignaturesTable, ContinuityHoldsTable } from './schema-compliance.js';
 
 export type CompanyRow = Selectable<CompaniesTable>;
 export type KeyTransitionRow = Selectable<KeyTransitionsTable>;
@@ -113,5 +113,46 @@ export class ContinuityStore {
     const checkpoints = await this.db.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).where('tree_size', '<=', size).orderBy('tree_size').execute();
     const cosignatures = await this.db.selectFrom('checkpoint_cosignatures').selectAll().where('company_id', '=', companyId).where('tree_size', '<=', size).orderBy('tree_size').execute();
     return { checkpoints, cosignatures };
+  }
+}
+
+export type ContinuityHoldRow = Selectable<ContinuityHoldsTable>;
+
+/** Continuity holds (continuity/guard.ts): what the start-up check found, and what the operator decided. */
+export class ContinuityHolds {
+  private readonly db: Kysely<Database>;
+
+  constructor(handle: DbHandle) {
+    this.db = handle.db;
+  }
+
+  /** Records a hold; one already recorded for that company and seen size is left as it is (and returned). */
+  async hold(row: Omit<ContinuityHoldRow, 'decision' | 'reason' | 'decided_at' | 'recorded_at'>): Promise<ContinuityHoldRow> {
+    await this.db.insertInto('continuity_holds').values({ ...row, decision: null, reason: null, decided_at: null, recorded_at: null }).onConflict((oc) => oc.columns(['company_id', 'seen_size']).doNothing()).execute();
+    return (await this.db.selectFrom('continuity_holds').selectAll().where('company_id', '=', row.company_id).where('seen_size', '=', row.seen_size).executeTakeFirst()) as ContinuityHoldRow;
+  }
+
+  async all(): Promise<ContinuityHoldRow[]> {
+    return this.db.selectFrom('continuity_holds').selectAll().orderBy('company_id').orderBy('seen_size').execute();
+  }
+
+  /** Holds no decision has lifted yet. */
+  async open(): Promise<ContinuityHoldRow[]> {
+    return this.db.selectFrom('continuity_holds').selectAll().where('decision', 'is', null).orderBy('company_id').execute();
+  }
+
+  /** Decides every open hold of the company; returns how many. */
+  async decide(companyId: string, decision: 'supplied' | 'loss_accepted', reason: string | null, at: string): Promise<number> {
+    const res = await this.db.updateTable('continuity_holds').set({ decision, reason, decided_at: at }).where('company_id', '=', companyId).where('decision', 'is', null).executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+
+  /** Accepted losses the company's chain does not record yet. */
+  async unrecorded(): Promise<ContinuityHoldRow[]> {
+    return this.db.selectFrom('continuity_holds').selectAll().where('decision', '=', 'loss_accepted').where('recorded_at', 'is', null).execute();
+  }
+
+  async recorded(companyId: string, seenSize: number, at: string): Promise<void> {
+    await this.db.updateTable('continuity_holds').set({ recorded_at: at }).where('company_id', '=', companyId).where('seen_size', '=', seenSize).execute();
   }
 }

@@ -91,5 +91,6 @@ export const MIGRATION_SUMMARIES: Readonly<Record<string, string>> = {
   '0016_signing_key_custody': 'add signing_keys.custody (PKCS#11 keys)',
   '0017_agent_keys': 'add log_entries.agent_key_id and agent_signature (format version 4); create agent_keys',
   '0018_index_diet': 'drop log_entries_created_at_idx (time ranges are found on the primary key)',
+  '0020_continuity_holds': 'create continuity_holds (companies whose ledger is behind a checkpoint seen outside: appends refused until an operator decides)',
   '0019_tree_backfill': 'build the stored Merkle tree of ledgers whose entries were written before the tree existed (schema 0002)',
 };

@@ -8,7 +8,7 @@ import { search0012 } from './migrations-0012.js';
 import { streams0013 } from './migrations-0013.js';
 import { checkpointTimestamps0015, tlogPublic0014 } from './migrations-0014.js';
 import { agentKeys0017, indexDiet0018, signingKeyCustody0016 } from './migrations-0016.js';
-import { treeBackfill0019 } from './migrations-0019.js';
+import { continuityHolds0020, treeBackfill0019 } from './migrations-0019.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_accounts_and_keys': {
@@ -366,6 +366,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017_agent_keys': agentKeys0017,
   '0018_index_diet': indexDiet0018,
   '0019_tree_backfill': treeBackfill0019,
+  '0020_continuity_holds': continuityHolds0020,
 };
 
 export const LATEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1) as string;

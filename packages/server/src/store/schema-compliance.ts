@@ -97,3 +97,21 @@ export interface ComplianceReportsTable {
   created_by: string;
   document: string;
 }
+
+/** A company whose stored ledger is behind a checkpoint seen outside it: appends refused until an operator decides (docs/operations.md, "Continuity"). */
+export interface ContinuityHoldsTable {
+  company_id: string;
+  /** The size of the checkpoint seen outside. */
+  seen_size: number;
+  /** The stored ledger's size when the hold was made. */
+  stored_size: number;
+  /** Where it was seen: this service's checkpoint marks, or a witness. */
+  source: string;
+  /** The signed note, when the source had it. */
+  note: string | null;
+  detected_at: string;
+  decision: 'supplied' | 'loss_accepted' | null;
+  reason: string | null;
+  decided_at: string | null;
+  recorded_at: string | null;
+}

@@ -7,7 +7,7 @@ import type { ColumnType } from 'kysely';
 import type { CheckpointRecord, ViolationKind } from '@audit-ledger/core';
 import type { ApprovalsTable, ApprovalTeamsTable, GovernanceChecksTable, IncidentNotesTable, IncidentReportsTable, IncidentsTable, PolicyVersionsTable } from './schema-governance.js';
 import type { LogStreamBatchesTable, LogStreamsTable } from './schema-streams.js';
-import type { CheckpointCosignaturesTable, CheckpointTimestampsTable, ComplianceReportsTable, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable, WitnessStateTable } from './schema-compliance.js';
+import type { CheckpointCosignaturesTable, CheckpointTimestampsTable, ComplianceReportsTable, ErasuresTable, LegalHoldsTable, RetentionPoliciesTable, WitnessStateTable, ContinuityHoldsTable } from './schema-compliance.js';
 
 export type * from './schema-compliance.js';
 export type * from './schema-governance.js';
@@ -369,4 +369,5 @@ export interface Database {
   log_streams: LogStreamsTable;
   log_stream_batches: LogStreamBatchesTable;
   agent_keys: AgentKeysTable;
+  continuity_holds: ContinuityHoldsTable;
 }

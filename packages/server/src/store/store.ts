@@ -21,7 +21,7 @@ import { UsageStore } from './usage.js';
 import { StreamStore } from './streams.js';
 import { WebhookStore } from './webhooks.js';
 import { AgentKeyStore } from './agent-keys.js';
-import { ContinuityStore } from './continuity.js';
+import { ContinuityHolds, ContinuityStore } from './continuity.js';
 
 export type { StoreKind } from './handle.js';
 export type { AccessTokenGrant, ApiKey, Company, NewApiKey, User } from './accounts.js';
@@ -70,6 +70,7 @@ export class Store implements DbHandle {
   readonly agentKeys: AgentKeyStore;
   /** Backups and restores (continuity/). */
   readonly continuityStore: ContinuityStore;
+  readonly continuityHolds: ContinuityHolds;
 
   constructor(opts: StoreOptions) {
     this.kind = opts.kind;
@@ -91,6 +92,7 @@ export class Store implements DbHandle {
     this.streamStore = new StreamStore(this);
     this.agentKeys = new AgentKeyStore(this);
     this.continuityStore = new ContinuityStore(this);
+    this.continuityHolds = new ContinuityHolds(this);
   }
 
   async migrate(): Promise<string[]> {

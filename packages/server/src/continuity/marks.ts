@@ -1,0 +1,74 @@
+// The service's own record, outside its database, of the newest checkpoint it committed for each
+// company: <LEDGER_DATA_DIR>/checkpoint-marks.json. When the database comes back behind it (a
+// failover to a replica that had not received the last commits, a restored copy), the start-up
+// check (guard.ts) finds the company's ledger behind a checkpoint this service signed and may have
+// published. Written after the checkpoint commits, at most every MARK_FLUSH_MS (a crash loses at
+// most that much: the witnesses cover the rest), merged with what other processes on the same data
+// directory wrote, and replaced atomically (written beside it, fsynced, renamed).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CheckpointRow } from '../store/chain.js';
+
+export const MARKS_FILE = 'checkpoint-marks.json';
+export const MARK_FLUSH_MS = 200;
+
+export interface Mark {
+  tree_size: number;
+  root_hash: string;
+  note: string;
+}
+
+export interface MarksFile {
+  origin: string;
+  companies: Record<string, Mark>;
+}
+
+export function readMarks(file: string): MarksFile | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    const json = JSON.parse(fs.readFileSync(file, 'utf8')) as MarksFile;
+    return json && typeof json.companies === 'object' ? json : undefined;
+  } catch {
+    return undefined; // a torn file from a crash is treated as none (the witnesses still speak)
+  }
+}
+
+export class CheckpointMarks {
+  private readonly pending = new Map<string, Mark>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly file: string,
+    private readonly origin: string,
+  ) {}
+
+  static inDataDir(dataDir: string, origin: string): CheckpointMarks {
+    return new CheckpointMarks(path.join(dataDir, MARKS_FILE), origin);
+  }
+
+  /** A checkpoint that has committed. */
+  committed(row: Pick<CheckpointRow, 'company_id' | 'tree_size' | 'root_hash' | 'note'>): void {
+    const before = this.pending.get(row.company_id);
+    if (before && before.tree_size >= row.tree_size) return;
+    this.pending.set(row.company_id, { tree_size: row.tree_size, root_hash: row.root_hash, note: row.note });
+    this.timer ??= setTimeout(() => this.flush(), MARK_FLUSH_MS).unref();
+  }
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    const marks = readMarks(this.file) ?? { origin: this.origin, companies: {} };
+    for (const [id, m] of this.pending) if ((marks.companies[id]?.tree_size ?? -1) < m.tree_size) marks.companies[id] = m;
+    this.pending.clear();
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    const fd = fs.openSync(tmp, 'w', 0o600);
+    try {
+      fs.writeSync(fd, `${JSON.stringify(marks)}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, this.file);
+  }
+}
