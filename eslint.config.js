@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
-  { files: ['packages/server/src/cli.ts', 'packages/*/bench/**', 'packages/*/test/**', 'packages/*/scripts/**'], rules: { 'no-console': 'off' } },
+  { files: ['packages/server/src/cli.ts', 'packages/server/src/commands/operations.ts', 'packages/*/bench/**', 'packages/*/test/**', 'packages/*/scripts/**'], rules: { 'no-console': 'off' } },
   // Plain JavaScript run by Node before anything is built: the build script and the launchers.
   { files: ['scripts/**/*.mjs', 'packages/*/bin/**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } }, rules: { 'no-console': 'off' } },
   // The core is pure and runs in browsers: no Node built-in, no Node global, nothing of the server

@@ -197,10 +197,10 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   // Continuity (docs/operations.md): the newest committed checkpoints kept outside the database, and
   // the companies whose stored ledger is behind one seen outside (their appends wait for an operator).
   const marks = CheckpointMarks.inDataDir(config.dataDir, ledgerOrigin);
-  let guard: ContinuityGuard | undefined;
+  const held: { guard?: ContinuityGuard } = {};
   const appender = new Appender({
     onCheckpoint: (row) => marks.committed(row),
-    refusal: (companyId) => guard?.refusal(companyId),
+    refusal: (companyId) => held.guard?.refusal(companyId),
     store,
     keyring,
     signer,
@@ -229,9 +229,10 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin, agentKeys: store.agentKeys });
   const rejections = new Rejections({ ledger, appender, events, clock });
   const trail = new AdminTrail({ appender });
-  guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, clock, warn: (obj, msg) => log.error(obj, msg) });
+  const guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, clock, warn: (obj, msg) => log.error(obj, msg) });
+  held.guard = guard;
   await guard.check();
-  const continuity = new BackgroundTask(() => (guard as ContinuityGuard).refresh(), (err) => logError({ err }, 'continuity hold refresh failed'));
+  const continuity = new BackgroundTask(() => guard.refresh(), (err) => logError({ err }, 'continuity hold refresh failed'));
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const sso = config.oidc ? new SingleSignOn({ config: config.oidc, accounts, trail, signIn, secretBox, clock, newId: randomUUID }) : undefined;
