@@ -231,6 +231,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const trail = new AdminTrail({ appender });
   const guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, clock, warn: (obj, msg) => log.error(obj, msg) });
   held.guard = guard;
+  metrics.continuityHolds = () => guard.holding;
   await guard.check();
   const continuity = new BackgroundTask(() => guard.refresh(), (err) => logError({ err }, 'continuity hold refresh failed'));
   const userAdmin = new UserAdmin({ accounts, trail, clock });

@@ -6,7 +6,8 @@
 import { entriesOf, jsonLines } from '../exports/formats.js';
 import { iso } from '../kernel/time.js';
 import type { Store } from '../store/store.js';
-import { appendLines, verifyCompany } from './restore.js';
+import { SIGNATURE_ALGORITHM } from '@audit-ledger/core';
+import { appendLines, rotationsIn, verifyCompany } from './restore.js';
 import { RestoreInputError, suppliedEntries, trustOf } from './sources.js';
 
 export async function continuityStatus(store: Store): Promise<string[]> {
@@ -31,16 +32,18 @@ export async function supplyEntries(store: Store, companyId: string, files: stri
   if (!supplied) throw new RestoreInputError(`the exports hold no entry of company ${companyId}`);
   const rows = await store.continuityStore.serviceRows();
   const seen = open.map((h) => ({ companyId, size: h.seen_size, source: h.source, ...(h.note ? { note: h.note } : {}) }));
-  const lines = jsonLines(entriesOf(store.ledger, companyId, {}));
+  const chunks = jsonLines(entriesOf(store.ledger, companyId, {}));
   const stored = (async function* () {
-    for await (const chunk of lines) for (const l of chunk.split('\n')) if (l) yield l;
+    for await (const chunk of chunks) for (const l of chunk.split('\n')) if (l) yield l;
   })();
   const latest = await store.ledger.latestCheckpoint(companyId);
   const verdict = await verifyCompany({ companyId, name: companyId, file: '(the stored ledger)', lines: stored }, supplied, seen, trustOf(rows), latest ? [latest.note] : []);
   say(`company ${companyId}: ${verdict.base} stored, ${verdict.supplied} supplied, ${verdict.size} in all, root ${verdict.root_hash}`);
   for (const p of verdict.problems) say(`  refused: ${p}`);
   if (verdict.problems.length > 0) return false;
-  const written = await appendLines(store, companyId, [...supplied.keys()].filter((s) => s >= verdict.base && s < verdict.size).sort((a, b) => a - b).map((s) => supplied.get(s) as string));
+  const lines = [...supplied.keys()].filter((s) => s >= verdict.base && s < verdict.size).sort((a, b) => a - b).map((s) => supplied.get(s) as string);
+  const written = await appendLines(store, companyId, lines);
+  for (const t of rotationsIn(lines)) await store.continuityStore.recordTransition(t, SIGNATURE_ALGORITHM);
   await store.continuityHolds.decide(companyId, 'supplied', `${written} entries supplied`, iso(Date.now()));
   say(`company ${companyId}: ${written} entries appended; the hold is lifted (a running service follows within seconds)`);
   return true;

@@ -7,7 +7,7 @@
 // is behind or disagrees, naming exactly the entries missing. Only then is anything written.
 import fs from 'node:fs';
 import path from 'node:path';
-import { entryLeafHash, ExportVerifier, GENESIS_PREV_HASH, type KeyTransition, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
+import { entryLeafHash, ExportVerifier, GENESIS_PREV_HASH, KEY_ROTATION_EVENT_TYPE, type KeyTransition, SIGNATURE_ALGORITHM, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
 import type { Config } from '../kernel/config.js';
 import type { LogEntryRow } from '../store/chain.js';
 import { openStore } from '../store/open.js';
@@ -179,6 +179,18 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   return { ok: true, companies: verdicts };
 }
 
+/** The key transitions supplied entries record (signing_key.rotated: the data is the signed transition). */
+export function rotationsIn(lines: string[]): KeyTransition[] {
+  const out: KeyTransition[] = [];
+  for (const line of lines) {
+    const e = JSON.parse(line) as { event_type?: string; data?: Partial<KeyTransition> | null };
+    const d = e.data;
+    if (e.event_type !== KEY_ROTATION_EVENT_TYPE || !d || typeof d.statement !== 'string') continue;
+    out.push({ old_key_id: String(d.old_key_id), old_public_key: String(d.old_public_key), new_key_id: String(d.new_key_id), new_public_key: String(d.new_public_key), created_at: String(d.created_at), statement: d.statement, old_signature: String(d.old_signature), new_signature: String(d.new_signature) });
+  }
+  return out;
+}
+
 /** Appends rows after the stored head of the company, in groups, growing the stored tree. */
 export async function appendLines(store: Store, companyId: string, lines: AsyncIterable<string> | Iterable<string>): Promise<number> {
   const sizes = await store.continuityStore.sizes();
@@ -231,7 +243,11 @@ async function write(opts: RestoreOptions, backup: Backup | undefined, service: 
       let written = 0;
       if (!useFile) written += await appendLines(store, b.companyId, linesOf(b.file));
       const more = supplied.get(b.companyId);
-      if (more) written += await appendLines(store, b.companyId, [...more.keys()].sort((x, y) => x - y).map((s) => more.get(s) as string));
+      if (more) {
+        const lines = [...more.keys()].sort((x, y) => x - y).map((s) => more.get(s) as string);
+        written += await appendLines(store, b.companyId, lines);
+        for (const t of rotationsIn(lines)) await store.continuityStore.recordTransition(t, SIGNATURE_ALGORITHM);
+      }
       const kept = backup ? backupCheckpoints(backup, b.companyId) : { checkpoints: [], cosignatures: [] };
       await store.continuityStore.addCheckpoints(useFile ? [] : kept.checkpoints, useFile ? [] : kept.cosignatures);
       say(`company ${b.companyId}: ${useFile ? 'database file restored' : 'rebuilt'}${written ? `, ${written} entries written` : ''}`);

@@ -69,6 +69,9 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly streamEntries = new Counter({ name: 'audit_ledger_stream_entries_delivered_total', help: 'Entries delivered by log streams (each batch counted once per delivery)', registers: [this.registry] });
+  /** Companies whose appends wait for an operator's continuity decision (set by services.ts: continuity/guard.ts). */
+  continuityHolds: () => number = () => 0;
+
   /** Every stream's lag, read from the store at each scrape (set by services.ts). */
   streamLag: () => Promise<Array<{ company_id: string; stream_id: string; status: string; entries: number; seconds: number }>> = async () => [];
 
@@ -84,6 +87,15 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(fallback() ? 1 : 0);
+      },
+    });
+    const holds = () => this.continuityHolds();
+    new Gauge({
+      name: 'audit_ledger_continuity_holds',
+      help: 'Companies whose ledger is behind a checkpoint seen outside it (after a failover or restore): their appends are refused until an operator decides',
+      registers: [this.registry],
+      collect() {
+        this.set(holds());
       },
     });
     // Both gauges come from one read of the store per scrape (prom-client collects them concurrently).

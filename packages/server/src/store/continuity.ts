@@ -65,6 +65,26 @@ export class ContinuityStore {
     });
   }
 
+  /**
+   * A key rotation a restored chain records (a signing_key.rotated entry supplied from an export,
+   * made after the backup): the new key's public half becomes the active one and the old key is
+   * retired at the transition's time, so the service never signs again with a key the world saw
+   * retired. The new key's private half is not in any export: docs/operations.md, "Restore".
+   */
+  async recordTransition(t: KeyTransitionRow, algorithm: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const known = await trx.selectFrom('key_transitions').select('new_key_id').where('new_key_id', '=', t.new_key_id).executeTakeFirst();
+      if (known) return;
+      await trx.insertInto('key_transitions').values(t).execute();
+      await trx
+        .insertInto('signing_keys')
+        .values({ key_id: t.new_key_id, algorithm, public_key: t.new_public_key, active_from: t.created_at, active_to: null, private_key_encrypted: null, custody: null })
+        .onConflict((oc) => oc.column('key_id').doNothing())
+        .execute();
+      await trx.updateTable('signing_keys').set({ active_to: t.created_at }).where('key_id', '=', t.old_key_id).where('active_to', 'is', null).execute();
+    });
+  }
+
   /** Every company's entry count (its chain head's seq + 1), companies without entries included (0). */
   async sizes(): Promise<Map<string, number>> {
     const companies = await this.db.selectFrom('companies').select('company_id').execute();
