@@ -14,7 +14,7 @@ import { fromHex, verifyConsistency } from '@audit-ledger/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BOOTSTRAP, bootstrapKey, call, fullVerification, killLeftovers, type Service, startService } from './fault/harness.js';
 import { STORE_KINDS } from './helpers/env.js';
-import { runCli } from './helpers/process.js';
+import { LogWatcher, runCli, spawnCli } from './helpers/process.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 
 describe.each(STORE_KINDS)('backup and restore on %s', { timeout: 120_000 }, (kind) => {
@@ -238,5 +238,73 @@ describe.each(STORE_KINDS)('backup and restore on %s', { timeout: 120_000 }, (ki
     run = await runCli(['backup', '--to', backupDir], env);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('exists and is not empty');
+  });
+
+  it('with a witness: a backup holds no erased content; restoring it behind what the witness cosigned is refused, and the supplied restore extends it', async () => {
+    const wdb = await createTestDatabase(kind);
+    dropLater.push(wdb);
+    const { verifierKey } = await import('@audit-ledger/core');
+    const { rawPublicKey } = await import('../src/crypto/signing.js');
+    const { createPublicKey } = await import('node:crypto');
+    const publicKey = createPublicKey(fs.readFileSync(env.LEDGER_SIGNING_KEY_FILE as string));
+    const logsFile = path.join(tmp, 'witness-logs.json');
+    fs.writeFileSync(logsFile, JSON.stringify({ logs: [{ origin_prefix: 'audit-ledger.local/', verifier_keys: [verifierKey('audit-ledger.local', rawPublicKey(publicKey))] }] }));
+    const witness = spawnCli(['witness', 'serve', '--name', 'witness.test/b1', '--logs', logsFile, '--key-file', path.join(tmp, `w-${kind}.pem`), '--state', path.join(tmp, `w-${kind}.db`), '--port', '0'], {});
+    const up = await new LogWatcher(witness).waitFor((l) => l.msg === 'witness listening');
+    const withWitness = { WITNESSES: `${String(up.url)} ${String(up.verifier_key)}`, WITNESS_QUORUM: '1' };
+    const wenv = { ...env, LEDGER_DATA_DIR: wdb.dataDir, ...(wdb.databaseUrl ? { DATABASE_URL: wdb.databaseUrl } : {}), ...withWitness };
+    try {
+      let svc = await startService(wenv);
+      const key = await bootstrapKey(svc.url);
+      const api = { 'x-api-key': key };
+      const secret = `erase-me-${Date.now().toString(36)}`;
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(...(await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs: Array.from({ length: 100 }, (_, j) => ({ event_type: 'step', data: i === 1 && j === 7 ? { customer: secret } : { i, j } })) }, api)).json().log_ids);
+      const login = await call(`${svc.url}/api/v1/auth/login`, 'POST', { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD });
+      const erased = await call(`${svc.url}/api/v1/compliance/erasures`, 'POST', { log_ids: [ids[107]], legal_basis: 'GDPR Art. 17, backup test' }, { authorization: `Bearer ${login.json().access_token}` });
+      expect(erased.status, erased.body).toBe(201);
+      const cosigned = async () => {
+        let size = 0;
+        await vi.waitFor(
+          async () => {
+            const st = (await call(`${svc.url}/api/v1/integrity/status`, 'GET', undefined, api)).json();
+            expect(st.checkpoint?.tree_size).toBe(st.head.seq + 1);
+            expect(st.witnesses.quorum_met).toBe(true);
+            size = st.checkpoint.tree_size;
+          },
+          { timeout: 20_000, interval: 50 },
+        );
+        return size;
+      };
+      await cosigned();
+      const dir = path.join(tmp, `backup-witness-${kind}`);
+      const made = await runCli(['backup', '--to', dir], wenv);
+      expect(made.code, made.stderr).toBe(0);
+      // Erased content is in no file of the backup (the database copy included).
+      for (const f of fs.readdirSync(dir, { recursive: true }) as string[]) {
+        const file = path.join(dir, f);
+        if (fs.statSync(file).isFile()) expect(fs.readFileSync(file).includes(secret), f).toBe(false);
+      }
+      expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs: Array.from({ length: 50 }, (_, j) => ({ event_type: 'later', data: { j } })) }, api)).status).toBe(200);
+      const seenByWitness = await cosigned();
+      const exported = path.join(tmp, `witness-export-${kind}.jsonl`);
+      fs.writeFileSync(exported, (await call(`${svc.url}/api/v1/exports/logs?format=jsonl`, 'GET', undefined, api)).body);
+      await svc.stop();
+
+      const into = { ...(await target()), ...withWitness };
+      const refused = await runCli(['restore', '--from', dir], into);
+      expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+      expect(refused.stdout).toMatch(new RegExp(`witness witness\\.test/b1 has seen a checkpoint of size ${seenByWitness}`));
+      expect(await entriesIn(into)).toBe(0);
+      const ok = await runCli(['restore', '--from', dir, '--entries', exported], into);
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      svc = await startService(into);
+      expect((await call(`${svc.url}/api/v1/logs`, 'POST', { event_type: 'after.restore', data: {} }, api)).status).toBe(200);
+      // The witness cosigns the restored ledger's next checkpoint: it extends what the witness saw.
+      expect(await cosigned()).toBeGreaterThan(seenByWitness);
+      await svc.stop();
+    } finally {
+      witness.kill('SIGTERM');
+    }
   });
 });

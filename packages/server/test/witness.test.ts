@@ -282,7 +282,15 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
     }
     svc = await startService(env);
     const logs = Array.from({ length: 40 }, (_, j) => ({ event_type: 'tool.called', data: { rewritten: j } }));
-    expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs }, api)).status).toBe(200);
+    // The service itself sees that its ledger is now behind checkpoints it signed and published
+    // (its checkpoint marks, and both witnesses): it holds the company (docs/operations.md).
+    const held = await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs }, api);
+    expect(held.status, held.body).toBe(503);
+    expect(held.json().code).toBe('ledger_behind_checkpoint');
+    // An operator who accepts the loss lets it append again; the witnesses still refuse, visibly.
+    const decided = await runCli(['continuity', 'resolve', '--company', companyId, '--accept-loss', '--reason', 'history rewritten by the test'], env);
+    expect(decided.code, decided.stderr).toBe(0);
+    await vi.waitFor(async () => expect((await call(`${svc.url}/api/v1/logs/batch`, 'POST', { logs }, api)).status).toBe(200), { timeout: 20_000, interval: 200 });
     await vi.waitFor(
       async () => {
         const w = (await status(svc.url)).witnesses;
