@@ -196,7 +196,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const checkpointSigner = new CheckpointSigner(ledgerOrigin);
   // Continuity (docs/operations.md): the newest committed checkpoints kept outside the database, and
   // the companies whose stored ledger is behind one seen outside (their appends wait for an operator).
-  const marks = CheckpointMarks.inDataDir(config.dataDir, ledgerOrigin);
+  const marks = CheckpointMarks.inDataDir(config.dataDir, ledgerOrigin, (err) => log.error({ err }, 'writing the checkpoint marks failed: a later start cannot compare with the newest checkpoints (docs/operations.md)'));
   const held: { guard?: ContinuityGuard } = {};
   const appender = new Appender({
     onCheckpoint: (row) => marks.committed(row),
@@ -387,7 +387,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       await streamDelivery.close();
       await continuity.close();
       await appender.close();
-      marks.flush();
+      marks.close();
       await signer.close();
       keyring.close();
       await usage.close();

@@ -68,14 +68,28 @@ export class ContinuityGuard {
         if (m.tree_size > stored) found.push({ company_id: companyId, seen_size: m.tree_size, stored_size: stored, source: `a checkpoint this service signed (${deps.marksFile})`, note: m.note, detected_at: at });
       }
     }
-    for (const w of deps.witnesses) {
-      for (const [companyId, stored] of sizes) {
-        const latest = await deps.ledger.latestCheckpoint(companyId);
-        if (!latest) continue;
-        const answer = await witnessSize(w, latest, 5000);
-        if (answer.size !== undefined && answer.size > stored) found.push({ company_id: companyId, seen_size: answer.size, stored_size: stored, source: `witness ${w.name}`, note: null, detected_at: at });
-      }
-    }
+    // Each witness is asked about every company, a few at a time; one that does not answer is
+    // asked no more at this start (said once), so a witness that is down never delays a start long.
+    await Promise.all(
+      deps.witnesses.map(async (w) => {
+        const queue = [...sizes];
+        let down = false;
+        const worker = async () => {
+          for (let next = queue.shift(); next && !down; next = queue.shift()) {
+            const [companyId, stored] = next;
+            const latest = await deps.ledger.latestCheckpoint(companyId);
+            if (!latest) continue;
+            const answer = await witnessSize(w, latest, 5000);
+            if (answer.size !== undefined && answer.size > stored) found.push({ company_id: companyId, seen_size: answer.size, stored_size: stored, source: `witness ${w.name}`, note: null, detected_at: at });
+            else if (answer.problem?.startsWith('no answer') && !down) {
+              down = true;
+              deps.warn({ witness: w.name, problem: answer.problem }, 'continuity: a witness did not answer at start; what it has cosigned was not compared (the witness submitter will find a difference when it is back)');
+            }
+          }
+        };
+        await Promise.all(Array.from({ length: 4 }, worker));
+      }),
+    );
     for (const f of found) {
       const row = await deps.holds.hold(f);
       if (row.decision === null) deps.warn({ company_id: f.company_id, stored_size: f.stored_size, seen_size: f.seen_size, source: f.source }, 'continuity: this company\'s ledger is behind a checkpoint seen outside it; its appends are refused until an operator decides (audit-ledger continuity, docs/operations.md)');

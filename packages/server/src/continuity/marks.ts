@@ -40,10 +40,12 @@ export class CheckpointMarks {
   constructor(
     readonly file: string,
     private readonly origin: string,
+    /** A write that failed (a full or read-only disk): told, never thrown from the timer. */
+    private readonly onError: (err: unknown) => void = () => {},
   ) {}
 
-  static inDataDir(dataDir: string, origin: string): CheckpointMarks {
-    return new CheckpointMarks(path.join(dataDir, MARKS_FILE), origin);
+  static inDataDir(dataDir: string, origin: string, onError?: (err: unknown) => void): CheckpointMarks {
+    return new CheckpointMarks(path.join(dataDir, MARKS_FILE), origin, onError);
   }
 
   /** A checkpoint that has committed. */
@@ -51,7 +53,16 @@ export class CheckpointMarks {
     const before = this.pending.get(row.company_id);
     if (before && before.tree_size >= row.tree_size) return;
     this.pending.set(row.company_id, { tree_size: row.tree_size, root_hash: row.root_hash, note: row.note });
-    this.timer ??= setTimeout(() => this.flush(), MARK_FLUSH_MS).unref();
+    this.timer ??= setTimeout(() => this.close(), MARK_FLUSH_MS).unref();
+  }
+
+  /** Writes what is pending; a failure is told to onError, never thrown. */
+  close(): void {
+    try {
+      this.flush();
+    } catch (err) {
+      this.onError(err);
+    }
   }
 
   flush(): void {

@@ -28,16 +28,17 @@ export async function acceptLoss(store: Store, companyId: string, reason: string
 export async function supplyEntries(store: Store, companyId: string, files: string[], say: (line: string) => void): Promise<boolean> {
   const open = (await store.continuityHolds.open()).filter((h) => h.company_id === companyId);
   if (open.length === 0) throw new RestoreInputError(`company ${companyId} has no open continuity hold`);
-  const supplied = (await suppliedEntries(files)).get(companyId);
-  if (!supplied) throw new RestoreInputError(`the exports hold no entry of company ${companyId}`);
+  const stored = (await store.continuityStore.sizes()).get(companyId) ?? 0;
+  const supplied = (await suppliedEntries(files, (id) => (id === companyId ? stored : Number.MAX_SAFE_INTEGER))).get(companyId);
+  if (!supplied) throw new RestoreInputError(`the exports hold no entry of company ${companyId} from seq ${stored} on (what the stored ledger lacks)`);
   const rows = await store.continuityStore.serviceRows();
   const seen = open.map((h) => ({ companyId, size: h.seen_size, source: h.source, ...(h.note ? { note: h.note } : {}) }));
   const chunks = jsonLines(entriesOf(store.ledger, companyId, {}));
-  const stored = (async function* () {
+  const storedLines = (async function* () {
     for await (const chunk of chunks) for (const l of chunk.split('\n')) if (l) yield l;
   })();
   const latest = await store.ledger.latestCheckpoint(companyId);
-  const verdict = await verifyCompany({ companyId, name: companyId, file: '(the stored ledger)', lines: stored }, supplied, seen, trustOf(rows), latest ? [latest.note] : []);
+  const verdict = await verifyCompany({ companyId, name: companyId, file: '(the stored ledger)', lines: storedLines }, supplied, seen, trustOf(rows), latest ? [latest.note] : []);
   say(`company ${companyId}: ${verdict.base} stored, ${verdict.supplied} supplied, ${verdict.size} in all, root ${verdict.root_hash}`);
   for (const p of verdict.problems) say(`  refused: ${p}`);
   if (verdict.problems.length > 0) return false;

@@ -142,7 +142,7 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   const trust = trustOf(service, backup ? opts.keysFile : undefined);
   if (trust.pinned.length === 0) throw new RestoreInputError('no signing key to verify the entries with');
   const bases = await basesOf(backup, opts.exports ?? []);
-  const supplied = await suppliedEntries(opts.entries ?? []);
+  const supplied = await suppliedEntries(opts.entries ?? [], (id) => bases.find((b) => b.companyId === id)?.manifest?.tree_size ?? 0);
   for (const id of supplied.keys()) if (!bases.some((b) => b.companyId === id)) throw new RestoreInputError(`--entries supplies company ${id}, which neither the backup nor an --export has`);
 
   // What the outside world has seen: the operator's files, then each witness, asked with the base's newest checkpoint.

@@ -99,9 +99,11 @@ export function rowOfLine(line: string): LogEntryRow {
 
 /**
  * Entries supplied from exports, per company and seq (the last line read for a seq wins only if
- * it is the same line: two different entries at one seq are two histories, refused).
+ * it is the same line: two different entries at one seq are two histories, refused). Only lines at
+ * or after `from(company)` are kept (what the base lacks), so memory holds the missing range, not
+ * a whole export.
  */
-export async function suppliedEntries(files: string[]): Promise<Map<string, Map<number, string>>> {
+export async function suppliedEntries(files: string[], from: (companyId: string) => number = () => 0): Promise<Map<string, Map<number, string>>> {
   const by = new Map<string, Map<number, string>>();
   for (const file of files) {
     if (!fs.existsSync(file)) throw new RestoreInputError(`export ${file} does not exist`);
@@ -115,9 +117,10 @@ export async function suppliedEntries(files: string[]): Promise<Map<string, Map<
         throw new RestoreInputError(`export ${file}, line ${n}: not JSON`);
       }
       if (typeof e.company_id !== 'string' || !Number.isSafeInteger(e.seq) || typeof e.hash !== 'string') throw new RestoreInputError(`export ${file}, line ${n}: not a ledger entry (company_id, seq and hash are required)`);
+      const seq = e.seq as number;
+      if (seq < from(e.company_id)) continue;
       const company = by.get(e.company_id) ?? new Map<number, string>();
       by.set(e.company_id, company);
-      const seq = e.seq as number;
       const before = company.get(seq);
       if (before !== undefined && (JSON.parse(before) as { hash: string }).hash !== e.hash) {
         throw new RestoreInputError(`export ${file}, line ${n}: company ${e.company_id} seq ${seq} differs from the same seq in another export: two histories`);
