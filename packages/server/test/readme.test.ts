@@ -60,8 +60,13 @@ describe('the README, followed literally', () => {
     });
     url = String((await new LogWatcher(child).waitFor((l) => l.msg === 'audit-ledger listening')).url);
   }, 120_000);
-  afterAll(() => {
-    child?.kill('SIGTERM');
+  afterAll(async () => {
+    // The service writes its last files (checkpoint marks) as it stops: wait for it before removing them.
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child?.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 

@@ -29,8 +29,13 @@ describe('npm run release', () => {
     app = fs.mkdtempSync(path.join(os.tmpdir(), 'al-installed-'));
     execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'release.mjs'), '--out', out], { cwd: ROOT, stdio: 'pipe' });
   }, 240_000);
-  afterAll(() => {
-    service?.kill('SIGTERM');
+  afterAll(async () => {
+    // The service writes its last files (checkpoint marks) as it stops: wait for it before removing them.
+    if (service && service.exitCode === null) {
+      const exited = new Promise((resolve) => service?.once('exit', resolve));
+      service.kill('SIGTERM');
+      await exited;
+    }
     for (const d of [out, app]) if (d) fs.rmSync(d, { recursive: true, force: true });
   });
 

@@ -7,7 +7,7 @@
 // is behind or disagrees, naming exactly the entries missing. Only then is anything written.
 import fs from 'node:fs';
 import path from 'node:path';
-import { entryLeafHash, ExportVerifier, GENESIS_PREV_HASH, KEY_ROTATION_EVENT_TYPE, type KeyTransition, SIGNATURE_ALGORITHM, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
+import { checkCheckpointNote, entryLeafHash, ExportVerifier, followTransitions, GENESIS_PREV_HASH, KEY_ROTATION_EVENT_TYPE, type KeyTransition, parseCheckpointText, parseNote, SIGNATURE_ALGORITHM, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
 import type { Config } from '../kernel/config.js';
 import type { LogEntryRow } from '../store/chain.js';
 import { openStore } from '../store/open.js';
@@ -59,22 +59,42 @@ export interface Base {
   manifest?: { tree_size: number; root_hash: string };
 }
 
-/** Verifies a company's base and supplied entries against every signed checkpoint at or below their size, and the manifest's root. */
+/** A signed note's tree size and root (hex); undefined when it is not a checkpoint note (judged by the verifier). */
+function sizeAndRoot(note: string): { size: number; root: string } | undefined {
+  try {
+    const c = parseCheckpointText(parseNote(note).text);
+    return { size: c.treeSize, root: toHex(c.rootHash) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Verifies a company's base and supplied entries, and compares them with what was seen. The
+ * newest signed checkpoint among them gets the full check of an export (every entry's hash and
+ * signature, the chain, key periods, the root); each other one is checked for its signature and
+ * its root at its size, so the signatures are verified once, however many checkpoints were seen.
+ */
 export async function verifyCompany(base: Base & { lines?: AsyncIterable<string> }, supplied: Map<number, string> | undefined, seen: SeenCheckpoint[], trust: { pinned: TrustedKey[]; transitions: KeyTransition[] }, ownNotes: string[]): Promise<CompanyVerdict> {
   const problems: string[] = [];
   const edge = TreeEdge.empty();
   let prevHash = GENESIS_PREV_HASH;
   let baseSize = 0;
   let rootAtManifest: string | undefined;
-  const notes = [...new Set([...ownNotes, ...seen.flatMap((s) => (s.note ? [s.note] : []))])];
-  const verifiers = notes.map((n) => ({ note: n, v: new ExportVerifier(trust.pinned, n, base.companyId, {}, trust.transitions) }));
+  const notes = [...new Set([...ownNotes, ...seen.flatMap((s) => (s.note ? [s.note] : []))])].map((note) => ({ note, at: sizeAndRoot(note) }));
+  const main = notes.reduce<(typeof notes)[number] | undefined>((a, n) => (a && (a.at?.size ?? -1) >= (n.at?.size ?? -1) ? a : n), undefined);
+  const verifier = main ? new ExportVerifier(trust.pinned, main.note, base.companyId, {}, trust.transitions) : undefined;
+  const rootsAt = new Map<number, string>(notes.filter((n) => n !== main && n.at).map((n) => [(n.at as { size: number }).size, '']));
+  const readTransitions: string[] = [];
   const add = (line: string) => {
-    const e = JSON.parse(line) as { seq: number; hash: string; prev_hash: string };
-    for (const { v } of verifiers) v.addLine(line);
-    if (e.prev_hash !== prevHash) problems.push(`entry seq ${e.seq} does not follow entry ${e.seq - 1} (prev_hash)`);
+    const e = JSON.parse(line) as { seq: number; hash: string; prev_hash: string; event_type?: string };
+    verifier?.addLine(line);
+    if (e.prev_hash !== prevHash && problems.length === 0) problems.push(`entry seq ${e.seq} does not follow entry ${e.seq - 1} (prev_hash)`);
     prevHash = e.hash;
+    if (e.event_type === KEY_ROTATION_EVENT_TYPE) readTransitions.push(line);
     edge.append(entryLeafHash(e.hash));
     if (base.manifest && edge.size === base.manifest.tree_size) rootAtManifest = toHex(edge.root());
+    if (rootsAt.has(edge.size)) rootsAt.set(edge.size, toHex(edge.root()));
   };
   for await (const line of base.lines ?? linesOf(base.file)) {
     if ((JSON.parse(line) as { seq: number }).seq !== baseSize) throw new RestoreInputError(`${base.file}: line ${baseSize + 1} is not seq ${baseSize}: a base must be a complete export from seq 0`);
@@ -97,14 +117,19 @@ export async function verifyCompany(base: Base & { lines?: AsyncIterable<string>
     );
   }
   for (const s of seen) if (s.conflict) problems.push(`${s.source}: ${s.conflict}`);
-  for (const { note, v } of verifiers) {
-    const size_ = Number(note.split('\n')[1]);
-    if (size_ > size) continue; // behind: said above
-    const report = v.finish();
-    if (!report.ok) {
-      const failed = report.checks.filter((c) => c.status === 'fail').slice(0, 3).map((c) => c.message);
-      const where = seen.find((s) => s.note === note)?.source ?? 'the backup';
-      problems.push(`does not verify against the checkpoint of size ${size_} from ${where}: ${failed.join('; ')}`);
+  const where = (note: string) => seen.find((s) => s.note === note)?.source ?? 'the backup';
+  if (main && verifier && (main.at?.size ?? 0) <= size) {
+    const report = verifier.finish();
+    const failed = report.checks.filter((c) => c.status === 'fail').slice(0, 3).map((c) => c.message);
+    if (!report.ok) problems.push(`does not verify against the checkpoint of size ${main.at?.size ?? '?'} from ${where(main.note)}: ${failed.join('; ')}`);
+  }
+  const keys = followTransitions(trust.pinned, [...trust.transitions, ...rotationsIn(readTransitions)]).keys;
+  for (const { note, at } of notes) {
+    if (note === main?.note || !at || at.size > size) continue;
+    const signed = checkCheckpointNote(note, keys, base.companyId);
+    if (!signed.checkpoint) problems.push(`the checkpoint of size ${at.size} from ${where(note)}: ${signed.failure}`);
+    else if (rootsAt.get(at.size) !== at.root && !(at.size === 0 && at.root === toHex(TreeEdge.empty().root()))) {
+      problems.push(`does not verify against the checkpoint of size ${at.size} from ${where(note)}: the entries make another root at that size (another history)`);
     }
   }
   return { company_id: base.companyId, size, base: baseSize, supplied: n, root_hash: toHex(edge.root()), problems };
