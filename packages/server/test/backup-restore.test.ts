@@ -234,6 +234,13 @@ describe.each(STORE_KINDS)('backup and restore on %s', { timeout: 120_000 }, (ki
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(kind === 'sqlite' ? /ledger\.db exists: stop the service and give --force/ : /already holds entries/);
     expect(await entriesIn(env)).toBe(before);
+    if (kind === 'sqlite') {
+      // --force replaces it, keeping the replaced database beside it.
+      run = await runCli(['restore', '--from', backupDir, '--entries', exportFile, '--force'], env);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(fs.readdirSync(env.LEDGER_DATA_DIR as string).filter((f) => /^ledger\.db\.replaced-\d{4}-\d\d-\d\dT[\d-]+Z$/.test(f))).toHaveLength(1);
+      expect(await entriesIn(env)).toBe(before);
+    }
 
     run = await runCli(['backup', '--to', backupDir], env);
     expect(run.code).toBe(2);
