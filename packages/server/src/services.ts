@@ -387,7 +387,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       await streamDelivery.close();
       await continuity.close();
       await appender.close();
-      marks.close();
+      await marks.flush();
       await signer.close();
       keyring.close();
       await usage.close();

@@ -14,24 +14,28 @@ export function defineOperations(cli: Command): void {
     .requiredOption('--to <dir>', 'a new (or empty) directory for the backup')
     .action(async (opts: { to: string }) => {
       const config = loadConfig();
-      const [{ openStore }, { takeBackup, BackupTargetError }, { Keyring }, { openSecretBox }] = await Promise.all([
+      const [{ openStore }, { takeBackup, BackupTargetError }, { Keyring }, { openSecretBox }, { SchemaNewerError }] = await Promise.all([
         import('../store/open.js'),
         import('../continuity/backup.js'),
         import('../ledger/keyring.js'),
         import('../store/secret-box.js'),
+        import('../store/migrate.js'),
       ]);
       const store = openStore(config);
       let keyring;
       try {
-        await store.migrate();
+        // A backup changes no schema: it is what an operator takes before an upgrade, and the
+        // service may be running an older version. A database a newer version migrated is refused.
+        const plan = await store.migrationPlan();
+        if (plan.unknown.length > 0) throw new SchemaNewerError(plan.unknown);
         keyring = await Keyring.open({ config, signingKeys: store.signingKeys, secretBox: openSecretBox(config), clock: Date.now });
         const key = keyring.active;
         const manifest = await takeBackup({ store, dir: opts.to, origin: config.ledgerOrigin, key: { raw: key.raw, sign: (m) => key.custody.sign(m) }, say: (line) => console.log(line) });
         console.log(`backup of ${manifest.companies.length} compan${manifest.companies.length === 1 ? 'y' : 'ies'} in ${opts.to}, manifest signed by key ${key.keyId}`);
       } catch (err) {
-        if (err instanceof BackupTargetError) {
+        if (err instanceof BackupTargetError || err instanceof SchemaNewerError) {
           console.error(`audit-ledger backup: ${err.message}`);
-          throw new Exit(2);
+          throw new Exit(err instanceof BackupTargetError ? 2 : 1);
         }
         throw err;
       } finally {

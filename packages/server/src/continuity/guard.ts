@@ -99,12 +99,13 @@ export class ContinuityGuard {
 
   /** Follows decisions made meanwhile (by `audit-ledger continuity resolve`), and records accepted losses in the chain. */
   async refresh(): Promise<void> {
-    const open = await this.deps.holds.open();
-    this.held = new Map(open.map((h) => [h.company_id, h]));
-    for (const h of await this.deps.holds.unrecorded()) {
-      if (this.held.has(h.company_id)) continue;
+    const rows = await this.deps.holds.unsettled();
+    this.held = new Map(rows.filter((h) => h.decision === null).map((h) => [h.company_id, h]));
+    for (const h of rows) {
+      if (h.decision === null || this.held.has(h.company_id)) continue;
       const details = { seen_size: h.seen_size, stored_size: h.stored_size, source: h.source, reason: h.reason ?? '', decided_at: h.decided_at ?? '' };
-      await this.deps.trail.record(h.company_id, 'ledger.continuity_loss_accepted', { kind: 'operator' }, details);
+      // Keyed by the hold: processes that record it at once append one entry.
+      await this.deps.trail.record(h.company_id, 'ledger.continuity_loss_accepted', { kind: 'operator' }, details, `continuity-loss-${h.seen_size}`);
       await this.deps.holds.recorded(h.company_id, h.seen_size, iso(this.deps.clock()));
     }
   }

@@ -23,19 +23,34 @@ export interface MarksFile {
   companies: Record<string, Mark>;
 }
 
-export function readMarks(file: string): MarksFile | undefined {
-  if (!fs.existsSync(file)) return undefined;
+/** The marks as written; undefined for none, or a torn file from a crash (the witnesses still speak). */
+function parseMarks(text: string): MarksFile | undefined {
   try {
-    const json = JSON.parse(fs.readFileSync(file, 'utf8')) as MarksFile;
+    const json = JSON.parse(text) as MarksFile;
     return json && typeof json.companies === 'object' ? json : undefined;
   } catch {
-    return undefined; // a torn file from a crash is treated as none (the witnesses still speak)
+    return undefined;
+  }
+}
+
+export function readMarks(file: string): MarksFile | undefined {
+  return fs.existsSync(file) ? parseMarks(fs.readFileSync(file, 'utf8')) : undefined;
+}
+
+async function readMarksAsync(file: string): Promise<MarksFile | undefined> {
+  try {
+    return parseMarks(await fs.promises.readFile(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
 }
 
 export class CheckpointMarks {
   private readonly pending = new Map<string, Mark>();
   private timer: NodeJS.Timeout | undefined;
+  /** The write running now (writes go one at a time). */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     readonly file: string,
@@ -53,33 +68,35 @@ export class CheckpointMarks {
     const before = this.pending.get(row.company_id);
     if (before && before.tree_size >= row.tree_size) return;
     this.pending.set(row.company_id, { tree_size: row.tree_size, root_hash: row.root_hash, note: row.note });
-    this.timer ??= setTimeout(() => this.close(), MARK_FLUSH_MS).unref();
+    this.timer ??= setTimeout(() => void this.flush(), MARK_FLUSH_MS).unref();
   }
 
-  /** Writes what is pending; a failure is told to onError, never thrown. */
-  close(): void {
-    try {
-      this.flush();
-    } catch (err) {
-      this.onError(err);
-    }
-  }
-
-  flush(): void {
+  /**
+   * Writes what is pending, after any write still running (one at a time). The file work (read,
+   * write, fsync, rename) runs on libuv's threads, never on the request thread. A failure is told
+   * to onError, never thrown.
+   */
+  flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.writing = this.writing.then(() => this.write()).catch((err: unknown) => this.onError(err));
+    return this.writing;
+  }
+
+  private async write(): Promise<void> {
     if (this.pending.size === 0) return;
-    const marks = readMarks(this.file) ?? { origin: this.origin, companies: {} };
-    for (const [id, m] of this.pending) if ((marks.companies[id]?.tree_size ?? -1) < m.tree_size) marks.companies[id] = m;
+    const taken = [...this.pending];
     this.pending.clear();
+    const marks = (await readMarksAsync(this.file)) ?? { origin: this.origin, companies: {} };
+    for (const [id, m] of taken) if ((marks.companies[id]?.tree_size ?? -1) < m.tree_size) marks.companies[id] = m;
     const tmp = `${this.file}.${process.pid}.tmp`;
-    const fd = fs.openSync(tmp, 'w', 0o600);
+    const fd = await fs.promises.open(tmp, 'w', 0o600);
     try {
-      fs.writeSync(fd, `${JSON.stringify(marks)}\n`);
-      fs.fsyncSync(fd);
+      await fd.writeFile(`${JSON.stringify(marks)}\n`);
+      await fd.sync();
     } finally {
-      fs.closeSync(fd);
+      await fd.close();
     }
-    fs.renameSync(tmp, this.file);
+    await fs.promises.rename(tmp, this.file);
   }
 }

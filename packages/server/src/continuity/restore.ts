@@ -7,7 +7,7 @@
 // is behind or disagrees, naming exactly the entries missing. Only then is anything written.
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkCheckpointNote, entryLeafHash, ExportVerifier, followTransitions, GENESIS_PREV_HASH, KEY_ROTATION_EVENT_TYPE, type KeyTransition, parseCheckpointText, parseNote, SIGNATURE_ALGORITHM, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
+import { checkCheckpointNote, entryLeafHash, ExportVerifier, followTransitions, GENESIS_PREV_HASH, KEY_ROTATION_EVENT_TYPE, type KeyTransition, layeredReader, parseCheckpointText, parseNote, readEdge, SIGNATURE_ALGORITHM, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
 import type { Config } from '../kernel/config.js';
 import type { LogEntryRow } from '../store/chain.js';
 import { openStore } from '../store/open.js';
@@ -86,7 +86,8 @@ export async function verifyCompany(base: Base & { lines?: AsyncIterable<string>
   const verifier = main ? new ExportVerifier(trust.pinned, main.note, base.companyId, {}, trust.transitions) : undefined;
   const rootsAt = new Map<number, string>(notes.filter((n) => n !== main && n.at).map((n) => [(n.at as { size: number }).size, '']));
   const readTransitions: string[] = [];
-  const add = (line: string) => {
+  /** Takes the next entry; returns its seq. */
+  const add = (line: string): number => {
     const e = JSON.parse(line) as { seq: number; hash: string; prev_hash: string; event_type?: string };
     verifier?.addLine(line);
     if (e.prev_hash !== prevHash && problems.length === 0) problems.push(`entry seq ${e.seq} does not follow entry ${e.seq - 1} (prev_hash)`);
@@ -95,10 +96,10 @@ export async function verifyCompany(base: Base & { lines?: AsyncIterable<string>
     edge.append(entryLeafHash(e.hash));
     if (base.manifest && edge.size === base.manifest.tree_size) rootAtManifest = toHex(edge.root());
     if (rootsAt.has(edge.size)) rootsAt.set(edge.size, toHex(edge.root()));
+    return e.seq;
   };
   for await (const line of base.lines ?? linesOf(base.file)) {
-    if ((JSON.parse(line) as { seq: number }).seq !== baseSize) throw new RestoreInputError(`${base.file}: line ${baseSize + 1} is not seq ${baseSize}: a base must be a complete export from seq 0`);
-    add(line);
+    if (add(line) !== baseSize) throw new RestoreInputError(`${base.file}: line ${baseSize + 1} is not seq ${baseSize}: a base must be a complete export from seq 0`);
     baseSize++;
   }
   if (base.manifest) {
@@ -179,19 +180,25 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
     for (const [companyId, m] of Object.entries(marks.companies)) seen.push({ companyId, size: m.tree_size, note: m.note, source: `a checkpoint this service signed (${marksFile})` });
   }
   for (const s of seen) if (!bases.some((b) => b.companyId === s.companyId)) throw new RestoreInputError(`${s.source}: a checkpoint of company ${s.companyId}, which this restore does not have (a log the outside world saw cannot be left out)`);
+  const kept = new Map(bases.map((b) => [b.companyId, backup ? backupCheckpoints(backup, b.companyId) : { checkpoints: [], cosignatures: [] }]));
+  // A witness that does not answer is asked no more (said once): a witness down never costs a timeout per company.
+  const down = new Set<string>();
   for (const b of bases) {
-    const own = backup ? backupCheckpoints(backup, b.companyId).checkpoints.at(-1) : undefined;
+    const own = kept.get(b.companyId)?.checkpoints.at(-1);
     if (!own) continue;
-    for (const w of opts.config.witnesses) {
+    for (const w of opts.config.witnesses.filter((x) => !down.has(x.name))) {
       const answer = await witnessSize(w, own);
       if (answer.size !== undefined) seen.push({ companyId: b.companyId, size: answer.size, source: `witness ${w.name}`, ...(answer.conflict ? { conflict: answer.conflict } : {}) });
-      else say(`company ${b.companyId}: witness ${w.name} did not say what it has cosigned (${answer.problem}); its view is not compared`);
+      else {
+        if (answer.problem?.startsWith('no answer')) down.add(w.name);
+        say(`company ${b.companyId}: witness ${w.name} did not say what it has cosigned (${answer.problem}); its view is not compared`);
+      }
     }
   }
 
   const verdicts: CompanyVerdict[] = [];
   for (const b of bases) {
-    const own = backup ? backupCheckpoints(backup, b.companyId).checkpoints.map((c) => c.note).slice(-1) : [];
+    const own = (kept.get(b.companyId)?.checkpoints ?? []).map((c) => c.note).slice(-1);
     const v = await verifyCompany(b, supplied.get(b.companyId), seen.filter((s) => s.companyId === b.companyId), trust, own);
     verdicts.push(v);
     const sources = seen.filter((s) => s.companyId === b.companyId).map((s) => `${s.source}: ${s.size}`);
@@ -200,7 +207,7 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   }
   if (verdicts.some((v) => v.problems.length > 0)) return { ok: false, companies: verdicts };
 
-  await write(opts, backup, service, bases, supplied, say);
+  await write(opts, backup, service, bases, supplied, kept, say);
   return { ok: true, companies: verdicts };
 }
 
@@ -218,9 +225,7 @@ export function rotationsIn(lines: string[]): KeyTransition[] {
 
 /** Appends rows after the stored head of the company, in groups, growing the stored tree. */
 export async function appendLines(store: Store, companyId: string, lines: AsyncIterable<string> | Iterable<string>): Promise<number> {
-  const sizes = await store.continuityStore.sizes();
-  const size = sizes.get(companyId) ?? 0;
-  const { readEdge, layeredReader } = await import('@audit-ledger/core');
+  const size = ((await store.ledger.getChainHead(companyId))?.lastSeq ?? -1) + 1;
   const edge = await readEdge(layeredReader((i) => store.ledger.readTreeHashes(companyId, i), (s) => store.ledger.readEntryHashes(companyId, s)), size);
   let group: LogEntryRow[] = [];
   let n = 0;
@@ -242,7 +247,7 @@ export async function appendLines(store: Store, companyId: string, lines: AsyncI
   return n;
 }
 
-async function write(opts: RestoreOptions, backup: Backup | undefined, service: ServiceRows, bases: Base[], supplied: Map<string, Map<number, string>>, say: (line: string) => void): Promise<void> {
+async function write(opts: RestoreOptions, backup: Backup | undefined, service: ServiceRows, bases: Base[], supplied: Map<string, Map<number, string>>, kept: Map<string, ReturnType<typeof backupCheckpoints>>, say: (line: string) => void): Promise<void> {
   const { config } = opts;
   const sqliteFile = path.join(config.dataDir, 'ledger.db');
   const useFile = !config.databaseUrl && backup?.manifest.store === 'sqlite';
@@ -273,8 +278,8 @@ async function write(opts: RestoreOptions, backup: Backup | undefined, service: 
         written += await appendLines(store, b.companyId, lines);
         for (const t of rotationsIn(lines)) await store.continuityStore.recordTransition(t, SIGNATURE_ALGORITHM);
       }
-      const kept = backup ? backupCheckpoints(backup, b.companyId) : { checkpoints: [], cosignatures: [] };
-      await store.continuityStore.addCheckpoints(useFile ? [] : kept.checkpoints, useFile ? [] : kept.cosignatures);
+      const own = kept.get(b.companyId);
+      if (!useFile && own) await store.continuityStore.addCheckpoints(own.checkpoints, own.cosignatures);
       say(`company ${b.companyId}: ${useFile ? 'database file restored' : 'rebuilt'}${written ? `, ${written} entries written` : ''}`);
     }
   } finally {

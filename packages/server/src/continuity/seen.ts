@@ -32,7 +32,9 @@ function notesIn(value: unknown, out: string[]): void {
   else if (value !== null && typeof value === 'object') {
     const o = value as Record<string, unknown>;
     if (typeof o.note === 'string') out.push(o.note);
-    for (const k of ['checkpoint', 'checkpoints', 'logs', 'items']) if (k in o) notesIn(k === 'logs' && o.logs && typeof o.logs === 'object' && !Array.isArray(o.logs) ? Object.values(o.logs) : o[k], out);
+    // An answer or bundle (checkpoint, checkpoints, items), or the monitor's state ({logs: {origin: state}}).
+    for (const k of ['checkpoint', 'checkpoints', 'items']) notesIn(o[k], out);
+    if (o.logs && typeof o.logs === 'object') notesIn(Object.values(o.logs), out);
   }
 }
 

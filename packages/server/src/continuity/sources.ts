@@ -5,10 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { canonicalJson, type JsonObject, type KeyTransition, parseTrustedKeys, rawKeyFromBase64, type TrustedKey, trustedKey } from '@audit-ledger/core';
-import type { LogEntryRow } from '../store/chain.js';
+import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 import type { CosignatureRow, ServiceRows } from '../store/continuity.js';
-import type { CheckpointRow } from '../store/chain.js';
 import { BACKUP_FORMAT, fileDigest, type Manifest, type ManifestSignature, manifestSignatureHolds } from './manifest.js';
 
 /** The backup or an export is not what it must be; nothing was written. */

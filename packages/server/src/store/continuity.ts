@@ -167,9 +167,14 @@ export class ContinuityHolds {
     return Number(res.numUpdatedRows);
   }
 
-  /** Accepted losses the company's chain does not record yet. */
-  async unrecorded(): Promise<ContinuityHoldRow[]> {
-    return this.db.selectFrom('continuity_holds').selectAll().where('decision', '=', 'loss_accepted').where('recorded_at', 'is', null).execute();
+  /** What the service still acts on, in one read: holds not decided, and accepted losses its chain does not record yet. */
+  async unsettled(): Promise<ContinuityHoldRow[]> {
+    return this.db
+      .selectFrom('continuity_holds')
+      .selectAll()
+      .where((eb) => eb.or([eb('decision', 'is', null), eb.and([eb('decision', '=', 'loss_accepted'), eb('recorded_at', 'is', null)])]))
+      .orderBy('company_id')
+      .execute();
   }
 
   async recorded(companyId: string, seenSize: number, at: string): Promise<void> {
