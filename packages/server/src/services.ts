@@ -249,7 +249,11 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const { governanceStore } = store;
   const recorder = new GovernanceRecorder({ appender });
   const policies = new Policies({ store: governanceStore, recorder, events, clock });
-  const approvals = new Approvals({ store: governanceStore, recorder, events, clock, policyVersionExists: (c, p, v) => policies.exists(c, p, v) });
+  const reviewerByEmail = async (companyId: string, email: string) => {
+    const u = await accounts.findUserByEmail(email);
+    return u && u.company_id === companyId && u.disabled_at === null && (u.role === 'admin' || u.role === 'reviewer') ? { email: u.email } : undefined;
+  };
+  const approvals = new Approvals({ store: governanceStore, recorder, events, clock, reviewerByEmail, policyVersionExists: (c, p, v) => policies.exists(c, p, v) });
   const teams = new ReviewerTeams({ store: governanceStore, recorder, clock });
   const binding = new ExecutionBinding({ store: governanceStore, recorder, events, clock });
   const decisions = new Decisions({ ledger, store: governanceStore, clock });

@@ -142,7 +142,7 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(violated.map((v) => JSON.parse(v.data).result).sort()).toEqual(['consumed', 'mismatch', 'mismatch', 'not_approved', 'unknown']);
 
     // A batch checks each item, and a repeat answers the original's check.
-    const batch = await c.call('POST', '/logs/batch', c.agent, { logs: [{ event_type: 'tool.called', data: { approval_id: a.id, arguments: args } }, { event_type: 'note', data: {} }] });
+    const batch = await c.call('POST', '/logs/batch', c.agent, { logs: [{ event_type: 'tool.called', data: { action: 'refund.issue', approval_id: a.id, arguments: args } }, { event_type: 'note', data: {} }] });
     expect(batch.statusCode, batch.body).toBe(200);
     expect(batch.json().governance_checks).toEqual([{ index: 0, log_id: batch.json().log_ids[0], approval_check: expect.objectContaining({ result: 'consumed' }) }]);
 
@@ -484,8 +484,10 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(approved.json()).toMatchObject({ status: 'approved', decided_by: { email: c.r1.email } });
 
     const b = (await c.call('POST', '/hitl/approve', c.agent, { reason: 'second' })).json();
-    const esc = await c.call('POST', '/hitl/escalate', c.agent, { approval_id: b.id, current_reviewer: 'alice', escalation_target: 'bob@example.com', escalation_reason: 'out of office' });
-    expect(esc.json()).toMatchObject({ approval: { id: b.id, assignee: 'bob@example.com' } });
+    // Escalating the request itself decides who decides: a reviewer's session, never the agent's key.
+    problem(await c.call('POST', '/hitl/escalate', c.agent, { approval_id: b.id, current_reviewer: 'alice', escalation_target: c.r2.email, escalation_reason: 'out of office' }), 403, 'forbidden');
+    const esc = await c.call('POST', '/hitl/escalate', c.as(c.r1), { approval_id: b.id, current_reviewer: 'alice', escalation_target: c.r2.email, escalation_reason: 'out of office' });
+    expect(esc.json()).toMatchObject({ approval: { id: b.id, assignee: c.r2.email } });
     const loose = await c.call('POST', '/hitl/escalate', c.agent, { current_reviewer: 'alice', escalation_target: 'legal', escalation_reason: 'unclear' });
     expect(loose.json()).toMatchObject({ approval: null, log_id: expect.any(String) });
     problem(await c.call('POST', '/hitl/escalate', c.agent, { escalation_target: 'legal', escalation_reason: 'x' }), 400, 'validation_failed');

@@ -18,7 +18,8 @@ import { iso } from '../kernel/time.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { ApprovalRow, GovernanceStore, TeamRow } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
-import { type ApprovalCheckResult, compileConstraints, judge } from './binding.js';
+import { type ApprovalCheckResult, judge } from './binding.js';
+import { compileConstraints } from './constraints.js';
 import { canonicalHash, type GovernanceRecorder } from './record.js';
 
 import { actionMatches, approvalRow, approvalView, asActor, DEFAULT_EXPIRES_SECONDS, sameActor, type ApprovalRequestInput, type ApprovalView, type Approver, type Decider, type Risk, type StandingInput } from './approval-model.js';
@@ -30,6 +31,8 @@ export interface ApprovalsDeps {
   recorder: GovernanceRecorder;
   events: EventSink;
   clock: () => number;
+  /** A reviewer or admin of the company (not disabled) by email: who a request may be escalated to in person. */
+  reviewerByEmail: (companyId: string, email: string) => Promise<{ email: string } | undefined>;
   /** Checks that a policy version exists (the policy register). */
   policyVersionExists: (companyId: string, policyId: string, version: number | undefined) => Promise<boolean>;
   newId?: () => string;
@@ -237,18 +240,29 @@ export class Approvals {
     return this.get(companyId, approvalId);
   }
 
-  /** Hands a pending request to another team or person (a team's name, or anything else: a user's email). */
-  async escalate(companyId: string, actor: TrailActor, approvalId: string, to: string, reason: string, slaBreached = false): Promise<ApprovalView> {
+  /**
+   * Hands a pending request to another team or to a person, by someone who may decide it now (an
+   * admin, or a member of the team or the person it is assigned to): never by an API key (the
+   * agent that asked must not choose who decides). The target must be one of the company's reviewer
+   * teams, or a reviewer or admin of the company named by email; from then on only that team's
+   * members, or that person, decide it (admins always may). An unknown target is refused: it would
+   * otherwise leave a request that no team rule covers.
+   */
+  async escalate(companyId: string, decider: Decider, approvalId: string, to: string, reason: string, field = '/body/to'): Promise<ApprovalView> {
     const row = await this.pendingRequest(companyId, approvalId);
+    await this.mustBeInTeam(companyId, row, decider);
     const team = await this.deps.store.getTeam(companyId, to);
+    const person = team ? undefined : await this.deps.reviewerByEmail(companyId, to);
+    if (!team && !person) throw new InputError([{ field, message: `"${to}" is neither a reviewer team of this company nor one of its reviewers or admins` }]);
+    const target = team ? team.name : (person as { email: string }).email;
     const at = iso(this.now());
-    const set = { assignee: to, ...(team ? { team: team.name, sla_due_at: team.sla_minutes ? iso(this.now() + team.sla_minutes * 60_000) : null } : {}), updated_at: at };
+    const set = { assignee: target, ...(team ? { team: team.name, sla_due_at: team.sla_minutes ? iso(this.now() + team.sla_minutes * 60_000) : null } : {}), updated_at: at };
     if (!(await this.deps.store.updateIf(companyId, approvalId, row, set))) throw this.changedMeanwhile(approvalId);
     const appended = await this.recordOrUndo(companyId, approvalId, row, { assignee: row.assignee, team: row.team, sla_due_at: row.sla_due_at }, () =>
-      this.deps.recorder.record(companyId, 'approval.escalated', actor, { approval_id: approvalId, from: row.assignee ?? row.team, to, reason, sla_breached: slaBreached }, { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id }),
+      this.deps.recorder.record(companyId, 'approval.escalated', asActor(decider), { approval_id: approvalId, from: row.assignee ?? row.team, to: target, to_kind: team ? 'team' : 'person', reason, sla_breached: false }, { trace_id: row.trace_id, agent_id: row.agent_id, parent_event_id: row.log_id }),
     );
     this.notify(companyId, approvalId);
-    await this.deps.events.emit(companyId, 'approval.escalated', { approval_id: approvalId, to, reason, sla_breached: slaBreached, log_id: appended.log_id });
+    await this.deps.events.emit(companyId, 'approval.escalated', { approval_id: approvalId, to: target, reason, sla_breached: false, log_id: appended.log_id });
     return this.get(companyId, approvalId);
   }
 
@@ -260,12 +274,20 @@ export class Approvals {
     return row;
   }
 
-  /** When the request's team lists members, only they (and admins) decide it. */
+  /**
+   * Who may decide a request: admins always; otherwise, when it is assigned (routed to a team, or
+   * escalated to a team or a person), only that team's members (a team that lists none: any
+   * reviewer) or that person. A name that is no longer a team is read as a person, so a request
+   * assigned to something unknown fails closed (only that name, or an admin, decides).
+   */
   private async mustBeInTeam(companyId: string, row: ApprovalRow, user: Decider): Promise<void> {
     const name = row.assignee ?? row.team;
     if (name === null || user.role === 'admin') return;
     const team = await this.deps.store.getTeam(companyId, name);
-    if (!team) return;
+    if (!team) {
+      if (name.toLowerCase() !== user.email.toLowerCase()) throw new GovernanceRefusal(403, 'not_in_team', `this request is assigned to "${name}", who is not you`);
+      return;
+    }
     const members = (JSON.parse(team.members) as string[]).map((m) => m.toLowerCase());
     if (members.length > 0 && !members.includes(user.email.toLowerCase())) throw new GovernanceRefusal(403, 'not_in_team', `this request is assigned to team "${name}", which you are not a member of`);
   }
@@ -292,7 +314,7 @@ export class Approvals {
   async precheck(companyId: string, by: TrailActor, approvalId: string, input: { arguments: unknown; action?: string | undefined; agent_id?: string | undefined }) {
     const row = await this.row(companyId, approvalId);
     const now = iso(this.now());
-    const verdict = judge(row, { action: input.action ?? (row.kind === 'standing' ? row.action : null), tool: null, agent_id: input.agent_id ?? null, arguments: input.arguments, hasArguments: input.arguments !== undefined }, now);
+    const verdict = judge(row, { action: input.action ?? row.action, tool: null, agent_id: input.agent_id ?? null, arguments: input.arguments, hasArguments: input.arguments !== undefined }, now);
     const argumentsHash = canonicalHash(input.arguments ?? null);
     const appended = await this.deps.recorder.record(companyId, 'approval.precheck', by, { approval_id: approvalId, result: verdict.result, detail: verdict.detail, arguments_hash: argumentsHash, approved_arguments_hash: row.arguments_hash }, { trace_id: row.trace_id, agent_id: input.agent_id ?? row.agent_id, parent_event_id: row.log_id });
     return { approval_id: approvalId, result: verdict.result as ApprovalCheckResult, detail: verdict.detail, arguments_hash: argumentsHash, approved_arguments_hash: row.arguments_hash, log_id: appended.log_id };
@@ -302,9 +324,12 @@ export class Approvals {
 
   async grantStanding(companyId: string, admin: TrailActor, input: StandingInput): Promise<ApprovalView> {
     const now = this.now();
-    const validFrom = input.valid_from ?? iso(now);
-    if (Date.parse(input.valid_until) <= Date.parse(validFrom)) throw new InputError([{ field: '/body/valid_until', message: 'must be after valid_from' }]);
-    if (input.constraints !== undefined) compileConstraints(input.constraints, '/body/constraints');
+    // Kept as UTC instants (an offset such as -05:00 is the same instant written otherwise): the
+    // store compares these columns, and only one spelling per instant compares as instants do.
+    const validFrom = iso(input.valid_from === undefined ? now : Date.parse(input.valid_from));
+    const validUntil = iso(Date.parse(input.valid_until));
+    if (Date.parse(validUntil) <= Date.parse(validFrom)) throw new InputError([{ field: '/body/valid_until', message: 'must be after valid_from' }]);
+    if (input.constraints !== undefined) compileConstraints(companyId, input.constraints, '/body/constraints');
     const approvalId = this.newId();
     const appended = await this.deps.recorder.record(companyId, 'approval.standing_granted', admin, {
       approval_id: approvalId,
@@ -313,7 +338,7 @@ export class Approvals {
       agent_id: input.agent_id ?? null,
       constraints: input.constraints ?? null,
       valid_from: validFrom,
-      valid_until: input.valid_until,
+      valid_until: validUntil,
       max_uses: input.max_uses ?? null,
       reason: input.reason,
     });
@@ -335,7 +360,7 @@ export class Approvals {
       log_id: appended.log_id,
       created_at: appended.created_at,
       valid_from: validFrom,
-      expires_at: input.valid_until,
+      expires_at: validUntil,
       decided_at: appended.created_at,
       max_uses: input.max_uses ?? null,
     });

@@ -13,8 +13,7 @@ import { iso } from '../kernel/time.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import type { ApprovalRow, CheckRow, GovernanceStore } from '../store/governance.js';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { InputError } from '../kernel/domain-error.js';
+import { outsideConstraints } from './constraints.js';
 import { canonicalHash, type GovernanceRecorder } from './record.js';
 
 export const EXECUTION_TYPES: ReadonlySet<string> = new Set(['action.executed', 'tool.called']);
@@ -55,7 +54,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 
 
 /** Whether an event needs a governance check: cheap, so every other event costs nothing more. */
 export function governed(e: PreparedEvent): boolean {
-  if (EXECUTION_TYPES.has(e.event_type)) return typeof e.data.approval_id === 'string';
+  if (EXECUTION_TYPES.has(e.event_type)) return 'approval_id' in e.data;
   return e.event_type === 'policy.evaluated' && typeof e.data.policy_id === 'string';
 }
 
@@ -78,7 +77,8 @@ export const approvalsRecorded = (row: Pick<ApprovalRow, 'approvers'>): boolean 
 
 /** What an execution (or a self-check) names: compared with the approval. */
 export interface ExecutionSubject {
-  action: string | null;
+  /** What the execution says it did: a non-empty string, `null` when absent, `undefined`... never: anything else is kept as sent and refused. */
+  action: unknown;
   tool: string | null;
   agent_id: string | null;
   arguments: unknown;
@@ -86,32 +86,46 @@ export interface ExecutionSubject {
 }
 
 export const subjectOf = (e: PreparedEvent): ExecutionSubject => ({
-  action: str(e.data.action),
+  action: 'action' in e.data ? e.data.action : null,
   tool: str(e.data.tool) ?? str(e.data.tool_name),
   agent_id: e.envelope.agent_id,
   arguments: e.data.arguments,
   hasArguments: 'arguments' in e.data,
 });
 
-/** The verdict on an execution before a use is taken (pure): anything but ok is final. */
+/**
+ * Whether an execution names what was approved (docs/governance.md, "Executions"): its `action`
+ * equals the approval's action; or, sending no `action` at all, its tool equals the tool the
+ * approval names (a tool call reported over OTLP carries the tool's name, not the action). An
+ * action that is sent but is not a non-empty string (`123`, `""`, an array) never matches, and a
+ * tool never stands in for a different action. null when it matches, else why not.
+ */
+function actionMismatch(row: ApprovalRow, x: ExecutionSubject, what: string): string | null {
+  if (x.action !== null) {
+    if (typeof x.action !== 'string' || x.action.length === 0) return `the execution's action must be a non-empty string (it is ${JSON.stringify(x.action)}); the ${what} covers "${row.action}"`;
+    if (x.action !== row.action) return `the action is "${x.action}" but the ${what} covers "${row.action}"`;
+    if (row.tool !== null && x.tool !== null && x.tool !== row.tool) return `the tool is "${x.tool}" but the ${what} covers "${row.tool}"`;
+    return null;
+  }
+  if (row.tool !== null && x.tool === row.tool) return null;
+  return `the execution names no action (the ${what} covers "${row.action}"${row.tool === null ? '' : `, tool "${row.tool}"`})`;
+}
+
+/** The verdict on an execution before a use is taken (pure, never throws): anything but ok is final. */
 export function judge(row: ApprovalRow, x: ExecutionSubject, now: string): { result: ApprovalCheckResult; detail: string | null } {
-  const { action, tool } = x;
   if (row.kind === 'request') {
     if (!x.hasArguments) return { result: 'mismatch', detail: 'the execution carries no arguments to compare with the approved ones' };
     const h = canonicalHash(x.arguments);
     if (h !== row.arguments_hash) return { result: 'mismatch', detail: `the arguments hash to ${h} but the approval covers ${row.arguments_hash}` };
-    if (action !== null && action !== row.action) return { result: 'mismatch', detail: `the action is "${action}" but the approval covers "${row.action}"` };
-    if (row.tool !== null && tool !== null && tool !== row.tool) return { result: 'mismatch', detail: `the tool is "${tool}" but the approval covers "${row.tool}"` };
+    const wrong = actionMismatch(row, x, 'approval');
+    if (wrong !== null) return { result: 'mismatch', detail: wrong };
   } else {
-    const subject = action ?? tool;
-    if (subject !== row.action && !(row.tool !== null && tool === row.tool)) return { result: 'mismatch', detail: `the action is ${subject === null ? 'unnamed' : `"${subject}"`} but the standing approval covers "${row.action}"` };
+    const wrong = actionMismatch(row, x, 'standing approval');
+    if (wrong !== null) return { result: 'mismatch', detail: wrong };
     if (row.agent_id !== null && x.agent_id !== row.agent_id) return { result: 'mismatch', detail: `the agent is ${x.agent_id === null ? 'unnamed' : `"${x.agent_id}"`} but the standing approval covers "${row.agent_id}"` };
     if (row.constraints !== null) {
-      const validate = compileConstraints(JSON.parse(row.constraints) as JsonObject, '/constraints');
-      if (!validate(x.arguments ?? {})) {
-        const first = validate.errors?.[0];
-        return { result: 'mismatch', detail: `the arguments are outside the standing approval's constraints${first ? `: ${first.instancePath || '(arguments)'} ${first.message ?? ''}` : ''}`.trim() };
-      }
+      const outside = outsideConstraints(row.company_id, JSON.parse(row.constraints) as JsonObject, x.arguments);
+      if (outside !== null) return { result: 'mismatch', detail: outside };
     }
     if (Date.parse(row.valid_from) > Date.parse(now)) return { result: 'not_approved', detail: `the standing approval starts at ${row.valid_from}` };
   }
@@ -145,10 +159,13 @@ export class ExecutionBinding {
       }
       if (r.duplicate) {
         const rows = await this.deps.store.getChecks(companyId, [r.log_id]);
-        // A repeat answers the original's check; an original never checked (the process stopped
-        // between its commit and its check) is checked now, as the original.
+        // A repeat answers the original's check. An original whose use was taken but whose check
+        // entry was never appended (the process stopped in between) gets that entry now; one never
+        // checked at all is checked now, as the original.
         if (rows.length) {
-          out.push(Object.assign({}, ...rows.map(checkView)));
+          const views = [];
+          for (const row of rows) views.push(row.kind === 'approval' && row.check_log_id === null ? { approval_check: await this.recordCheck(companyId, e, r, row.subject_id, { result: 'ok', detail: null }, row.basis as 'request' | 'standing', true) } : checkView(row));
+          out.push(Object.assign({}, ...views));
           continue;
         }
       }
@@ -158,34 +175,39 @@ export class ExecutionBinding {
   }
 
   private async checkExecution(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<ApprovalCheck> {
-    const approvalId = e.data.approval_id as string;
-    const row = await this.deps.store.getApproval(companyId, approvalId);
+    const named = e.data.approval_id;
+    // An approval_id that is not a string names no approval: still checked, and a violation.
+    if (typeof named !== 'string' || named.length === 0) return this.recordCheck(companyId, e, r, JSON.stringify(named) ?? 'null', { result: 'unknown', detail: `approval_id must be a non-empty string (it is ${JSON.stringify(named)})` }, null, false);
+    const row = await this.deps.store.getApproval(companyId, named);
     const now = iso(this.deps.clock());
-    let verdict = row ? judge(row, subjectOf(e), now) : { result: 'unknown' as const, detail: `no approval ${approvalId} in this company` };
-    let usedOne = false;
+    let verdict = row ? judge(row, subjectOf(e), now) : { result: 'unknown' as const, detail: `no approval ${named} in this company` };
     if (verdict.result === 'ok' && row) {
-      usedOne = await this.deps.store.takeUse(companyId, approvalId, now);
-      if (!usedOne) {
-        const again = await this.deps.store.getApproval(companyId, approvalId);
+      const taken = await this.deps.store.takeUseFor({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: named, basis: row.kind, detail: null, created_at: r.created_at }, now);
+      if (!taken) {
+        const again = await this.deps.store.getApproval(companyId, named);
         verdict = again && Date.parse(again.expires_at) <= Date.parse(now) ? { result: 'expired', detail: `the approval expired at ${again.expires_at}` } : again && again.status !== 'approved' ? { result: 'not_approved', detail: `the approval is ${again.status}` } : { result: 'consumed', detail: `every use of the approval (${again?.max_uses ?? 1}) was already taken` };
       }
     }
-    const basis = verdict.result === 'ok' && row ? row.kind : null;
+    return this.recordCheck(companyId, e, r, named, verdict, verdict.result === 'ok' && row ? row.kind : null, verdict.result === 'ok');
+  }
+
+  /**
+   * Appends the `approval.checked` entry of a verdict and keeps it beside the execution (a use,
+   * when ok, was already taken with its mark: the entry completes that mark); anything but ok fires
+   * `approval.violated`.
+   */
+  private async recordCheck(companyId: string, e: PreparedEvent, r: AppendedEvent, approvalId: string, verdict: { result: ApprovalCheckResult; detail: string | null }, basis: ApprovalCheck['basis'], usedOne: boolean): Promise<ApprovalCheck> {
+    const row = await this.deps.store.getApproval(companyId, approvalId);
     const argsHash = 'arguments' in e.data ? canonicalHash(e.data.arguments) : null;
-    let appended: AppendedEvent;
-    try {
-      appended = await this.deps.recorder.record(
-        companyId,
-        'approval.checked',
-        { kind: 'service', task: 'approval-binding' },
-        { approval_id: approvalId, execution_log_id: r.log_id, execution_event_type: e.event_type, result: verdict.result, basis, detail: verdict.detail, arguments_hash: argsHash, approved_arguments_hash: row?.arguments_hash ?? null, uses: row ? row.uses + (usedOne ? 1 : 0) : null, max_uses: row?.max_uses ?? null },
-        { trace_id: e.envelope.trace_id, agent_id: e.envelope.agent_id, parent_event_id: r.log_id },
-      );
-    } catch (err) {
-      if (usedOne) await this.deps.store.returnUse(companyId, approvalId).catch(() => undefined);
-      throw err;
-    }
-    await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: approvalId, result: verdict.result, basis, detail: verdict.detail, check_log_id: appended.log_id, created_at: appended.created_at });
+    const appended = await this.deps.recorder.record(
+      companyId,
+      'approval.checked',
+      { kind: 'service', task: 'approval-binding' },
+      { approval_id: approvalId, execution_log_id: r.log_id, execution_event_type: e.event_type, result: verdict.result, basis, detail: verdict.detail, arguments_hash: argsHash, approved_arguments_hash: row?.arguments_hash ?? null, uses: row ? row.uses : null, max_uses: row?.max_uses ?? null },
+      { trace_id: e.envelope.trace_id, agent_id: e.envelope.agent_id, parent_event_id: r.log_id },
+    );
+    if (usedOne) await this.deps.store.setCheckEntry(companyId, r.log_id, appended.log_id);
+    else await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: approvalId, result: verdict.result, basis, detail: verdict.detail, check_log_id: appended.log_id, created_at: appended.created_at });
     if (verdict.result !== 'ok') {
       await this.deps.events.emit(companyId, 'approval.violated', { approval_id: approvalId, execution_log_id: r.log_id, result: verdict.result, detail: verdict.detail, check_log_id: appended.log_id, trace_id: e.envelope.trace_id });
     }
@@ -209,25 +231,5 @@ export class ExecutionBinding {
     }
     await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'policy', subject_id: policyId, result, basis: null, detail: JSON.stringify({ version: found, content_hash: hash }), check_log_id: null, created_at: r.created_at });
     return { result, policy_id: policyId, version: found };
-  }
-}
-
-// ---- argument constraints of standing approvals: a JSON Schema, compiled once each ----
-
-const ajv = new Ajv({ strict: false, allErrors: false });
-const compiled = new Map<string, ValidateFunction>();
-
-/** Compiles a constraints schema (cached by its text); an invalid schema is an input error at `field`. */
-export function compileConstraints(schema: JsonObject, field: string): ValidateFunction {
-  const key = JSON.stringify(schema);
-  const hit = compiled.get(key);
-  if (hit) return hit;
-  try {
-    const fn = ajv.compile(schema);
-    if (compiled.size > 1000) compiled.clear();
-    compiled.set(key, fn);
-    return fn;
-  } catch (err) {
-    throw new InputError([{ field, message: `is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}` }]);
   }
 }

@@ -189,16 +189,16 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
         config: DECIDE,
         schema: {
           tags: ['approvals'],
-          operationId: 'escalateApproval', description: "Appends `approval.escalated` naming the credential and fires the `approval.escalated` webhook. To a team name, the team's SLA starts again; anything else is kept as the assignee (a person).",
+          operationId: 'escalateApproval', description: "Appends `approval.escalated` naming the user of the session and fires the `approval.escalated` webhook. Only someone who may decide the request now (an admin, or a member of the team or the person it is assigned to) may hand it on. `to` must be one of the company's reviewer teams (its SLA starts again) or a reviewer or admin of the company by email; from then on only they (or an admin) decide it. Anything else is a 400.",
           summary: 'Hand a pending request to another team or person',
           params: IdParams,
-          body: Type.Object({ to: Type.String({ minLength: 1, maxLength: 320, description: 'A team name, or a person (email)' }), reason: Text(4000, 'Why') }, { additionalProperties: false }),
+          body: Type.Object({ to: Type.String({ minLength: 1, maxLength: 320, description: "A reviewer team's name, or a reviewer's or admin's email" }), reason: Text(4000, 'Why') }, { additionalProperties: false }),
           response: { 200: ApprovalSchema, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
         },
       },
       async (request) => {
         const p = principalOf(request);
-        return (await ctx.approvals.escalate(p.companyId, actorOf(p), request.params.id, request.body.to, request.body.reason).catch((err: unknown) => appendFailure(err, () => '/body'))) as never;
+        return (await ctx.approvals.escalate(p.companyId, deciderOf(request), request.params.id, request.body.to, request.body.reason).catch((err: unknown) => appendFailure(err, () => '/body'))) as never;
       },
     );
 

@@ -55,6 +55,19 @@ const HitlApproveBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * What a reviewer's auth_response.status decides, exactly: an approval only on an explicit approve
+ * value, a rejection only on an explicit reject value. Anything else (absent, misspelt, "no",
+ * "REJECTED ") decides nothing and is a 400: a decision never follows from a value not understood.
+ */
+export const HITL_APPROVE = ['approved', 'approve'] as const;
+export const HITL_REJECT = ['rejected', 'reject', 'denied', 'deny', 'declined'] as const;
+function hitlVerdict(status: string | undefined): 'approve' | 'reject' {
+  if (status !== undefined && (HITL_APPROVE as readonly string[]).includes(status)) return 'approve';
+  if (status !== undefined && (HITL_REJECT as readonly string[]).includes(status)) return 'reject';
+  throw new ApiError(400, 'validation_failed', 'auth_response.status must say the decision', { errors: [{ field: '/body/auth_response/status', message: `must be one of ${[...HITL_APPROVE, ...HITL_REJECT].join(', ')} with approval_id (it is ${status === undefined ? 'absent' : JSON.stringify(status)})` }] });
+}
+
 export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
@@ -136,7 +149,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
           operationId: 'hitlApprove',
           summary: 'Alias: an approval request (the agent SDK form), or with approval_id a reviewer approving it',
           description:
-            'Without `approval_id`: POST /approvals with action `hitl.review` and arguments {decision_id, log_id, metadata} (201). With `approval_id`: POST /approvals/{id}/approve as the session user, or /reject when auth_response.status is rejected or denied (200); an API key gets 403.',
+            'Without `approval_id`: POST /approvals with action `hitl.review` and arguments {decision_id, log_id, metadata} (201). With `approval_id`: POST /approvals/{id}/approve as the session user when auth_response.status is `approved` or `approve`, or /reject when it is `rejected`, `reject`, `denied`, `deny` or `declined` (200); any other status, or none, is a 400 and decides nothing; an API key gets 403.',
           body: HitlApproveBody,
           response: { 200: ApprovalSchema, 201: ApprovalSchema, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
         },
@@ -146,9 +159,9 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         const b = request.body;
         if (b.approval_id !== undefined) {
           const decider = deciderOf(request);
-          const status = (b.auth_response?.status ?? 'approved').toLowerCase();
+          const verdict = hitlVerdict(b.auth_response?.status);
           const reason = b.auth_response?.reason ?? b.reason;
-          const run = status === 'rejected' || status === 'denied' ? ctx.approvals.reject(p.companyId, decider, b.approval_id, reason ?? 'rejected') : ctx.approvals.approve(p.companyId, decider, b.approval_id, reason);
+          const run = verdict === 'reject' ? ctx.approvals.reject(p.companyId, decider, b.approval_id, reason ?? 'rejected') : ctx.approvals.approve(p.companyId, decider, b.approval_id, reason);
           return reply.code(200).send((await run.catch((err: unknown) => appendFailure(err, () => '/body'))) as never);
         }
         if (b.reason === undefined) throw new ApiError(400, 'validation_failed', 'an approval request needs reason', { errors: [{ field: '/body/reason', message: 'is required without approval_id' }] });
@@ -176,7 +189,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
           operationId: 'hitlEscalate',
           summary: 'Alias: escalate a review (with approval_id, the approval request itself)',
           description:
-            'With `approval_id`: POST /approvals/{id}/escalate to escalation_target (`approval.escalated`, naming the credential). Without: a `hitl.escalated` entry recording what was sent. `current_reviewer` is recorded as said, never taken as an identity.',
+            'With `approval_id`: POST /approvals/{id}/escalate to escalation_target (`approval.escalated`, naming the session user): a reviewer\'s or admin\'s session only (an API key gets 403), and the target must be a reviewer team or a reviewer or admin of the company. Without: a `hitl.escalated` entry recording what was sent. `current_reviewer` is recorded as said, never taken as an identity.',
           body: Type.Object(
             {
               current_reviewer: NonBlank(320, 'Who had it, as the caller says'),
@@ -198,7 +211,9 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         const p = principalOf(request);
         const b = request.body;
         if (b.approval_id !== undefined) {
-          const approval = await ctx.approvals.escalate(p.companyId, actorOf(p), b.approval_id, b.escalation_target, b.escalation_reason).catch((err: unknown) => appendFailure(err, () => '/body'));
+          // Escalating the approval request itself is a decision about who decides: a person's
+          // (deciderOf refuses an API key), as POST /approvals/{id}/escalate.
+          const approval = await ctx.approvals.escalate(p.companyId, deciderOf(request), b.approval_id, b.escalation_target, b.escalation_reason, '/body/escalation_target').catch((err: unknown) => appendFailure(err, () => '/body'));
           return { id: approval.id, log_id: null, escalation_target: b.escalation_target, approval, created_at: approval.escalated_at ?? approval.created_at } as never;
         }
         const submittedBy = p.kind === 'user' ? ({ kind: 'user', id: p.userId } as const) : ({ kind: 'api_key', id: p.keyId } as const);

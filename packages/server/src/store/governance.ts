@@ -84,23 +84,38 @@ export class GovernanceStore {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  /** Takes one use of an approved approval within its window and uses; false when there is none left (or it is not approved). */
-  async takeUse(companyId: string, approvalId: string, now: string): Promise<boolean> {
-    const r = await this.db
-      .updateTable('approvals')
-      .set((eb) => ({ uses: eb('uses', '+', 1), updated_at: now }))
-      .where('company_id', '=', companyId)
-      .where('approval_id', '=', approvalId)
-      .where('status', '=', 'approved')
-      .where('expires_at', '>', now)
-      .where((eb) => eb.or([eb('max_uses', 'is', null), eb('uses', '<', eb.ref('max_uses'))]))
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+  /**
+   * Takes one use for a committed execution and marks it taken, in one transaction: the use and
+   * an `ok` check row of that execution (its check_log_id still null until the `approval.checked`
+   * entry is appended). A process that stops between the two leaves the mark, so the client's
+   * idempotent retry finds the use its execution took instead of taking another (and being told
+   * `consumed`). False when no use is left (or the approval is not approved and in its window).
+   */
+  async takeUseFor(check: Omit<CheckRow, 'result' | 'check_log_id'>, now: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('approvals')
+        .set((eb) => ({ uses: eb('uses', '+', 1), updated_at: now }))
+        .where('company_id', '=', check.company_id)
+        .where('approval_id', '=', check.subject_id)
+        .where('status', '=', 'approved')
+        .where('expires_at', '>', now)
+        .where((eb) => eb.or([eb('max_uses', 'is', null), eb('uses', '<', eb.ref('max_uses'))]))
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) !== 1) return false;
+      const marked = await trx.insertInto('governance_checks').values({ ...check, result: 'ok', check_log_id: null }).onConflict((oc) => oc.columns(['company_id', 'log_id', 'kind']).doNothing()).executeTakeFirst();
+      // The execution was already checked and took its use: give this one back (same transaction).
+      if (Number(marked.numInsertedOrUpdatedRows ?? 0n) !== 1) {
+        await trx.updateTable('approvals').set((eb) => ({ uses: eb('uses', '-', 1) })).where('company_id', '=', check.company_id).where('approval_id', '=', check.subject_id).execute();
+        return false;
+      }
+      return true;
+    });
   }
 
-  /** Gives a use back (the execution it was taken for could not be recorded). */
-  async returnUse(companyId: string, approvalId: string): Promise<void> {
-    await this.db.updateTable('approvals').set((eb) => ({ uses: eb('uses', '-', 1) })).where('company_id', '=', companyId).where('approval_id', '=', approvalId).where('uses', '>', 0).execute();
+  /** Records the `approval.checked` entry of a check taken with takeUseFor. */
+  async setCheckEntry(companyId: string, logId: string, checkLogId: string): Promise<void> {
+    await this.db.updateTable('governance_checks').set({ check_log_id: checkLogId }).where('company_id', '=', companyId).where('log_id', '=', logId).where('kind', '=', 'approval').where('check_log_id', 'is', null).execute();
   }
 
   /** Pending requests (of one company, or every one) whose SLA ran out and that were not escalated yet. */
