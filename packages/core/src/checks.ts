@@ -54,6 +54,8 @@ export type CheckCode =
   | 'stream_batch'
   /** A stream copy lacks a range of seqs between two batches. */
   | 'stream_gap'
+  /** Two batches of a stream copy disagree about an entry number or a tree size's root: two histories (a fork or a rollback). */
+  | 'stream_fork'
   /** A consistency proof between two checkpoints does not verify. */
   | 'consistency'
   /** An entry's agent signature (format version 4, docs/ledger-format.md §20) against the agent key register, and the line over them. */

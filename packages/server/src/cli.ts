@@ -3,6 +3,8 @@
 // Parsed by commander: every command and subcommand answers --help/-h with its usage and does
 // nothing else; an unknown command or option prints the usage and exits 2. Each command imports
 // what it runs when it runs, so --help and a usage error load no server, store or HTTP code.
+// First: refuse an older Node before anything else loads (kernel/node-check.ts).
+import './kernel/node-check.js';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, envExample, loadConfig } from './kernel/config.js';
 import { flushLogs } from './logger.js';

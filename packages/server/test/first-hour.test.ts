@@ -36,6 +36,17 @@ describe('an old Node', () => {
     expect(r.stdout).toBe('');
   });
 
+  it('the compiled CLI module started directly (as a systemd unit or a container does) stops at once too, and creates no ledger', () => {
+    const { bin, version } = oldNode();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-old-'));
+    const r = spawnSync(path.join(bin, 'node'), [path.join(REPO, 'packages/server/dist/src/cli.js'), 'serve'], { encoding: 'utf8', env: { ...withOldNode(bin), LEDGER_DATA_DIR: dataDir } });
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${MESSAGE} (this is Node ${version.slice(1)}); ${HINT}`);
+    expect(fs.readdirSync(dataDir)).toEqual([]);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it('npm start stops before building anything: npm refuses by devEngines, and the build script by its own check', () => {
     const { bin, version } = oldNode();
     const r = spawnSync(path.join(bin, 'npm'), ['start'], { cwd: REPO, encoding: 'utf8', env: withOldNode(bin) });

@@ -206,6 +206,9 @@ describe.each(STORE_KINDS)('log streams on %s', (kind) => {
     const dir = path.join(t.config.streamDirectory, s.acct.companyId, folder);
     await waitFor(async () => expect((await s.stream(st.id)).lag.entries).toBe(0));
     const files = fs.readdirSync(dir).sort();
+    // Private like the rest of the data directory: no access for group or others.
+    expect(fs.statSync(dir).mode & 0o077).toBe(0);
+    for (const f of files) expect(fs.statSync(path.join(dir, f)).mode & 0o077, f).toBe(0);
     expect(files[0]).toMatch(new RegExp(`^00000000000000000000-0000000000000000000\\d-[0-9a-f-]{36}\\.cef$`));
     const segments = files.length;
     const text = fs.readFileSync(path.join(dir, files[0]!), 'utf8');

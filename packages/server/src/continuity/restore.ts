@@ -14,12 +14,18 @@ import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { growTree } from '../ledger/tree-rows.js';
 import type { ServiceRows } from '../store/continuity.js';
-import { type Backup, backupCheckpoints, linesOf, openBackup, RestoreInputError, rowOfLine, serviceRowsFromKeys, suppliedEntries, trustOf } from './sources.js';
+import { type Backup, backupCheckpoints, linesOf, openBackup, RestoreInputError, rowOfLine, serviceRowsFromKeys, suppliedEntries } from './sources.js';
 import { type SeenCheckpoint, seenInFile, witnessSize } from './seen.js';
 import { MARKS_FILE, readMarks } from './marks.js';
+import { readTarget, sqliteTarget, trustAnchor } from './target.js';
+import { openSqliteStore } from '../store/sqlite.js';
+import SQLite from 'better-sqlite3';
+
+/** The source of the holds a PostgreSQL restore takes while it writes (lifted when it completes). */
+export const RESTORE_HOLD = 'restore in progress (audit-ledger restore): run it again to complete it';
 
 export interface RestoreOptions {
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'ledgerOrigin' | 'witnesses'>;
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'ledgerOrigin' | 'witnesses' | 'signingKeyFile'>;
   /** A backup directory (audit-ledger backup --to). */
   from?: string;
   /** Complete JSON Lines exports (from seq 0), one company each: the base when there is no backup. */
@@ -165,8 +171,15 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   if (!backup && !opts.keysFile) throw new RestoreInputError('without a backup, give the service keys the exports were signed with (--keys: GET /api/v1/integrity/keys saved as JSON)');
   if (backup && backup.manifest.origin !== opts.config.ledgerOrigin) throw new RestoreInputError(`the backup is of origin ${backup.manifest.origin}; this service's LEDGER_ORIGIN is ${opts.config.ledgerOrigin}`);
   const service: ServiceRows = backup?.service ?? serviceRowsFromKeys(opts.keysFile as string);
-  const trust = trustOf(service, backup ? opts.keysFile : undefined);
-  if (trust.pinned.length === 0) throw new RestoreInputError('no signing key to verify the entries with');
+  // Trust comes from outside the backup (target.ts): the keys pinned, and those they endorsed.
+  const target = await readTarget(opts.config);
+  const anchor = trustAnchor(opts.config, opts.keysFile, target);
+  if (anchor.keys.length === 0) throw new RestoreInputError(`no signing key to verify the entries with in ${anchor.source}`);
+  const trust = { pinned: anchor.keys, transitions: [...anchor.transitions, ...service.key_transitions.filter((t) => !anchor.transitions.some((a) => a.statement === t.statement))] };
+  const vouched = new Set(followTransitions(trust.pinned, trust.transitions).keys.map((k) => k.keyId));
+  if (backup && !vouched.has(backup.signature.key_id)) throw new RestoreInputError(`the backup's manifest is signed by key ${backup.signature.key_id}, which neither ${anchor.source} nor a signed transition from it vouches for: the backup is not this service's, or it was forged`);
+  for (const k of service.signing_keys) if (!vouched.has(k.key_id)) throw new RestoreInputError(`${backup ? "the backup's service.json" : 'the keys'} holds signing key ${k.key_id}, which neither ${anchor.source} nor a signed transition from it vouches for: refused (a key added to a backup could sign anything)`);
+  say(`trusting key${vouched.size === 1 ? '' : 's'} ${[...vouched].join(', ')} (${anchor.source}${vouched.size > anchor.keys.length ? ', and the keys it endorsed in signed transitions' : ''})`);
   const bases = await basesOf(backup, opts.exports ?? []);
   const supplied = await suppliedEntries(opts.entries ?? [], (id) => bases.find((b) => b.companyId === id)?.manifest?.tree_size ?? 0);
   for (const id of supplied.keys()) if (!bases.some((b) => b.companyId === id)) throw new RestoreInputError(`--entries supplies company ${id}, which neither the backup nor an --export has`);
@@ -179,6 +192,8 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   if (marks?.origin === opts.config.ledgerOrigin) {
     for (const [companyId, m] of Object.entries(marks.companies)) seen.push({ companyId, size: m.tree_size, note: m.note, source: `a checkpoint this service signed (${marksFile})` });
   }
+  // The ledger this restore replaces is evidence too: its newest signed checkpoints.
+  seen.push(...(target?.checkpoints ?? []));
   for (const s of seen) if (!bases.some((b) => b.companyId === s.companyId)) throw new RestoreInputError(`${s.source}: a checkpoint of company ${s.companyId}, which this restore does not have (a log the outside world saw cannot be left out)`);
   const kept = new Map(bases.map((b) => [b.companyId, backup ? backupCheckpoints(backup, b.companyId) : { checkpoints: [], cosignatures: [] }]));
   // A witness that does not answer is asked no more (said once): a witness down never costs a timeout per company.
@@ -207,7 +222,7 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   }
   if (verdicts.some((v) => v.problems.length > 0)) return { ok: false, companies: verdicts };
 
-  await write(opts, backup, service, bases, supplied, kept, say);
+  await write(opts, backup, service, bases, verdicts, supplied, kept, say);
   return { ok: true, companies: verdicts };
 }
 
@@ -247,27 +262,35 @@ export async function appendLines(store: Store, companyId: string, lines: AsyncI
   return n;
 }
 
-async function write(opts: RestoreOptions, backup: Backup | undefined, service: ServiceRows, bases: Base[], supplied: Map<string, Map<number, string>>, kept: Map<string, ReturnType<typeof backupCheckpoints>>, say: (line: string) => void): Promise<void> {
+/**
+ * Writes the verified ledger so that a restore stopped at any point (kill -9) leaves the old state
+ * or the complete new one, never a partial ledger a service would append to:
+ * - SQLite: the new ledger is built in ledger.db.restoring (from the verified entries, or the
+ *   backup's database file once its entries and security rows are compared with what was
+ *   verified, row by row), then renamed over ledger.db in one atomic rename; the replaced file is
+ *   kept beside it (a hard link made before the rename).
+ * - PostgreSQL: first, in one transaction, a hold per company (continuity_holds, source
+ *   RESTORE_HOLD): every process of the service refuses that company's appends and checkpoints
+ *   (503) until the restore completes and lifts them. A restore interrupted before that leaves its
+ *   holds; running restore again removes the partial rows of the held companies and writes anew.
+ */
+async function write(opts: RestoreOptions, backup: Backup | undefined, service: ServiceRows, bases: Base[], verdicts: CompanyVerdict[], supplied: Map<string, Map<number, string>>, kept: Map<string, ReturnType<typeof backupCheckpoints>>, say: (line: string) => void): Promise<void> {
   const { config } = opts;
-  const sqliteFile = path.join(config.dataDir, 'ledger.db');
+  const sqliteFile = sqliteTarget(config);
   const useFile = !config.databaseUrl && backup?.manifest.store === 'sqlite';
-  if (!config.databaseUrl && fs.existsSync(sqliteFile)) {
-    if (!opts.force) throw new RestoreInputError(`${sqliteFile} exists: stop the service and give --force to replace it (it is kept as ledger.db.replaced-<time>)`);
-    const kept = `${sqliteFile}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    fs.renameSync(sqliteFile, kept);
-    for (const f of ['-wal', '-shm']) if (fs.existsSync(sqliteFile + f)) fs.renameSync(sqliteFile + f, kept + f);
-    say(`the ledger that was there is kept as ${kept}`);
-  }
-  if (useFile) {
+  if (!config.databaseUrl && fs.existsSync(sqliteFile) && !opts.force) throw new RestoreInputError(`${sqliteFile} exists: stop the service and give --force to replace it (it is kept as ledger.db.replaced-<time>)`);
+  const building = `${sqliteFile}.restoring`;
+  if (!config.databaseUrl) {
     fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-    fs.copyFileSync(path.join((backup as Backup).dir, 'ledger.db'), `${sqliteFile}.restoring`);
-    fs.renameSync(`${sqliteFile}.restoring`, sqliteFile);
+    for (const f of ['', '-wal', '-shm', '-journal']) fs.rmSync(building + f, { force: true });
+    if (useFile) fs.copyFileSync(path.join((backup as Backup).dir, 'ledger.db'), building);
   }
-  const store = openStore(config);
+  const store = config.databaseUrl ? openStore(config) : openSqliteStore(building);
   try {
     await store.migrate();
-    const sizes = await store.continuityStore.sizes();
-    if (!useFile && [...sizes.values()].some((n) => n > 0)) throw new RestoreInputError('the target database already holds entries: restore into an empty database');
+    if (config.databaseUrl) await holdForRestore(store, bases, verdicts);
+    else if (!useFile && [...(await store.continuityStore.sizes()).values()].some((n) => n > 0)) throw new RestoreInputError(`${building} already holds entries`);
+    if (useFile) await compareFile(store, service, bases, verdicts);
     await store.continuityStore.addServiceRows({ ...service, companies: [...service.companies, ...bases.filter((b) => !service.companies.some((c) => c.company_id === b.companyId)).map((b) => ({ company_id: b.companyId, name: b.name, created_at: new Date().toISOString(), tlog_public: 0 }))] });
     for (const b of bases) {
       let written = 0;
@@ -280,9 +303,85 @@ async function write(opts: RestoreOptions, backup: Backup | undefined, service: 
       }
       const own = kept.get(b.companyId);
       if (!useFile && own) await store.continuityStore.addCheckpoints(own.checkpoints, own.cosignatures);
-      say(`company ${b.companyId}: ${useFile ? 'database file restored' : 'rebuilt'}${written ? `, ${written} entries written` : ''}`);
+      say(`company ${b.companyId}: ${useFile ? 'database file restored (its entries and keys compared with the verified ones)' : 'rebuilt'}${written ? `, ${written} entries written` : ''}`);
     }
+    if (config.databaseUrl) await store.continuityHolds.liftRestore(new Date().toISOString(), RESTORE_HOLD);
   } finally {
     await store.close();
+  }
+  if (!config.databaseUrl) {
+    // One atomic step from the old ledger to the new one; the old one stays beside it.
+    if (fs.existsSync(sqliteFile)) {
+      const replaced = `${sqliteFile}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      checkpointWal(sqliteFile);
+      fs.linkSync(sqliteFile, replaced);
+      say(`the ledger that was there is kept as ${replaced}`);
+    }
+    const fd = fs.openSync(building, 'r');
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fs.renameSync(building, sqliteFile);
+    const dir = fs.openSync(config.dataDir, 'r');
+    fs.fsyncSync(dir);
+    fs.closeSync(dir);
+  }
+}
+
+/** Folds an existing ledger's write-ahead log into its file and removes it, so the file alone is the ledger (and no stale log meets the new file). */
+function checkpointWal(file: string): void {
+  const db = new SQLite(file);
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+  for (const f of ['-wal', '-shm']) fs.rmSync(file + f, { force: true });
+}
+
+/** PostgreSQL: holds every company of the restore first (one transaction); clears what an interrupted restore left. */
+async function holdForRestore(store: Store, bases: Base[], verdicts: CompanyVerdict[]): Promise<void> {
+  const sizes = await store.continuityStore.sizes();
+  const held = new Set((await store.continuityHolds.open()).filter((h) => h.source === RESTORE_HOLD).map((h) => h.company_id));
+  for (const [companyId, n] of sizes) if (n > 0 && !held.has(companyId)) throw new RestoreInputError('the target database already holds entries: restore into an empty database');
+  const at = new Date().toISOString();
+  await store.continuityHolds.holdForRestore(
+    bases.map((b) => ({ company_id: b.companyId, seen_size: verdicts.find((v) => v.company_id === b.companyId)?.size ?? 0, stored_size: 0, source: RESTORE_HOLD, note: null, detected_at: at })),
+    [...held],
+  );
+}
+
+/**
+ * Before a backup's database file is installed: its entries must be exactly the verified ones (the
+ * count, and every entry's hash at its seq, whose chain and signatures were verified), and its
+ * security rows (companies, users, API keys, signing keys, transitions) exactly the signed
+ * service.json's. A file that differs in any of them is refused.
+ */
+async function compareFile(store: Store, service: ServiceRows, bases: Base[], verdicts: CompanyVerdict[]): Promise<void> {
+  const sizes = await store.continuityStore.sizes();
+  for (const b of bases) {
+    const v = verdicts.find((x) => x.company_id === b.companyId);
+    const base = v?.base ?? 0;
+    if ((sizes.get(b.companyId) ?? 0) !== base) throw new RestoreInputError(`the backup's ledger.db holds ${sizes.get(b.companyId) ?? 0} entries of company ${b.companyId}, the verified export ${base}: the file was changed`);
+    let seq = 0;
+    let group: string[] = [];
+    const compare = async () => {
+      const from = seq - group.length;
+      const stored = await store.ledger.readEntryHashes(b.companyId, group.map((_, i) => from + i));
+      group.forEach((hash, i) => {
+        if (stored.get(from + i) !== hash) throw new RestoreInputError(`the backup's ledger.db holds another entry at seq ${from + i} of company ${b.companyId} than the verified export: the file was changed`);
+      });
+      group = [];
+    };
+    for await (const line of linesOf(b.file)) {
+      group.push((JSON.parse(line) as { hash: string }).hash);
+      seq++;
+      if (group.length === 1000) await compare();
+    }
+    await compare();
+  }
+  const rows = await store.continuityStore.serviceRows();
+  const canon = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x));
+  for (const table of ['companies', 'users', 'api_keys', 'signing_keys', 'key_transitions'] as const) {
+    if (canon(rows[table] ?? []) !== canon(service[table] ?? [])) throw new RestoreInputError(`the backup's ledger.db differs from its signed service.json in table ${table}: the file was changed`);
   }
 }

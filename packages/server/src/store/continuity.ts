@@ -177,6 +177,26 @@ export class ContinuityHolds {
       .execute();
   }
 
+  /**
+   * A PostgreSQL restore's holds, taken before it writes anything (one transaction): one per
+   * company, and the partial rows an interrupted restore left of the companies it held (`clear`)
+   * removed, so the restore writes them anew.
+   */
+  async holdForRestore(holds: Array<Omit<ContinuityHoldRow, 'decision' | 'reason' | 'decided_at' | 'recorded_at'>>, clear: string[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      for (const companyId of clear) {
+        for (const table of ['log_entries', 'merkle_hashes', 'chain_heads', 'checkpoint_cosignatures', 'checkpoints'] as const) await trx.deleteFrom(table).where('company_id', '=', companyId).execute();
+        await trx.deleteFrom('continuity_holds').where('company_id', '=', companyId).where('decision', 'is', null).where('source', '=', holds[0]?.source ?? '').execute();
+      }
+      for (const h of holds) await trx.insertInto('continuity_holds').values({ ...h, decision: null, reason: null, decided_at: null, recorded_at: null }).onConflict((oc) => oc.columns(['company_id', 'seen_size']).doUpdateSet({ decision: null, source: h.source, stored_size: 0, detected_at: h.detected_at })).execute();
+    });
+  }
+
+  /** Lifts every hold of a completed restore (decision `restored`). */
+  async liftRestore(at: string, source: string): Promise<void> {
+    await this.db.updateTable('continuity_holds').set({ decision: 'restored', reason: 'the restore completed', decided_at: at }).where('source', '=', source).where('decision', 'is', null).execute();
+  }
+
   async recorded(companyId: string, seenSize: number, at: string): Promise<void> {
     await this.db.updateTable('continuity_holds').set({ recorded_at: at }).where('company_id', '=', companyId).where('seen_size', '=', seenSize).execute();
   }

@@ -110,7 +110,7 @@ export interface ContinuityHoldsTable {
   /** The signed note, when the source had it. */
   note: string | null;
   detected_at: string;
-  decision: 'supplied' | 'loss_accepted' | null;
+  decision: 'supplied' | 'loss_accepted' | 'restored' | null;
   reason: string | null;
   decided_at: string | null;
   recorded_at: string | null;

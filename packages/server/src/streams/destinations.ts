@@ -221,16 +221,23 @@ class HttpDestination implements Destination {
 
 /** Sealed segments: one file per batch, written aside, fsynced, then renamed into place and never changed. */
 class DirectoryDestination implements Destination {
+  private narrowed = false;
   constructor(private readonly dir: string) {}
 
   async send(o: Outbound): Promise<void> {
     const h = o.header;
     const name = `${String(h.from_seq).padStart(20, '0')}-${String(h.to_seq).padStart(20, '0')}-${o.batchId}.${o.format === 'cef' ? 'cef' : 'ndjson'}`;
     const final = path.join(this.dir, name);
-    await fs.promises.mkdir(this.dir, { recursive: true });
+    // Private like the rest of the data directory: the folder (and any parent it makes) 0700,
+    // each segment 0600; a folder an earlier version made 0755 is narrowed.
+    await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    if (!this.narrowed) {
+      await fs.promises.chmod(this.dir, 0o700);
+      this.narrowed = true;
+    }
     if (fs.existsSync(final)) return; // sealed: this batch is there already
     const tmp = path.join(this.dir, `.${name}.tmp`);
-    const fh = await fs.promises.open(tmp, 'w', 0o640);
+    const fh = await fs.promises.open(tmp, 'w', 0o600);
     try {
       await fh.writeFile(`${o.lines.join('\n')}\n`);
       await fh.sync();
