@@ -11,6 +11,7 @@ import { canonicalJson, type Json, parseTrustedKeys, verifyReport } from '@audit
 import { verifyReceipt } from '@audit-ledger/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from './helpers/env.js';
+import { reviewCompany } from './helpers/governance.js';
 import { type Account, FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
 
 const hashOf = (v: unknown) => createHash('sha256').update(canonicalJson(v as Json)).digest('hex');
@@ -36,14 +37,9 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
 
   /** A company with an admin, two reviewers, an auditor and an API key. */
   async function company() {
-    const admin = await t.newAccount();
-    const r1 = await t.newAccount({ role: 'reviewer', company: admin.companyName });
-    const r2 = await t.newAccount({ role: 'reviewer', company: admin.companyName });
-    const auditor = await t.newAccount({ role: 'auditor', company: admin.companyName });
-    const { key } = await t.createKey(admin.token, 100_000);
-    const as = (a: Account) => ({ authorization: `Bearer ${a.token}` });
-    const agent = { 'x-api-key': key };
-    const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Record<string, string>, payload?: unknown) => t.inject({ method, url: `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    const base = await reviewCompany(t, 2);
+    const { admin, auditor, key, as, agent, call } = base;
+    const [r1, r2] = base.reviewers as [Account, Account];
     const entries = async (eventType: string) => (await call('GET', `/logs?event_type=${eventType}&order=asc&limit=1000`, as(admin))).json().items as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
     const execute = (approvalId: string, args: unknown, o: { agent_id?: string; action?: string } = {}) =>
       call('POST', '/logs', agent, { event_type: 'action.executed', agent_id: o.agent_id ?? 'agent-7', data: { action: o.action ?? 'refund.issue', approval_id: approvalId, ...(args === undefined ? {} : { arguments: args }) } });

@@ -113,7 +113,7 @@ describe.each(STORE_KINDS)('restore under attack on %s', { timeout: 180_000 }, (
     expect(ok.stdout).toMatch(new RegExp(`trusting key [0-9a-f]{16} \\(--keys ${keysFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
   });
 
-  it.runIf(kind === 'sqlite')('12: a database file that differs from the verified entries or the signed service rows is never installed, even under a valid signature', async () => {
+  it.runIf(kind === 'sqlite')('12: a database file whose security rows or entries differ from the signed service rows and the verified export is never installed, even under a valid signature', async () => {
     const changed = path.join(tmp, 'changed-db');
     fs.cpSync(backupDir, changed, { recursive: true });
     const { default: SQLite } = await import('better-sqlite3');
@@ -129,6 +129,19 @@ describe.each(STORE_KINDS)('restore under attack on %s', { timeout: 180_000 }, (
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(run.stderr).toContain("the backup's ledger.db differs from its signed service.json in table users");
     expect(fs.existsSync(path.join(into.LEDGER_DATA_DIR as string, 'ledger.db'))).toBe(false);
+
+    // An entry's content changed in the file, its hash kept (the export and the manifest untouched but re-signed).
+    const entries = path.join(tmp, 'changed-entry');
+    fs.cpSync(backupDir, entries, { recursive: true });
+    const e = new SQLite(path.join(entries, 'ledger.db'));
+    e.prepare(`UPDATE log_entries SET data = '{"i":99}' WHERE seq = 5`).run();
+    e.close();
+    resign(entries, { raw, sign: (m) => new Uint8Array(sign(null, m, priv)) });
+    const into2 = await target();
+    const run2 = await runCli(['restore', '--from', entries], into2);
+    expect(run2.code, run2.stdout + run2.stderr).toBe(1);
+    expect(run2.stderr).toContain("the backup's ledger.db holds another entry at seq 5");
+    expect(fs.existsSync(path.join(into2.LEDGER_DATA_DIR as string, 'ledger.db'))).toBe(false);
   });
 
   it('13: with the marks file deleted, restoring the older backup over the ledger is refused by that ledger\'s own newest checkpoint', async () => {

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAOS } from './fault/harness.js';
 import { type Account, FakeClock, problem, startTestApp, type TestApp } from './helpers/app.js';
 import { STORE_KINDS } from './helpers/env.js';
+import { reviewCompany } from './helpers/governance.js';
 
 const hashOf = (v: unknown) => createHash('sha256').update(canonicalJson(v as Json)).digest('hex');
 const RUNS = CHAOS ? 150 : 12;
@@ -29,15 +30,9 @@ describe.each(STORE_KINDS)('separation of duties on %s', (kind) => {
 
   /** A company with an admin, three reviewers, an auditor, an API key and a team "ops" of r1 alone. */
   async function company() {
-    const admin = await t.newAccount();
-    const r1 = await t.newAccount({ role: 'reviewer', company: admin.companyName });
-    const r2 = await t.newAccount({ role: 'reviewer', company: admin.companyName });
-    const r3 = await t.newAccount({ role: 'reviewer', company: admin.companyName });
-    const auditor = await t.newAccount({ role: 'auditor', company: admin.companyName });
-    const { key } = await t.createKey(admin.token, 1_000_000);
-    const as = (a: Account) => ({ authorization: `Bearer ${a.token}` });
-    const agent = { 'x-api-key': key };
-    const call = (method: 'GET' | 'POST' | 'PUT', url: string, headers: Record<string, string>, payload?: unknown) => t.inject({ method, url: `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    const base = await reviewCompany(t, 3);
+    const { admin, auditor, key, as, agent, call } = base;
+    const [r1, r2, r3] = base.reviewers as [Account, Account, Account];
     expect((await call('PUT', '/approval-teams/ops', as(admin), { members: [r1.email] })).statusCode).toBe(200);
     const count = async (eventType: string) => (await call('GET', `/logs?event_type=${eventType}&limit=1000`, as(admin))).json().items.length as number;
     const head = async () => (await call('GET', '/logs?limit=1&order=desc', as(admin))).json().items[0]?.seq as number;

@@ -7,7 +7,7 @@
 // is behind or disagrees, naming exactly the entries missing. Only then is anything written.
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkCheckpointNote, entryLeafHash, ExportVerifier, followTransitions, GENESIS_PREV_HASH, KEY_ROTATION_EVENT_TYPE, type KeyTransition, layeredReader, parseCheckpointText, parseNote, readEdge, SIGNATURE_ALGORITHM, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
+import { canonicalJson, checkCheckpointNote, entryLeafHash, type Json, ExportVerifier, followTransitions, GENESIS_PREV_HASH, KEY_ROTATION_EVENT_TYPE, type KeyTransition, layeredReader, parseCheckpointText, parseNote, readEdge, SIGNATURE_ALGORITHM, toHex, TreeEdge, type TrustedKey } from '@audit-ledger/core';
 import type { Config } from '../kernel/config.js';
 import type { LogEntryRow } from '../store/chain.js';
 import { openStore } from '../store/open.js';
@@ -20,6 +20,8 @@ import { MARKS_FILE, readMarks } from './marks.js';
 import { readTarget, sqliteTarget, trustAnchor } from './target.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import SQLite from 'better-sqlite3';
+import { entriesOf } from '../exports/formats.js';
+import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 
 /** The source of the holds a PostgreSQL restore takes while it writes (lifted when it completes). */
 export const RESTORE_HOLD = 'restore in progress (audit-ledger restore): run it again to complete it';
@@ -287,10 +289,11 @@ async function write(opts: RestoreOptions, backup: Backup | undefined, service: 
   }
   const store = config.databaseUrl ? openStore(config) : openSqliteStore(building);
   try {
+    if (useFile) await compareServiceRows(store, service);
     await store.migrate();
     if (config.databaseUrl) await holdForRestore(store, bases, verdicts);
     else if (!useFile && [...(await store.continuityStore.sizes()).values()].some((n) => n > 0)) throw new RestoreInputError(`${building} already holds entries`);
-    if (useFile) await compareFile(store, service, bases, verdicts);
+    if (useFile) await compareEntries(store, bases);
     await store.continuityStore.addServiceRows({ ...service, companies: [...service.companies, ...bases.filter((b) => !service.companies.some((c) => c.company_id === b.companyId)).map((b) => ({ company_id: b.companyId, name: b.name, created_at: new Date().toISOString(), tlog_public: 0 }))] });
     for (const b of bases) {
       let written = 0;
@@ -351,37 +354,31 @@ async function holdForRestore(store: Store, bases: Base[], verdicts: CompanyVerd
 }
 
 /**
- * Before a backup's database file is installed: its entries must be exactly the verified ones (the
- * count, and every entry's hash at its seq, whose chain and signatures were verified), and its
- * security rows (companies, users, API keys, signing keys, transitions) exactly the signed
- * service.json's. A file that differs in any of them is refused.
+ * Before a backup's database file is installed, it must hold exactly what was verified: the
+ * security rows (companies, users, API keys, signing keys, transitions) equal to the signed
+ * service.json's, compared at the backup's own schema (before migrating); and every entry, every
+ * column, equal to the verified export's line at its seq (after migrating: columns a later
+ * version added are null on both sides). A file that differs in any of them is refused.
  */
-async function compareFile(store: Store, service: ServiceRows, bases: Base[], verdicts: CompanyVerdict[]): Promise<void> {
-  const sizes = await store.continuityStore.sizes();
-  for (const b of bases) {
-    const v = verdicts.find((x) => x.company_id === b.companyId);
-    const base = v?.base ?? 0;
-    if ((sizes.get(b.companyId) ?? 0) !== base) throw new RestoreInputError(`the backup's ledger.db holds ${sizes.get(b.companyId) ?? 0} entries of company ${b.companyId}, the verified export ${base}: the file was changed`);
-    let seq = 0;
-    let group: string[] = [];
-    const compare = async () => {
-      const from = seq - group.length;
-      const stored = await store.ledger.readEntryHashes(b.companyId, group.map((_, i) => from + i));
-      group.forEach((hash, i) => {
-        if (stored.get(from + i) !== hash) throw new RestoreInputError(`the backup's ledger.db holds another entry at seq ${from + i} of company ${b.companyId} than the verified export: the file was changed`);
-      });
-      group = [];
-    };
-    for await (const line of linesOf(b.file)) {
-      group.push((JSON.parse(line) as { hash: string }).hash);
-      seq++;
-      if (group.length === 1000) await compare();
-    }
-    await compare();
-  }
+async function compareServiceRows(store: Store, service: ServiceRows): Promise<void> {
   const rows = await store.continuityStore.serviceRows();
-  const canon = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x));
   for (const table of ['companies', 'users', 'api_keys', 'signing_keys', 'key_transitions'] as const) {
-    if (canon(rows[table] ?? []) !== canon(service[table] ?? [])) throw new RestoreInputError(`the backup's ledger.db differs from its signed service.json in table ${table}: the file was changed`);
+    if (JSON.stringify(rows[table] ?? []) !== JSON.stringify(service[table] ?? [])) throw new RestoreInputError(`the backup's ledger.db differs from its signed service.json in table ${table}: the file was changed`);
+  }
+}
+
+async function compareEntries(store: Store, bases: Base[]): Promise<void> {
+  const parsed = (c: string, v: unknown) => ((c === 'data' || c === 'extra' || c === 'links') && typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
+  for (const b of bases) {
+    const stored = entriesOf(store.ledger, b.companyId, {})[Symbol.asyncIterator]();
+    let seq = 0;
+    for await (const line of linesOf(b.file)) {
+      const want = rowOfLine(line) as unknown as Record<string, unknown>;
+      const got = (await stored.next()).value as Record<string, unknown> | undefined;
+      const differs = !got || LOG_ENTRY_COLUMNS.some((c) => canonicalJson((parsed(c, got[c]) ?? null) as Json) !== canonicalJson((parsed(c, want[c]) ?? null) as Json));
+      if (differs) throw new RestoreInputError(`the backup's ledger.db holds ${got ? 'another entry' : 'no entry'} at seq ${seq} of company ${b.companyId} than the verified export: the file was changed`);
+      seq++;
+    }
+    if (!(await stored.next()).done) throw new RestoreInputError(`the backup's ledger.db holds entries of company ${b.companyId} after seq ${seq - 1}, which the verified export does not: the file was changed`);
   }
 }

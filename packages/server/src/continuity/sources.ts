@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { canonicalJson, type JsonObject, type KeyTransition, parseTrustedKeys, rawKeyFromBase64, type TrustedKey, trustedKey } from '@audit-ledger/core';
+import { canonicalJson, type JsonObject, type KeyTransition, rawKeyFromBase64, type TrustedKey, trustedKey } from '@audit-ledger/core';
 import type { CheckpointRow, LogEntryRow } from '../store/chain.js';
 import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 import type { CosignatureRow, ServiceRows } from '../store/continuity.js';
@@ -61,22 +61,10 @@ export function backupCheckpoints(backup: Backup, companyId: string): { checkpoi
   return readJson(path.join(backup.dir, c.checkpoints_file), 'checkpoints');
 }
 
-/** The keys a restore trusts: the original ones (not introduced by a transition), and the transitions that follow from them. */
-export function trustOf(service: Pick<ServiceRows, 'signing_keys' | 'key_transitions'>, keysFile?: string): { pinned: TrustedKey[]; transitions: KeyTransition[] } {
+/** The keys a ledger's own rows vouch for: its original keys (not introduced by a transition), and the transitions that follow from them. */
+export function trustOf(service: Pick<ServiceRows, 'signing_keys' | 'key_transitions'>): { pinned: TrustedKey[]; transitions: KeyTransition[] } {
   const introduced = new Set(service.key_transitions.map((t) => t.new_key_id));
-  const pinned = service.signing_keys.filter((k) => !introduced.has(k.key_id)).map((k) => trustedKey(rawKeyFromBase64(k.public_key)));
-  const transitions: KeyTransition[] = [...service.key_transitions];
-  if (keysFile) {
-    const text = fs.readFileSync(keysFile, 'utf8');
-    pinned.push(...parseTrustedKeys(text));
-    try {
-      const json = JSON.parse(text) as { transitions?: KeyTransition[] };
-      for (const t of json.transitions ?? []) if (!transitions.some((x) => x.statement === t.statement)) transitions.push(t);
-    } catch {
-      // a PEM or verifier key file: no transitions
-    }
-  }
-  return { pinned, transitions };
+  return { pinned: service.signing_keys.filter((k) => !introduced.has(k.key_id)).map((k) => trustedKey(rawKeyFromBase64(k.public_key))), transitions: [...service.key_transitions] };
 }
 
 /** The lines of a JSON Lines file, one at a time. */

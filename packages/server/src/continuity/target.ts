@@ -13,14 +13,14 @@
 // (a rollback with the marks file deleted is caught here).
 import fs from 'node:fs';
 import path from 'node:path';
-import { type KeyTransition, parseTrustedKeys, rawKeyFromBase64, type TrustedKey, trustedKey } from '@audit-ledger/core';
+import { type KeyTransition, parseTrustedKeys, type TrustedKey, trustedKey } from '@audit-ledger/core';
 import type { Config } from '../kernel/config.js';
 import { loadOrCreateKeyFile, signingKeyPath } from '../ledger/keyring.js';
 import { openStore } from '../store/open.js';
 import type { ServiceRows } from '../store/continuity.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
-import { RestoreInputError } from './sources.js';
+import { RestoreInputError, trustOf } from './sources.js';
 import type { SeenCheckpoint } from './seen.js';
 
 export interface TrustAnchor {
@@ -84,12 +84,8 @@ export function trustAnchor(config: Pick<Config, 'signingKeyFile' | 'dataDir'>, 
     return { keys: [trustedKey(key.raw)], transitions: [], source: `this service's own signing key (${own})` };
   }
   if (target) {
-    const introduced = new Set(target.service.key_transitions.map((t) => t.new_key_id));
-    return {
-      keys: target.service.signing_keys.filter((k) => !introduced.has(k.key_id)).map((k) => trustedKey(rawKeyFromBase64(k.public_key))),
-      transitions: target.service.key_transitions,
-      source: 'the keys of the ledger being replaced',
-    };
+    const own = trustOf(target.service);
+    return { keys: own.pinned, transitions: own.transitions, source: 'the keys of the ledger being replaced' };
   }
   throw new RestoreInputError(
     'nothing outside the backup to verify it against: a backup cannot vouch for itself. Give --keys with the public keys you kept ' +

@@ -75,9 +75,9 @@ export interface ApprovalView {
   assignee: string | null;
   required_approvals: number;
   approvals: Approver[];
-  decided_by: JsonObject | null;
+  decided_by: TrailActor | null;
   decision_reason: string | null;
-  requested_by: JsonObject;
+  requested_by: TrailActor;
   log_id: string;
   created_at: string;
   valid_from: string;
@@ -129,9 +129,9 @@ export function approvalView(row: ApprovalRow, now: number): ApprovalView {
     assignee: row.assignee,
     required_approvals: row.required_approvals,
     approvals: parse<Approver[]>(row.approvers) ?? [],
-    decided_by: parse<JsonObject>(row.decided_by),
+    decided_by: parse<TrailActor>(row.decided_by),
     decision_reason: row.decision_reason,
-    requested_by: parse<JsonObject>(row.requested_by) ?? {},
+    requested_by: JSON.parse(row.requested_by) as TrailActor,
     log_id: row.log_id,
     created_at: row.created_at,
     valid_from: row.valid_from,

@@ -16,13 +16,14 @@ import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-e
 import type { EventSink } from '../kernel/events.js';
 import { iso } from '../kernel/time.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
-import type { ApprovalRow, GovernanceStore, TeamRow } from '../store/governance.js';
+import type { ApprovalRow, GovernanceStore } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
 import { type ApprovalCheckResult, judge } from './binding.js';
 import { compileConstraints } from './constraints.js';
+import { Assignment, type AssignmentDeps } from './assignment.js';
 import { canonicalHash, type GovernanceRecorder } from './record.js';
 
-import { actionMatches, approvalRow, approvalView, asActor, DEFAULT_EXPIRES_SECONDS, sameActor, type ApprovalRequestInput, type ApprovalView, type Approver, type Decider, type Risk, type StandingInput } from './approval-model.js';
+import { approvalRow, approvalView, asActor, DEFAULT_EXPIRES_SECONDS, sameActor, type ApprovalRequestInput, type ApprovalView, type Approver, type Decider, type Risk, type StandingInput } from './approval-model.js';
 
 export * from './approval-model.js';
 
@@ -31,8 +32,8 @@ export interface ApprovalsDeps {
   recorder: GovernanceRecorder;
   events: EventSink;
   clock: () => number;
-  /** A reviewer or admin of the company (not disabled) by email: who a request may be escalated to in person. */
-  reviewerByEmail: (companyId: string, email: string) => Promise<{ email: string } | undefined>;
+  /** A reviewer or admin of the company (not disabled) by email: who a request may be escalated to in person (assignment.ts). */
+  reviewerByEmail: AssignmentDeps['reviewerByEmail'];
   /** Checks that a policy version exists (the policy register). */
   policyVersionExists: (companyId: string, policyId: string, version: number | undefined) => Promise<boolean>;
   newId?: () => string;
@@ -43,9 +44,11 @@ export class Approvals {
   /** Wakes long-polls in this process when an approval changes (other processes are polled). */
   private readonly changed = new EventEmitter();
   private readonly newId: () => string;
+  private readonly assignment: Assignment;
 
   constructor(private readonly deps: ApprovalsDeps) {
     this.changed.setMaxListeners(0);
+    this.assignment = new Assignment(deps);
     this.newId = deps.newId ?? (() => uuidv7(deps.clock()));
   }
 
@@ -108,7 +111,7 @@ export class Approvals {
     if (input.policy && !(await this.deps.policyVersionExists(companyId, input.policy.policy_id, input.policy.version))) {
       throw new InputError([{ field: `${field}/policy`, message: `policy ${input.policy.policy_id}${input.policy.version === undefined ? '' : ` version ${input.policy.version}`} is not in the policy register` }]);
     }
-    const team = await this.route(companyId, input.action, risk, input.assignee, `${field}/assignee`);
+    const team = await this.assignment.route(companyId, input.action, risk, input.assignee, `${field}/assignee`);
     const approvalId = this.newId();
     const expiresAt = iso(now + (input.expires_in_seconds ?? DEFAULT_EXPIRES_SECONDS) * 1000);
     const slaDueAt = team?.sla_minutes ? iso(now + team.sla_minutes * 60_000) : null;
@@ -168,17 +171,6 @@ export class Approvals {
     return view;
   }
 
-  /** The team a request goes to: the one named, or the first whose rule takes its action or risk. */
-  private async route(companyId: string, action: string, risk: Risk, assignee: string | undefined, field: string): Promise<TeamRow | undefined> {
-    if (assignee !== undefined) {
-      const team = await this.deps.store.getTeam(companyId, assignee);
-      if (!team) throw new InputError([{ field, message: `no reviewer team named "${assignee}" (PUT /api/v1/approval-teams/{name} creates one)` }]);
-      return team;
-    }
-    const teams = await this.deps.store.listTeams(companyId);
-    return teams.find((t) => (JSON.parse(t.match_actions) as string[]).some((p) => actionMatches(p, action)) || (JSON.parse(t.match_risks) as string[]).includes(risk));
-  }
-
   // ---- decisions (users only: the routes accept no API key) ----
 
   async approve(companyId: string, decider: Decider, approvalId: string, reason: string | undefined): Promise<ApprovalView> {
@@ -187,7 +179,7 @@ export class Approvals {
     if (sameActor(JSON.parse(row.requested_by) as JsonObject, user)) throw new GovernanceRefusal(403, 'self_approval', 'nobody may approve their own request');
     const approvers = JSON.parse(row.approvers) as Approver[];
     if (approvers.some((a) => a.user_id === user.user_id)) throw new GovernanceRefusal(409, 'already_approved', `you already approved this request; it needs ${row.required_approvals} different approvers (four eyes)`);
-    await this.mustBeInTeam(companyId, row, decider);
+    await this.assignment.checkMayDecide(companyId, row, decider);
     const at = iso(this.now());
     const count = approvers.length + 1;
     const final = count >= row.required_approvals;
@@ -229,7 +221,7 @@ export class Approvals {
   async reject(companyId: string, decider: Decider, approvalId: string, reason: string): Promise<ApprovalView> {
     const user = asActor(decider);
     const row = await this.pendingRequest(companyId, approvalId);
-    await this.mustBeInTeam(companyId, row, decider);
+    await this.assignment.checkMayDecide(companyId, row, decider);
     const at = iso(this.now());
     if (!(await this.deps.store.updateIf(companyId, approvalId, row, { status: 'rejected', decided_at: at, decided_by: JSON.stringify(user), decision_reason: reason, updated_at: at }))) throw this.changedMeanwhile(approvalId);
     const appended = await this.recordOrUndo(companyId, approvalId, { ...row, status: 'rejected' }, { status: 'pending', decided_at: null, decided_by: null, decision_reason: null }, () =>
@@ -250,11 +242,10 @@ export class Approvals {
    */
   async escalate(companyId: string, decider: Decider, approvalId: string, to: string, reason: string, field = '/body/to'): Promise<ApprovalView> {
     const row = await this.pendingRequest(companyId, approvalId);
-    await this.mustBeInTeam(companyId, row, decider);
-    const team = await this.deps.store.getTeam(companyId, to);
-    const person = team ? undefined : await this.deps.reviewerByEmail(companyId, to);
-    if (!team && !person) throw new InputError([{ field, message: `"${to}" is neither a reviewer team of this company nor one of its reviewers or admins` }]);
-    const target = team ? team.name : (person as { email: string }).email;
+    await this.assignment.checkMayDecide(companyId, row, decider);
+    const found = await this.assignment.escalationTarget(companyId, to, field);
+    const team = 'team' in found ? found.team : undefined;
+    const target = 'team' in found ? found.team.name : found.person;
     const at = iso(this.now());
     const set = { assignee: target, ...(team ? { team: team.name, sla_due_at: team.sla_minutes ? iso(this.now() + team.sla_minutes * 60_000) : null } : {}), updated_at: at };
     if (!(await this.deps.store.updateIf(companyId, approvalId, row, set))) throw this.changedMeanwhile(approvalId);
@@ -272,24 +263,6 @@ export class Approvals {
     if (row.status !== 'pending') throw new GovernanceRefusal(409, 'approval_not_pending', `the request is already ${row.status}`);
     if (Date.parse(row.expires_at) <= this.now()) throw new GovernanceRefusal(409, 'approval_expired', `the request expired (expires_at ${row.expires_at})`);
     return row;
-  }
-
-  /**
-   * Who may decide a request: admins always; otherwise, when it is assigned (routed to a team, or
-   * escalated to a team or a person), only that team's members (a team that lists none: any
-   * reviewer) or that person. A name that is no longer a team is read as a person, so a request
-   * assigned to something unknown fails closed (only that name, or an admin, decides).
-   */
-  private async mustBeInTeam(companyId: string, row: ApprovalRow, user: Decider): Promise<void> {
-    const name = row.assignee ?? row.team;
-    if (name === null || user.role === 'admin') return;
-    const team = await this.deps.store.getTeam(companyId, name);
-    if (!team) {
-      if (name.toLowerCase() !== user.email.toLowerCase()) throw new GovernanceRefusal(403, 'not_in_team', `this request is assigned to "${name}", who is not you`);
-      return;
-    }
-    const members = (JSON.parse(team.members) as string[]).map((m) => m.toLowerCase());
-    if (members.length > 0 && !members.includes(user.email.toLowerCase())) throw new GovernanceRefusal(403, 'not_in_team', `this request is assigned to team "${name}", which you are not a member of`);
   }
 
   private changedMeanwhile(approvalId: string): GovernanceRefusal {

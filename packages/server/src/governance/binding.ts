@@ -77,7 +77,7 @@ export const approvalsRecorded = (row: Pick<ApprovalRow, 'approvers'>): boolean 
 
 /** What an execution (or a self-check) names: compared with the approval. */
 export interface ExecutionSubject {
-  /** What the execution says it did: a non-empty string, `null` when absent, `undefined`... never: anything else is kept as sent and refused. */
+  /** `data.action` as sent (null when absent): only a non-empty string can match an approval. */
   action: unknown;
   tool: string | null;
   agent_id: string | null;
@@ -164,7 +164,10 @@ export class ExecutionBinding {
         // checked at all is checked now, as the original.
         if (rows.length) {
           const views = [];
-          for (const row of rows) views.push(row.kind === 'approval' && row.check_log_id === null ? { approval_check: await this.recordCheck(companyId, e, r, row.subject_id, { result: 'ok', detail: null }, row.basis as 'request' | 'standing', true) } : checkView(row));
+          for (const row of rows) {
+            if (row.kind !== 'approval' || row.check_log_id !== null) views.push(checkView(row));
+            else views.push({ approval_check: await this.recordCheck(companyId, e, r, row.subject_id, await this.deps.store.getApproval(companyId, row.subject_id), { result: 'ok', detail: null }, row.basis as 'request' | 'standing', true) });
+          }
           out.push(Object.assign({}, ...views));
           continue;
         }
@@ -177,27 +180,29 @@ export class ExecutionBinding {
   private async checkExecution(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<ApprovalCheck> {
     const named = e.data.approval_id;
     // An approval_id that is not a string names no approval: still checked, and a violation.
-    if (typeof named !== 'string' || named.length === 0) return this.recordCheck(companyId, e, r, JSON.stringify(named) ?? 'null', { result: 'unknown', detail: `approval_id must be a non-empty string (it is ${JSON.stringify(named)})` }, null, false);
+    if (typeof named !== 'string' || named.length === 0) return this.recordCheck(companyId, e, r, JSON.stringify(named) ?? 'null', undefined, { result: 'unknown', detail: `approval_id must be a non-empty string (it is ${JSON.stringify(named)})` }, null, false);
     const row = await this.deps.store.getApproval(companyId, named);
     const now = iso(this.deps.clock());
     let verdict = row ? judge(row, subjectOf(e), now) : { result: 'unknown' as const, detail: `no approval ${named} in this company` };
+    let after = row;
     if (verdict.result === 'ok' && row) {
       const taken = await this.deps.store.takeUseFor({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: named, basis: row.kind, detail: null, created_at: r.created_at }, now);
-      if (!taken) {
-        const again = await this.deps.store.getApproval(companyId, named);
-        verdict = again && Date.parse(again.expires_at) <= Date.parse(now) ? { result: 'expired', detail: `the approval expired at ${again.expires_at}` } : again && again.status !== 'approved' ? { result: 'not_approved', detail: `the approval is ${again.status}` } : { result: 'consumed', detail: `every use of the approval (${again?.max_uses ?? 1}) was already taken` };
+      if (taken) after = { ...row, uses: row.uses + 1 };
+      else {
+        after = await this.deps.store.getApproval(companyId, named);
+        verdict = after && Date.parse(after.expires_at) <= Date.parse(now) ? { result: 'expired', detail: `the approval expired at ${after.expires_at}` } : after && after.status !== 'approved' ? { result: 'not_approved', detail: `the approval is ${after.status}` } : { result: 'consumed', detail: `every use of the approval (${after?.max_uses ?? 1}) was already taken` };
       }
     }
-    return this.recordCheck(companyId, e, r, named, verdict, verdict.result === 'ok' && row ? row.kind : null, verdict.result === 'ok');
+    return this.recordCheck(companyId, e, r, named, after, verdict, verdict.result === 'ok' && row ? row.kind : null, verdict.result === 'ok');
   }
 
   /**
-   * Appends the `approval.checked` entry of a verdict and keeps it beside the execution (a use,
+   * Appends the `approval.checked` entry of a verdict (`row`: the approval as it is after the use
+   * taken, if any) and keeps it beside the execution (a use,
    * when ok, was already taken with its mark: the entry completes that mark); anything but ok fires
    * `approval.violated`.
    */
-  private async recordCheck(companyId: string, e: PreparedEvent, r: AppendedEvent, approvalId: string, verdict: { result: ApprovalCheckResult; detail: string | null }, basis: ApprovalCheck['basis'], usedOne: boolean): Promise<ApprovalCheck> {
-    const row = await this.deps.store.getApproval(companyId, approvalId);
+  private async recordCheck(companyId: string, e: PreparedEvent, r: AppendedEvent, approvalId: string, row: ApprovalRow | undefined, verdict: { result: ApprovalCheckResult; detail: string | null }, basis: ApprovalCheck['basis'], usedOne: boolean): Promise<ApprovalCheck> {
     const argsHash = 'arguments' in e.data ? canonicalHash(e.data.arguments) : null;
     const appended = await this.deps.recorder.record(
       companyId,

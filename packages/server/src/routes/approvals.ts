@@ -108,7 +108,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       async (request, reply) => {
         const p = principalOf(request);
         const view = await ctx.approvals.request(p.companyId, actorOf(p), request.body).catch((err: unknown) => appendFailure(err, () => '/body'));
-        return reply.code(201).send(view as never);
+        return reply.code(201).send(view);
       },
     );
 
@@ -127,7 +127,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       async (request) => {
         const q = request.query;
         const rows = await ctx.approvals.list(principalOf(request).companyId, { kind: 'request', status: q.status, team: q.team, trace_id: q.trace_id, decision_id: q.decision_id, before: idCursor(q.cursor), limit: q.limit });
-        return page(rows, q.limit, (last) => ({ id: last.id }), (v) => v) as never;
+        return page(rows, q.limit, (last) => ({ id: last.id }), (v) => v);
       },
     );
 
@@ -148,10 +148,10 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       async (request) => {
         const companyId = principalOf(request).companyId;
         const wait = request.query.wait ?? 0;
-        if (wait === 0) return (await ctx.approvals.get(companyId, request.params.id)) as never;
+        if (wait === 0) return await ctx.approvals.get(companyId, request.params.id);
         const gone = new AbortController();
         request.raw.once('close', () => gone.abort());
-        return (await ctx.approvals.waitFor(companyId, request.params.id, wait, gone.signal)) as never;
+        return await ctx.approvals.waitFor(companyId, request.params.id, wait, gone.signal);
       },
     );
 
@@ -178,7 +178,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
           const decider = deciderOf(request);
           const body = request.body as { reason?: string };
           const run = verb === 'approve' ? ctx.approvals.approve(companyId, decider, request.params.id, body.reason) : ctx.approvals.reject(companyId, decider, request.params.id, body.reason as string);
-          return (await run.catch((err: unknown) => appendFailure(err, () => '/body'))) as never;
+          return await run.catch((err: unknown) => appendFailure(err, () => '/body'));
         },
       );
     }
@@ -198,7 +198,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       },
       async (request) => {
         const p = principalOf(request);
-        return (await ctx.approvals.escalate(p.companyId, deciderOf(request), request.params.id, request.body.to, request.body.reason).catch((err: unknown) => appendFailure(err, () => '/body'))) as never;
+        return ctx.approvals.escalate(p.companyId, deciderOf(request), request.params.id, request.body.to, request.body.reason).catch((err: unknown) => appendFailure(err, () => '/body'));
       },
     );
 
@@ -221,7 +221,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       },
       async (request) => {
         const p = principalOf(request);
-        return (await ctx.approvals.precheck(p.companyId, actorOf(p), request.params.id, request.body).catch((err: unknown) => appendFailure(err, () => '/body'))) as never;
+        return await ctx.approvals.precheck(p.companyId, actorOf(p), request.params.id, request.body).catch((err: unknown) => appendFailure(err, () => '/body'));
       },
     );
 
@@ -244,7 +244,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       },
       async (request) => {
         const p = principalOf(request);
-        return (await ctx.approvals.sweepCompany(p.companyId, actorOf(p))) as never;
+        return await ctx.approvals.sweepCompany(p.companyId, actorOf(p));
       },
     );
 
@@ -266,7 +266,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       async (request, reply) => {
         const p = principalOf(request);
         const view = await ctx.approvals.grantStanding(p.companyId, actorOf(p), request.body as StandingInput).catch((err: unknown) => appendFailure(err, () => '/body'));
-        return reply.code(201).send(view as never);
+        return reply.code(201).send(view);
       },
     );
 
@@ -285,7 +285,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       async (request) => {
         const q = request.query;
         const rows = await ctx.approvals.list(principalOf(request).companyId, { kind: 'standing', status: q.status, before: idCursor(q.cursor), limit: q.limit });
-        return page(rows, q.limit, (last) => ({ id: last.id }), (v) => v) as never;
+        return page(rows, q.limit, (last) => ({ id: last.id }), (v) => v);
       },
     );
 
@@ -304,7 +304,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       },
       async (request) => {
         const p = principalOf(request);
-        return (await ctx.approvals.revokeStanding(p.companyId, actorOf(p), request.params.id, request.body.reason).catch((err: unknown) => appendFailure(err, () => '/body'))) as never;
+        return await ctx.approvals.revokeStanding(p.companyId, actorOf(p), request.params.id, request.body.reason).catch((err: unknown) => appendFailure(err, () => '/body'));
       },
     );
 
@@ -335,7 +335,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
       },
       async (request) => {
         const p = principalOf(request);
-        return (await ctx.teams.put(p.companyId, actorOf(p), request.params.name, request.body)) as never;
+        return await ctx.teams.put(p.companyId, actorOf(p), request.params.name, request.body);
       },
     );
 

@@ -162,7 +162,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
           const verdict = hitlVerdict(b.auth_response?.status);
           const reason = b.auth_response?.reason ?? b.reason;
           const run = verdict === 'reject' ? ctx.approvals.reject(p.companyId, decider, b.approval_id, reason ?? 'rejected') : ctx.approvals.approve(p.companyId, decider, b.approval_id, reason);
-          return reply.code(200).send((await run.catch((err: unknown) => appendFailure(err, () => '/body'))) as never);
+          return reply.code(200).send(await run.catch((err: unknown) => appendFailure(err, () => '/body')));
         }
         if (b.reason === undefined) throw new ApiError(400, 'validation_failed', 'an approval request needs reason', { errors: [{ field: '/body/reason', message: 'is required without approval_id' }] });
         const teams = b.reviewer === undefined ? [] : (await ctx.teams.list(p.companyId)).filter((t) => t.name === b.reviewer);
@@ -176,7 +176,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
             assignee: teams[0]?.name,
           })
           .catch((err: unknown) => appendFailure(err, () => '/body'));
-        return reply.code(201).send(view as never);
+        return reply.code(201).send(view);
       },
     );
 
@@ -214,7 +214,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
           // Escalating the approval request itself is a decision about who decides: a person's
           // (deciderOf refuses an API key), as POST /approvals/{id}/escalate.
           const approval = await ctx.approvals.escalate(p.companyId, deciderOf(request), b.approval_id, b.escalation_target, b.escalation_reason, '/body/escalation_target').catch((err: unknown) => appendFailure(err, () => '/body'));
-          return { id: approval.id, log_id: null, escalation_target: b.escalation_target, approval, created_at: approval.escalated_at ?? approval.created_at } as never;
+          return { id: approval.id, log_id: null, escalation_target: b.escalation_target, approval, created_at: approval.escalated_at ?? approval.created_at };
         }
         const submittedBy = p.kind === 'user' ? ({ kind: 'user', id: p.userId } as const) : ({ kind: 'api_key', id: p.keyId } as const);
         const r = await ctx.rejections.recordEscalation(p.companyId, submittedBy, b).catch((err: unknown) => appendFailure(err, () => '/body'));
