@@ -129,7 +129,8 @@ export function toolAnomalies(trace: Trace): Anomaly[] {
   return out;
 }
 
-export function denialAnomaly(trace: Trace, d: TraceEvent): Anomaly {
+/** A policy's verdict against a request: a denial, or (`verb` "required an approval …") a verdict that asked for one. */
+export function denialAnomaly(trace: Trace, d: TraceEvent, verb = 'denied'): Anomaly {
   const version = d.data.policy_version;
   const policy = str(d.data.policy_id) === null ? null : `${str(d.data.policy_id)}${typeof version === 'number' || typeof version === 'string' ? `" version "${version}` : ''}`;
   const reason = str(d.data.reason) ?? (Array.isArray(d.data.reason_codes) ? d.data.reason_codes.join(', ') : null);
@@ -141,7 +142,7 @@ export function denialAnomaly(trace: Trace, d: TraceEvent): Anomaly {
     via: [],
     at: d,
     severity: 0.8,
-    what: `policy ${quoted(policy)} denied ${subject ? label(subject) : 'the request'}${reason ? `: ${unquote(reason)}` : ''}`,
+    what: `policy ${quoted(policy)} ${verb} ${subject ? label(subject) : 'the request'}${reason ? `: ${unquote(reason)}` : ''}`,
     remedy: `Check the request against policy ${quoted(policy)}${reason ? ` ("${unquote(reason)}")` : ''}: if the denial was right, change what the agent asks for or route it to an approver; if not, fix the policy.`,
     names: [policy ?? '', 'policy'],
   };

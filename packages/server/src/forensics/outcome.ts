@@ -2,7 +2,7 @@
 // looked for only behind a bad outcome (rootcause.ts). Pure; docs/forensics.md lists the rules.
 import { deniedSubject, isDecisionLike } from './derivation.js';
 import type { StalenessFinding } from './staleness.js';
-import { isDenial, isFailedApprovalCheck, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent, verdictOf } from './trace.js';
+import { isDenial, isFailedApprovalCheck, isGate, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent, verdictOf } from './trace.js';
 
 export type OutcomeKind =
   /** An entry of the trace fails verification: nothing it records can be trusted. */
@@ -75,10 +75,10 @@ export function liftedBefore(trace: Trace, denial: TraceEvent, until: number): T
   return undefined;
 }
 
-/** A denied action that ran anyway: the action, and the denial it ignored. */
+/** A denied action (or one a verdict required approval for) that ran anyway unlifted: the action, and the verdict it ignored. */
 function violation(trace: Trace): { action: TraceEvent; denial: TraceEvent } | undefined {
   for (const [i, d] of trace.events.entries()) {
-    if (!isDenial(d)) continue;
+    if (!isGate(d)) continue;
     // What was denied: the request it answered, or else what the evaluation itself says it governs (its action or tool).
     const subject = deniedSubject(trace, d, i) ?? (subjectsOf(d).length > 0 ? d : undefined);
     for (let j = i + 1; j < trace.events.length; j++) {
@@ -120,7 +120,7 @@ export function outcomeOf(trace: Trace, staleness: StalenessFinding[]): Outcome 
   }
 
   const v = violation(trace);
-  if (v) return { kind: 'policy_violated', bad: true, event: v.action, description: `${label(v.action)} ran although ${label(v.denial)} denied it` };
+  if (v) return { kind: 'policy_violated', bad: true, event: v.action, description: `${label(v.action)} ran although ${label(v.denial)} ${isDenial(v.denial) ? 'denied it' : `required an approval (verdict ${verdictOf(v.denial) ?? '?'}) and none was given`}` };
 
   const lastReview = [...ev].reverse().find((e) => e.event_type === 'hitl.rejected' || e.event_type === 'hitl.approved');
   if (lastReview?.event_type === 'hitl.rejected') return { kind: 'rejected', bad: true, event: lastReview, description: `reviewer ${quoted(str(lastReview.data.reviewer))} rejected the decision` };
@@ -155,7 +155,7 @@ export const quoted = (s: string | null) => (s === null ? '(unnamed)' : `"${s}"`
 export function label(e: TraceEvent): string {
   const decision = e.event_type === 'decision.made' ? str(e.data.decision_id) : null;
   if (decision) return `decision ${decision} (seq ${e.seq})`;
-  const subject = isDecisionLike(e) ? (str(e.data.action) ?? toolOf(e)) : isDenial(e) ? str(e.data.policy_id) : (toolOf(e) ?? str(e.data.source_id) ?? str(e.data.reviewer));
-  const what = isDenial(e) ? `policy ${quoted(subject)}` : `${e.event_type}${subject ? ` ${quoted(subject)}` : ''}`;
+  const subject = isDecisionLike(e) ? (str(e.data.action) ?? toolOf(e)) : isGate(e) ? str(e.data.policy_id) : (toolOf(e) ?? str(e.data.source_id) ?? str(e.data.reviewer));
+  const what = isGate(e) ? `policy ${quoted(subject)}` : `${e.event_type}${subject ? ` ${quoted(subject)}` : ''}`;
   return `${what} (seq ${e.seq})`;
 }

@@ -8,7 +8,7 @@ import { type Dependencies, dependencies, isDecisionLike } from './derivation.js
 import { type Anomaly, cap, clamp, denialAnomaly, type Finding, type PathStep, type RootCause, type RootCauseType, type Severity, sentence, staleAnomaly, toolAnomalies, unquote } from './anomalies.js';
 import { label, liftedBefore, type Outcome, outcomeOf, quoted } from './outcome.js';
 import { assessStaleness, type MaxAgeDefaults } from './staleness.js';
-import { eventTimeMs, isDenial, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent } from './trace.js';
+import { eventTimeMs, isDenial, isGate, requiresApproval, str, toolOf, toolSuccessBetween, type Trace, type TraceEvent } from './trace.js';
 import type { CausalGraph } from './graph.js';
 
 
@@ -124,7 +124,11 @@ function fallbackFor(outcome: Outcome, trace: Trace, deps: Dependencies): Anomal
   }
   if (outcome.kind === 'policy_violated' && outcome.check) return approvalViolation(trace, e, outcome.check);
   if (outcome.kind === 'policy_violated') {
-    const d = [...trace.events].reverse().find((x) => isDenial(x) && eventTimeMs(x) <= eventTimeMs(e)) as TraceEvent;
+    const d = [...trace.events].reverse().find((x) => isGate(x) && eventTimeMs(x) <= eventTimeMs(e)) as TraceEvent;
+    if (requiresApproval(d)) {
+      const a = denialAnomaly(trace, d, `required an approval (verdict ${str(d.data.verdict) ?? str(d.data.result)}) for`);
+      return { ...a, type: 'POLICY_VIOLATION', cause: [d], at: e, severity: 1, what: `${label(e)} ran although ${a.what}, and no approval was given in between`, remedy: `Make the agent wait for the approval policy ${quoted(str(d.data.policy_id))} asks for (POST /approvals, then the execution naming approval_id), and review what ${label(e)} did.` };
+    }
     const a = denialAnomaly(trace, d);
     return { ...a, type: 'POLICY_VIOLATION', cause: [d], at: e, severity: 1, what: `${label(e)} ran although ${a.what}, with no approval in between`, remedy: `Stop the agent from acting on denied requests: enforce policy ${quoted(str(d.data.policy_id))} in the action path itself, and review what ${label(e)} did.` };
   }

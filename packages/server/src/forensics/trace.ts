@@ -110,6 +110,16 @@ export function toolSuccessBetween(trace: Trace, tool: string | null, from: numb
 /** A policy's verdict: `verdict` (docs/governance.md) or the older `result`. */
 export const verdictOf = (e: TraceEvent) => str(e.data.verdict) ?? str(e.data.result);
 export const isDenial = (e: TraceEvent) => e.event_type === 'policy.denied' || (e.event_type === 'policy.evaluated' && verdictOf(e) === 'deny');
+/**
+ * The verdicts that oblige a human approval before the action runs (docs/governance.md, "What each
+ * verdict obliges"): `step_up` (a stronger check, a person's approval), `hold` (wait for a
+ * decision) and `escalate` (a reviewer decides). Running the action without a final approval in
+ * between is a violation, as running a denied one is.
+ */
+export const APPROVAL_VERDICTS: ReadonlySet<string> = new Set(['step_up', 'hold', 'escalate']);
+export const requiresApproval = (e: TraceEvent) => e.event_type === 'policy.evaluated' && APPROVAL_VERDICTS.has(verdictOf(e) ?? '');
+/** A verdict the action must not run past unlifted: a denial, or one that requires approval. */
+export const isGate = (e: TraceEvent) => isDenial(e) || requiresApproval(e);
 /** An approval check of the governance layer that did not pass: an execution ran without a valid approval. */
 export const isFailedApprovalCheck = (e: TraceEvent) => e.event_type === 'approval.checked' && str(e.data.result) !== null && str(e.data.result) !== 'ok';
 export const isContext = (e: TraceEvent) => e.event_type === 'context.retrieved' && str(e.data.source_id) !== null;
