@@ -105,6 +105,8 @@ export class AuditLedgerClient extends LedgerReads {
   private sending: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  /** log() calls under way (not yet queued): close() waits for them. */
+  private readonly accepting = new Set<Promise<void>>();
   /** Aborted when close() gives up at its deadline: delivery stops and what is queued stays unsent. */
   private readonly abandoned = new AbortController();
   private readonly counts: ClientStats = { queued: 0, sent: 0, failed: 0, dropped: 0, retries: 0, requests: 0 };
@@ -136,6 +138,18 @@ export class AuditLedgerClient extends LedgerReads {
    */
   async log(input: AuditEvent): Promise<void> {
     if (this.closed) throw new Error('the client is closed');
+    // Counted until it is queued, so close() waits for it (a log() not awaited before close()
+    // may still be signing, spooling or waiting for the spool to load).
+    const accepting = this.accept(input);
+    this.accepting.add(accepting);
+    try {
+      await accepting;
+    } finally {
+      this.accepting.delete(accepting);
+    }
+  }
+
+  private async accept(input: AuditEvent): Promise<void> {
     await this.ready;
     let event: AuditEvent = { ...input, event_id: input.event_id ?? crypto.randomUUID() };
     event.idempotency_key = input.idempotency_key ?? idempotencyKeyOf(event);
@@ -171,7 +185,8 @@ export class AuditLedgerClient extends LedgerReads {
   }
 
   /**
-   * Flushes, then refuses further events. Without a deadline it waits as long as delivery takes
+   * Refuses further events (log() then throws), waits for every log() already called to be
+   * queued, and flushes. Without a deadline it waits as long as delivery takes
    * (retrying while the service is unreachable). With `deadlineMs`, it stops waiting after that
    * long: delivery stops (the request in flight is aborted), and the events not committed are
    * returned in `unsent`. With a spool they also stay in it, and the next client on the same
@@ -188,7 +203,9 @@ export class AuditLedgerClient extends LedgerReads {
             timer = setTimeout(() => resolve('deadline'), opts.deadlineMs);
           });
     try {
-      const outcome = await (deadline ? Promise.race([this.flush().then(() => 'flushed' as const), deadline]) : this.flush());
+      // Every log() already called is queued first, then everything is flushed.
+      const delivered = Promise.allSettled([...this.accepting]).then(() => this.flush());
+      const outcome = await (deadline ? Promise.race([delivered.then(() => 'flushed' as const), deadline]) : delivered);
       if (outcome === 'deadline') {
         this.abandoned.abort();
         await this.sending?.catch(() => undefined);

@@ -73,6 +73,39 @@ describe.each(STORE_KINDS)('the SDK against the service on %s', (kind) => {
     expect(new Set(eventIds(stored)).size).toBe(121);
   });
 
+  it('19: close() waits for every log() already called (not awaited), with and without an agent signer and a spool; a log() after close() throws', async () => {
+    const { fileSpool } = await import('@audit-ledger/sdk/node');
+    const { agentSigner } = await import('@audit-ledger/sdk');
+    for (const signed of [false, true]) {
+      for (const spooled of [false, true]) {
+        const sent: string[] = [];
+        const recording: typeof fetch = async (url, init) => {
+          if (typeof init?.body === 'string') sent.push(init.body);
+          return fetch(url, init);
+        };
+        const dir = spooled ? fs.mkdtempSync(path.join(db.dataDir, 'spool-')) : undefined;
+        const client = createClient({
+          baseUrl,
+          apiKey: key,
+          fetch: recording,
+          ...(dir ? { spool: fileSpool(dir) } : {}),
+          ...(signed ? { agentSigner: await agentSigner(`closer-${randomUUID()}`, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) } : {}),
+          onError: () => undefined,
+        });
+        const trace = randomUUID();
+        const eventId = randomUUID();
+        // As most callers write it: not awaited, then close().
+        void client.log({ event_type: 'last.words', trace_id: trace, event_id: eventId, data: { signed, spooled } });
+        const { unsent } = await client.close();
+        expect(unsent, `signed ${signed}, spooled ${spooled}`).toEqual([]);
+        expect(sent.some((b) => b.includes(eventId)), `signed ${signed}, spooled ${spooled}: the event was sent`).toBe(true);
+        // Unsigned, it is committed (a signed one by an unregistered agent key is refused by the service and reported to onError).
+        if (!signed) expect(eventIds(await readTrace(trace))).toEqual([eventId]);
+        await expect(client.log({ event_type: 'too.late', data: {} })).rejects.toThrow('the client is closed');
+      }
+    }
+  });
+
   it('retries a 503 after the Retry-After it names, and the retried batch appends nothing twice', async () => {
     const delays: number[] = [];
     let calls = 0;
