@@ -2,6 +2,7 @@
 // line by line, in memory bounded by the keys and idempotency keys seen, following the key
 // rotations the chain itself records. The checks of one entry and of a checkpoint are bundle.ts's,
 // shared with evidence bundles.
+import { idempotencyMarkProblem } from './idempotency-mark.js';
 import { bytesEqual, toHex } from '#crypto';
 import { parseCheckpointText, parseNote } from './checkpoint.js';
 import { ErasureLedger } from './bundle-erasures.js';
@@ -168,15 +169,8 @@ export class ExportVerifier {
     if (!('idempotency_conflict_of' in e)) return; // an export without the field says nothing
     const key = e.idempotency_key;
     const first = typeof key === 'string' ? this.firstOfKey.get(key) : undefined;
-    const expected = first ?? null;
-    if (e.idempotency_conflict_of !== expected) {
-      this.failures.push({
-        status: 'fail',
-        code: 'idempotency_mark',
-        message: `entry seq ${this.count} (log_id ${String(e.log_id)}): idempotency_conflict_of is ${JSON.stringify(e.idempotency_conflict_of)}, but ${first ? `key ${JSON.stringify(key)} was first used by ${first}, so it must name that entry` : 'no earlier entry used its idempotency key, so it must be null'}`,
-        seq: this.count,
-      });
-    }
+    const problem = idempotencyMarkProblem({ ...e, seq: this.count }, first ?? null);
+    if (problem) this.failures.push({ status: 'fail', code: 'idempotency_mark', message: `entry seq ${this.count} (log_id ${String(e.log_id)}): ${problem}`, seq: this.count });
     if (typeof key === 'string' && first === undefined && typeof e.log_id === 'string') this.firstOfKey.set(key, e.log_id);
   }
 

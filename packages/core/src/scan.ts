@@ -7,6 +7,7 @@
 // entries' hashes and compared with every stored tree hash, and with the root of every
 // signed checkpoint, whose signature is checked too. One checkpoint signature covers
 // every entry below it, so a full check needs O(n) hashing and few signature checks.
+import { idempotencyMarkProblem, type MarkedEntry } from './idempotency-mark.js';
 import { fromHex, toHex } from '#crypto';
 import { checkpointProblems } from './checkpoint.js';
 import { checkRecordAlone } from './entry-check.js';
@@ -58,6 +59,13 @@ export interface ScanPage {
   checkpoints: CheckpointRecord[];
   /** The erasure records the page's erased entries name, by log_id (the caller reads them). */
   erasureRecords?: Map<string, EntryRecord>;
+  /**
+   * For each idempotency_key of the page's marked entries (idempotency_conflict_of not null), the
+   * earliest entry of the chain with that key (the caller reads them). An unmarked entry is not
+   * looked up: a removed mark leaves two unmarked entries with one key, which the store's unique
+   * index log_entries_idempotency_uq refuses.
+   */
+  firstOfKeys?: Map<string, { log_id: string; seq: number }>;
 }
 
 export interface ScanOptions {
@@ -169,6 +177,12 @@ export class Scanner {
     // A stored entry always has its fields; an unknown key is a bad signature among the stored kinds.
     for (const p of alone.problems) out.push({ ...at, kind: p.code === 'unknown_key' ? 'bad_signature' : p.code === 'entry_malformed' ? 'hash_mismatch' : p.code, detail: p.detail });
     if (alone.content === 'erased') this.checkErasure(row, page, out);
+    const mark = (row as MarkedEntry).idempotency_conflict_of;
+    if (mark !== undefined && mark !== null) {
+      const first = typeof row.idempotency_key === 'string' ? page.firstOfKeys?.get(row.idempotency_key) : undefined;
+      const problem = idempotencyMarkProblem(row, first && first.seq < row.seq ? first.log_id : null);
+      if (problem) out.push({ ...at, kind: 'idempotency_mark', detail: problem });
+    }
     const recomputed = alone.hash as string;
     if (row.seq === 0 && row.prev_hash !== GENESIS_PREV_HASH) out.push({ ...at, kind: 'broken_link', detail: 'entry 0 must have prev_hash of 64 zeros' });
     else if (row.seq > 0 && this.lastHash !== null && row.prev_hash !== this.lastHash) {

@@ -26,6 +26,8 @@ export const VIOLATION_KINDS = [
   'merkle_mismatch',
   /** A signed checkpoint does not verify, or signs a root the entries do not rebuild. */
   'checkpoint_inconsistent',
+  /** idempotency_conflict_of is not what the keys before it derive (docs/ledger-format.md §10): a mark was added, changed or removed. */
+  'idempotency_mark',
 ] as const;
 
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];

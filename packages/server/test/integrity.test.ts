@@ -1,6 +1,7 @@
 // Integrity status, full verification reports and the background verifier, over HTTP,
 // with tampering done directly in the database. Both stores.
 import { generateKeyPairSync } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkpointText, parseCheckpointText, parseNote, storedHashIndex } from '@audit-ledger/core';
 import { rawPublicKey, signNote } from '../src/crypto/signing.js';
@@ -57,6 +58,39 @@ describe.each(STORE_KINDS)('full verification on %s', (kind) => {
     const sql = t.store.db;
     return { acct, key, ids, c, req, verify, sql };
   }
+
+  it('17: an idempotency mark added, changed or removed in the database fails the service\'s own checks (GET /logs/{id}/verify, and the full scan for added and changed ones), as docs/ledger-format.md §10 says', async () => {
+    const l = await ledger(0);
+    // seq 0 key k1; seq 1 key k2; seq 2 key k1 with other data: appended and marked (conflict of seq 0).
+    const ids = (await ingestBatch(t, l.key, [
+      { event_type: 'step', idempotency_key: 'k1', data: { v: 1 } },
+      { event_type: 'step', idempotency_key: 'k2', data: { v: 2 } },
+      { event_type: 'step', idempotency_key: 'k1', data: { v: 3 } },
+      { event_type: 'step', data: { v: 4 } },
+    ])).json().log_ids as string[];
+    const check = async (id: string) => (await l.req('GET', `/api/v1/logs/${id}/verify`)).json() as { chain_valid: boolean; problems: Array<{ kind: string }> };
+    for (const id of ids) expect((await check(id)).problems, id).toEqual([]);
+    expect((await l.verify()).violations).toEqual([]);
+    const mark = (seq: number, value: string | null) => l.sql.updateTable('log_entries').set({ idempotency_conflict_of: value }).where('company_id', '=', l.c).where('seq', '=', seq).execute();
+    // Added (an entry with a new key, and one with none), changed (naming another entry).
+    await mark(1, ids[0] as string);
+    await mark(3, ids[0] as string);
+    await mark(2, ids[1] as string);
+    for (const seq of [1, 2, 3]) expect(await check(ids[seq] as string), String(seq)).toMatchObject({ chain_valid: false, problems: [{ kind: 'idempotency_mark' }] });
+    expect((await check(ids[0] as string)).problems).toEqual([]);
+    expect((await l.verify()).violations.filter((v) => v.kind === 'idempotency_mark').map((v) => v.seq)).toEqual([1, 2, 3]);
+    // Removed: the store's unique index refuses two unmarked entries with one key, so only with it dropped; the entry check still finds it.
+    await mark(1, null);
+    await mark(3, null);
+    await sql`DROP INDEX log_entries_idempotency_uq`.execute(l.sql);
+    try {
+      await mark(2, null);
+      expect(await check(ids[2] as string)).toMatchObject({ chain_valid: false, problems: [{ kind: 'idempotency_mark' }] });
+    } finally {
+      await mark(2, ids[0] as string);
+      await sql`CREATE UNIQUE INDEX log_entries_idempotency_uq ON log_entries (company_id, idempotency_key, (CASE WHEN idempotency_conflict_of IS NULL THEN 0 ELSE seq END)) WHERE idempotency_key IS NOT NULL`.execute(l.sql);
+    }
+  });
 
   it('deleting the newest entries: the full verification runs and names them; appends and proofs answer a clear 503, never a 500', async () => {
     const l = await ledger(40);

@@ -20,6 +20,6 @@ export async function readScanPage(s: PageReader, companyId: string, from: numbe
   ]);
   let previousHash: string | null = null;
   if (withPrevious && from > 0 && rows[0]?.seq === from - 1) previousHash = (rows.shift() as (typeof rows)[number]).hash;
-  const erasureRecords = await s.integrityStore.erasureRecordsFor(companyId, rows);
-  return { page: { from, to, entries: rows, treeHashes, checkpoints, erasureRecords }, previousHash };
+  const [erasureRecords, firstOfKeys] = await Promise.all([s.integrityStore.erasureRecordsFor(companyId, rows), s.integrityStore.firstOfMarkedKeys(companyId, rows)]);
+  return { page: { from, to, entries: rows, treeHashes, checkpoints, erasureRecords, firstOfKeys }, previousHash };
 }

@@ -2,8 +2,9 @@
 // (verifyRecord: its hash from the stored text, content, signature, and the links of both
 // neighbours, of which only the links are read), and whether it is proven to be in the tree of
 // the latest checkpoint (whose signature must hold).
-import { agentSignatureState, checkpointProblems, entryLeafHash, fromHex, inclusionProof, recordToEntry, verifyInclusion, verifyRecord } from '@audit-ledger/core';
+import { agentSignatureState, checkpointProblems, entryLeafHash, fromHex, idempotencyMarkProblem, inclusionProof, recordToEntry, verifyInclusion, verifyRecord } from '@audit-ledger/core';
 import type { AgentKeyStore } from '../store/agent-keys.js';
+import type { IntegrityStore } from '../store/integrity.js';
 import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../kernel/time.js';
 import type { KeyStore } from '../store/keys.js';
@@ -22,6 +23,8 @@ export interface EntryCheckerDeps {
   ledgerOrigin: string;
   /** The company's agent key register, for entries an agent signed. */
   agentKeys: Pick<AgentKeyStore, 'byIds'>;
+  /** The earliest entry of an idempotency key: what the entry's idempotency mark must say (§10). */
+  marks: Pick<IntegrityStore, 'firstWithKey'>;
 }
 
 export class EntryChecker {
@@ -53,6 +56,13 @@ export class EntryChecker {
       keyPeriod: keys.periods.get(row.key_id),
       erasureRecord: record,
     });
+    // The idempotency mark (not hashed, derivable: docs/ledger-format.md §10), added, changed or removed.
+    const first = row.idempotency_key === null ? undefined : await this.deps.marks.firstWithKey(companyId, row.idempotency_key);
+    const markProblem = idempotencyMarkProblem(row, first && first.seq < row.seq ? first.log_id : null);
+    if (markProblem) {
+      verdict.problems.unshift({ kind: 'idempotency_mark', detail: markProblem });
+      verdict.chain_valid = false;
+    }
     const agent = row.agent_key_id === null && row.agent_signature === null ? { state: 'none' as const } : agentSignatureState(recordToEntry(row), await this.deps.agentKeys.byIds(companyId, row.agent_key_id ? [row.agent_key_id] : []));
     // Proven only when the stored hash is what the fields hash to (else the leaf is not this entry's).
     const hashHolds = !verdict.problems.some((p) => p.kind === 'hash_mismatch');

@@ -44,6 +44,27 @@ export class IntegrityStore {
     return new Map(records.map((r) => [r.log_id, r]));
   }
 
+  /**
+   * For the idempotency keys of the marked entries among `rows` (idempotency_conflict_of not null:
+   * rare), the earliest entry of the company with each key (on the idempotency index; no query
+   * when none is marked).
+   */
+  async firstOfMarkedKeys(companyId: string, rows: LogEntryRow[]): Promise<Map<string, { log_id: string; seq: number }>> {
+    const keys = [...new Set(rows.flatMap((r) => (r.idempotency_conflict_of !== null && r.idempotency_key !== null ? [r.idempotency_key] : [])))];
+    const out = new Map<string, { log_id: string; seq: number }>();
+    for (const key of keys) {
+      const first = await this.firstWithKey(companyId, key);
+      if (first) out.set(key, first);
+    }
+    return out;
+  }
+
+  /** The earliest entry of the company with this idempotency key. */
+  async firstWithKey(companyId: string, key: string): Promise<{ log_id: string; seq: number } | undefined> {
+    const row = await this.db.selectFrom('log_entries').select(['log_id', 'seq']).where('company_id', '=', companyId).where('idempotency_key', '=', key).orderBy('seq').limit(1).executeTakeFirst();
+    return row ? { log_id: row.log_id, seq: Number(row.seq) } : undefined;
+  }
+
   async treeHashes(companyId: string, from: number, to: number): Promise<Map<number, string>> {
     return new Map((await this.ledger.treeHashRange(companyId, from, to)).map((r) => [r.idx, r.hash]));
   }
