@@ -4,7 +4,8 @@
 // package like bundles, against keys the auditor pinned.
 import { fromBase64, sha256Hex, utf8, verifyEd25519 } from '#crypto';
 import type { Check, VerificationReport } from './checks.js';
-import { type BundleTimestamp, bundleTimestampChecks, checkCheckpointNote } from './bundle.js';
+import { type BundleTimestamp, bundleTimestampChecks, checkCheckpointNote, followTransitions } from './bundle.js';
+import type { KeyTransition } from './key-transition.js';
 import { canonicalJson, type JsonObject } from './json.js';
 import { rawKeyFromBase64, trustedKey, type TrustedKey } from './keys.js';
 
@@ -28,10 +29,20 @@ export interface SignedReport {
   format: typeof COMPLIANCE_REPORT_FORMAT | typeof INCIDENT_REPORT_FORMAT;
   report: JsonObject;
   signature: { algorithm: 'Ed25519'; key_id: string; public_key: string; digest: string; value: string };
+  /**
+   * The service's signed key transitions (docs/ledger-format.md §12), outside the signed report:
+   * each is signed by the old key and the new one, so a verifier that pinned an earlier key
+   * follows them to the key that signed the report, as it does for evidence bundles.
+   */
+  key_transitions?: KeyTransition[];
 }
 
-/** Verifies a signed report (parsed JSON) against trusted keys, or (unpinned) the key it names itself. */
-export function verifyReport(doc: unknown, givenKeys: TrustedKey[] | null): VerificationReport {
+/**
+ * Verifies a signed report (parsed JSON) against trusted keys, or (unpinned) the key it names
+ * itself. Pinned keys are followed through the signed key transitions the report carries and
+ * those given (a key file's), so a report signed after a rotation verifies against the old pin.
+ */
+export function verifyReport(doc: unknown, givenKeys: TrustedKey[] | null, transitions: KeyTransition[] = []): VerificationReport {
   const checks: Check[] = [];
   const d = doc as Partial<SignedReport> | null;
   const done = (): VerificationReport => ({ ok: !checks.some((c) => c.status === 'fail'), pinned: givenKeys !== null, checks });
@@ -41,7 +52,7 @@ export function verifyReport(doc: unknown, givenKeys: TrustedKey[] | null): Veri
     return done();
   }
   const sig = d.signature;
-  let keys = givenKeys;
+  let keys = givenKeys && followTransitions(givenKeys, [...transitions, ...(Array.isArray(d.key_transitions) ? d.key_transitions : [])]).keys;
   if (!keys) {
     checks.push({ status: 'note', code: 'unpinned', message: 'no --public-key given: checking against the key the report names itself, which anyone can replace' });
     try {

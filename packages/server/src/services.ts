@@ -226,7 +226,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     ingesting: () => clock() - lastCommitAt < 1000,
   });
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
-  const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin, agentKeys: store.agentKeys });
+  const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin, agentKeys: store.agentKeys, marks: integrityStore });
   const rejections = new Rejections({ ledger, appender, events, clock });
   const trail = new AdminTrail({ appender });
   const guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, clock, warn: (obj, msg) => log.error(obj, msg) });
@@ -269,6 +269,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     ledger,
     clock,
     keyring,
+    transitions: () => signingKeys.transitions(),
     checkEntry: async (companyId, logId) => (await entryChecker.check(companyId, logId)) as unknown as JsonObject | undefined,
     replayCause: causeOf,
     traceCause: async (companyId, traceId) => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../src/users/accounts.js';
 import { buildApp } from '../src/app.js';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { checkpointText, fromHex, parseCheckpointText, parseNote, rawKeyFromBase64, verifyKeyTransition } from '@audit-ledger/core';
+import { checkpointText, fromHex, parseCheckpointText, parseNote, rawKeyFromBase64, trustedKey, verifyKeyTransition, verifyReport } from '@audit-ledger/core';
 import { checkpointProblems as sdkCheckpointProblems, verifyReceipt } from '@audit-ledger/sdk';
 import { rawPublicKey, signEntryHash, signNote } from '../src/crypto/signing.js';
 import { memoryCustody } from '../src/crypto/custody.js';
@@ -140,6 +140,24 @@ describe.each(STORE_KINDS)('online key rotation on %s', (kind) => {
     const again = await b.inject({ method: 'POST', url: '/api/v1/integrity/keys/rotate', headers: { authorization: `Bearer ${OPERATOR}` } });
     expect(again.json().old_key_id).toBe(transition.new_key_id);
     expect((await send(a, 1000)).statusCode).toBe(200);
+
+    // Issue 42 (18): a signed period report made after both rotations verifies against the first
+    // key alone, offline with audit-ledger-verify and with the core's verifyReport (as the
+    // console's "Verify in this browser" does): the report carries the signed transitions.
+    const admin = { authorization: `Bearer ${adminToken}` };
+    const made = await a.inject({ method: 'POST', url: '/api/v1/compliance/reports', headers: admin, payload: { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() } });
+    expect(made.statusCode, made.body).toBe(201);
+    const doc = (await a.inject({ method: 'GET', url: `/api/v1/compliance/reports/${made.json().id}`, headers: admin })).json();
+    expect(doc.signature.key_id).toBe(again.json().new_key_id);
+    expect(doc.key_transitions.map((t: { new_key_id: string }) => t.new_key_id)).toEqual([transition.new_key_id, again.json().new_key_id]);
+    fs.writeFileSync(path.join(dir, 'report.json'), JSON.stringify(doc));
+    const reportRun = await runCli(['verify-bundle', path.join(dir, 'report.json'), '--public-key', path.join(dir, 'first.pem')], {});
+    expect(reportRun.code, reportRun.stdout).toBe(0);
+    expect(verifyReport(doc, [trustedKey(rawKeyFromBase64(keys.items[0].public_key))]).ok).toBe(true);
+    // A transition tampered with endorses nothing: the report's key is then not trusted.
+    const bent = structuredClone(doc);
+    bent.key_transitions[1].new_signature = bent.key_transitions[1].old_signature;
+    expect(verifyReport(bent, [trustedKey(rawKeyFromBase64(keys.items[0].public_key))]).ok).toBe(false);
     await assertChainIntact(store, companyId);
   });
 

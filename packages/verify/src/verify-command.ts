@@ -40,7 +40,7 @@ export async function verifyCommand(file: string, opts: { publicKey?: string; ch
   } else {
     const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format?: unknown; checkpoint?: CheckpointJson; timestamp?: { token?: unknown } | null };
     if (doc.format === COMPLIANCE_REPORT_FORMAT || doc.format === INCIDENT_REPORT_FORMAT) {
-      let r = verifyReport(doc, keys);
+      let r = verifyReport(doc, keys, opts.publicKey ? keyFileTransitions(fs.readFileSync(opts.publicKey, 'utf8')) : []);
       const stamp = (doc as { report?: { checkpoints?: { timestamp?: { token?: unknown } | null } } }).report?.checkpoints?.timestamp;
       const tsa = stamp || opts.tsaCa ? tsaCheck(stamp, opts.tsaCa) : null;
       if (tsa) r = { ...r, ok: r.ok && tsa.status !== 'fail', checks: [...r.checks, tsa] };

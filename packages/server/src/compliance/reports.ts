@@ -60,6 +60,7 @@ export class Reports {
       format: COMPLIANCE_REPORT_FORMAT,
       report,
       signature: { algorithm: 'Ed25519', key_id: key.keyId, public_key: toBase64(key.raw), digest, value: toBase64(key.custody.sign(reportSignatureMessage(digest))) },
+      key_transitions: await this.deps.signingKeys.transitions(),
     };
     const id = report.report_id as string;
     await this.deps.reportStore.insert({ company_id: companyId, report_id: id, period_from: period.from, period_to: period.to, created_at: report.generated_at as string, created_by: JSON.stringify(actor), document: JSON.stringify(document) });

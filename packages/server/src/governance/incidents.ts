@@ -6,7 +6,7 @@
 // and a PDF: the linked entries each verified, their timeline, the root cause found, the approvals
 // and policy evaluations involved, and the EU AI Act Article 73 reporting deadlines counted from
 // when the incident was opened.
-import { INCIDENT_REPORT_FORMAT, type JsonObject, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
+import { INCIDENT_REPORT_FORMAT, type JsonObject, type KeyTransition, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
 import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
@@ -68,6 +68,8 @@ export interface IncidentDeps {
   ledger: LedgerStore;
   clock: () => number;
   keyring: Pick<Keyring, 'active'>;
+  /** The service's signed key transitions, carried by each signed report (a verifier follows them from an earlier pinned key). */
+  transitions: () => Promise<KeyTransition[]>;
   /** Each entry's check (hash, link, signature, inclusion), as GET /logs/{id}/verify answers it. */
   checkEntry: (companyId: string, logId: string) => Promise<JsonObject | undefined>;
   /** The root cause of a replay session (forensics), and of a trace (a new replay pinned now). */
@@ -290,6 +292,7 @@ export class Incidents {
       format: INCIDENT_REPORT_FORMAT,
       report,
       signature: { algorithm: 'Ed25519', key_id: key.keyId, public_key: toBase64(key.raw), digest, value: toBase64(key.custody.sign(reportSignatureMessage(digest))) },
+      key_transitions: await d.transitions(),
     };
     const id = report.report_id as string;
     await d.store.insertReport({ company_id: companyId, report_id: id, incident_id: incident.id, document: JSON.stringify(document), created_at: report.generated_at as string, created_by: JSON.stringify(actor) });

@@ -163,3 +163,18 @@ export const ActorSchema = Type.Object(
   },
   { description: 'Who did it: a user, the company API key, the service itself (task: retention), or the operator', ...component('Actor') },
 );
+
+/** A signed key transition (docs/ledger-format.md §12): the new key endorsed by the old one, and the old by the new. */
+export const KeyTransitionSchema = Type.Object(
+  {
+    old_key_id: Type.String(),
+    old_public_key: Type.String(),
+    new_key_id: Type.String(),
+    new_public_key: Type.String(),
+    created_at: Type.String(),
+    statement: Type.String(),
+    old_signature: Type.String(),
+    new_signature: Type.String(),
+  },
+  { description: 'A signed key transition (docs/ledger-format.md §12)' },
+);

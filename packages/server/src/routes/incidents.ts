@@ -9,7 +9,7 @@ import { actorOf } from '../compliance/trail.js';
 import { idCursor, page } from '../http/cursor.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { problemResponses } from '../http/problems.js';
-import { ActorSchema, component, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
+import { ActorSchema, component, JsonObjectSchema, KeyTransitionSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
 import { incidentPdf } from '../governance/incident-pdf.js';
 import type { Services } from '../services.js';
 
@@ -66,7 +66,7 @@ const OpenBody = Type.Object(
 );
 
 const IdParams = Type.Object({ id: ServiceId });
-const SignedReportSchema = Type.Object({ format: Type.String(), report: JsonObjectSchema, signature: JsonObjectSchema }, { ...component('IncidentReport'), description: 'Signed like a compliance report; verify offline with `audit-ledger-verify FILE --public-key KEY`' });
+const SignedReportSchema = Type.Object({ format: Type.String(), report: JsonObjectSchema, signature: JsonObjectSchema, key_transitions: Type.Optional(Type.Array(KeyTransitionSchema)) }, { ...component('IncidentReport'), description: 'Signed like a compliance report; verify offline with `audit-ledger-verify FILE --public-key KEY`' });
 
 export function incidentRoutes(ctx: IncidentServices): FastifyPluginAsyncTypebox {
   return async (app) => {

@@ -8,7 +8,7 @@ import { reportPdf } from '../compliance/report-pdf.js';
 import { MAX_REPORT_DAYS } from '../compliance/reports.js';
 import { actorOf } from '../compliance/trail.js';
 import { problemResponses } from '../http/problems.js';
-import { Instant, ServiceId, Uuid } from '../http/schemas.js';
+import { Instant, KeyTransitionSchema, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import { iso } from '../kernel/time.js';
 
@@ -29,6 +29,7 @@ const SignedReportSchema = Type.Object(
     format: Type.Literal('audit-ledger/compliance-report/v1'),
     report: Type.Object({}, { additionalProperties: true, description: 'The report (docs/compliance.md lists its sections)' }),
     signature: Type.Object({ algorithm: Type.Literal('Ed25519'), key_id: Type.String(), public_key: Type.String(), digest: Type.String(), value: Type.String() }),
+    key_transitions: Type.Optional(Type.Array(KeyTransitionSchema, { description: "The service's signed key transitions: a verifier that pinned an earlier key follows them to the key that signed (absent in reports made before they were carried)" })),
   },
   { description: 'The signed report: verify offline with audit-ledger-verify report.json --public-key keys.json' },
 );
