@@ -14,8 +14,10 @@ import { call } from './helpers/http.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
 
 /** The provider's people: their groups decide their role here. */
-const PEOPLE: Record<string, { groups: string[]; verified?: boolean }> = {
+const PEOPLE: Record<string, { groups: string[]; verified?: boolean; email?: string }> = {
   'olga@acme.example': { groups: ['staff', 'ledger-auditors'] },
+  // Issue 42 (10): another identity at the provider claiming ivan's (verified) email.
+  'mallory-7': { groups: ['ledger-auditors'], email: 'ivan@acme.example' },
   'ivan@acme.example': { groups: ['ledger-admins'] },
   'eve@evil.example': { groups: ['ledger-admins'] },
   'nobody@acme.example': { groups: ['staff'] },
@@ -43,7 +45,7 @@ describe('single sign-on with a real OpenID provider, in Chromium', () => {
       async findAccount(_ctx: unknown, sub: string) {
         const person = PEOPLE[sub];
         if (!person) return undefined;
-        return { accountId: sub, claims: async () => ({ sub, email: sub, email_verified: person.verified ?? true, groups: person.groups }) };
+        return { accountId: sub, claims: async () => ({ sub, email: person.email ?? sub, email_verified: person.verified ?? true, groups: person.groups }) };
       },
     });
     provider = http.createServer(oidc.callback());
@@ -141,6 +143,28 @@ describe('single sign-on with a real OpenID provider, in Chromium', () => {
     const forged = await fetch(`${svc.url}/api/v1/auth/oidc/callback?code=abc&state=xyz`, { redirect: 'manual' });
     expect(forged.status).toBe(302);
     expect(decodeURIComponent(String(forged.headers.get('location')))).toContain('the sign-in was not started here');
+  });
+
+  it('10: a sign-in is matched by the provider identity (iss + sub), not by email: another subject presenting an admin\'s email is refused, and the last admin is never demoted by a group change', async () => {
+    // ivan signed in before (his subject is bound): mallory's sign-in with ivan's email is refused, ivan stays admin.
+    const m = await signInWithSso('mallory-7');
+    await m.getByRole('alert').filter({ hasText: 'is bound to another sign-in at Acme ID' }).waitFor();
+    await m.close();
+    const ivan = await signInWithSso('ivan@acme.example');
+    await ivan.getByRole('heading', { name: 'Approvals', exact: true }).waitFor();
+    expect(await ivan.locator('header').innerText()).toContain('ivan@acme.example (admin)');
+    await ivan.close();
+    // olga back to auditor (ivan stays an admin, so she may be demoted), then ivan's groups give auditor: he is the last admin, so he stays one, and the refusal is recorded.
+    (PEOPLE['olga@acme.example'] as { groups: string[] }).groups = ['ledger-auditors'];
+    await (await signInWithSso('olga@acme.example')).close();
+    (PEOPLE['ivan@acme.example'] as { groups: string[] }).groups = ['ledger-auditors'];
+    const p = await signInWithSso('ivan@acme.example');
+    await p.getByRole('heading', { name: 'Approvals', exact: true }).waitFor();
+    expect(await p.locator('header').innerText()).toContain('ivan@acme.example (admin)');
+    const refused = await p.evaluate(async () => ((await (await fetch('/api/v1/logs?event_type=user.role_change_refused&limit=10')).json()) as { items: Array<{ data: unknown }> }).items.map((e) => e.data));
+    expect(refused).toEqual([expect.objectContaining({ actor: { kind: 'service', task: 'sso' }, role: 'admin', asked_role: 'auditor', reason: 'last_admin', via: 'sso' })]);
+    await p.close();
+    (PEOPLE['ivan@acme.example'] as { groups: string[] }).groups = ['ledger-admins'];
   });
 
   it('with LOCAL_LOGIN=off, passwords are refused and single sign-on still works', async () => {

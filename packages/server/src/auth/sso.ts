@@ -107,7 +107,7 @@ export class SingleSignOn {
     if (!this.deps.config.allowedDomains.includes(domain)) throw new SsoRefusedError(`${domain} is not an email domain allowed to sign in here`);
     const role = this.roleOf(claims[this.deps.config.roleClaim]);
     if (!role) throw new SsoRefusedError(`none of your ${this.deps.config.roleClaim} gives a role here`);
-    const user = await this.userFor(email, role, String(claims.sub));
+    const user = await this.userFor(email, role, String(claims.iss), String(claims.sub));
     if (user.disabled_at !== null) throw new SsoRefusedError('your account here is disabled');
     return { session: await this.deps.signIn.startSessionFor(user), back: flow.back };
   }
@@ -119,22 +119,39 @@ export class SingleSignOn {
     return this.deps.config.defaultRole;
   }
 
-  private async userFor(email: string, role: UserRole, subject: string): Promise<User> {
+  /**
+   * The user of a sign-in. A provider identity (iss + sub) is bound to one user at its first
+   * sign-in and matched by it afterwards, never by email alone: a sign-in that presents a bound
+   * user's email under another subject is refused. The provider's role mapping is applied at
+   * every sign-in, except that it never takes the admin role from the company's last active admin
+   * (the rule PATCH /users keeps, 409 last_admin): the role is left and the refusal recorded.
+   */
+  private async userFor(email: string, role: UserRole, issuer: string, subject: string): Promise<User> {
     const { accounts, trail, clock, config } = this.deps;
     const service = { kind: 'service' as const, task: 'sso' };
-    const existing = await accounts.findUserByEmail(email);
+    const company = await accounts.findCompanyByName(config.company);
+    const linked = company ? await accounts.ssoIdentity(company.company_id, issuer, subject) : undefined;
+    const existing = linked && company ? await accounts.getUser(company.company_id, linked.user_id) : await accounts.findUserByEmail(email);
     if (existing) {
-      const company = await accounts.getCompany(existing.company_id);
-      if (company?.name.toLowerCase() !== config.company.toLowerCase()) throw new SsoRefusedError('this email belongs to a user of another company here');
-      if (existing.role !== role && existing.disabled_at === null) {
-        await accounts.updateUser(existing.company_id, existing.user_id, { role });
-        await trail.record(existing.company_id, 'user.role_changed', service, { subject: { kind: 'user', user_id: existing.user_id, email }, previous_role: existing.role, role, via: 'sso' });
-        return { ...existing, role };
+      if (existing.company_id !== company?.company_id) throw new SsoRefusedError('this email belongs to a user of another company here');
+      if (!linked) {
+        const bound = await accounts.ssoSubjectOf(existing.company_id, existing.user_id, issuer);
+        if (bound !== undefined && bound !== subject) throw new SsoRefusedError(`the account ${email} is bound to another sign-in at ${config.name}: sign in with that one`);
+        if (bound === undefined && !(await accounts.linkSsoIdentity({ company_id: existing.company_id, issuer, subject, user_id: existing.user_id, linked_at: iso(clock()) }))) {
+          throw new SsoRefusedError('this sign-in is bound to another account here');
+        }
       }
-      return existing;
+      if (existing.role === role || existing.disabled_at !== null) return existing;
+      if (existing.role === 'admin' && (await accounts.countActiveAdmins(existing.company_id)) <= 1) {
+        await trail.record(existing.company_id, 'user.role_change_refused', service, { subject: { kind: 'user', user_id: existing.user_id, email: existing.email }, role: existing.role, asked_role: role, reason: 'last_admin', via: 'sso' });
+        return existing;
+      }
+      await accounts.updateUser(existing.company_id, existing.user_id, { role });
+      await trail.record(existing.company_id, 'user.role_changed', service, { subject: { kind: 'user', user_id: existing.user_id, email: existing.email }, previous_role: existing.role, role, via: 'sso' });
+      return { ...existing, role };
     }
     // Just in time: a password nobody knows (local sign-in stays impossible until an admin resets it).
-    const { company, user } = await accounts.createUser({
+    const { company: created, user } = await accounts.createUser({
       companyName: config.company,
       newCompanyId: this.deps.newId(),
       userId: this.deps.newId(),
@@ -143,7 +160,8 @@ export class SingleSignOn {
       role,
       now: iso(clock()),
     });
-    await trail.record(company.company_id, 'user.created', service, { subject: { kind: 'user', user_id: user.user_id, email }, role, via: 'sso', sso_subject: subject });
+    await accounts.linkSsoIdentity({ company_id: created.company_id, issuer, subject, user_id: user.user_id, linked_at: iso(clock()) });
+    await trail.record(created.company_id, 'user.created', service, { subject: { kind: 'user', user_id: user.user_id, email }, role, via: 'sso', sso_subject: subject });
     return user;
   }
 }

@@ -362,7 +362,7 @@ async function holdForRestore(store: Store, bases: Base[], verdicts: CompanyVerd
  */
 async function compareServiceRows(store: Store, service: ServiceRows): Promise<void> {
   const rows = await store.continuityStore.serviceRows();
-  for (const table of ['companies', 'users', 'api_keys', 'signing_keys', 'key_transitions'] as const) {
+  for (const table of ['companies', 'users', 'api_keys', 'signing_keys', 'key_transitions', 'sso_identities'] as const) {
     if (JSON.stringify(rows[table] ?? []) !== JSON.stringify(service[table] ?? [])) throw new RestoreInputError(`the backup's ledger.db differs from its signed service.json in table ${table}: the file was changed`);
   }
 }

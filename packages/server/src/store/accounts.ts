@@ -195,6 +195,27 @@ export class AccountStore {
   }
 
   /** Active admins of the company (so the last one cannot be demoted or disabled). */
+  /** The user a provider identity (issuer and subject) is bound to, in the company. */
+  async ssoIdentity(companyId: string, issuer: string, subject: string): Promise<{ user_id: string } | undefined> {
+    return this.h.db.selectFrom('sso_identities').select('user_id').where('company_id', '=', companyId).where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
+  }
+
+  /** The subject a user is bound to at a provider, if any. */
+  async ssoSubjectOf(companyId: string, userId: string, issuer: string): Promise<string | undefined> {
+    return (await this.h.db.selectFrom('sso_identities').select('subject').where('company_id', '=', companyId).where('user_id', '=', userId).where('issuer', '=', issuer).executeTakeFirst())?.subject;
+  }
+
+  /** Binds a provider identity to a user (the first link); false when either is already bound (another process won). */
+  async linkSsoIdentity(row: { company_id: string; issuer: string; subject: string; user_id: string; linked_at: string }): Promise<boolean> {
+    try {
+      const r = await this.h.db.insertInto('sso_identities').values(row).onConflict((oc) => oc.columns(['company_id', 'issuer', 'subject']).doNothing()).executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+    } catch (err) {
+      if (this.h.uniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
   async countActiveAdmins(companyId: string): Promise<number> {
     const row = await this.h.db
       .selectFrom('users')

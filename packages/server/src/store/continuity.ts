@@ -5,7 +5,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ChainHead, CheckpointRow, LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
-import type { ApiKeysTable, CompaniesTable, Database, KeyTransitionsTable, SigningKeysTable, UsersTable } from './schema.js';
+import type { ApiKeysTable, CompaniesTable, Database, KeyTransitionsTable, SigningKeysTable, SsoIdentitiesTable, UsersTable } from './schema.js';
 import type { CheckpointCosignaturesTable, ContinuityHoldsTable } from './schema-compliance.js';
 
 export type CompanyRow = Selectable<CompaniesTable>;
@@ -25,6 +25,8 @@ export interface ServiceRows {
   /** As stored: a rotated key's private half stays sealed with the secrets key, which is never in a backup. */
   signing_keys: Array<Selectable<SigningKeysTable>>;
   key_transitions: KeyTransitionRow[];
+  /** The provider identities SSO users are bound to (absent in backups made before migration 0021). */
+  sso_identities?: Array<Selectable<SsoIdentitiesTable>>;
 }
 
 /** The chain is not where the rebuild expected it (another writer, or a second restore): nothing written. */
@@ -43,14 +45,16 @@ export class ContinuityStore {
   }
 
   async serviceRows(): Promise<ServiceRows> {
-    const [companies, users, api_keys, signing_keys, key_transitions] = await Promise.all([
+    const [companies, users, api_keys, signing_keys, key_transitions, sso_identities] = await Promise.all([
       this.db.selectFrom('companies').selectAll().orderBy('company_id').execute(),
       this.db.selectFrom('users').selectAll().orderBy('company_id').orderBy('user_id').execute(),
       this.db.selectFrom('api_keys').selectAll().orderBy('company_id').orderBy('key_id').execute(),
       this.db.selectFrom('signing_keys').selectAll().orderBy('key_id').execute(),
       this.db.selectFrom('key_transitions').selectAll().orderBy('created_at').execute(),
+      // A database at a schema before 0021 (a backup's file, read before migrating) has none.
+      this.db.selectFrom('sso_identities').selectAll().orderBy('company_id').orderBy('issuer').orderBy('subject').execute().catch(() => undefined),
     ]);
-    return { companies, users, api_keys, signing_keys, key_transitions };
+    return { companies, users, api_keys, signing_keys, key_transitions, ...(sso_identities ? { sso_identities } : {}) };
   }
 
   /** Adds the rows this store does not have yet (by key); rows it has are left as they are. */
@@ -60,6 +64,7 @@ export class ContinuityStore {
       for (const u of rows.users ?? []) await trx.insertInto('users').values(u).onConflict((oc) => oc.columns(['company_id', 'user_id']).doNothing()).execute();
       for (const k of rows.api_keys ?? []) await trx.insertInto('api_keys').values(k).onConflict((oc) => oc.columns(['company_id', 'key_id']).doNothing()).execute();
       for (const k of rows.signing_keys) await trx.insertInto('signing_keys').values(k).onConflict((oc) => oc.column('key_id').doNothing()).execute();
+      for (const i of rows.sso_identities ?? []) await trx.insertInto('sso_identities').values(i).onConflict((oc) => oc.columns(['company_id', 'issuer', 'subject']).doNothing()).execute();
       const known = new Set((await trx.selectFrom('key_transitions').select('new_key_id').execute()).map((t) => t.new_key_id));
       for (const t of rows.key_transitions) if (!known.has(t.new_key_id)) await trx.insertInto('key_transitions').values(t).execute();
     });

@@ -2,6 +2,7 @@
 // Written with Kysely's schema builder so one definition serves SQLite and PostgreSQL.
 // Never edit a released migration: add a new one.
 import { type Kysely, type Migration, sql } from 'kysely';
+import { ssoIdentities0021 } from './migrations-0021.js';
 import { compliance0009 } from './migrations-0009.js';
 import { governance0011 } from './migrations-0011.js';
 import { search0012 } from './migrations-0012.js';
@@ -367,6 +368,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0018_index_diet': indexDiet0018,
   '0019_tree_backfill': treeBackfill0019,
   '0020_continuity_holds': continuityHolds0020,
+  '0021_sso_identities': ssoIdentities0021,
 };
 
 export const LATEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1) as string;

@@ -332,6 +332,15 @@ export interface WebhookAttemptsTable {
   result: string;
 }
 
+/** The provider identity an SSO user is bound to (migration 0021). */
+export interface SsoIdentitiesTable {
+  company_id: string;
+  issuer: string;
+  subject: string;
+  user_id: string;
+  linked_at: string;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -370,4 +379,5 @@ export interface Database {
   log_stream_batches: LogStreamBatchesTable;
   agent_keys: AgentKeysTable;
   continuity_holds: ContinuityHoldsTable;
+  sso_identities: SsoIdentitiesTable;
 }
