@@ -58,6 +58,7 @@ const PROBLEMS = {
   user_input: ({ field, status }, message) => new ApiError(status, status === 409 ? 'email_taken' : 'validation_failed', `${field} ${message}`, { errors: [{ field, message }] }),
   // search
   search_index_off: (_data, message) => new ApiError(409, 'search_index_off', message),
+  search_too_slow: (_data, message) => new ApiError(422, 'search_too_slow', message),
   // A failover or restore left this company's ledger behind a published checkpoint: an operator decides (docs/operations.md, "Continuity").
   ledger_behind_checkpoint: (_data, message) =>
     new ApiError(503, 'ledger_behind_checkpoint', `${message}. Nothing was appended; appends resume once an operator supplies the missing entries or accepts their loss (audit-ledger continuity)`, { headers: { 'Retry-After': '30' } }),

@@ -41,6 +41,7 @@ export const PROBLEM_TITLES = {
   agent_key_ended: 'The agent key was revoked or replaced already',
   agent_signature_invalid: 'An agent signature does not hold',
   search_index_off: 'No index of the words inside events',
+  search_too_slow: 'The search ran past its time budget',
   ledger_behind_checkpoint: 'The ledger is behind a checkpoint already published',
   under_legal_hold: 'Entries are under a legal hold',
   not_erasable: 'Entries cannot be erased',

@@ -54,6 +54,7 @@ export interface DomainErrorData {
   trace_not_found: { traceId: string };
   // search
   search_index_off: Record<string, never>;
+  search_too_slow: { budgetMs: number };
   ledger_behind_checkpoint: { seenSize: number };
   // compliance
   under_legal_hold: { holdId: string; caseReference: string | null; logIds: string[] };
@@ -96,6 +97,13 @@ export abstract class DomainError<Code extends DomainErrorCode = DomainErrorCode
 export class NotFoundError extends DomainError<'not_found'> {
   constructor(message: string) {
     super('not_found', message, {});
+  }
+}
+
+/** A search ran past its time budget (store/sqlite-reader.ts) and was ended: narrow it (a time range, an event_type, a trace) and ask again. */
+export class SearchTooSlowError extends DomainError<'search_too_slow'> {
+  constructor(budgetMs: number) {
+    super('search_too_slow', `The search ran longer than its budget of ${budgetMs / 1000} s and was stopped: narrow it with a time range (from, to), an event_type, an agent_id or a trace_id`, { budgetMs });
   }
 }
 

@@ -282,7 +282,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
             },
             { additionalProperties: false },
           ),
-          response: { 200: Type.Object({ items: Type.Array(EntryView), next_cursor: NullableString }), ...problemResponses(400, 401, 429) },
+          response: { 200: Type.Object({ items: Type.Array(EntryView), next_cursor: NullableString }), ...problemResponses(400, 401, 409, 422, 429) },
         },
       },
       async (request) => {

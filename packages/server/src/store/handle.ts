@@ -10,4 +10,6 @@ export interface DbHandle {
   readonly db: Kysely<Database>;
   /** Recognizes a unique-constraint violation and returns the violated index's name. */
   readonly uniqueViolation: (err: unknown) => string | undefined;
+  /** When the backend has one (SQLite): runs a compiled search query off the request thread, within a time budget (sqlite-reader.ts). */
+  readonly searchOffThread?: (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
 }

@@ -97,7 +97,13 @@ export class LedgerStore {
     if (f.dataField !== undefined) q = q.where(this.jsonText('data', f.dataField.name), '=', f.dataField.value);
     if (f.text !== undefined && f.text.length > 0) q = q.where(this.textMatch(f.text));
     for (const c of f.where ?? []) q = q.where(this.dataCondition(c));
-    return q.orderBy('seq', f.order).limit(f.limit).execute();
+    const ordered = q.orderBy('seq', f.order).limit(f.limit);
+    // A search inside data may scan the whole company: off the request thread where the backend can (SQLite).
+    if (this.h.searchOffThread && ((f.where?.length ?? 0) > 0 || (f.text?.length ?? 0) > 0)) {
+      const compiled = ordered.compile();
+      return (await this.h.searchOffThread(compiled.sql, compiled.parameters)) as LogEntryRow[];
+    }
+    return ordered.execute();
   }
 
   /**

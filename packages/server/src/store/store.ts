@@ -43,6 +43,8 @@ export interface StoreOptions {
   withChain: WithChain;
   /** When the backend has one: appends committed off the request thread (see ChainWriter). */
   chainWriter?: ChainWriter;
+  /** When the backend has one (SQLite): searches run off the request thread (sqlite-reader.ts). */
+  searchReader?: { query(sql: string, parameters: readonly unknown[]): Promise<unknown[]>; close(): Promise<void> };
   /** Milliseconds since the epoch; Date.now unless a test moves time. */
   clock?: () => number;
 }
@@ -53,6 +55,8 @@ export class Store implements DbHandle {
   readonly uniqueViolation: (err: unknown) => string | undefined;
   readonly withChain: WithChain;
   readonly chainWriter?: ChainWriter;
+  readonly searchOffThread?: (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
+  private readonly searchReader?: StoreOptions['searchReader'];
 
   readonly accounts: AccountStore;
   readonly ledger: LedgerStore;
@@ -78,6 +82,11 @@ export class Store implements DbHandle {
     this.uniqueViolation = opts.uniqueViolation;
     this.withChain = opts.withChain;
     if (opts.chainWriter) this.chainWriter = opts.chainWriter;
+    if (opts.searchReader) {
+      const reader = opts.searchReader;
+      this.searchReader = reader;
+      this.searchOffThread = (text, parameters) => reader.query(text, parameters);
+    }
     this.accounts = new AccountStore({ handle: this, clock: opts.clock ?? Date.now });
     this.ledger = new LedgerStore(this);
     this.signingKeys = new KeyStore(this);
@@ -110,6 +119,7 @@ export class Store implements DbHandle {
 
   async close(): Promise<void> {
     await this.chainWriter?.close();
+    await this.searchReader?.close();
     await this.db.destroy();
   }
 
