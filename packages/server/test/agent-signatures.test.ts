@@ -54,6 +54,13 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
     problem(await register({ agent_id: 'planner-1', public_key: planner.publicKey }), 409, 'agent_key_exists');
     problem(await register({ agent_id: 'planner-1', public_key: Buffer.alloc(31).toString('base64').padEnd(44, '=') }), 400, 'validation_failed');
     problem(await register({ agent_id: 'x', public_key: planner.publicKey, extra: 1 }), 400, 'validation_failed');
+    // Issue 42 (22): keys of small order (all zeros, the identity, order 8) and non-canonical encodings are refused; nothing registered.
+    const registered = (await t.inject({ method: 'GET', url: '/api/v1/agent-keys', headers: key })).json().items.length;
+    for (const hex of ['00'.repeat(32), `01${'00'.repeat(31)}`, 'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a', `ed${'ff'.repeat(30)}7f`]) {
+      const body = problem(await register({ agent_id: 'weak', public_key: Buffer.from(hex, 'hex').toString('base64') }), 400, 'validation_failed');
+      expect(JSON.stringify(body.errors), hex).toContain('small order');
+    }
+    expect((await t.inject({ method: 'GET', url: '/api/v1/agent-keys', headers: key })).json().items).toHaveLength(registered);
     problem(await register({ agent_id: 'x', public_key: planner.publicKey }, key as never), 403, 'forbidden');
     expect(await entryCount()).toBe(before + 1);
   });

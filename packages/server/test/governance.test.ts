@@ -151,6 +151,50 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(doc.report.approvals.time_to_decision_by_team).toEqual([{ team: '(no team)', decided: 1, median_seconds: 0, max_seconds: 0 }]);
   });
 
+  it('9: an action run with no approval after a verdict that required one (step_up, hold, escalate) is a POLICY_VIOLATION; with a final approval in between it is not', async () => {
+    const c = await company();
+    const rootCause = async (traceId: string) => {
+      const replay = (await c.call('POST', '/forensics/replays', c.agent, { trace_id: traceId, metadata: {} })).json();
+      return (await c.call('GET', `/forensics/replays/${replay.id}/root-cause`, c.agent)).json();
+    };
+    for (const verdict of ['step_up', 'hold', 'escalate']) {
+      const bare = randomUUID();
+      await c.call('POST', '/logs/batch', c.agent, {
+        logs: [
+          { event_type: 'policy.evaluated', trace_id: bare, data: { policy_id: 'refunds', verdict, tool: 'payments' } },
+          { event_type: 'tool.called', trace_id: bare, data: { tool: 'payments', arguments: { amount: 900 } } },
+          { event_type: 'agent.completed', trace_id: bare, data: { status: 'succeeded' } },
+        ],
+      });
+      const rc = await rootCause(bare);
+      expect(rc, verdict).toMatchObject({ detected: true, root_cause_type: 'POLICY_VIOLATION' });
+      expect(rc.description).toContain(`required an approval (verdict ${verdict})`);
+
+      // The approval asked for and given (final) before the tool ran: a clean run.
+      const approved = randomUUID();
+      await c.call('POST', '/logs', c.agent, { event_type: 'policy.evaluated', trace_id: approved, data: { policy_id: 'refunds', verdict, tool: 'payments' } });
+      const a = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', tool: 'payments', arguments: { amount: 900 }, trace_id: approved })).json();
+      expect((await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), {})).statusCode).toBe(200);
+      await c.call('POST', '/logs/batch', c.agent, {
+        logs: [
+          { event_type: 'tool.called', trace_id: approved, data: { tool: 'payments', approval_id: a.id, arguments: { amount: 900 } } },
+          { event_type: 'agent.completed', trace_id: approved, data: { status: 'succeeded' } },
+        ],
+      });
+      expect((await rootCause(approved)).root_cause_type, verdict).not.toBe('POLICY_VIOLATION');
+    }
+  });
+
+  it('23: a policy version past what the register can number is a 400 naming the field, never a 500 (both routes that take one)', async () => {
+    const c = await company();
+    await c.call('PUT', '/policies/refunds', c.as(c.admin), { content: 'allow' });
+    const read = problem(await c.call('GET', '/policies/refunds/versions/99999999999999999999', c.agent), 400, 'validation_failed');
+    expect(JSON.stringify(read.errors)).toContain('/params/version');
+    const asked = problem(await t.inject({ method: 'POST', url: '/api/v1/approvals', headers: { ...c.agent, 'content-type': 'application/json' }, payload: '{"action":"refund.issue","policy":{"policy_id":"refunds","version":3000000000}}' }), 400, 'validation_failed');
+    expect(JSON.stringify(asked.errors)).toContain('/body/policy/version');
+    expect((await c.call('GET', '/policies/refunds/versions/1', c.agent)).statusCode).toBe(200);
+  });
+
   it('root cause: a failed approval check is a POLICY_VIOLATION naming the approval and the policy version; deny-then-act by tool name is one too; a decision made while its approval was pending is a finding', async () => {
     const c = await company();
     await c.call('PUT', '/policies/refunds', c.as(c.admin), { content: 'allow if amount <= 100' });

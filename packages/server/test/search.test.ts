@@ -128,6 +128,10 @@ describe.each(STORE_KINDS)('search inside events on %s', (kind) => {
       [{ q: 'a b c d e f g h i j k' }, '/querystring/q'],
       [{ q: 'x', where: ['data.a = 1', 'data.a = 1', 'data.a = 1', 'data.a = 1', 'data.a = 1', 'data.a = 1'] }, '/querystring/where'],
       [{ q: 'x', cursor: 'nope' }, ''],
+      // What no stored text holds (PostgreSQL answered 500 for these): U+0000, a lone surrogate, a number out of range.
+      [{ where: 'data.a = "\\u0000"' }, '/querystring/where/0'],
+      [{ where: 'data.a = "\\ud800"' }, '/querystring/where/0'],
+      [{ where: 'data.a > 1e400' }, '/querystring/where/0'],
     ];
     for (const [query, field] of bad) {
       const res = await c.search(query);

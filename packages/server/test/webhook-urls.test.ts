@@ -23,8 +23,10 @@ describe('webhook URLs without WEBHOOK_ALLOW_PRIVATE', () => {
 
 describe('the address rules and the pinned connection', () => {
   it('classifies IPv4, IPv6, IPv4-mapped and NAT64 addresses by the address they reach', () => {
-    for (const ip of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::8.8.8.8']) expect(isPrivateAddress(ip), ip).toBe(false);
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.0.1', '169.254.169.254', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a00:1', '64:ff9b::10.0.0.1'])
+    for (const ip of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::8.8.8.8', '2002:808:808::1']) expect(isPrivateAddress(ip), ip).toBe(false);
+    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.0.1', '169.254.169.254', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a00:1', '64:ff9b::10.0.0.1',
+      // Issue 42 (21): IPv4-compatible, IPv4-translated, local-use NAT64, 6to4 of loopback, site-local, Teredo of a private client, documentation.
+      '::127.0.0.1', '::ffff:0:7f00:1', '64:ff9b:1::7f00:1', '2002:7f00:1::1', '2002:a00:1::1', 'fec0::1', '2001:0:4136:e378:8000:63bf:f5ff:fffe', '2001:db8::1'])
       expect(isPrivateAddress(ip), ip).toBe(true);
   });
 
@@ -34,7 +36,7 @@ describe('the address rules and the pinned connection', () => {
       const acct = await t.newAccount();
       const create = (url: string) => t.inject({ method: 'POST', url: '/api/v1/webhooks/endpoints', headers: { authorization: `Bearer ${acct.token}` }, payload: { url, event_types: ['hitl.rejected'] } });
       for (const url of ['https://8.8.8.8/hook', 'https://[::ffff:8.8.8.8]/hook', 'https://[2606:4700::1111]/hook']) expect((await create(url)).statusCode, url).toBe(201);
-      for (const url of ['http://[::ffff:127.0.0.1]/x', 'http://[::ffff:a00:1]/x']) problem(await create(url), 400, 'validation_failed');
+      for (const url of ['http://[::ffff:127.0.0.1]/x', 'http://[::ffff:a00:1]/x', 'http://[::127.0.0.1]/x', 'http://[::ffff:0:7f00:1]/x', 'http://[64:ff9b:1::7f00:1]/x', 'http://[2002:7f00:1::1]/x', 'http://[fec0::1]/x']) problem(await create(url), 400, 'validation_failed');
     } finally {
       await t.close();
     }

@@ -4,7 +4,7 @@
 // check() about every event that carries an agent signature: the key must be registered in the
 // company, belong to the event's agent_id, be active now, and verify over the event as it will be
 // stored; one that does not is refused (400) and nothing of its request is stored.
-import { AGENT_SIGNATURE_CONTEXT, type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, keyIdOf, type LedgerEntry, utf8, verifyEd25519 } from '@audit-ledger/core';
+import { AGENT_SIGNATURE_CONTEXT, type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, hasSmallOrder, isCanonicalPoint, keyIdOf, type LedgerEntry, utf8, verifyEd25519 } from '@audit-ledger/core';
 import type { VerifyItem } from '../ledger/signer.js';
 import type { Principal } from '../auth/authenticate.js';
 import { type AdminTrail, actorOf } from '../compliance/trail.js';
@@ -85,6 +85,9 @@ export class AgentKeys {
       raw = undefined;
     }
     if (raw?.length !== 32) throw new InputError([{ field: '/body/public_key', message: 'must be the raw 32-byte Ed25519 public key in base64 (44 characters)' }]);
+    // A point of small order (all zeros, the identity, …) or a non-canonical encoding: every
+    // verifier of the format refuses signatures by it (docs/ledger-format.md §4), so it is refused here.
+    if (hasSmallOrder(raw) || !isCanonicalPoint(raw)) throw new InputError([{ field: '/body/public_key', message: 'is a point of small order or not a canonical encoding: no signature by it verifies (docs/ledger-format.md §4)' }]);
     const keyId = keyIdOf(raw);
     const known = await store.get(p.companyId, keyId);
     if (known) throw new AgentKeyExistsError(keyId, known.agent_id);

@@ -118,6 +118,9 @@ export function parseTerms(q: string | undefined): string[] {
   return terms;
 }
 
+/** A UTF-16 surrogate without its pair: text no UTF-8 store can hold. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 const CONDITION = /^\s*data((?:\.[A-Za-z_][A-Za-z0-9_]*){1,8})\s*(=|!=|>=|<=|>|<)\s*(.+?)\s*$/;
 
 /** `data.a.b OP value`, value a JSON scalar (a string in double quotes, a number, true, false, null). */
@@ -132,6 +135,9 @@ export function parseCondition(text: string, field: string): DataCondition {
     throw bad('the value must be JSON: a string in double quotes, a number, true, false or null');
   }
   if (value !== null && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw bad('the value must be a string, a number, true, false or null');
+  // No stored text can hold these, and PostgreSQL refuses them in a query (a 500 before): refused here on both stores.
+  if (typeof value === 'string' && (value.includes('\u0000') || LONE_SURROGATE.test(value))) throw bad('a string value cannot hold U+0000 or a lone surrogate (\ud800–\udfff)');
+  if (typeof value === 'number' && !Number.isFinite(value)) throw bad('the number is out of range');
   const op = m[2] as DataCondition['op'];
   if ((op === '>' || op === '>=' || op === '<' || op === '<=') && typeof value !== 'number' && typeof value !== 'string') throw bad(`${op} compares numbers or strings`);
   return { path: (m[1] as string).slice(1).split('.'), op, value: value as DataCondition['value'] };

@@ -29,7 +29,7 @@ export const RequestBody = Type.Object(
     agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     risk: Type.Optional(Risk),
     reason: Type.Optional(Text(4000, 'Why the agent wants to do it')),
-    policy: Type.Optional(Type.Object({ policy_id: Type.String({ minLength: 1, maxLength: 200 }), version: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false, description: 'The registered policy (and version) that asked for approval' })),
+    policy: Type.Optional(Type.Object({ policy_id: Type.String({ minLength: 1, maxLength: 200 }), version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })) }, { additionalProperties: false, description: 'The registered policy (and version) that asked for approval' })),
     expires_in_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EXPIRES_SECONDS, description: 'Default 3600: undecided, it expires; approved, it must be used before' })),
     assignee: Type.Optional(Name),
     max_uses: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Executions it may cover (default 1: single use)' })),

@@ -113,7 +113,7 @@ export function policyRoutes(ctx: PolicyServices): FastifyPluginAsyncTypebox {
           tags: ['policies'],
           operationId: 'getPolicyVersion', description: "The exact text that version recorded: its SHA-256 is the version's content_hash, and the policy.version_created entry holds the same text.",
           summary: 'One version, with its exact text',
-          params: Type.Object({ policy_id: PolicyId, version: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({ policy_id: PolicyId, version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) }),
           response: { 200: VersionSchema, ...problemResponses(400, 401, 404, 429) },
         },
       },

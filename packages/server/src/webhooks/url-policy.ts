@@ -17,26 +17,60 @@ for (const [net, bits] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) v4.addSubnet(net, bits, 'ipv4');
-// IPv6 only. The IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) ranges are not listed:
-// Node's BlockList matches every IPv4 address against an IPv4-mapped rule, which once refused
-// every IPv4 webhook. Their embedded IPv4 address is checked against the IPv4 rules instead.
+// IPv6 ranges that are never a public destination (RFC 6890 and its successors): unique-local,
+// link-local, site-local (deprecated, refused), multicast, documentation, discard-only, and the
+// local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215: translated by the operator's own network).
+// The forms that embed an IPv4 address are not listed here (Node's BlockList matches every IPv4
+// address against an IPv4-mapped rule, which once refused every IPv4 webhook): their embedded
+// IPv4 address is checked against the IPv4 rules instead (embeddedV4).
 const v6 = new BlockList();
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) v6.addSubnet(net, bits, 'ipv6');
+for (const [net, bits] of [['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64], ['64:ff9b:1::', 48]] as const) v6.addSubnet(net, bits, 'ipv6');
 
-/** The IPv4 address embedded in an IPv4-mapped or NAT64 IPv6 address, if any. */
-function embeddedV4(ip: string): string | undefined {
-  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(ip);
-  if (!m) return undefined;
-  if (m[1]) return m[1];
-  const hi = parseInt(m[2] as string, 16);
-  const lo = parseInt(m[3] as string, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included). */
+function groupsOf(ip: string): number[] | undefined {
+  let text = ip.toLowerCase().replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const missing = 8 - left.length - right.length;
+  if (tail === undefined ? missing !== 0 : missing < 0) return undefined;
+  const groups = [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) => parseInt(g, 16));
+  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : undefined;
 }
 
+const v4Of = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 address an IPv6 address carries, for the forms that reach it: IPv4-compatible (::/96,
+ * which also holds :: and ::1), IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96),
+ * well-known NAT64 (64:ff9b::/96), 6to4 (2002::/16, the IPv4 address in bits 16–47) and Teredo
+ * (2001::/32: the client's address, inverted, in the last 32 bits).
+ */
+function embeddedV4(g: number[]): string | undefined {
+  const [a, b, c, d, e, f, hi, lo] = g as [number, number, number, number, number, number, number, number];
+  const zero4 = a === 0 && b === 0 && c === 0 && d === 0;
+  if (zero4 && e === 0 && (f === 0 || f === 0xffff)) return v4Of(hi, lo);
+  if (zero4 && e === 0xffff && f === 0) return v4Of(hi, lo);
+  if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0) return v4Of(hi, lo);
+  if (a === 0x2002) return v4Of(b, c);
+  if (a === 0x2001 && b === 0) return v4Of(hi ^ 0xffff, lo ^ 0xffff);
+  return undefined;
+}
+
+/** Whether an address is one the service must not call (private, loopback, link-local, reserved), IPv4 or IPv6 in any spelling. */
 export function isPrivateAddress(ip: string): boolean {
   if (isIP(ip) === 4) return v4.check(ip, 'ipv4');
-  const inner = embeddedV4(ip);
-  return inner ? v4.check(inner, 'ipv4') : v6.check(ip, 'ipv6');
+  if (isIP(ip) !== 6) return true;
+  const g = groupsOf(ip);
+  if (!g) return true;
+  const inner = embeddedV4(g);
+  if (inner !== undefined && v4.check(inner, 'ipv4')) return true;
+  return v6.check(ip, 'ipv6');
 }
 
 /** Resolves a host name to every address it has (injectable, so tests control DNS). */
