@@ -50,8 +50,9 @@ export class IntegrityStore {
    * when none is marked).
    */
   async firstOfMarkedKeys(companyId: string, rows: LogEntryRow[]): Promise<Map<string, { log_id: string; seq: number }>> {
-    const keys = [...new Set(rows.flatMap((r) => (r.idempotency_conflict_of !== null && r.idempotency_key !== null ? [r.idempotency_key] : [])))];
     const out = new Map<string, { log_id: string; seq: number }>();
+    const keys = new Set<string>();
+    for (const r of rows) if (r.idempotency_conflict_of !== null && r.idempotency_key !== null) keys.add(r.idempotency_key);
     for (const key of keys) {
       const first = await this.firstWithKey(companyId, key);
       if (first) out.set(key, first);
