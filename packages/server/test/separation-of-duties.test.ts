@@ -236,6 +236,72 @@ describe.each(STORE_KINDS)('separation of duties on %s', (kind) => {
     expect(await send('a@example.com')).toBe('ok');
   });
 
+  it("8: a team sets the least risk, the most uses and the longest life of requests for its actions; a requester's choice past them is raised or refused, whichever team it names", async () => {
+    const c = await company();
+    const limits = { min_risk: 'high', max_uses: 2, max_expires_in_seconds: 600 };
+    const put = await c.call('PUT', '/approval-teams/payments', c.as(c.admin), { members: [c.r2.email], match_actions: ['wire.*'], limits });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(put.json().limits).toEqual(limits);
+    expect((await c.call('GET', '/logs?event_type=approval.team_set&limit=10&order=desc', c.as(c.admin))).json().items[0].data.limits).toEqual(limits);
+    // Wrong limits are refused and store nothing.
+    for (const bad of [{ min_risk: 'extreme' }, { max_uses: 0 }, { max_expires_in_seconds: 31 * 86_400 }, { max_uses: 1.5 }, { other: 1 }]) {
+      problem(await c.call('PUT', '/approval-teams/payments', c.as(c.admin), { members: [], match_actions: ['wire.*'], limits: bad }), 400, 'validation_failed');
+    }
+    expect((await c.call('GET', '/approval-teams', c.as(c.admin))).json().items.find((x: { name: string }) => x.name === 'payments').limits).toEqual(limits);
+
+    // A low-risk request is raised to high; the entry keeps what was asked.
+    const low = await c.call('POST', '/approvals', c.agent, { action: 'wire.transfer', arguments: { to: 'x' }, risk: 'low' });
+    expect(low.statusCode, low.body).toBe(201);
+    expect(low.json()).toMatchObject({ risk: 'high', team: 'payments', max_uses: 1 });
+    expect(Date.parse(low.json().expires_at) - clock.now()).toBe(600_000);
+    const entry = (await c.call('GET', `/logs?event_type=approval.requested&limit=1&order=desc`, c.as(c.admin))).json().items[0];
+    expect(entry.data).toMatchObject({ risk: 'high', requested_risk: 'low', limits_from: ['payments'] });
+    // More uses or a longer life is refused, nothing stored, even when the request names another team.
+    const before = await c.head();
+    for (const body of [{ max_uses: 3 }, { expires_in_seconds: 601 }, { max_uses: 1_000_000, assignee: 'ops' }, { expires_in_seconds: 30 * 86_400, assignee: 'ops' }]) {
+      const res = problem(await c.call('POST', '/approvals', c.agent, { action: 'wire.transfer', arguments: {}, ...body }), 400, 'validation_failed');
+      expect(JSON.stringify(res.errors)).toContain('payments');
+    }
+    expect(await c.head()).toBe(before);
+    // Named another team, it still gets the least risk; critical stays critical (two approvers).
+    expect((await c.call('POST', '/approvals', c.agent, { action: 'wire.transfer', arguments: {}, assignee: 'ops', risk: 'low' })).json()).toMatchObject({ risk: 'high', team: 'ops' });
+    expect((await c.call('POST', '/approvals', c.agent, { action: 'wire.transfer', arguments: {}, risk: 'critical', max_uses: 2 })).json()).toMatchObject({ risk: 'critical', required_approvals: 2, max_uses: 2 });
+    // The limits of a team a request is routed to apply to it, whatever its action; the strictest of several.
+    expect((await c.call('PUT', '/approval-teams/strict', c.as(c.admin), { members: [], match_actions: ['wire.transfer'], limits: { max_uses: 1 } })).statusCode).toBe(200);
+    problem(await c.call('POST', '/approvals', c.agent, { action: 'wire.transfer', arguments: {}, max_uses: 2 }), 400, 'validation_failed');
+    expect((await c.call('PUT', '/approval-teams/ops', c.as(c.admin), { members: [c.r1.email], limits: { min_risk: 'critical' } })).statusCode).toBe(200);
+    expect((await c.call('POST', '/approvals', c.agent, { action: 'other.thing', arguments: {}, assignee: 'ops' })).json()).toMatchObject({ risk: 'critical', required_approvals: 2 });
+    // Other actions are free as before.
+    expect((await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', arguments: {}, risk: 'low', max_uses: 1000, expires_in_seconds: 86_400 })).json()).toMatchObject({ risk: 'low', max_uses: 1000 });
+  });
+
+  it('property: whatever a requester asks for, an action under team limits never gets a request below their least risk, past their uses or past their life', async () => {
+    const c = await company();
+    expect((await c.call('PUT', '/approval-teams/payments', c.as(c.admin), { members: [], match_actions: ['wire.*'], limits: { min_risk: 'medium', max_uses: 5, max_expires_in_seconds: 3000 } })).statusCode).toBe(200);
+    const RISK_ORDER = ['low', 'medium', 'high', 'critical'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ action: fc.constantFrom('wire.transfer', 'wire.', 'wire.x.y'), risk: fc.option(fc.constantFrom('low', 'medium', 'high', 'critical'), { nil: undefined }), max_uses: fc.option(fc.integer({ min: 1, max: 1_000_000 }), { nil: undefined }), expires_in_seconds: fc.option(fc.integer({ min: 1, max: 30 * 86_400 }), { nil: undefined }), assignee: fc.option(fc.constantFrom('ops', 'payments'), { nil: undefined }) }, { requiredKeys: ['action'] }),
+        async (body) => {
+          const before = await c.head();
+          const res = await c.call('POST', '/approvals', c.agent, { ...body, arguments: {} });
+          const over = (body.max_uses ?? 1) > 5 || (body.expires_in_seconds ?? 0) > 3000;
+          if (over) {
+            expect(res.statusCode, res.body).toBe(400);
+            expect(await c.head()).toBe(before);
+            return;
+          }
+          expect(res.statusCode, res.body).toBe(201);
+          const a = res.json();
+          expect(RISK_ORDER.indexOf(a.risk)).toBeGreaterThanOrEqual(Math.max(1, RISK_ORDER.indexOf(body.risk ?? 'medium')));
+          expect(a.max_uses).toBeLessThanOrEqual(5);
+          expect(Date.parse(a.expires_at) - clock.now()).toBeLessThanOrEqual(3_000_000);
+        },
+      ),
+      { numRuns: RUNS * 2, ...SEED },
+    );
+  });
+
   // ---- properties ----
 
   type Who = 'key' | 'admin' | 'r1' | 'r2' | 'r3' | 'auditor';

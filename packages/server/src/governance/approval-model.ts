@@ -47,6 +47,17 @@ export interface TeamInput {
   escalation_target?: string | null | undefined;
   match_actions?: string[] | undefined;
   match_risks?: Risk[] | undefined;
+  limits?: TeamLimits | undefined;
+}
+
+/**
+ * What a team lets a requester choose for its actions (docs/governance.md, "Limits a team sets"):
+ * the least risk a request is given, the most executions it may cover, the longest it may live.
+ */
+export interface TeamLimits {
+  min_risk?: Risk | undefined;
+  max_uses?: number | undefined;
+  max_expires_in_seconds?: number | undefined;
 }
 
 export interface Approver {
@@ -98,6 +109,7 @@ export interface TeamView {
   escalation_target: string | null;
   match_actions: string[];
   match_risks: string[];
+  limits: TeamLimits;
   created_at: string;
   updated_at: string;
 }
@@ -153,6 +165,7 @@ export function teamView(row: TeamRow): TeamView {
     escalation_target: row.escalation_target,
     match_actions: JSON.parse(row.match_actions) as string[],
     match_risks: JSON.parse(row.match_risks) as string[],
+    limits: JSON.parse(row.limits) as TeamLimits,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

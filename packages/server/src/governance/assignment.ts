@@ -5,7 +5,7 @@
 // test/separation-of-duties.test.ts holds them against a model).
 import { GovernanceRefusal, InputError } from '../kernel/domain-error.js';
 import type { ApprovalRow, GovernanceStore, TeamRow } from '../store/governance.js';
-import { actionMatches, type Decider, type Risk } from './approval-model.js';
+import { actionMatches, RISKS, type Decider, type Risk, type TeamLimits } from './approval-model.js';
 
 export interface AssignmentDeps {
   store: Pick<GovernanceStore, 'getTeam' | 'listTeams'>;
@@ -25,6 +25,25 @@ export class Assignment {
     }
     const teams = await this.deps.store.listTeams(companyId);
     return teams.find((t) => (JSON.parse(t.match_actions) as string[]).some((p) => actionMatches(p, action)) || (JSON.parse(t.match_risks) as string[]).includes(risk));
+  }
+
+  /**
+   * The limits a request for `action` is under: those of the team it is routed to and of every
+   * team whose rule names the action, the strictest of each (so naming another team as assignee
+   * escapes none). `from` lists the teams that set any.
+   */
+  async limitsFor(companyId: string, action: string, routed: TeamRow | undefined): Promise<TeamLimits & { from: string[] }> {
+    const teams = (await this.deps.store.listTeams(companyId)).filter((t) => t.name === routed?.name || (JSON.parse(t.match_actions) as string[]).some((p) => actionMatches(p, action)));
+    const out: TeamLimits & { from: string[] } = { from: [] };
+    for (const t of teams) {
+      const l = JSON.parse(t.limits) as TeamLimits;
+      if (l.min_risk === undefined && l.max_uses === undefined && l.max_expires_in_seconds === undefined) continue;
+      out.from.push(t.name);
+      if (l.min_risk !== undefined && (out.min_risk === undefined || RISKS.indexOf(l.min_risk) > RISKS.indexOf(out.min_risk))) out.min_risk = l.min_risk;
+      if (l.max_uses !== undefined) out.max_uses = Math.min(out.max_uses ?? l.max_uses, l.max_uses);
+      if (l.max_expires_in_seconds !== undefined) out.max_expires_in_seconds = Math.min(out.max_expires_in_seconds ?? l.max_expires_in_seconds, l.max_expires_in_seconds);
+    }
+    return out;
   }
 
   /**

@@ -1,6 +1,7 @@
 // Reviewer teams (docs/governance.md, "Teams and SLA"), without HTTP: an admin sets or removes a
 // team (members, SLA, escalation target, routing rule), each change a governance entry. Routing a
 // request to a team and escalating it past the SLA are the approvals' own (approvals.ts).
+import type { JsonObject } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
@@ -22,10 +23,11 @@ export class ReviewerTeams {
       escalation_target: input.escalation_target ?? null,
       match_actions: JSON.stringify(input.match_actions ?? []),
       match_risks: JSON.stringify(input.match_risks ?? []),
+      limits: JSON.stringify(input.limits ?? {}),
       created_at: existing?.created_at ?? at,
       updated_at: at,
     };
-    await this.deps.recorder.record(companyId, 'approval.team_set', admin, { team: name, members: input.members, sla_minutes: row.sla_minutes, escalation_target: row.escalation_target, match_actions: input.match_actions ?? [], match_risks: input.match_risks ?? [] });
+    await this.deps.recorder.record(companyId, 'approval.team_set', admin, { team: name, members: input.members, sla_minutes: row.sla_minutes, escalation_target: row.escalation_target, match_actions: input.match_actions ?? [], match_risks: input.match_risks ?? [], limits: JSON.parse(row.limits) as JsonObject });
     await this.deps.store.putTeam(row);
     return teamView(row);
   }

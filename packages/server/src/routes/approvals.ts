@@ -68,6 +68,15 @@ const StandingBody = Type.Object(
   { additionalProperties: false },
 );
 
+const TeamLimitsSchema = Type.Object(
+  {
+    min_risk: Type.Optional(Risk),
+    max_uses: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    max_expires_in_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EXPIRES_SECONDS })),
+  },
+  { additionalProperties: false, description: "What a requester may choose for the team's actions (those its match_actions take) and for requests routed to it: a lower risk is raised to min_risk (the entry keeps requested_risk); more uses or a longer life is refused (400); the strictest of every such team applies" },
+);
+
 export const TeamSchema = Type.Object({
   name: Type.String(),
   members: Type.Array(Type.String(), { description: "Members' emails: when not empty, only they (and admins) decide the team's requests" }),
@@ -75,6 +84,7 @@ export const TeamSchema = Type.Object({
   escalation_target: Type.Union([Type.String(), Type.Null()], { description: 'Where a request goes once the SLA ran out (a team or a person)' }),
   match_actions: Type.Array(Type.String()),
   match_risks: Type.Array(Type.String()),
+  limits: TeamLimitsSchema,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 }, component('ApprovalTeam'));
@@ -85,6 +95,7 @@ const TeamBody = Type.Object(
     escalation_target: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 320 }), Type.Null()])),
     match_actions: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: 'Actions routed here: exact names, or prefixes ending in *' })),
     match_risks: Type.Optional(Type.Array(Risk, { maxItems: 4 })),
+    limits: Type.Optional(TeamLimitsSchema),
   },
   { additionalProperties: false },
 );

@@ -152,7 +152,7 @@ export class GovernanceStore {
       .insertInto('approval_teams')
       .values(row)
       .onConflict((oc) =>
-        oc.columns(['company_id', 'name']).doUpdateSet({ members: row.members, sla_minutes: row.sla_minutes, escalation_target: row.escalation_target, match_actions: row.match_actions, match_risks: row.match_risks, updated_at: row.updated_at }),
+        oc.columns(['company_id', 'name']).doUpdateSet({ members: row.members, sla_minutes: row.sla_minutes, escalation_target: row.escalation_target, match_actions: row.match_actions, match_risks: row.match_risks, limits: row.limits, updated_at: row.updated_at }),
       )
       .execute();
   }

@@ -1,4 +1,4 @@
-// Migration of issue 42 (SSO identities bound). Never edit a migration once released.
+// Migrations of issue 42 (SSO identities bound; team limits). Never edit a migration once released.
 import type { Kysely, Migration } from 'kysely';
 
 export const ssoIdentities0021: Migration = {
@@ -15,5 +15,13 @@ export const ssoIdentities0021: Migration = {
       .addPrimaryKeyConstraint('sso_identities_pk', ['company_id', 'issuer', 'subject'])
       .execute();
     await db.schema.createIndex('sso_identities_user_uq').unique().on('sso_identities').columns(['company_id', 'user_id', 'issuer']).execute();
+  },
+};
+
+export const teamLimits0022: Migration = {
+  async up(db: Kysely<unknown>) {
+    // What a team lets a requester choose for its actions (governance/assignment.ts, limitsFor):
+    // a JSON object {min_risk?, max_uses?, max_expires_in_seconds?}; '{}' is no limit.
+    await db.schema.alterTable('approval_teams').addColumn('limits', 'text', (c) => c.notNull().defaultTo('{}')).execute();
   },
 };

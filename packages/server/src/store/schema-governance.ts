@@ -57,6 +57,8 @@ export interface ApprovalTeamsTable {
   /** JSON arrays: requests routed here when their action (exact, or a prefix ending in *) or risk matches. */
   match_actions: string;
   match_risks: string;
+  /** JSON object {min_risk?, max_uses?, max_expires_in_seconds?}: what a requester may choose for this team's actions. */
+  limits: string;
   created_at: string;
   updated_at: string;
 }
