@@ -5,7 +5,8 @@
 // callback: the ID token's email must be verified by the provider and of an allowed domain; its role
 // claim maps to a role (at every sign-in; a change is recorded); a user seen the first time is
 // created in OIDC_COMPANY, just in time, recorded as `user.created` (actor: the service, task sso).
-import { randomBytes } from 'node:crypto';
+// The ID token's signature is checked against the provider's JWKS, and each flow finishes once.
+import { createHash, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import type { AdminTrail } from '../compliance/trail.js';
 import { DomainError } from '../kernel/domain-error.js';
@@ -57,7 +58,9 @@ export class SingleSignOn {
     const { issuer, clientId, clientSecret } = this.deps.config;
     const url = new URL(issuer);
     this.discovered ??= client
-      .discovery(url, clientId, clientSecret, clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret), loopback(url) ? { execute: [client.allowInsecureRequests] } : undefined)
+      // The ID token's signature is checked against the provider's JWKS (not only trusted for
+      // having come over TLS from the token endpoint): a token signed by any other key is refused.
+      .discovery(url, clientId, clientSecret, clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret), { execute: [client.enableNonRepudiationChecks, ...(loopback(url) ? [client.allowInsecureRequests] : [])] })
       .catch((err: unknown) => {
         this.discovered = undefined;
         throw err;
@@ -90,6 +93,12 @@ export class SingleSignOn {
       throw new SsoRefusedError('the sign-in was not started here, or its cookie is gone: start again');
     }
     if (this.deps.clock() - flow.at > SSO_FLOW_SECONDS * 1000) throw new SsoRefusedError('the sign-in took too long: start again');
+    // A flow ends once, whatever the provider does with a code presented again: a replayed
+    // callback (the same URL and flow cookie) is refused before the code is sent anywhere.
+    const now = this.deps.clock();
+    if (!(await this.deps.accounts.useSsoFlow(createHash('sha256').update(flow.state).digest('hex'), iso(now), iso(now - 2 * SSO_FLOW_SECONDS * 1000)))) {
+      throw new SsoRefusedError('this sign-in was already used: start again');
+    }
     const config = await this.configuration();
     const current = new URL(this.deps.config.redirectUri);
     current.search = callbackQuery;

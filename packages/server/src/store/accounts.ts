@@ -216,6 +216,21 @@ export class AccountStore {
     }
   }
 
+  /**
+   * Takes a single sign-on flow (by the SHA-256 of its state): true the first time, false ever
+   * after. Flows used before `forgetBefore` are forgotten (they are past their life anyway).
+   */
+  async useSsoFlow(stateHash: string, at: string, forgetBefore: string): Promise<boolean> {
+    await this.h.db.deleteFrom('sso_flow_uses').where('used_at', '<', forgetBefore).execute();
+    try {
+      const r = await this.h.db.insertInto('sso_flow_uses').values({ state_hash: stateHash, used_at: at }).onConflict((oc) => oc.column('state_hash').doNothing()).executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+    } catch (err) {
+      if (this.h.uniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
   async countActiveAdmins(companyId: string): Promise<number> {
     const row = await this.h.db
       .selectFrom('users')

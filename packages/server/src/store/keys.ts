@@ -1,6 +1,6 @@
 // The service's signing keys and the statements that tie each one to the next. Service-wide,
-// not per company: the two tables without company_id (reference tables on a distributed
-// PostgreSQL). Appends check, inside their own transaction, that the key they signed with is
+// not per company: two of the three tables without company_id (reference tables on a distributed
+// PostgreSQL; the third is sso_flow_uses). Appends check, inside their own transaction, that the key they signed with is
 // still active, and a rotation retires the old key in one transaction: so no
 // entry or checkpoint is ever committed under a retired key, on either store, in any process.
 import { type Kysely, type Selectable, sql } from 'kysely';

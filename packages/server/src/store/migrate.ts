@@ -94,5 +94,6 @@ export const MIGRATION_SUMMARIES: Readonly<Record<string, string>> = {
   '0020_continuity_holds': 'create continuity_holds (companies whose ledger is behind a checkpoint seen outside: appends refused until an operator decides)',
   '0021_sso_identities': 'create sso_identities (the provider identity, iss and sub, each SSO user is bound to)',
   '0022_team_limits': 'add approval_teams.limits (the least risk, most uses and longest life a requester may choose for a team\'s actions)',
+  '0023_sso_flow_uses': 'create sso_flow_uses (each single sign-on flow finishes once)',
   '0019_tree_backfill': 'build the stored Merkle tree of ledgers whose entries were written before the tree existed (schema 0002)',
 };

@@ -2,7 +2,7 @@
 // Written with Kysely's schema builder so one definition serves SQLite and PostgreSQL.
 // Never edit a released migration: add a new one.
 import { type Kysely, type Migration, sql } from 'kysely';
-import { ssoIdentities0021, teamLimits0022 } from './migrations-0021.js';
+import { ssoFlowUses0023, ssoIdentities0021, teamLimits0022 } from './migrations-0021.js';
 import { compliance0009 } from './migrations-0009.js';
 import { governance0011 } from './migrations-0011.js';
 import { search0012 } from './migrations-0012.js';
@@ -370,6 +370,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0020_continuity_holds': continuityHolds0020,
   '0021_sso_identities': ssoIdentities0021,
   '0022_team_limits': teamLimits0022,
+  '0023_sso_flow_uses': ssoFlowUses0023,
 };
 
 export const LATEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1) as string;

@@ -341,6 +341,15 @@ export interface SsoIdentitiesTable {
   linked_at: string;
 }
 
+/**
+ * A single sign-on flow finished once (auth/sso.ts): the SHA-256 of its state. Service-wide like
+ * the signing keys (a flow belongs to no company until it ends); kept for twice the flow's life.
+ */
+export interface SsoFlowUsesTable {
+  state_hash: string;
+  used_at: string;
+}
+
 export interface Database {
   companies: CompaniesTable;
   users: UsersTable;
@@ -380,4 +389,5 @@ export interface Database {
   agent_keys: AgentKeysTable;
   continuity_holds: ContinuityHoldsTable;
   sso_identities: SsoIdentitiesTable;
+  sso_flow_uses: SsoFlowUsesTable;
 }
