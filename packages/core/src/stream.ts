@@ -172,7 +172,48 @@ export class StreamCopyVerifier {
     const streams = new Map<string, BatchCopy[]>();
     for (const b of this.batches.values()) streams.set(String(b.header.stream_id), [...(streams.get(String(b.header.stream_id)) ?? []), b]);
     for (const [streamId, batches] of streams) checks.push(...this.checkStream(streamId, batches, keys));
+    const companies = new Map<string, BatchCopy[]>();
+    for (const b of this.batches.values()) companies.set(String(b.header.company_id), [...(companies.get(String(b.header.company_id)) ?? []), b]);
+    for (const batches of companies.values()) checks.push(...this.oneHistory(batches.sort((a, b) => a.header.from_seq - b.header.from_seq || a.header.to_seq - b.header.to_seq)));
     return { ok: !checks.some((c) => c.status === 'fail'), pinned, checks };
+  }
+
+  /**
+   * One history per company, across every stream of it in the copy: two batches that disagree
+   * about an entry number (its hash) or about the root of a tree size show two different ledgers
+   * under the same numbers, a fork or a rollback, even where each batch verifies on its own and
+   * follows the one before it, and even when a second stream (made again after a restore that
+   * lost the first) delivered the other history.
+   */
+  private oneHistory(batches: BatchCopy[]): Check[] {
+    const checks: Check[] = [];
+    const hashAt = new Map<number, { hash: string; label: string }>();
+    const rootAt = new Map<number, { root: string; label: string }>();
+    let forks = 0;
+    for (const b of batches) {
+      const streamId = String(b.header.stream_id);
+      const label = `stream ${streamId} batch ${String(b.header.batch_id)}`;
+      for (const i of b.entries.values()) {
+        const seq = Number(i.entry?.seq);
+        const hash = String(i.entry?.hash);
+        const seen = hashAt.get(seq);
+        if (seen === undefined) hashAt.set(seq, { hash, label });
+        else if (seen.hash !== hash && forks++ < 20) checks.push({ status: 'fail', code: 'stream_fork', message: `company ${String(b.header.company_id)}: seq ${seq} is ${seen.hash} in ${seen.label} but ${hash} in ${label}: the copy holds two histories under the same entry numbers (a fork or a rollback)`, seq });
+      }
+      const cp = b.header.checkpoint;
+      const size = Number(cp?.tree_size);
+      const root = String(cp?.root_hash);
+      const seenRoot = rootAt.get(size);
+      if (seenRoot === undefined) rootAt.set(size, { root, label });
+      else if (seenRoot.root !== root && forks++ < 20) checks.push({ status: 'fail', code: 'stream_fork', message: `company ${String(b.header.company_id)}: tree size ${size} has root ${seenRoot.root} in ${seenRoot.label} but ${root} in ${label}: two histories (a fork or a rollback)` });
+      const prev = b.header.previous_checkpoint;
+      if (prev) {
+        const known = rootAt.get(prev.tree_size);
+        if (known === undefined) rootAt.set(prev.tree_size, { root: prev.root_hash, label: `${label}'s previous checkpoint` });
+        else if (known.root !== prev.root_hash && forks++ < 20) checks.push({ status: 'fail', code: 'stream_fork', message: `company ${String(b.header.company_id)}: tree size ${prev.tree_size} has root ${known.root} in ${known.label} but ${label} extends one with root ${prev.root_hash}: two histories (a fork or a rollback)` });
+      }
+    }
+    return checks;
   }
 
   private checkStream(streamId: string, batches: BatchCopy[], keys: TrustedKey[] | null): Check[] {
@@ -218,34 +259,6 @@ export class StreamCopyVerifier {
       if (batchChecks.some((c) => c.status === 'fail')) failedBatches++;
       else entries += items.length;
       checks.push(...batchChecks);
-    }
-    // One history: two batches that disagree about an entry number (its hash) or about the root
-    // of a tree size show two different ledgers under the same numbers, a fork or a rollback,
-    // even where each batch verifies on its own and follows the one before it.
-    const hashAt = new Map<number, { hash: string; label: string }>();
-    const rootAt = new Map<number, { root: string; label: string }>();
-    let forks = 0;
-    for (const b of batches) {
-      const label = `batch ${String(b.header.batch_id)}`;
-      for (const i of b.entries.values()) {
-        const seq = Number(i.entry?.seq);
-        const hash = String(i.entry?.hash);
-        const seen = hashAt.get(seq);
-        if (seen === undefined) hashAt.set(seq, { hash, label });
-        else if (seen.hash !== hash && forks++ < 20) checks.push({ status: 'fail', code: 'stream_fork', message: `stream ${streamId}: seq ${seq} is ${seen.hash} in ${seen.label} but ${hash} in ${label}: the copy holds two histories under the same entry numbers (a fork or a rollback)`, seq });
-      }
-      const cp = b.header.checkpoint;
-      const size = Number(cp?.tree_size);
-      const root = String(cp?.root_hash);
-      const seenRoot = rootAt.get(size);
-      if (seenRoot === undefined) rootAt.set(size, { root, label });
-      else if (seenRoot.root !== root && forks++ < 20) checks.push({ status: 'fail', code: 'stream_fork', message: `stream ${streamId}: tree size ${size} has root ${seenRoot.root} in ${seenRoot.label} but ${root} in ${label}: two histories (a fork or a rollback)` });
-      const prev = b.header.previous_checkpoint;
-      if (prev) {
-        const known = rootAt.get(prev.tree_size);
-        if (known === undefined) rootAt.set(prev.tree_size, { root: prev.root_hash, label: `${label}'s previous checkpoint` });
-        else if (known.root !== prev.root_hash && forks++ < 20) checks.push({ status: 'fail', code: 'stream_fork', message: `stream ${streamId}: tree size ${prev.tree_size} has root ${known.root} in ${known.label} but ${label} extends one with root ${prev.root_hash}: two histories (a fork or a rollback)` });
-      }
     }
     // Every checkpoint of the copy extends every smaller one: each pair of neighbours in tree size
     // is proven by the batch that names the smaller as its previous checkpoint (checked below).

@@ -152,6 +152,70 @@ describe.each(STORE_KINDS)('restore under attack on %s', { timeout: 180_000 }, (
     expect(run.stdout).toMatch(kind === 'sqlite' ? /behind: .* the newest checkpoint of the ledger being replaced .* has seen a checkpoint of size \d+/ : /behind: .* the newest checkpoint of the ledger being replaced \(the target database\) has seen a checkpoint of size \d+/);
   });
 
+  it('13: a rollback restored into a fresh directory, whose service then streams a different history into the same directory stream, is caught by the stream verifier (stream_fork), which certified the single history before', async () => {
+    const streams = path.join(tmp, `fork-streams-${kind}`);
+    const first = await target({ STREAM_DIRECTORY: streams });
+    const svc = await startService(first);
+    const login = (url: string) => call(`${url}/api/v1/auth/login`, 'POST', { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD }).then((r) => ({ authorization: `Bearer ${r.json().access_token}` }));
+    const admin = await login(svc.url);
+    const key = await bootstrapKey(svc.url);
+    const append = async (url: string, tag: string) => expect((await call(`${url}/api/v1/logs/batch`, 'POST', { logs: Array.from({ length: 20 }, (_, j) => ({ event_type: 'tool.called', data: { tag, j } })) }, { 'x-api-key': key })).status).toBe(200);
+    const stream = await call(`${svc.url}/api/v1/streams`, 'POST', { name: 'archive', destination: { type: 'directory', folder: 'archive' }, format: 'ledger', start: 'beginning' }, admin);
+    expect(stream.status, stream.body).toBe(201);
+    const caughtUp = async (url: string, headers: Record<string, string>, id = stream.json().id as string) => {
+      let last = '';
+      for (let n = 0; n < 400; n++) {
+        const res = await call(`${url}/api/v1/streams/${id}`, 'GET', undefined, headers);
+        if (res.json().lag?.entries === 0) return;
+        last = res.body;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`the stream did not catch up: ${last}`);
+    };
+    await append(svc.url, 'before');
+    await caughtUp(svc.url, admin);
+    const backup = path.join(tmp, `fork-backup-${kind}`);
+    const b = await runCli(['backup', '--to', backup], first);
+    expect(b.code, b.stdout + b.stderr).toBe(0);
+    await append(svc.url, 'history A');
+    await caughtUp(svc.url, admin);
+    const keys = path.join(tmp, `fork-keys-${kind}.json`);
+    fs.writeFileSync(keys, (await call(`${svc.url}/api/v1/integrity/keys`, 'GET', undefined, { 'x-api-key': key })).body);
+    await svc.stop();
+    const companyId = JSON.parse(fs.readFileSync(path.join(backup, 'manifest.json'), 'utf8')).companies[0].company_id as string;
+    const dir = path.join(streams, companyId, 'archive');
+    const verify = () => runCli(['verify-bundle', dir, '--stream', '--public-key', keys], first);
+    const single = await verify();
+    expect(single.code, single.stdout + single.stderr).toBe(0);
+    expect(single.stdout).toContain('VERIFIED');
+
+    // The rollback: the older backup restored into a fresh directory (nothing there has seen the
+    // later checkpoints), its service started on the same stream directory, a different history.
+    const second = await target({ STREAM_DIRECTORY: streams });
+    const restored = await runCli(['restore', '--from', backup], second);
+    expect(restored.code, restored.stdout + restored.stderr).toBe(0);
+    const svc2 = await startService(second);
+    try {
+      // A SQLite restore brings the stream back; a PostgreSQL one does not carry configuration
+      // rows (docs/operations.md), so the operator makes it again, on the same folder.
+      const admin2 = await login(svc2.url);
+      let id = stream.json().id as string;
+      if ((await call(`${svc2.url}/api/v1/streams/${id}`, 'GET', undefined, admin2)).status === 404) {
+        const again = await call(`${svc2.url}/api/v1/streams`, 'POST', { name: 'archive', destination: { type: 'directory', folder: 'archive' }, format: 'ledger', start: 'beginning' }, admin2);
+        expect(again.status, again.body).toBe(201);
+        id = again.json().id as string;
+      }
+      await append(svc2.url, 'history B');
+      await caughtUp(svc2.url, admin2, id);
+    } finally {
+      await svc2.stop();
+    }
+    const forked = await verify();
+    expect(forked.code, forked.stdout).toBe(1);
+    expect(forked.stdout).toMatch(/stream_fork|two histories/);
+    expect(forked.stdout).not.toMatch(/^VERIFIED/m);
+  });
+
   /** The target's entries of the backup's company, and its open restore holds (PostgreSQL). */
   async function stateOf(into: Record<string, string>, companyId: string): Promise<{ entries: number; held: number }> {
     if (!into.DATABASE_URL) {

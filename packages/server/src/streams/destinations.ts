@@ -4,6 +4,7 @@
 // the channel has one), Datadog's logs intake (2xx), any HTTPS NDJSON receiver (2xx; signed like
 // webhooks, with the batch id as Idempotency-Key), and a directory of sealed segments (the file
 // renamed into place after fsync). Every send throws on anything else, and the stream retries.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -235,16 +236,28 @@ class DirectoryDestination implements Destination {
       await fs.promises.chmod(this.dir, 0o700);
       this.narrowed = true;
     }
-    if (fs.existsSync(final)) return; // sealed: this batch is there already
-    const tmp = path.join(this.dir, `.${name}.tmp`);
+    const body = `${o.lines.join('\n')}\n`;
+    let target = name;
+    if (fs.existsSync(final)) {
+      // Sealed: the same batch sent again (a retry) is there already. A segment of the same name
+      // with other contents is another history for the same entries (the ledger was rolled back
+      // or forked): never overwritten, the new batch is kept beside it, so the copy holds both and
+      // its verifier fails (stream_fork) instead of the archive quietly missing one history.
+      const existing = await fs.promises.readFile(final, 'utf8');
+      if (existing === body) return;
+      const digest = createHash('sha256').update(body).digest('hex').slice(0, 16);
+      target = name.replace(/\.(cef|ndjson)$/, `.fork-${digest}.$1`);
+      if (fs.existsSync(path.join(this.dir, target))) return;
+    }
+    const tmp = path.join(this.dir, `.${target}.tmp`);
     const fh = await fs.promises.open(tmp, 'w', 0o600);
     try {
-      await fh.writeFile(`${o.lines.join('\n')}\n`);
+      await fh.writeFile(body);
       await fh.sync();
     } finally {
       await fh.close();
     }
-    await fs.promises.rename(tmp, final);
+    await fs.promises.rename(tmp, path.join(this.dir, target));
     const d = await fs.promises.open(this.dir, 'r');
     try {
       await d.sync();
