@@ -30,6 +30,18 @@ export function agentSignedMessage(event: AgentSignedEvent): Uint8Array {
   return utf8(AGENT_SIGNATURE_CONTEXT + agentSignedText(event));
 }
 
+/** The first line of the proof that whoever registers an agent key holds it (section 20). */
+export const AGENT_KEY_PROOF_CONTEXT = 'audit-ledger/v1/agent-key-proof\n';
+
+/**
+ * What the holder of an agent key signs so a company may register it: the context line, then the
+ * canonical JSON of the company, the agent and the public key. Naming the company, a proof made
+ * for one company registers the key in no other.
+ */
+export function agentKeyProofMessage(p: { company_id: string; agent_id: string; public_key: string }): Uint8Array {
+  return utf8(AGENT_KEY_PROOF_CONTEXT + canonicalJson({ agent_id: p.agent_id, company_id: p.company_id, public_key: p.public_key }));
+}
+
 const SORTED_SIGNED = [...AGENT_SIGNED_FIELDS].sort();
 // eslint-disable-next-line no-control-regex -- the control characters are what it looks for
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;

@@ -41,8 +41,10 @@ export {
   erasureRecordProblem,
 } from './content.js';
 export {
+  AGENT_KEY_PROOF_CONTEXT,
   AGENT_SIGNATURE_CONTEXT,
   AGENT_SIGNED_FIELDS,
+  agentKeyProofMessage,
   type AgentKey,
   type AgentSignatureState,
   type AgentSignedEvent,

@@ -1,7 +1,7 @@
 // Agents that sign their own events (docs/ledger-format.md §20): the agent holds an Ed25519 key;
 // each event is signed as the service will store it, before it leaves the process, so the ledger
 // can show the agent said it and not only the operator. Web Crypto: Node, browsers, Deno and Bun.
-import { agentSignedMessage, type AgentSignedEvent, ENVELOPE_FIELDS, type JsonObject, keyIdOf, toBase64 } from '@audit-ledger/core';
+import { agentKeyProofMessage, agentSignedMessage, type AgentSignedEvent, ENVELOPE_FIELDS, type JsonObject, keyIdOf, toBase64 } from '@audit-ledger/core';
 
 /** An event as the client sends it (client.ts's AuditEvent has this shape). */
 type EventToSign = { event_type: string; data: JsonObject; [field: string]: unknown };
@@ -57,4 +57,15 @@ export async function signAgentEvent<E extends EventToSign>(event: E, signer: Ag
   const unsigned = { ...rest, agent_id: signer.agentId } as unknown as E & { agent_id: string };
   const signature = await signer.sign(agentSignedMessage(storedView(unsigned)));
   return { ...unsigned, agent_key_id: signer.keyId, agent_signature: toBase64(signature) };
+}
+
+/**
+ * The body of POST /api/v1/agent-keys for this signer in company `companyId` (GET /api/v1/auth/me
+ * or the console's settings show it): the agent id, the public key, and the proof that the key's
+ * holder asks for it (docs/ledger-format.md §20). The service refuses a key without a valid proof,
+ * so nobody registers a key they do not hold. Add `replaces` for a rotation.
+ */
+export async function agentKeyRegistration(signer: AgentSigner, companyId: string): Promise<{ agent_id: string; public_key: string; proof: string }> {
+  const body = { company_id: companyId, agent_id: signer.agentId, public_key: signer.publicKey };
+  return { agent_id: signer.agentId, public_key: signer.publicKey, proof: toBase64(await signer.sign(agentKeyProofMessage(body))) };
 }

@@ -2,7 +2,7 @@
 // them back, and verify what you got with the keys you pinned.
 export { type AuditEvent, AuditLedgerClient, type ClientOptions, type ClientStats, createClient, type Spool } from './client.js';
 export { idempotencyKeyOf, retryDelay } from './delivery.js';
-export { type AgentSigner, agentSigner, signAgentEvent, storedView } from './agent-signing.js';
+export { agentKeyRegistration, type AgentSigner, agentSigner, signAgentEvent, storedView } from './agent-signing.js';
 export { type Problem, ProblemError } from './problem.js';
 export { asEntryBody, type PublicKeys, type ReceiptCheck, type ReceiptEntry, type ReceiptFailureCode, verifyReceipt } from './receipts.js';
 export { type CheckpointVerdict, CheckpointWatcher, checkpointProblems, type InclusionProof, type SignedCheckpoint, verifyInclusion, type WatchOptions } from './checkpoints.js';

@@ -9,7 +9,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { agentSigner, signAgentEvent } from '@audit-ledger/sdk';
+import { agentKeyRegistration, agentSigner, signAgentEvent } from '@audit-ledger/sdk';
 import { memoryCustody } from '../src/crypto/custody.js';
 import { Pkcs11Token } from '../src/crypto/pkcs11.js';
 
@@ -108,7 +108,8 @@ export async function custodyCosts(start: Start, load: LoadFn, stop: (c: ChildPr
     const signedLogs = await Promise.all(events.map((e) => signAgentEvent(e, signer)));
     const agentNone = await batchRate(start, load, stop, {}, async () => JSON.stringify({ logs: events }));
     const agentSigned = await batchRate(start, load, stop, {}, async (url, admin) => {
-      await call(`${url}/api/v1/agent-keys`, { agent_id: 'bench-agent', public_key: signer.publicKey }, admin);
+      const me = await (await fetch(`${url}/api/v1/auth/me`, { headers: admin })).json() as { company_id: string };
+      await call(`${url}/api/v1/agent-keys`, await agentKeyRegistration(signer, me.company_id), admin);
       return JSON.stringify({ logs: signedLogs });
     });
     console.log(`  custody: batch ingestion ${Math.round(agentNone)} ev/s unsigned, ${Math.round(agentSigned)} ev/s every event signed by its agent`);

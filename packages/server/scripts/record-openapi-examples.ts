@@ -4,7 +4,7 @@
 // examples are real answers of this code, never hand-written filler; test/openapi.test.ts checks
 // each against its schema. Run with `npm run openapi:examples` (which then writes docs/openapi.json).
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { agentSigner, signAgentEvent } from '@audit-ledger/sdk';
+import { agentKeyRegistration, agentSigner, signAgentEvent } from '@audit-ledger/sdk';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestApp } from '../test/helpers/app.js';
@@ -132,7 +132,8 @@ async function main() {
 
     // Governance (docs/governance.md): Ana (a reviewer) decides what the agent asks for.
     const reviewer = { authorization: `Bearer ${ana}` };
-    await call('putApprovalTeam', 'PUT', '/api/v1/approval-teams/trading-desk', { headers: user, payload: { members: ['ana.lima@acme.example'], sla_minutes: 30, escalation_target: 'risk-office', match_actions: ['place_order*'], match_risks: ['critical'] } });
+    await t.inject({ method: 'PUT', url: '/api/v1/approval-teams/risk-office', headers: user, payload: { members: ['ana.lima@acme.example'] } });
+    await call('putApprovalTeam', 'PUT', '/api/v1/approval-teams/trading-desk', { headers: user, payload: { members: ['ana.lima@acme.example'], sla_minutes: 30, escalation_target: 'risk-office', match_actions: ['place_order*'], match_risks: ['critical'], limits: { min_risk: 'high', max_uses: 1, max_expires_in_seconds: 3600 } } });
     await call('listApprovalTeams', 'GET', '/api/v1/approval-teams', { headers: user });
     await t.inject({ method: 'PUT', url: '/api/v1/approval-teams/night-shift', headers: user, payload: { members: [] } });
     await call('deleteApprovalTeam', 'DELETE', '/api/v1/approval-teams/night-shift', { headers: user });
@@ -225,7 +226,7 @@ async function main() {
     await call('getReport', 'GET', `/api/v1/compliance/reports/${report.json().id}`, { headers: user });
 
     const agent = await agentSigner('equities-trader', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-    await call('registerAgentKey', 'POST', '/api/v1/agent-keys', { headers: user, payload: { agent_id: 'equities-trader', public_key: agent.publicKey } });
+    await call('registerAgentKey', 'POST', '/api/v1/agent-keys', { headers: user, payload: await agentKeyRegistration(agent, acct.companyId) });
     const signedEvent = await signAgentEvent({ event_type: 'action.executed', trace_id: trace, data: { action: 'cancel_order', order_id: 'ord-55120' } }, agent);
     await t.inject({ method: 'POST', url: '/api/v1/logs', headers: api, payload: signedEvent });
     await call('listAgentKeys', 'GET', '/api/v1/agent-keys', { headers: api });

@@ -1,7 +1,8 @@
 // The administrators' audit trail (issue 17): every administrative route, walked from the OpenAPI
 // document, writes its entry under audit-ledger/admin in the company's own chain, naming who did
 // it, and never a secret. A new administrative route without an entry fails this test.
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { agentKeyRegistration, agentSigner } from '@audit-ledger/sdk';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,9 +118,9 @@ describe.each(STORE_KINDS)('the administrators audit trail on %s', (kind) => {
     await walk('resumeStream', () => call('POST', `/streams/${streamId}/resume`));
     await walk('deleteStream', () => call('DELETE', `/streams/${streamId}`));
     await walk('setTlogSettings', () => call('PUT', '/tlog/settings', { public: true }));
-    const agentKey = Buffer.alloc(32, 9).toString('base64');
+    const agentKey = await agentSigner('trail-agent', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     let agentKeyId = '';
-    await walk('registerAgentKey', async () => (agentKeyId = (await call('POST', '/agent-keys', { agent_id: 'trail-agent', public_key: agentKey })).json().key_id));
+    await walk('registerAgentKey', async () => (agentKeyId = (await call('POST', '/agent-keys', await agentKeyRegistration(agentKey, acct.companyId))).json().key_id));
     await walk('revokeAgentKey', () => call('POST', `/agent-keys/${agentKeyId}/revoke`, { reason: 'trail' }));
     await walk('setRetention', () => call('PUT', '/compliance/retention', { content_days: 3650 }));
     await walk('runRetention', () => call('POST', '/compliance/retention/run'));

@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditEvent, type AgentSigner, agentSigner, createClient, signAgentEvent, verifyReceipt } from '@audit-ledger/sdk';
+import { type AuditEvent, agentKeyRegistration, type AgentSigner, agentSigner, createClient, signAgentEvent, verifyReceipt } from '@audit-ledger/sdk';
 import { STORE_KINDS } from './helpers/env.js';
 import { type Account, problem, startTestApp, type TestApp } from './helpers/app.js';
 import { runCli } from './helpers/process.js';
@@ -23,7 +23,18 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
   let planner: AgentSigner;
   const entryCount = async () => Number((await t.store.db.selectFrom('log_entries').select((eb) => eb.fn.countAll().as('n')).where('company_id', '=', admin.companyId).executeTakeFirstOrThrow()).n);
   const send = (event: AuditEvent) => t.inject({ method: 'POST', url: '/api/v1/logs', headers: key, payload: event });
-  const register = (body: Record<string, unknown>, headers = auth) => t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers, payload: body });
+  const signers = new Map<string, AgentSigner>();
+  const signerOf = async (agentId: string, pem: string) => {
+    const s = await agentSigner(agentId, pem);
+    signers.set(s.publicKey, s);
+    return s;
+  };
+  /** POST /agent-keys with the holder's proof (made here when the key is one of ours and none is given; else a signature of zeros). */
+  const register = async (body: Record<string, unknown>, headers = auth, companyId = admin.companyId) => {
+    const s = signers.get(String(body.public_key));
+    const proof = 'proof' in body ? {} : { proof: s ? (await agentKeyRegistration({ ...s, agentId: String(body.agent_id) }, companyId)).proof : Buffer.alloc(64).toString('base64') };
+    return t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers, payload: { ...body, ...proof } });
+  };
   const verdict = async (logId: string) => (await t.inject({ method: 'GET', url: `/api/v1/logs/${logId}/verify`, headers: key })).json();
   /** The fetch the SDK uses, answered by the app in this process. */
   const injectFetch: typeof fetch = async (input, init) => {
@@ -37,7 +48,7 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
     admin = await t.newAccount();
     auth = { authorization: `Bearer ${admin.token}` };
     key = { 'x-api-key': (await t.createKey(admin.token, 100_000)).key };
-    planner = await agentSigner('planner-1', newPem());
+    planner = await signerOf('planner-1', newPem());
   });
   afterAll(async () => t?.close());
 
@@ -65,8 +76,37 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
     expect(await entryCount()).toBe(before + 1);
   });
 
+  it("22: a key is registered only with its holder's proof naming this company, agent and key: none, a wrong one, another key's, another company's or another agent's is a 400 that registers nothing; the proof is in the trail entry", async () => {
+    const holder = await signerOf('prover-1', newPem());
+    const outsider = await signerOf('prover-1', newPem());
+    const before = await entryCount();
+    const listed = async () => (await t.inject({ method: 'GET', url: '/api/v1/agent-keys', headers: key })).json().items.length as number;
+    const count = await listed();
+    const good = await agentKeyRegistration(holder, admin.companyId);
+    const wrong = [
+      { agent_id: 'prover-1', public_key: holder.publicKey },
+      { ...good, proof: Buffer.alloc(64).toString('base64') },
+      { ...good, proof: (await agentKeyRegistration(outsider, admin.companyId)).proof },
+      { ...good, proof: (await agentKeyRegistration(holder, '00000000-0000-7000-8000-000000000000')).proof },
+      { ...good, agent_id: 'prover-2' },
+      { ...good, proof: good.proof.slice(0, 80) },
+      { ...good, proof: `${good.proof.slice(0, 86)}!!` },
+    ];
+    for (const body of wrong) {
+      const res = await t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers: auth, payload: body });
+      problem(res, 400, 'validation_failed');
+      expect(res.json().errors.map((e: { field: string }) => e.field)).toContain('/body/proof');
+    }
+    expect(await listed()).toBe(count);
+    expect(await entryCount()).toBe(before);
+    const ok = await t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers: auth, payload: good });
+    expect(ok.statusCode, ok.body).toBe(201);
+    const trail = await t.store.db.selectFrom('log_entries').select('data').where('company_id', '=', admin.companyId).where('seq', '=', before).executeTakeFirstOrThrow();
+    expect(JSON.parse(trail.data as string)).toMatchObject({ key_id: holder.keyId, proof: good.proof });
+  });
+
   it('one key registered by several requests at once: one 201, the others 409 agent_key_exists, one trail entry', async () => {
-    const racer = await agentSigner('racer-1', newPem());
+    const racer = await signerOf('racer-1', newPem());
     const before = await entryCount();
     const answers = await Promise.all(Array.from({ length: 4 }, () => register({ agent_id: 'racer-1', public_key: racer.publicKey })));
     expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 409, 409, 409]);
@@ -123,8 +163,8 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
   it('refuses, with 400 and nothing stored, a signature that does not hold: other content, an unknown key, another agent, only half of it', async () => {
     const before = await entryCount();
     const signed = await signAgentEvent({ event_type: 'tool.called', data: { amount: 10 } }, planner);
-    const stranger = await agentSigner('planner-1', newPem());
-    const other = await agentSigner('other-agent', newPem());
+    const stranger = await signerOf('planner-1', newPem());
+    const other = await signerOf('other-agent', newPem());
     expect((await register({ agent_id: 'other-agent', public_key: other.publicKey })).statusCode).toBe(201);
     const cases: Array<[AuditEvent, number, string, string]> = [
       [{ ...signed, data: { amount: 10_000 } }, 400, 'agent_signature_invalid', '/body/agent_signature'],
@@ -154,7 +194,7 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
   });
 
   it('rotation and revocation with dates: a replaced key signs nothing more, a revocation dated back turns the entries after it invalid everywhere', async () => {
-    const next = await agentSigner('planner-1', newPem());
+    const next = await signerOf('planner-1', newPem());
     t.clock.advance(1000);
     const rotated = await register({ agent_id: 'planner-1', public_key: next.publicKey, replaces: planner.keyId });
     expect(rotated.statusCode, rotated.body).toBe(201);
@@ -186,8 +226,8 @@ describe.each(STORE_KINDS)('agent-signed events on %s', (kind) => {
   it("another company's key is not this company's: its agents' signatures are refused, and its register is not visible", async () => {
     const other = await t.newAccount();
     const otherKey = { 'x-api-key': (await t.createKey(other.token)).key };
-    const signer = await agentSigner('planner-1', newPem());
-    expect((await t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers: { authorization: `Bearer ${other.token}` }, payload: { agent_id: 'planner-1', public_key: signer.publicKey } })).statusCode).toBe(201);
+    const signer = await signerOf('planner-1', newPem());
+    expect((await register({ agent_id: 'planner-1', public_key: signer.publicKey }, { authorization: `Bearer ${other.token}` }, other.companyId)).statusCode).toBe(201);
     problem(await send(await signAgentEvent({ event_type: 'x', data: {} }, signer)), 400, 'agent_signature_invalid');
     expect((await t.inject({ method: 'GET', url: '/api/v1/agent-keys', headers: otherKey })).json().items.map((k: { key_id: string }) => k.key_id)).toEqual([signer.keyId]);
     problem(await t.inject({ method: 'POST', url: `/api/v1/agent-keys/${signer.keyId}/revoke`, headers: auth, payload: { reason: 'not mine' } }), 404, 'not_found');

@@ -16,7 +16,7 @@ import { axe, freePort, launchChromium, noContentReceiver, requireBrowserAndCons
 import { call, getRawPath } from './helpers/http.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestDatabase, type TestDatabase } from './helpers/stores.js';
-import { agentSigner, signAgentEvent } from '@audit-ledger/sdk';
+import { agentKeyRegistration, agentSigner, signAgentEvent } from '@audit-ledger/sdk';
 
 const OPERATOR_TOKEN = 'operator-token-for-the-console-test-0123456789';
 
@@ -338,7 +338,8 @@ describe.each(STORE_KINDS)('the console in Chromium on %s', (kind) => {
   it("an entry the agent signed itself says so, checked in the page against the agent key register", async () => {
     const login = await call(`${svc.url}/api/v1/auth/login`, 'POST', { email: BOOTSTRAP.LEDGER_BOOTSTRAP_EMAIL, password: BOOTSTRAP.LEDGER_BOOTSTRAP_PASSWORD });
     const signer = await agentSigner('equities-trader', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-    const registered = await call(`${svc.url}/api/v1/agent-keys`, 'POST', { agent_id: 'equities-trader', public_key: signer.publicKey }, { authorization: `Bearer ${login.json().access_token}` });
+    const me = (await call(`${svc.url}/api/v1/auth/me`, 'GET', undefined, { authorization: `Bearer ${login.json().access_token}` })).json();
+    const registered = await call(`${svc.url}/api/v1/agent-keys`, 'POST', await agentKeyRegistration(signer, me.company_id), { authorization: `Bearer ${login.json().access_token}` });
     expect(registered.status, registered.body).toBe(201);
     const sent = await call(`${svc.url}/api/v1/logs`, 'POST', await signAgentEvent({ event_type: 'action.executed', data: { action: 'cancel_order', order_id: 'ord-55120' } }, signer), { 'x-api-key': key });
     expect(sent.status, sent.body).toBe(200);

@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { agentKeyRegistration, agentSigner } from '@audit-ledger/sdk';
 import { createUser } from '../src/users/accounts.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -74,8 +75,8 @@ describe.each(STORE_KINDS)('security runner and tenant isolation on %s', (kind) 
     await t.inject({ method: 'PUT', url: `/api/v1/policies/${policy}`, headers: admin, payload: { content: marker } });
     const incident = (await t.inject({ method: 'POST', url: '/api/v1/incidents', headers: admin, payload: { title: marker, severity: 'low', trace_ids: [trace] } })).json();
     const incidentReport = (await t.inject({ method: 'POST', url: `/api/v1/incidents/${incident.id}/report`, headers: admin })).json();
-    const agentRaw = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x as string;
-    const agentKey = (await t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers: admin, payload: { agent_id: marker, public_key: Buffer.from(agentRaw, 'base64url').toString('base64') } })).json();
+    const agentSigning = await agentSigner(marker, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    const agentKey = (await t.inject({ method: 'POST', url: '/api/v1/agent-keys', headers: admin, payload: await agentKeyRegistration(agentSigning, acct.companyId) })).json();
     for (const v of [endpoint.id, replay.id, override.id, job.job_id, hold.id, report.id, approval.id, standing.id, incident.id, incidentReport.report?.report_id]) expect(v, 'fixture').toEqual(expect.any(String));
     return {
       companyId: acct.companyId,

@@ -4,7 +4,7 @@
 // check() about every event that carries an agent signature: the key must be registered in the
 // company, belong to the event's agent_id, be active now, and verify over the event as it will be
 // stored; one that does not is refused (400) and nothing of its request is stored.
-import { AGENT_SIGNATURE_CONTEXT, type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, hasSmallOrder, isCanonicalPoint, keyIdOf, type LedgerEntry, utf8, verifyEd25519 } from '@audit-ledger/core';
+import { agentKeyProofMessage, AGENT_SIGNATURE_CONTEXT, type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, hasSmallOrder, isCanonicalPoint, keyIdOf, type LedgerEntry, utf8, verifyEd25519 } from '@audit-ledger/core';
 import type { VerifyItem } from '../ledger/signer.js';
 import type { Principal } from '../auth/authenticate.js';
 import { type AdminTrail, actorOf } from '../compliance/trail.js';
@@ -37,6 +37,8 @@ export interface RegisterInput {
   public_key: string;
   /** A key of the same agent this one replaces: it stops when this one starts. */
   replaces?: string | undefined;
+  /** base64 of the key's Ed25519 signature of agentKeyProofMessage (proof of possession). */
+  proof: string;
 }
 
 export interface RevokeInput {
@@ -88,6 +90,17 @@ export class AgentKeys {
     // A point of small order (all zeros, the identity, …) or a non-canonical encoding: every
     // verifier of the format refuses signatures by it (docs/ledger-format.md §4), so it is refused here.
     if (hasSmallOrder(raw) || !isCanonicalPoint(raw)) throw new InputError([{ field: '/body/public_key', message: 'is a point of small order or not a canonical encoding: no signature by it verifies (docs/ledger-format.md §4)' }]);
+    // Proof of possession: the key's holder signed this company, agent and key, so nobody
+    // registers a key they do not hold (and a proof made for one company serves in no other).
+    let proof: Uint8Array | undefined;
+    try {
+      proof = fromBase64(input.proof);
+    } catch {
+      proof = undefined;
+    }
+    if (proof?.length !== 64 || !verifyEd25519(raw, agentKeyProofMessage({ company_id: p.companyId, agent_id: input.agent_id, public_key: input.public_key }), proof)) {
+      throw new InputError([{ field: '/body/proof', message: "is not this key's signature of this company, agent and key (docs/ledger-format.md §20: the SDK's agentKeyRegistration makes it)" }]);
+    }
     const keyId = keyIdOf(raw);
     const known = await store.get(p.companyId, keyId);
     if (known) throw new AgentKeyExistsError(keyId, known.agent_id);
@@ -105,7 +118,7 @@ export class AgentKeys {
     // registration is taken back, so no key is in force without its entry.
     if (!(await store.insert(row))) throw new AgentKeyExistsError(keyId, input.agent_id);
     try {
-      await trail.record(p.companyId, 'agent_key.registered', actorOf(p), { key_id: keyId, agent_id: row.agent_id, public_key: row.public_key, active_from: at, replaces: replaced?.key_id ?? null });
+      await trail.record(p.companyId, 'agent_key.registered', actorOf(p), { key_id: keyId, agent_id: row.agent_id, public_key: row.public_key, active_from: at, replaces: replaced?.key_id ?? null, proof: input.proof });
     } catch (err) {
       await store.remove(p.companyId, keyId);
       throw err;

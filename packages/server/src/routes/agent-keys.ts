@@ -47,11 +47,12 @@ export function agentKeyRoutes(ctx: AgentKeyServices): FastifyPluginAsyncTypebox
           operationId: 'registerAgentKey',
           summary: "Register an agent's own signing key",
           description:
-            "From then on the agent may sign its events (agent_key_id and agent_signature: docs/ledger-format.md §20); the service refuses a signature that does not hold. With `replaces`, the agent's previous key stops as this one starts (a rotation). Recorded as `agent_key.registered` in the administrators' trail.",
+            "From then on the agent may sign its events (agent_key_id and agent_signature: docs/ledger-format.md §20); the service refuses a signature that does not hold. The key's holder proves it asks for the registration (`proof`, a signature naming this company), so nobody registers a key they do not hold. With `replaces`, the agent's previous key stops as this one starts (a rotation). Recorded as `agent_key.registered` in the administrators' trail.",
           body: Type.Object(
             {
               agent_id: AgentId,
               public_key: Type.String({ minLength: 44, maxLength: 44, description: 'Raw 32-byte Ed25519 public key, base64 (the SDK: agentPublicKey(privateKeyPem))' }),
+              proof: Type.String({ minLength: 88, maxLength: 88, description: 'Proof of possession: base64 of the Ed25519 signature by this key over "audit-ledger/v1/agent-key-proof\\n" and the canonical JSON of {agent_id, company_id, public_key} (docs/ledger-format.md §20; the SDK: agentKeyRegistration(signer, companyId))' }),
               replaces: Type.Optional(KeyId),
             },
             { additionalProperties: false },
