@@ -11,7 +11,7 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
  * checked against the record when it is seen; those left at the end are failures.
  */
 export class ErasureLedger {
-  private readonly pending = new Map<string, Array<{ seq: number; log_id: string; company_id: string; source: string | null }>>();
+  private readonly pending = new Map<string, Array<{ seq: number; log_id: string; company_id: string; source: string | null; event_type: string | null }>>();
   count = 0;
   /** Erased entries a record was found for but does not account for, or whose record never came. */
   private failed = 0;
@@ -20,7 +20,7 @@ export class ErasureLedger {
     this.count++;
     const id = typeof e.erasure_id === 'string' ? e.erasure_id : '';
     const list = this.pending.get(id) ?? [];
-    list.push({ seq: Number(e.seq), log_id: String(e.log_id), company_id: String(e.company_id), source: typeof e.source === 'string' ? e.source : null });
+    list.push({ seq: Number(e.seq), log_id: String(e.log_id), company_id: String(e.company_id), source: typeof e.source === 'string' ? e.source : null, event_type: typeof e.event_type === 'string' ? e.event_type : null });
     this.pending.set(id, list);
   }
 

@@ -117,12 +117,26 @@ export const ADMIN_SOURCE = 'audit-ledger/admin';
  * Why an erased entry's erasure record does not account for it, or null when it does: the record
  * must be an erasure entry of the reserved source, later in the same chain, listing the entry.
  */
+/**
+ * The one kind of the service's own entries whose content may be erased: an approval request
+ * (its arguments and reason are the agent's and may name a data subject). The binding stays in
+ * the approval.approved entries, which carry the arguments_hash (docs/ledger-format.md §14).
+ */
+export const ERASABLE_SERVICE_ENTRY = { source: 'audit-ledger/governance', event_type: 'approval.requested' } as const;
+
+/** Whether an entry's content may ever be erased by its source and type: any but the service's own, except ERASABLE_SERVICE_ENTRY. */
+export function erasableSource(source: string | null | undefined, eventType: string | null | undefined): boolean {
+  if (typeof source !== 'string' || !source.startsWith('audit-ledger/')) return true;
+  return source === ERASABLE_SERVICE_ENTRY.source && eventType === ERASABLE_SERVICE_ENTRY.event_type;
+}
+
 export function erasureRecordProblem(
-  entry: { seq: number; log_id: string; company_id: string; source?: string | null },
+  entry: { seq: number; log_id: string; company_id: string; source?: string | null; event_type?: string | null },
   record: { seq: number; company_id: string; event_type: string; source: string | null; data: JsonObject | null } | undefined,
 ): string | null {
-  // The service never erases its own entries (the compliance record is kept): no record can account for one.
-  if (typeof entry.source === 'string' && entry.source.startsWith('audit-ledger/')) return `its content is gone, but it is the service's own entry (source ${entry.source}), which is never erased`;
+  // The service never erases its own entries (the compliance record is kept), but for an
+  // approval request's: no record can account for any other.
+  if (!erasableSource(entry.source, entry.event_type)) return `its content is gone, but it is the service's own entry (source ${String(entry.source)}, ${String(entry.event_type)}), which is never erased`;
   if (record === undefined) return 'its content was erased, and no erasure record of the chain names it';
   if (record.company_id !== entry.company_id || record.event_type !== ERASURE_EVENT_TYPE || record.source !== ADMIN_SOURCE) {
     return `its erasure record (seq ${record.seq}) is not a ${ERASURE_EVENT_TYPE} entry of ${ADMIN_SOURCE}`;

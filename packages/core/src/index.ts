@@ -37,6 +37,8 @@ export {
   type ContentState,
   contentState,
   contentText,
+  ERASABLE_SERVICE_ENTRY,
+  erasableSource,
   ERASURE_EVENT_TYPE,
   erasureRecordProblem,
 } from './content.js';

@@ -23,6 +23,8 @@ const GIVEN: Record<string, string> = {
   asOf: 'declare const asOf: Date;',
   createClient: "import { createClient } from '@audit-ledger/sdk';",
   agentSigner: "import { agentSigner } from '@audit-ledger/sdk';",
+  agentKeyRegistration: "import { agentKeyRegistration } from '@audit-ledger/sdk';",
+  companyId: 'declare const companyId: string; // company_id of GET /api/v1/auth/me',
   baseUrl: 'declare const baseUrl: string;',
   apiKey: 'declare const apiKey: string;',
   agentPrivateKeyPem: "declare const agentPrivateKeyPem: string; // the agent's own key, PKCS#8 PEM",

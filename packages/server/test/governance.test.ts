@@ -151,6 +151,38 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(doc.report.approvals.time_to_decision_by_team).toEqual([{ team: '(no team)', decided: 1, median_seconds: 0, max_seconds: 0 }]);
   });
 
+  it("16: a subject erasure reaches an approval request's arguments: its entry's content and the approval's arguments and reason are gone, the binding (arguments_hash in the approvals) still checks executions, the other governance entries stay", async () => {
+    const c = await company();
+    const subject = `cust-${randomUUID()}`;
+    const args = { subject_id: subject, order: 'A-77', amount: 12 };
+    const a = (await c.call('POST', '/approvals', c.agent, { action: 'refund.issue', arguments: args, agent_id: 'agent-7', reason: `refund for ${subject}`, max_uses: 2 })).json();
+    expect((await c.call('POST', `/approvals/${a.id}/approve`, c.as(c.r1), {})).statusCode).toBe(200);
+    expect((await c.execute(a.id, args)).json().approval_check.result).toBe('ok');
+    // The service's other entries (the approval's decision, the admin trail) are still refused by id.
+    const approved = (await c.entries('approval.approved')).find((e) => e.data.approval_id === a.id)!;
+    problem(await c.call('POST', '/compliance/erasures', c.as(c.admin), { log_ids: [approved.log_id], legal_basis: 'GDPR Art. 17' }), 409, 'not_erasable');
+
+    const erasure = await c.call('POST', '/compliance/erasures', c.as(c.admin), { subject, legal_basis: 'GDPR Art. 17' });
+    expect(erasure.statusCode, erasure.body).toBe(201);
+    // The request's entry is found by the subject inside its arguments.
+    expect(erasure.json().log_ids).toContain(a.log_id);
+    const view = (await c.call('GET', `/approvals/${a.id}`, c.as(c.admin))).json();
+    expect(view).toMatchObject({ arguments: null, reason: null, content_erased: true, arguments_hash: a.arguments_hash, action: 'refund.issue', status: 'approved' });
+    const requested = (await c.call('GET', `/logs/${a.log_id}`, c.as(c.admin))).json();
+    expect(requested).toMatchObject({ erased: true });
+    expect(JSON.stringify(requested)).not.toContain(subject);
+    expect((await c.call('GET', `/logs/${a.log_id}/verify`, c.as(c.admin))).json()).toMatchObject({ chain_valid: true, signature_valid: true, erased: true, problems: [], merkle_included: true });
+    // Stored: nothing of the subject in the approvals table or the request's entry.
+    const row = await t.store.db.selectFrom('approvals').select(['arguments', 'reason', 'arguments_hash']).where('company_id', '=', c.admin.companyId).where('approval_id', '=', a.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ arguments: null, reason: null, arguments_hash: a.arguments_hash });
+    const entry = await t.store.db.selectFrom('log_entries').select(['data', 'extra', 'content_salt']).where('company_id', '=', c.admin.companyId).where('log_id', '=', a.log_id).executeTakeFirstOrThrow();
+    expect(entry).toEqual({ data: null, extra: null, content_salt: null });
+    // The binding stays checkable: the decision entry keeps the hash, and the use left is checked by it.
+    expect(approved.data.arguments_hash).toBe(hashOf(args));
+    expect((await c.execute(a.id, { ...args, amount: 13 })).json().approval_check.result).toBe('mismatch');
+    expect((await c.execute(a.id, args)).json().approval_check.result).toBe('ok');
+  });
+
   it('9: an action run with no approval after a verdict that required one (step_up, hold, escalate) is a POLICY_VIOLATION; with a final approval in between it is not', async () => {
     const c = await company();
     const rootCause = async (traceId: string) => {

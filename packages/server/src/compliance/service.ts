@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ERASURE_EVENT_TYPE } from '@audit-ledger/core';
 import type { LogEntryRow } from '../store/chain.js';
-import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
+import { erasableSource } from '@audit-ledger/core';
 import type { LedgerStore } from '../store/ledger.js';
 import type { ComplianceStore, ErasureRow, HoldRow, HoldScope } from '../store/compliance.js';
 import type { ErasureKind } from '../store/schema.js';
@@ -245,7 +245,7 @@ export class Compliance {
     } else {
       rows = await this.deps.store.entriesBySubject(companyId, this.deps.subjectPaths, input.subject as string);
     }
-    const reserved = rows.filter((r) => r.source?.startsWith(RESERVED_SOURCE_PREFIX));
+    const reserved = rows.filter((r) => !erasableSource(r.source, r.event_type));
     if (reserved.length > 0) throw new NotErasableError(reserved.map((r) => r.log_id), `written by the service itself (source ${ADMIN_SOURCE} and the like): the compliance record is kept`);
     const v1 = rows.filter((r) => r.format_version < 2);
     if (v1.length > 0) throw new NotErasableError(v1.map((r) => r.log_id), 'format version 1 entries hash their content directly (docs/ledger-format.md §14)');

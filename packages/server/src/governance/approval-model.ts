@@ -75,6 +75,8 @@ export interface ApprovalView {
   tool: string | null;
   arguments: unknown;
   arguments_hash: string | null;
+  /** The request's entry was erased: arguments and reason read null (docs/governance.md). */
+  content_erased: boolean;
   constraints: JsonObject | null;
   trace_id: string | null;
   decision_id: string | null;
@@ -154,6 +156,7 @@ export function approvalView(row: ApprovalRow, now: number): ApprovalView {
     max_uses: row.max_uses,
     uses: row.uses,
     usable: status === 'approved' && !expired && Date.parse(row.valid_from) <= now && (row.max_uses === null || row.uses < row.max_uses),
+    content_erased: row.kind === 'request' && row.arguments === null,
   };
 }
 

@@ -41,5 +41,6 @@ export const ApprovalSchema = Type.Object({
   max_uses: Type.Union([Type.Integer(), Type.Null()]),
   uses: Type.Integer({ description: 'Executions it has covered' }),
   usable: Type.Boolean({ description: 'Whether an execution naming it now would be accepted' }),
+  content_erased: Type.Boolean({ description: "The request's entry was erased (a subject erasure reaching its arguments): arguments and reason read null; action and arguments_hash stay, so executions are still checked" }),
 }, component('Approval'));
 

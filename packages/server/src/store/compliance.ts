@@ -2,6 +2,7 @@
 // recorded in the ledger, applied). Erasing removes a version 2 entry's data, extra and salt and
 // keeps everything hashed (docs/ledger-format.md §14).
 import { type Expression, type ExpressionBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import { ERASABLE_SERVICE_ENTRY } from '@audit-ledger/core';
 import { RESERVED_SOURCE_PREFIX } from './columns.js';
 import type { LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
@@ -157,17 +158,18 @@ export class ComplianceStore {
       .selectAll()
       .where('company_id', '=', companyId)
       .where('data', 'is not', null)
-      .where((eb) =>
-        eb.or(
-          paths.map((p) => {
-            if (this.store.kind === 'sqlite') {
-              const at = '$' + p.map((m) => `."${m.replace(/"/g, '')}"`).join('');
-              return eb.and([eb(sql<string>`json_type(data, ${at})`, '=', 'text'), eb(sql<string>`json_extract(data, ${at})`, '=', value)]);
-            }
-            return eb(sql<string>`(data::jsonb #> ${sql.val(p)}::text[])`, '=', sql<string>`to_jsonb(${value}::text)`);
-          }),
-        ),
-      )
+      .where((eb) => {
+        const at = (p: string[]) => {
+          if (this.store.kind === 'sqlite') {
+            const path = '$' + p.map((m) => `."${m.replace(/"/g, '')}"`).join('');
+            return eb.and([eb(sql<string>`json_type(data, ${path})`, '=', 'text'), eb(sql<string>`json_extract(data, ${path})`, '=', value)]);
+          }
+          return eb(sql<string>`(data::jsonb #> ${sql.val(p)}::text[])`, '=', sql<string>`to_jsonb(${value}::text)`);
+        };
+        // An approval request's arguments are the agent's: the subject is looked for in them too.
+        const request = eb.and([eb('source', '=', ERASABLE_SERVICE_ENTRY.source), eb('event_type', '=', ERASABLE_SERVICE_ENTRY.event_type), eb.or(paths.map((p) => at(['arguments', ...p])))]);
+        return eb.or([...paths.map(at), request]);
+      })
       .orderBy('seq')
       .execute();
   }
@@ -205,6 +207,9 @@ export class ComplianceStore {
           .where('content_salt', 'is not', null)
           .executeTakeFirst();
         erased += Number(r.numUpdatedRows);
+        // The read model of an approval request whose entry is erased loses the same content
+        // (the agent's arguments and reason); action and arguments_hash stay, so the binding holds.
+        await trx.updateTable('approvals').set({ arguments: null, reason: null }).where('company_id', '=', e.company_id).where('kind', '=', 'request').where('log_id', 'in', ids.slice(i, i + 500)).execute();
       }
       const total = e.erased_count + erased;
       await trx.updateTable('erasures').set({ status: 'applied', applied_at: at, erased_count: total }).where('company_id', '=', e.company_id).where('erasure_id', '=', e.erasure_id).execute();
