@@ -5,8 +5,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SearchTooSlowError } from '../src/kernel/domain-error.js';
+import { openPostgresStore } from '../src/store/postgres.js';
+import { createTestDatabase } from './helpers/stores.js';
 import { SqliteSearchReader } from '../src/store/sqlite-reader.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 
@@ -41,6 +44,31 @@ describe('the SQLite search thread', () => {
       expect(await reader.query('SELECT ? + 1 AS v', [41])).toEqual([{ v: 42 }]);
     } finally {
       await reader.close();
+    }
+  });
+});
+
+describe('the PostgreSQL search budget', () => {
+  it('ends a search inside data past its budget with search_too_slow (a statement_timeout), then serves the next', async () => {
+    const db = await createTestDatabase('postgres');
+    const store = openPostgresStore(db.databaseUrl as string);
+    const locker = new pg.Client({ connectionString: db.databaseUrl });
+    try {
+      await store.migrate();
+      store.ledger.searchBudgetMs = 300;
+      await locker.connect();
+      // The search waits on a lock another session holds: past its budget, however fast the machine.
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE log_entries IN ACCESS EXCLUSIVE MODE');
+      const filter = { where: [{ path: ['customer_id'], op: '=' as const, value: 'nobody' }], order: 'desc' as const, limit: 10 };
+      await expect(store.ledger.listEntries('00000000-0000-7000-8000-000000000001', filter)).rejects.toBeInstanceOf(SearchTooSlowError);
+      await expect(store.ledger.listEntries('00000000-0000-7000-8000-000000000001', { text: ['refund'], order: 'desc', limit: 10 })).rejects.toBeInstanceOf(SearchTooSlowError);
+      await locker.query('ROLLBACK');
+      expect(await store.ledger.listEntries('00000000-0000-7000-8000-000000000001', filter)).toEqual([]);
+    } finally {
+      await locker.end().catch(() => undefined);
+      await store.close();
+      await db.drop();
     }
   });
 });

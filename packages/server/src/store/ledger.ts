@@ -4,6 +4,8 @@ import { sql } from 'kysely';
 import type { ChainHead, CheckpointRow, LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
 import { seqBoundsOf } from './time-bounds.js';
+import { SEARCH_BUDGET_MS } from './sqlite-reader.js';
+import { SearchTooSlowError } from '../kernel/domain-error.js';
 
 export interface EntryFilter {
   trace_id?: string;
@@ -45,6 +47,9 @@ export interface DataCondition {
 }
 
 export class LedgerStore {
+  /** How long a PostgreSQL search inside data may run (SQLite's thread has its own, sqlite-reader.ts). */
+  searchBudgetMs = SEARCH_BUDGET_MS;
+
   constructor(private readonly h: DbHandle) {}
 
   async getEntry(companyId: string, logId: string): Promise<LogEntryRow | undefined> {
@@ -102,6 +107,19 @@ export class LedgerStore {
     if (this.h.searchOffThread && ((f.where?.length ?? 0) > 0 || (f.text?.length ?? 0) > 0)) {
       const compiled = ordered.compile();
       return (await this.h.searchOffThread(compiled.sql, compiled.parameters)) as LogEntryRow[];
+    }
+    // PostgreSQL runs it on a pooled connection (the request thread only waits), under the same
+    // budget: the server cancels the statement past it (57014), answered as search_too_slow.
+    if (this.h.kind === 'postgres' && ((f.where?.length ?? 0) > 0 || (f.text?.length ?? 0) > 0)) {
+      try {
+        return await this.h.db.transaction().execute(async (trx) => {
+          await sql`SELECT set_config('statement_timeout', ${String(this.searchBudgetMs)}, true)`.execute(trx);
+          return trx.executeQuery(ordered.compile()).then((r) => r.rows as LogEntryRow[]);
+        });
+      } catch (err) {
+        if ((err as { code?: string }).code === '57014') throw new SearchTooSlowError(this.searchBudgetMs);
+        throw err;
+      }
     }
     return ordered.execute();
   }

@@ -5,7 +5,8 @@
 // (sqlite-reader-thread.ts), one search at a time in arrival order; a search still running after
 // SEARCH_BUDGET_MS ends the thread (SQLite cannot be interrupted from outside the thread) and is
 // answered 422 search_too_slow, the next search starting a new one. PostgreSQL runs queries on
-// its own server connections, never on the request thread.
+// its own server connections, never on the request thread, under the same budget as a
+// statement_timeout (ledger.ts).
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../kernel/threads.js';
 import { SearchTooSlowError } from '../kernel/domain-error.js';
