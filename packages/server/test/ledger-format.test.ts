@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkpointImprint, parseTimeStampToken, timestampProblems, timeStampRequest, decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, HASHED_FIELDS_V4, AGENT_SIGNED_FIELDS, agentSignatureState, agentSignedMessage, agentSignedText, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
+import { checkpointImprint, parseTimeStampToken, timestampProblems, timeStampRequest, decodeEntryBundle, encodeEntryBundle, leafHash, tileIndexPath, tilePath, canonicalEntryText, canonicalJson, contentCommitment, contentState, contentText, HASHED_FIELDS_V2, HASHED_FIELDS_V3, HASHED_FIELDS_V4, AGENT_SIGNED_FIELDS, agentKeyProofMessage, agentSignatureState, agentSignedMessage, agentSignedText, skeletonLinks, fromBase64, fromHex, type EntryBody, entryBody, entryHash, entryLeafHash, GENESIS_PREV_HASH, type Hash, HASHED_FIELDS, type JsonObject, keyIdOf, type LedgerEntry, noteSignedBy, parseCheckpointText, parseNote, referenceRoot, sha256Hex, toHex, verifierKey, verifyEntrySignature, verifyInclusion, verifyKeyTransition } from '@audit-ledger/core';
 import { publicKeyFromRaw, rawPublicKey, signEntryHash, signKeyTransition, signNote } from '../src/crypto/signing.js';
 import { memoryCustody } from '../src/crypto/custody.js';
 import { runCli } from './helpers/process.js';
@@ -280,6 +280,14 @@ describe('docs/ledger-format.md worked example', () => {
     const run = spawnSync('python3', ['-c', script], { input: block('example-v4-entry'), encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toBe(`audit-ledger/v1/agent-event\n${block('example-v4-signed')}`);
+    // The registration's proof of possession: the core's message, the key's signature, the doc's Python.
+    const registered = { agent_id: 'agent-7', public_key: publicKey, proof: block('example-v4-key-proof-signature') };
+    expect(new TextDecoder().decode(agentKeyProofMessage({ company_id: e.company_id, agent_id: 'agent-7', public_key: publicKey }))).toBe(block('example-v4-key-proof'));
+    expect(sign(null, agentKeyProofMessage({ company_id: e.company_id, agent_id: 'agent-7', public_key: publicKey }), agentKey).toString('base64')).toBe(registered.proof);
+    const proofScript = `${block('jcs-reference')}\nimport base64\nfrom cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey\nHASHED_FIELDS_V3 = []\n${block('agent-reference')}\nimport sys\nr = json.loads(sys.stdin.read())\nagent_key_proof_ok(r, "${e.company_id}")\ntry:\n    agent_key_proof_ok(r, "another-company")\n    print("accepted another company")\nexcept Exception:\n    print("ok", end="")\n`;
+    const proofRun = spawnSync('python3', ['-c', proofScript], { input: JSON.stringify(registered), encoding: 'utf8' });
+    expect(proofRun.status, proofRun.stderr).toBe(0);
+    expect(proofRun.stdout).toBe('ok');
   });
 
   it("the links rule's examples, by the core and by the doc's Python", () => {
