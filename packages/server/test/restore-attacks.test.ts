@@ -144,6 +144,31 @@ describe.each(STORE_KINDS)('restore under attack on %s', { timeout: 180_000 }, (
     expect(fs.existsSync(path.join(into2.LEDGER_DATA_DIR as string, 'ledger.db'))).toBe(false);
   });
 
+  it('a truncated backup (any file cut short, as it is or with its digests fixed and re-signed with the real key) is refused and writes nothing', async () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(backupDir, 'manifest.json'), 'utf8')) as { files: Array<{ path: string }>; companies: Array<{ company_id: string }> };
+    const companyId = manifest.companies[0]?.company_id as string;
+    const priv = createPrivateKey(fs.readFileSync(keyFile));
+    const raw = new Uint8Array(createPublicKey(priv).export({ format: 'der', type: 'spki' }).subarray(12));
+    const cases = [...manifest.files.map((f) => ({ file: f.path, resigned: false })), ...manifest.files.filter((f) => f.path.endsWith('.jsonl')).map((f) => ({ file: f.path, resigned: true })), { file: 'manifest.json', resigned: false }];
+    expect(cases.length).toBeGreaterThanOrEqual(4);
+    for (const c of cases) {
+      const cut = path.join(tmp, `cut-${cases.indexOf(c)}`);
+      fs.cpSync(backupDir, cut, { recursive: true });
+      const file = path.join(cut, c.file);
+      const bytes = fs.readFileSync(file);
+      // Cut at a line boundary for JSON Lines (a clean-looking shorter file), mid-way otherwise.
+      const half = c.file.endsWith('.jsonl') ? bytes.subarray(0, bytes.indexOf(10, Math.floor(bytes.length / 2)) + 1) : bytes.subarray(0, Math.floor(bytes.length / 2));
+      fs.writeFileSync(file, half);
+      if (c.resigned) resign(cut, { raw, sign: (m) => new Uint8Array(sign(null, m, priv)) });
+      const into = await target();
+      const run = await runCli(['restore', '--from', cut], into);
+      expect(run.code, `${c.file}${c.resigned ? ' (re-signed)' : ''}: ${run.stdout}${run.stderr}`).toBe(1);
+      expect(fs.existsSync(path.join(into.LEDGER_DATA_DIR as string, 'ledger.db')), c.file).toBe(false);
+      expect((await stateOf(into, companyId)).entries, c.file).toBe(0);
+      fs.rmSync(cut, { recursive: true, force: true });
+    }
+  });
+
   it('13: with the marks file deleted, restoring the older backup over the ledger is refused by that ledger\'s own newest checkpoint', async () => {
     const marks = path.join(env.LEDGER_DATA_DIR as string, 'checkpoint-marks.json');
     fs.rmSync(marks, { force: true });
