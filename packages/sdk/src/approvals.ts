@@ -4,7 +4,7 @@
 // (an `action.executed` entry naming the approval, which the service checks against the approved
 // arguments hash). The hash is RFC 8785 canonical JSON under SHA-256, computed here too, so a
 // mutation of the arguments between the request and the run is caught before anything runs.
-import { canonicalJson, type Json, sha256Hex } from '@audit-ledger/core';
+import { argumentsHash as coreArgumentsHash, type Json } from '@audit-ledger/core';
 import type { Approval, ApprovalCheckAnswer, ApprovalRequestInput } from './api.js';
 
 /** What a request sends, besides the action and its arguments. */
@@ -23,8 +23,8 @@ export interface GuardOptions extends RequestOptions, WaitOptions {
   tool?: string;
 }
 
-/** The lowercase hex SHA-256 of the RFC 8785 canonical JSON of the arguments: what an approval binds. */
-export const argumentsHash = (args: unknown): string => sha256Hex(canonicalJson(args as Json));
+/** The lowercase hex SHA-256 of the RFC 8785 canonical JSON of the arguments: what an approval binds (the core's rule). */
+export const argumentsHash = (args: unknown): string => coreArgumentsHash(args as Json);
 
 /** The action was not approved (rejected, expired, revoked, or still pending when the wait ended). */
 export class ApprovalDenied extends Error {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { canonicalJson, type Json, parseTrustedKeys, verifyReport } from '@audit-ledger/core';
-import { verifyReceipt } from '@audit-ledger/sdk';
+import { argumentsHash as sdkArgumentsHash, verifyReceipt } from '@audit-ledger/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from './helpers/env.js';
 import { reviewCompany } from './helpers/governance.js';
@@ -181,6 +181,18 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(approved.data.arguments_hash).toBe(hashOf(args));
     expect((await c.execute(a.id, { ...args, amount: 13 })).json().approval_check.result).toBe('mismatch');
     expect((await c.execute(a.id, args)).json().approval_check.result).toBe('ok');
+  });
+
+  it("the arguments hash of a request is the core's rule: the service and the SDK give every vector of core/testdata/arguments-hash.json", async () => {
+    const c = await company();
+    const { cases } = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'core', 'testdata', 'arguments-hash.json'), 'utf8')) as { cases: Array<{ input: string; sha256: string }> };
+    for (const v of cases) {
+      // Sent as the raw JSON text, so the service parses the vector's own spelling of each number.
+      const res = await t.inject({ method: 'POST', url: '/api/v1/approvals', headers: { ...c.agent, 'content-type': 'application/json' }, payload: `{"action":"vector.check","arguments":${v.input}}` });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().arguments_hash, v.input).toBe(v.sha256);
+      expect(sdkArgumentsHash(JSON.parse(v.input)), v.input).toBe(v.sha256);
+    }
   });
 
   it('9: an action run with no approval after a verdict that required one (step_up, hold, escalate) is a POLICY_VIOLATION; with a final approval in between it is not', async () => {

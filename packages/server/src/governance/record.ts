@@ -3,7 +3,7 @@
 // `audit-ledger/governance` (clients cannot forge one through POST /logs), naming who did it, and
 // committed before the change is answered. docs/governance.md lists the event types.
 import { createHash } from 'node:crypto';
-import { canonicalJson, type Json, type JsonObject } from '@audit-ledger/core';
+import { argumentsHash, type Json, type JsonObject } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
 import { InputError } from '../kernel/domain-error.js';
 import { prepareEvent } from '../ingestion/input.js';
@@ -23,7 +23,8 @@ export interface Placement {
 }
 
 /** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of a value: how arguments, inputs and policy texts are bound. */
-export const canonicalHash = (value: unknown): string => createHash('sha256').update(canonicalJson(value as Json)).digest('hex');
+/** The arguments hash (the core's rule, with its vectors). */
+export const canonicalHash = (value: unknown): string => argumentsHash(value as Json);
 
 /** Lowercase hex SHA-256 of a text (UTF-8). */
 export const textHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
