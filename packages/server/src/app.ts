@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import cookie from '@fastify/cookie';
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
 import { registerConsole, wantsPage } from './console.js';
 import { completeDocument, EXTRA_SECURITY_SCHEMES } from './http/openapi.js';
 import swaggerUi from '@fastify/swagger-ui';
@@ -128,7 +128,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         },
       },
     },
-    transformObject: (documents) => completeDocument((documents as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject) as never,
+    // The document is completed in place (http/openapi.ts); swagger's own type for it is the OpenAPI 3 object.
+    transformObject: (documents) => completeDocument((documents as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject) as unknown as ReturnType<SwaggerTransformObject>,
   });
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { url: `${API_PREFIX}/openapi.json` } });
 

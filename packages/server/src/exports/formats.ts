@@ -66,7 +66,7 @@ export const EVIDENCE_FORMAT = 'audit-ledger/evidence-bundle/v1';
 /** Most entries one bundle holds. */
 export const MAX_EVIDENCE_ENTRIES = 10_000;
 
-export interface PublicKeyView {
+export type PublicKeyView = {
   key_id: string;
   algorithm: string;
   public_key: string;
@@ -74,7 +74,7 @@ export interface PublicKeyView {
   note_verifier_key: string;
   active_from: string;
   active_to: string | null;
-}
+};
 
 export function publicKeyView(k: SigningKeyRow, keyName: string): PublicKeyView {
   const raw = rawKeyFromBase64(k.public_key);

@@ -9,8 +9,8 @@ import { NotFoundError } from '../kernel/domain-error.js';
 import type { LogEntryRow } from '../store/chain.js';
 import type { GovernanceStore } from '../store/governance.js';
 import type { LedgerStore } from '../store/ledger.js';
-import { approvalView } from './approvals.js';
-import { checkView, versionNamed } from './binding.js';
+import { approvalView, type ApprovalView } from './approvals.js';
+import { checkView, type PolicyCheck, versionNamed } from './binding.js';
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 const first = (d: JsonObject, ...names: string[]): string | null => {
@@ -43,8 +43,8 @@ export interface DecisionRecord extends DecisionSummary {
   inputs: { hash: string | null; documents: string[] };
   tools: string[];
   rationale: string | null;
-  policy_evaluations: Array<{ log_id: string; policy_id: string | null; policy_version: number | null; verdict: string | null; reason_codes: string[]; check: unknown }>;
-  approvals: unknown[];
+  policy_evaluations: Array<{ log_id: string; policy_id: string | null; policy_version: number | null; verdict: string | null; reason_codes: string[]; check: PolicyCheck | null }>;
+  approvals: ApprovalView[];
   reviews: Array<{ log_id: string; event_type: string; reviewer: string | null; reason: string | null; created_at: string }>;
   links: { entry: string; verification: string; proof: string; evidence_bundle: string | null; timeline: string | null };
 }

@@ -86,12 +86,12 @@ export interface IncidentView {
   status: IncidentStatus;
   assignee: string | null;
   links: IncidentLinks & { art73: Art73Category | null; replay_session_id: string | null };
-  opened_by: unknown;
+  opened_by: TrailActor;
   log_id: string;
   created_at: string;
   updated_at: string;
   deadlines: Deadlines;
-  notes?: Array<{ id: string; kind: string; body: unknown; actor: unknown; log_id: string; created_at: string }>;
+  notes?: Array<{ id: string; kind: string; body: JsonObject; actor: TrailActor; log_id: string; created_at: string }>;
 }
 
 export interface Deadlines {
@@ -124,12 +124,12 @@ export function incidentView(row: IncidentRow, notes?: IncidentNoteRow[]): Incid
     status: row.status,
     assignee: row.assignee,
     links,
-    opened_by: JSON.parse(row.opened_by) as unknown,
+    opened_by: JSON.parse(row.opened_by) as TrailActor,
     log_id: row.log_id,
     created_at: row.created_at,
     updated_at: row.updated_at,
     deadlines: deadlinesOf(row.created_at, links.art73),
-    ...(notes ? { notes: notes.map((n) => ({ id: n.note_id, kind: n.kind, body: JSON.parse(n.body) as unknown, actor: JSON.parse(n.actor) as unknown, log_id: n.log_id, created_at: n.created_at })) } : {}),
+    ...(notes ? { notes: notes.map((n) => ({ id: n.note_id, kind: n.kind, body: JSON.parse(n.body) as JsonObject, actor: JSON.parse(n.actor) as TrailActor, log_id: n.log_id, created_at: n.created_at })) } : {}),
   };
 }
 
@@ -143,10 +143,11 @@ export class Incidents {
   }
 
   /** Opens an incident; with `fromReplay`, its title, trace and evidence come from the replay's root cause (which must have detected one). */
-  async open(companyId: string, actor: TrailActor, input: IncidentInput | (Partial<IncidentInput> & { from_replay_session_id: string })): Promise<IncidentView> {
+  /** Opens an incident: title and severity given, or taken from a replay's root cause (from_replay_session_id). */
+  async open(companyId: string, actor: TrailActor, input: Partial<IncidentInput> & { from_replay_session_id?: string | undefined }): Promise<IncidentView> {
     let cause: DetectedCause | null = null;
-    let base = input as IncidentInput;
-    if ('from_replay_session_id' in input && input.from_replay_session_id !== undefined) {
+    let base: Partial<IncidentInput> = input;
+    if (input.from_replay_session_id !== undefined) {
       cause = await this.deps.replayCause(companyId, input.from_replay_session_id);
       if (!cause.detected) throw new GovernanceRefusal(409, 'nothing_detected', `the root cause of replay ${input.from_replay_session_id} detected nothing to open an incident for`);
       base = {
@@ -158,7 +159,8 @@ export class Incidents {
         log_ids: [...(input.log_ids ?? []), ...cause.evidence],
       };
     }
-    if (!base.title || !base.severity) throw new InputError([{ field: '/body', message: 'needs title and severity (or from_replay_session_id)' }]);
+    const { title, severity } = base;
+    if (!title || !severity) throw new InputError([{ field: '/body', message: 'needs title and severity (or from_replay_session_id)' }]);
     const links: StoredLinks = {
       trace_ids: uniq(base.trace_ids),
       decision_ids: uniq(base.decision_ids),
@@ -172,13 +174,13 @@ export class Incidents {
       companyId,
       'incident.opened',
       actor,
-      { incident_id: incidentId, title: base.title, severity: base.severity, description: base.description ?? null, links: links as unknown as JsonObject, root_cause: cause ? ({ root_cause_type: cause.root_cause_type, confidence: cause.confidence, evidence: cause.evidence } as JsonObject) : null },
+      { incident_id: incidentId, title, severity, description: base.description ?? null, links: links as unknown as JsonObject, root_cause: cause ? ({ root_cause_type: cause.root_cause_type, confidence: cause.confidence, evidence: cause.evidence } as JsonObject) : null },
       { trace_id: links.trace_ids.length === 1 ? links.trace_ids[0] : null },
     );
-    const row: IncidentRow = { company_id: companyId, incident_id: incidentId, title: base.title, severity: base.severity, description: base.description ?? null, status: 'open', assignee: null, links: JSON.stringify(links), opened_by: JSON.stringify(actor), log_id: appended.log_id, created_at: appended.created_at, updated_at: appended.created_at };
+    const row: IncidentRow = { company_id: companyId, incident_id: incidentId, title, severity, description: base.description ?? null, status: 'open', assignee: null, links: JSON.stringify(links), opened_by: JSON.stringify(actor), log_id: appended.log_id, created_at: appended.created_at, updated_at: appended.created_at };
     await this.deps.store.insertIncident(row);
-    await this.note(companyId, incidentId, 'opened', { title: base.title, severity: base.severity }, actor, appended.log_id, appended.created_at);
-    await this.deps.events.emit(companyId, 'incident.opened', { incident_id: incidentId, title: base.title, severity: base.severity, log_id: appended.log_id });
+    await this.note(companyId, incidentId, 'opened', { title, severity }, actor, appended.log_id, appended.created_at);
+    await this.deps.events.emit(companyId, 'incident.opened', { incident_id: incidentId, title, severity, log_id: appended.log_id });
     return incidentView(row);
   }
 

@@ -27,7 +27,7 @@ export interface PolicyVersionView {
   content_hash: string;
   description: string | null;
   created_at: string;
-  created_by: unknown;
+  created_by: TrailActor;
   log_id: string;
   content?: string;
 }
@@ -39,7 +39,7 @@ export const versionView = (row: PolicyVersionRow, withContent: boolean): Policy
   content_hash: row.content_hash,
   description: row.description,
   created_at: row.created_at,
-  created_by: JSON.parse(row.created_by) as unknown,
+  created_by: JSON.parse(row.created_by) as TrailActor,
   log_id: row.log_id,
   ...(withContent ? { content: row.content } : {}),
 });

@@ -327,7 +327,7 @@ export function approvalRoutes(ctx: ApprovalServices): FastifyPluginAsyncTypebox
         config: READ,
         schema: { tags: ['approvals'], operationId: 'listApprovalTeams', description: "The company's reviewer teams with their members, SLA, escalation target and routing rule.", summary: 'Reviewer teams', response: { 200: Type.Object({ items: Type.Array(TeamSchema) }), ...problemResponses(401, 429) } },
       },
-      async (request) => ({ items: await ctx.teams.list(principalOf(request).companyId) }) as never,
+      async (request) => ({ items: await ctx.teams.list(principalOf(request).companyId) }),
     );
 
     app.put(

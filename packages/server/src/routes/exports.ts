@@ -4,8 +4,9 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
+import { rawBody } from '../http/raw-body.js';
 import { problemResponses } from '../http/problems.js';
-import { CheckpointSchema, Instant, Uuid } from '../http/schemas.js';
+import { CheckpointSchema, Instant, KeyTransitionSchema, Uuid } from '../http/schemas.js';
 
 const Open = (properties: Parameters<typeof Type.Object>[0], description: string) => Type.Object(properties, { additionalProperties: true, description });
 
@@ -26,7 +27,7 @@ const EvidenceBundleSchema = Type.Object(
     selection: Type.Union([Type.Object({ trace_id: Uuid }), Type.Object({ from_seq: Type.Integer(), to_seq: Type.Integer() })]),
     checkpoint: CheckpointSchema,
     public_keys: Type.Array(Open({ key_id: Type.String(), algorithm: Type.String(), public_key: Type.String(), note_verifier_key: Type.String() }, 'A copy of a signing key (trust only a key you pinned)')),
-    key_transitions: Type.Array(Open({ old_key_id: Type.String(), new_key_id: Type.String(), statement: Type.String() }, 'A key rotation: the new key endorsed by the old (docs/ledger-format.md §12)')),
+    key_transitions: Type.Array(KeyTransitionSchema, { description: 'Key rotations: each new key endorsed by the old (docs/ledger-format.md §12)' }),
     entries_after_checkpoint: Type.Integer({ description: 'Matching entries newer than the checkpoint, left out: nothing signed covers them yet' }),
     entries: Type.Array(ProvenEntry),
     agent_keys: Type.Array(
@@ -110,7 +111,7 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
         return reply
           .type(csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
           .header('content-disposition', `attachment; filename="${name}"`)
-          .send(body as never);
+          .send(rawBody(body));
       },
     );
 
@@ -132,7 +133,7 @@ export function exportRoutes(ctx: ExportServices): FastifyPluginAsyncTypebox {
         const q = request.query;
         const bundle = await ctx.exports.evidence(p.companyId, q, actorOf(p));
         const name = `evidence-${p.companyId}-${q.trace_id ?? `${q.from_seq}-${q.to_seq}`}.json`;
-        return reply.header('content-disposition', `attachment; filename="${name}"`).send(bundle as never);
+        return reply.header('content-disposition', `attachment; filename="${name}"`).send(bundle);
       },
     );
   };

@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import type { JsonObject } from '@audit-ledger/core';
+import { rawBody } from '../http/raw-body.js';
 import { idCursor, page, seqCursor } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { ServiceId, Uuid } from '../http/schemas.js';
@@ -248,7 +249,7 @@ export function forensicsRoutes(ctx: ForensicsServices): FastifyPluginAsyncTypeb
       async (request, reply) => {
         const { s, trace } = await load(principalOf(request).companyId, request.params.replay_session_id);
         const graph = ctx.forensics.graph(trace);
-        if (request.query.format === 'mermaid') return reply.type('text/plain; charset=utf-8').send(toMermaid(graph) as never);
+        if (request.query.format === 'mermaid') return reply.type('text/plain; charset=utf-8').send(rawBody(toMermaid(graph)));
         return { session_id: s.session_id, trace_id: s.trace_id, ...graph };
       },
     );

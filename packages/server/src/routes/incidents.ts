@@ -6,11 +6,13 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { READ, REVIEW } from '../auth/rules.js';
 import { actorOf } from '../compliance/trail.js';
+import { rawBody } from '../http/raw-body.js';
 import { idCursor, page } from '../http/cursor.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { problemResponses } from '../http/problems.js';
 import { ActorSchema, component, JsonObjectSchema, KeyTransitionSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
 import { incidentPdf } from '../governance/incident-pdf.js';
+import type { IncidentView } from '../governance/incidents.js';
 import type { Services } from '../services.js';
 
 export type IncidentServices = Pick<Services, 'incidents'>;
@@ -85,8 +87,8 @@ export function incidentRoutes(ctx: IncidentServices): FastifyPluginAsyncTypebox
       },
       async (request, reply) => {
         const p = principalOf(request);
-        const view = await ctx.incidents.open(p.companyId, actorOf(p), request.body as never).catch((err: unknown) => appendFailure(err, () => '/body'));
-        return reply.code(201).send(view as never);
+        const view = await ctx.incidents.open(p.companyId, actorOf(p), request.body).catch((err: unknown) => appendFailure(err, () => '/body'));
+        return reply.code(201).send(view);
       },
     );
 
@@ -105,29 +107,29 @@ export function incidentRoutes(ctx: IncidentServices): FastifyPluginAsyncTypebox
       async (request) => {
         const q = request.query;
         const rows = await ctx.incidents.list(principalOf(request).companyId, { status: q.status, before: idCursor(q.cursor), limit: q.limit });
-        return page(rows, q.limit, (last) => ({ id: last.id }), (v) => v) as never;
+        return page(rows, q.limit, (last) => ({ id: last.id }), (v) => v);
       },
     );
 
     app.get(
       '/incidents/:id',
       { config: READ, schema: { tags: ['incidents'], operationId: 'getIncident', description: 'One incident with its notes: each change (opened, assigned, commented, status) and the entry that records it.', summary: 'One incident with its timeline of notes', params: IdParams, response: { 200: IncidentSchema, ...problemResponses(401, 404, 429) } } },
-      async (request) => (await ctx.incidents.get(principalOf(request).companyId, request.params.id)) as never,
+      async (request) => (await ctx.incidents.get(principalOf(request).companyId, request.params.id)),
     );
 
-    const change = <B extends ReturnType<typeof Type.Object>>(path: string, operationId: string, summary: string, body: B, run: (companyId: string, actor: ReturnType<typeof actorOf>, id: string, b: Type.Static<B>) => Promise<unknown>) =>
+    const change = <B extends ReturnType<typeof Type.Object>>(path: string, operationId: string, summary: string, body: B, run: (companyId: string, actor: ReturnType<typeof actorOf>, id: string, b: Type.Static<B>) => Promise<IncidentView>) =>
       app.post(
         `/incidents/:id/${path}`,
         { config: REVIEW, schema: { tags: ['incidents'], operationId, summary, description: `${summary}. Fires the \`incident.updated\` webhook; the incident's notes list the change with its entry.`, params: IdParams, body, response: { 200: IncidentSchema, ...problemResponses(400, 401, 403, 404, 409, 429, 503) } } },
         async (request) => {
           const p = principalOf(request);
-          return (await run(p.companyId, actorOf(p), (request.params as { id: string }).id, request.body as Type.Static<B>).catch((err: unknown) => appendFailure(err, () => '/body'))) as never;
+          return (await run(p.companyId, actorOf(p), (request.params as { id: string }).id, request.body as Type.Static<B>).catch((err: unknown) => appendFailure(err, () => '/body')));
         },
       );
     change('assign', 'assignIncident', 'Assign the incident to a person or team (incident.assigned)', Type.Object({ assignee: Text(320, 'A person (email) or a team') }, { additionalProperties: false }), (c, a, id, b) => ctx.incidents.assign(c, a, id, b.assignee as string));
     change('comments', 'commentIncident', 'Add a comment (incident.commented)', Type.Object({ text: Text(20_000, 'The comment') }, { additionalProperties: false }), (c, a, id, b) => ctx.incidents.comment(c, a, id, b.text as string));
     change('status', 'setIncidentStatus', 'Move the incident to another status (incident.status_changed); a closed incident takes comments only', Type.Object({ status: IncidentStatus, note: Type.Optional(Text(4000, 'Why')) }, { additionalProperties: false }), (c, a, id, b) =>
-      ctx.incidents.setStatus(c, a, id, b.status as never, b.note as string | undefined),
+      ctx.incidents.setStatus(c, a, id, b.status, b.note as string | undefined),
     );
 
     app.post(
@@ -150,8 +152,8 @@ export function incidentRoutes(ctx: IncidentServices): FastifyPluginAsyncTypebox
         const p = principalOf(request);
         const { id, document } = await ctx.incidents.report(p.companyId, actorOf(p), request.params.id).catch((err: unknown) => appendFailure(err, () => '/body'));
         reply.header('location', `/api/v1/incidents/${request.params.id}/reports/${id}`);
-        if (request.query.format === 'pdf') return reply.code(201).type('application/pdf').header('content-disposition', `attachment; filename="incident-report-${id}.pdf"`).send((await incidentPdf(document)) as never);
-        return reply.code(201).send(document as never);
+        if (request.query.format === 'pdf') return reply.code(201).type('application/pdf').header('content-disposition', `attachment; filename="incident-report-${id}.pdf"`).send(rawBody(await incidentPdf(document)));
+        return reply.code(201).send(document);
       },
     );
 
@@ -171,8 +173,8 @@ export function incidentRoutes(ctx: IncidentServices): FastifyPluginAsyncTypebox
       },
       async (request, reply) => {
         const doc = await ctx.incidents.getReport(principalOf(request).companyId, request.params.id, request.params.report_id);
-        if (request.query.format === 'pdf') return reply.type('application/pdf').header('content-disposition', `attachment; filename="incident-report-${request.params.report_id}.pdf"`).send((await incidentPdf(doc)) as never);
-        return doc as never;
+        if (request.query.format === 'pdf') return reply.type('application/pdf').header('content-disposition', `attachment; filename="incident-report-${request.params.report_id}.pdf"`).send(rawBody(await incidentPdf(doc)));
+        return doc;
       },
     );
   };

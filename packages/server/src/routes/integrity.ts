@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { actorOf } from '../compliance/trail.js';
+import { rawBody } from '../http/raw-body.js';
 import { problemResponses } from '../http/problems.js';
 import { CheckpointSchema, FullVerificationReportSchema as ReportSchema, ServiceId, Uuid } from '../http/schemas.js';
 import type { JobRow } from '../integrity/service.js';
@@ -30,7 +31,7 @@ function jobView(j: JobRow) {
     requested_at: j.requested_at,
     started_at: j.started_at,
     finished_at: j.finished_at,
-    report: j.report === null ? null : (JSON.parse(j.report) as never),
+    report: j.report === null ? null : JSON.parse(j.report),
   };
 }
 
@@ -154,7 +155,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
           response: { 200: ReportSchema, ...problemResponses(401, 404, 429) },
         },
       },
-      async (request) => JSON.parse(await ctx.integrity.latestReport(principalOf(request).companyId)) as never,
+      async (request) => JSON.parse(await ctx.integrity.latestReport(principalOf(request).companyId)),
     );
 
     app.get(
@@ -202,7 +203,7 @@ export function integrityRoutes(ctx: IntegrityServices): FastifyPluginAsyncTypeb
       },
       async (request, reply) => {
         const view = await ctx.integrity.checkpoint(principalOf(request).companyId, request.query.tree_size);
-        if (wantsText(request)) return reply.type('text/plain; charset=utf-8').send(view.cosigned_note as never);
+        if (wantsText(request)) return reply.type('text/plain; charset=utf-8').send(rawBody(view.cosigned_note));
         return view;
       },
     );

@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { staticBearerToken } from '../auth/static-token.js';
+import { rawBody } from '../http/raw-body.js';
 import { ApiError, problemResponses } from '../http/problems.js';
 import type { Services } from '../services.js';
 
@@ -30,7 +31,7 @@ export function metricsRoutes(ctx: MetricsServices): FastifyPluginAsyncTypebox {
         else if (!LOOPBACK.has(request.socket.remoteAddress ?? '')) {
           throw new ApiError(403, 'forbidden', 'Metrics are served to loopback clients only; set METRICS_TOKEN to scrape from elsewhere');
         }
-        return reply.type(ctx.metrics.registry.contentType).send((await ctx.metrics.registry.metrics()) as never);
+        return reply.type(ctx.metrics.registry.contentType).send(rawBody(await ctx.metrics.registry.metrics()));
       },
     );
   };

@@ -83,7 +83,7 @@ export function policyRoutes(ctx: PolicyServices): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const p = principalOf(request);
         const r = await ctx.policies.put(p.companyId, actorOf(p), request.params.policy_id, request.body).catch((err: unknown) => appendFailure(err, () => '/body'));
-        return reply.code(r.created ? 201 : 200).send(r.version as never);
+        return reply.code(r.created ? 201 : 200).send(r.version);
       },
     );
 
@@ -102,7 +102,7 @@ export function policyRoutes(ctx: PolicyServices): FastifyPluginAsyncTypebox {
         config: READ,
         schema: { tags: ['policies'], operationId: 'listPolicyVersions', description: 'Every version of a policy, newest first, with its content hash and the entry that recorded it.', summary: "A policy's versions, newest first (without their text)", params: Type.Object({ policy_id: PolicyId }), response: { 200: Type.Object({ items: Type.Array(VersionSchema) }), ...problemResponses(401, 404, 429) } },
       },
-      async (request) => ({ items: await ctx.policies.versions(principalOf(request).companyId, request.params.policy_id) }) as never,
+      async (request) => ({ items: await ctx.policies.versions(principalOf(request).companyId, request.params.policy_id) }),
     );
 
     app.get(
@@ -117,7 +117,7 @@ export function policyRoutes(ctx: PolicyServices): FastifyPluginAsyncTypebox {
           response: { 200: VersionSchema, ...problemResponses(400, 401, 404, 429) },
         },
       },
-      async (request) => (await ctx.policies.version(principalOf(request).companyId, request.params.policy_id, request.params.version)) as never,
+      async (request) => (await ctx.policies.version(principalOf(request).companyId, request.params.policy_id, request.params.version)),
     );
 
     app.get(
@@ -155,7 +155,7 @@ export function policyRoutes(ctx: PolicyServices): FastifyPluginAsyncTypebox {
           response: { 200: DecisionSchema, ...problemResponses(401, 404, 429) },
         },
       },
-      async (request) => (await ctx.decisions.get(principalOf(request).companyId, request.params.decision_id)) as never,
+      async (request) => (await ctx.decisions.get(principalOf(request).companyId, request.params.decision_id)),
     );
   };
 }

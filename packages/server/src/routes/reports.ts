@@ -1,5 +1,6 @@
 // Period reports (docs/compliance.md, "Period reports"): generated for a time range, kept, listed,
 // and served as the signed JSON (verifiable offline) or as a PDF.
+import { COMPLIANCE_REPORT_FORMAT } from '@audit-ledger/core';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
@@ -7,6 +8,7 @@ import { REPORTS } from '../auth/rules.js';
 import { reportPdf } from '../compliance/report-pdf.js';
 import { MAX_REPORT_DAYS } from '../compliance/reports.js';
 import { actorOf } from '../compliance/trail.js';
+import { rawBody } from '../http/raw-body.js';
 import { problemResponses } from '../http/problems.js';
 import { Instant, KeyTransitionSchema, ServiceId, Uuid } from '../http/schemas.js';
 import type { Services } from '../services.js';
@@ -26,7 +28,7 @@ const ReportSummary = Type.Object({
 });
 const SignedReportSchema = Type.Object(
   {
-    format: Type.Literal('audit-ledger/compliance-report/v1'),
+    format: Type.Literal(COMPLIANCE_REPORT_FORMAT),
     report: Type.Object({}, { additionalProperties: true, description: 'The report (docs/compliance.md lists its sections)' }),
     signature: Type.Object({ algorithm: Type.Literal('Ed25519'), key_id: Type.String(), public_key: Type.String(), digest: Type.String(), value: Type.String() }),
     key_transitions: Type.Optional(Type.Array(KeyTransitionSchema, { description: "The service's signed key transitions: a verifier that pinned an earlier key follows them to the key that signed (absent in reports made before they were carried)" })),
@@ -85,14 +87,17 @@ export function reportRoutes(ctx: ReportServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const doc = await ctx.reports.get(principalOf(request).companyId, request.params.report_id);
+        const stored = await ctx.reports.get(principalOf(request).companyId, request.params.report_id);
+        // The register keeps compliance reports only (incident reports are the incidents' own).
+        if (stored.format !== COMPLIANCE_REPORT_FORMAT) throw new Error(`report ${request.params.report_id} is a ${stored.format}, not a compliance report`);
+        const doc = { ...stored, format: COMPLIANCE_REPORT_FORMAT as typeof COMPLIANCE_REPORT_FORMAT };
         if (request.query.format === 'pdf') {
           return reply
             .type('application/pdf')
             .header('content-disposition', `attachment; filename="compliance-report-${request.params.report_id}.pdf"`)
-            .send((await reportPdf(doc)) as never);
+            .send(rawBody(await reportPdf(doc)));
         }
-        return reply.header('content-disposition', `attachment; filename="compliance-report-${request.params.report_id}.json"`).send(doc as never);
+        return reply.header('content-disposition', `attachment; filename="compliance-report-${request.params.report_id}.json"`).send(doc);
       },
     );
   };

@@ -8,7 +8,7 @@
 // socket, so a name that answers a public address to the check and a private one to the
 // connection (DNS rebinding) never reaches the private one. The endpoint URL is attacker input.
 import { lookup as dnsLookup } from 'node:dns/promises';
-import type { LookupAddress } from 'node:dns';
+import type { lookup as callbackLookup, LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent } from 'undici';
 
@@ -136,5 +136,6 @@ export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemRes
       (err: NodeJS.ErrnoException) => callback(err, ''),
     );
   };
-  return new Agent({ connect: { lookup: lookup as never, ...(tls?.ca ? { ca: tls.ca } : {}) } });
+  // undici takes net.connect's lookup, typed as dns.lookup's overloads; this one answers all of them.
+  return new Agent({ connect: { lookup: lookup as unknown as typeof callbackLookup, ...(tls?.ca ? { ca: tls.ca } : {}) } });
 }
