@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SKIP_SERVERS, TEST_PG_URL, TEST_REDIS_URL } from './env.js';
+import { ensureTemplates } from './stores.js';
 
 /** Whether the process that created a test database (al_test_<pid>_<random>) still runs; names without a pid are old leftovers. */
 function creatorAlive(name: string): boolean {
@@ -40,6 +41,8 @@ export default async function setup(): Promise<void> {
   } finally {
     await client.end().catch(() => {});
   }
+  // Migrated templates: a suite's store is copied from them instead of migrated again.
+  await ensureTemplates();
   const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5000 });
   try {
     await redis.connect();
