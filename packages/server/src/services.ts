@@ -21,7 +21,7 @@ import { Forensics } from './forensics/service.js';
 import { Rejections } from './hitl/rejections.js';
 import { Approvals } from './governance/approvals.js';
 import { ReviewerTeams } from './governance/teams.js';
-import { ExecutionBinding, type GovernanceMarks } from './governance/binding.js';
+import { ExecutionBinding, type GovernanceMarks } from './governance/execution-check.js';
 import { Decisions } from './governance/decisions.js';
 import { type DetectedCause, Incidents } from './governance/incidents.js';
 import { Policies } from './governance/policies.js';

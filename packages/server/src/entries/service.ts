@@ -15,7 +15,7 @@ export type { LogEntryRow };
 import type { DataCondition, EntryFilter, LedgerStore } from '../store/ledger.js';
 import { InputError, SearchIndexOffError } from '../kernel/domain-error.js';
 import type { GovernanceStore } from '../store/governance.js';
-import { checkView, EXECUTION_TYPES, type GovernanceMarks } from '../governance/binding.js';
+import { checkView, EXECUTION_TYPES, type GovernanceMarks } from '../governance/execution-check.js';
 
 /** The entries whose checks the governance layer records (an execution naming an approval, an evaluation naming a policy). */
 const checked = (row: LogEntryRow) => EXECUTION_TYPES.has(row.event_type) || row.event_type === 'policy.evaluated';

@@ -1,11 +1,11 @@
 // The approvals' shapes (docs/governance.md): what a request, a standing approval and a reviewer
 // team take, how a stored approval and team read, who decides, and a new row with its defaults.
-// The service is approvals.ts; the check of an execution against an approval is binding.ts.
+// The service is approvals.ts; the check of an execution against an approval is execution-check.ts.
 import type { JsonObject } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
 import type { ApprovalRow, TeamRow } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
-import { approvalsRecorded } from './binding.js';
+import { approvalsRecorded } from './execution-check.js';
 
 export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
 export type Risk = (typeof RISKS)[number];

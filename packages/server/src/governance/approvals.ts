@@ -8,7 +8,7 @@
 // fails the change is undone).
 // Standing approvals are the admin's scoped pre-approvals (an action, an agent, a JSON Schema on
 // the arguments, a window, a number of uses). Executions that name an approval are checked in
-// binding.ts. Reviewer teams (teams.ts) route requests, escalated once when their SLA runs out.
+// execution-check.ts. Reviewer teams (teams.ts) route requests, escalated once when their SLA runs out.
 import { EventEmitter } from 'node:events';
 import type { JsonObject } from '@audit-ledger/core';
 import type { TrailActor } from '../compliance/trail.js';
@@ -18,7 +18,7 @@ import { iso } from '../kernel/time.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { ApprovalRow, GovernanceStore } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
-import { type ApprovalCheckResult, judge } from './binding.js';
+import { type ApprovalCheckResult, judge } from './execution-check.js';
 import { compileConstraints } from './constraints.js';
 import { Assignment, type AssignmentDeps } from './assignment.js';
 import { canonicalHash, type GovernanceRecorder } from './record.js';
@@ -218,7 +218,7 @@ export class Approvals {
 
   /**
    * Writes the log_id of an approver's committed entry into the read model. Until it is there the
-   * approval counts as not yet given (approvalView, binding.ts judge): a process killed between the
+   * approval counts as not yet given (approvalView, execution-check.ts judge): a process killed between the
    * change and its entry leaves an approval that never becomes usable, never one without its entry.
    */
   private async setApproverEntry(companyId: string, approvalId: string, userId: string, logId: string): Promise<void> {

@@ -10,7 +10,7 @@ import type { LogEntryRow } from '../store/chain.js';
 import type { GovernanceStore } from '../store/governance.js';
 import type { LedgerStore } from '../store/ledger.js';
 import { approvalView, type ApprovalView } from './approvals.js';
-import { checkView, type PolicyCheck, versionNamed } from './binding.js';
+import { checkView, type PolicyCheck, versionNamed } from './execution-check.js';
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 const first = (d: JsonObject, ...names: string[]): string | null => {

@@ -18,7 +18,7 @@ import type { GovernanceStore, IncidentNoteRow, IncidentRow } from '../store/gov
 import type { LedgerStore } from '../store/ledger.js';
 import type { IncidentStatus } from '../store/schema.js';
 import { approvalView } from './approvals.js';
-import { checkView } from './binding.js';
+import { checkView } from './execution-check.js';
 import type { GovernanceRecorder } from './record.js';
 
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;

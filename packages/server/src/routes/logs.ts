@@ -13,7 +13,7 @@ import { component, EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectS
 import { LogInput } from '../ingestion/input.js';
 import type { Services } from '../services.js';
 import type { LogEntryRow } from '../entries/service.js';
-import type { GovernanceMarks } from '../governance/binding.js';
+import type { GovernanceMarks } from '../governance/execution-check.js';
 import { iso } from '../kernel/time.js';
 
 const ApprovalCheckSchema = Type.Object(

@@ -1,4 +1,4 @@
-// The binding between an approval and the action that ran (docs/governance.md, "Executions"): an
+// The execution check: the binding between an approval and the action that ran (docs/governance.md, "Executions"): an
 // `action.executed` or `tool.called` event whose data names `approval_id` is checked once it is
 // committed: its arguments must hash to the approved arguments_hash, the approval must be
 // approved, in its window, and have a use left (a request is single use unless granted with
