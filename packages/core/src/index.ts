@@ -8,6 +8,7 @@ export type { CryptoSeam } from './crypto/types.js';
 export { CoreError, type CoreErrorCode } from './errors.js';
 export { canonicalJson, type Json, type JsonObject } from './json.js';
 export { argumentsHash } from './arguments-hash.js';
+export { retryAfterMs, retryDelayMs, type RetryPolicy } from './retry.js';
 export {
   AGENT_SIGNED_FORMAT_VERSION,
   canonicalEntryText,

@@ -1,7 +1,7 @@
 // How the client delivers without losing or duplicating: which answers are retried and after how
 // long (exponential backoff with full jitter, or the service's Retry-After), and the idempotency key
 // that makes a retried event the same event to the service.
-import { canonicalJson, type JsonObject, sha256Hex } from '@audit-ledger/core';
+import { canonicalJson, type JsonObject, retryAfterMs, retryDelayMs, sha256Hex } from '@audit-ledger/core';
 
 /** Answers worth sending again: timeouts, rate limits and the service's transient failures. */
 export const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
@@ -12,14 +12,7 @@ export function idempotencyKeyOf(event: { [field: string]: unknown }): string {
   return `sdk-${sha256Hex(canonicalJson(content as JsonObject)).slice(0, 40)}`;
 }
 
-/** Delay before retry `attempt` (0-based): Retry-After when the service sent one, else exponential with full jitter. */
+/** Delay before retry `attempt` (0-based): exponential with full jitter, never shorter than the service's Retry-After (the core's retry policy). */
 export function retryDelay(attempt: number, retryAfter: string | null, opts: { baseMs: number; maxMs: number; random: () => number; now: number }): number {
-  if (retryAfter !== null) {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return Math.min(opts.maxMs, seconds * 1000);
-    const at = Date.parse(retryAfter);
-    if (!Number.isNaN(at)) return Math.min(opts.maxMs, Math.max(0, at - opts.now));
-  }
-  const cap = Math.min(opts.maxMs, opts.baseMs * 2 ** Math.min(attempt, 30));
-  return Math.round(opts.random() * cap);
+  return retryDelayMs({ firstMs: opts.baseMs, maxMs: opts.maxMs, jitter: 'full' }, attempt, opts.random, retryAfterMs(retryAfter, opts.now)) ?? opts.maxMs;
 }

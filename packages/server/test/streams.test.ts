@@ -133,6 +133,16 @@ describe.each(STORE_KINDS)('log streams on %s', (kind) => {
       // Every change is in the administrators' trail.
       const trail = (await s.call('GET', '/logs?source=audit-ledger/admin&limit=100')).json().items.map((e: { event_type: string }) => e.event_type);
       expect(trail).toEqual(expect.arrayContaining(['stream.created', 'stream.resumed']));
+
+      // A collector that answers 429 with Retry-After is not sent the batch again before then.
+      rx.script.push({ status: 429, headers: { 'retry-after': '120' } });
+      await s.append(1);
+      await waitFor(async () => expect((await s.stream(st.id)).attempts).toBe(1));
+      const asked = await s.stream(st.id);
+      expect(asked.last_error).toContain('HTTP 429');
+      expect(Date.parse(asked.next_attempt_at) - clock.now()).toBeGreaterThanOrEqual(120_000);
+      clock.advance(Date.parse(asked.next_attempt_at) - clock.now());
+      await waitFor(async () => expect((await s.stream(st.id)).attempts).toBe(0));
       const batches = (await s.call('GET', `/streams/${st.id}/batches`)).json().items;
       // Newest first; the resume's record may have come in its own batch.
       expect(batches.map((b: { from_seq: number }) => b.from_seq).slice(-3)).toEqual([8, 6, 0]);
@@ -297,7 +307,10 @@ describe('log streams with the default address policy', () => {
     expect(backoffMs(1, () => 0.5)).toBe(FIRST_BACKOFF_MS);
     expect(backoffMs(3, () => 0.5)).toBe(4 * FIRST_BACKOFF_MS);
     expect(backoffMs(3, () => 0)).toBe(Math.round(4 * FIRST_BACKOFF_MS * 0.8));
-    expect(backoffMs(60, () => 1)).toBe(Math.round(300_000 * 1.2));
+    // The cap is the longest wait, jitter included (the core's retry policy); a Retry-After is a floor, capped too.
+    expect(backoffMs(60, () => 1)).toBe(300_000);
+    expect(backoffMs(1, () => 0.5, 120_000)).toBe(120_000);
+    expect(backoffMs(1, () => 0.5, 86_400_000)).toBe(300_000);
   });
 });
 

@@ -9,7 +9,7 @@
 // concurrently, each bounded by STREAM_TIMEOUT_MS, so one slow destination never holds another.
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { STREAM_BATCH_FORMAT, type StreamBatchHeader, type StreamEntryMessage, type StreamMessage } from '@audit-ledger/core';
+import { retryDelayMs, STREAM_BATCH_FORMAT, type StreamBatchHeader, type StreamEntryMessage, type StreamMessage } from '@audit-ledger/core';
 import { buildEvidence } from '../exports/formats.js';
 import { BackgroundTask } from '../kernel/background.js';
 import type { EventSink } from '../kernel/events.js';
@@ -62,10 +62,9 @@ export function batchId(streamId: string, from: number, to: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
-/** The wait before the next attempt after `attempts` failures in a row. */
-export function backoffMs(attempts: number, random: () => number): number {
-  const base = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, attempts - 1));
-  return Math.round(base * (1 + JITTER * (2 * random() - 1)));
+/** The wait before the next attempt after `attempts` failures in a row (the core's retry policy), at least the destination's Retry-After. */
+export function backoffMs(attempts: number, random: () => number, retryAfter?: number): number {
+  return retryDelayMs({ firstMs: FIRST_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, jitter: JITTER }, Math.max(0, attempts - 1), random, retryAfter) ?? MAX_BACKOFF_MS;
 }
 
 export interface StreamDeliveryDeps {
@@ -239,7 +238,7 @@ export class StreamDelivery {
       attempts,
       failing_since: since,
       last_error: message,
-      next_attempt_at: iso(now + backoffMs(attempts, this.deps.random ?? Math.random)),
+      next_attempt_at: iso(now + backoffMs(attempts, this.deps.random ?? Math.random, (err as Error & { retryAfterMs?: number }).retryAfterMs)),
       ...(gaveUp ? { status: 'failed' as const, status_reason: `no batch delivered for ${row.retry_window_seconds} s (its retry window): ${message}` } : {}),
     };
     const still = await streamStore.progress(row.company_id, row.stream_id, this.owner, set, true);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
-import type { StreamBatchHeader } from '@audit-ledger/core';
+import { retryAfterMs, type StreamBatchHeader } from '@audit-ledger/core';
 import { fetch, type Agent } from 'undici';
 import { readBounded } from '../http/outbound.js';
 import { signWebhook } from '../webhooks/signature.js';
@@ -155,7 +155,11 @@ class HttpDestination implements Destination {
       throw new Error(e.name === 'TimeoutError' || e.name === 'AbortError' ? 'timed out' : `${e.cause?.code ?? e.name}: ${e.cause?.message ?? e.message}`);
     }
     const text = await readBounded(res as unknown as Response, MAX_ANSWER_BYTES).catch(() => '');
-    if (res.status < 200 || res.status >= 300) throw new Error(`HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+    if (res.status < 200 || res.status >= 300) {
+      // 429 and 503 may say when to come back (Retry-After): the stream waits at least that long.
+      const wait = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get('retry-after'), this.deps.clock()) : undefined;
+      throw Object.assign(new Error(`HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`), wait === undefined ? {} : { retryAfterMs: wait });
+    }
     return { status: res.status, text };
   }
 

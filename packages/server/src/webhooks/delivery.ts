@@ -3,6 +3,7 @@
 // retry with exponential backoff and jitter on network errors, timeouts, 5xx and 429
 // (honouring Retry-After). 410 Gone disables the endpoint. Times come from the injected
 // clock, so tests drive the schedule without sleeping.
+import { retryAfterMs, retryDelayMs, type RetryPolicy } from '@audit-ledger/core';
 import { BackgroundTask } from '../kernel/background.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { EventSink } from '../kernel/events.js';
@@ -18,6 +19,8 @@ import { pinnedAgent, type Resolver, urlProblem } from './url-policy.js';
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** Each wait is stretched or shrunk by up to this fraction, so retries of many messages spread out. */
 export const JITTER = 0.1;
+/** The core's retry policy over that schedule; a Retry-After longer than the schedule's longest wait is capped there. */
+const WEBHOOK_RETRY: RetryPolicy = { schedule: RETRY_DELAYS_MS, maxMs: Math.max(...RETRY_DELAYS_MS), jitter: JITTER };
 const POLL_MS = 500;
 const BATCH = 20;
 
@@ -37,13 +40,6 @@ export interface DeliveryDeps {
 
 type Outcome = { result: 'delivered' | 'retry' | 'failed' | 'disabled'; retryAfterMs?: number };
 
-/** Retry-After in seconds or as an HTTP date, in milliseconds from now. */
-function retryAfterMs(header: string | null, now: number): number | undefined {
-  if (!header) return undefined;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 export class DeliveryWorker {
   private readonly task: BackgroundTask;
@@ -130,7 +126,7 @@ export class DeliveryWorker {
         await res.body?.cancel().catch(() => {});
         if (status >= 200 && status < 300) outcome = { result: 'delivered' };
         else if (status === 410) outcome = { result: 'disabled' };
-        else if (status === 429 || status >= 500) outcome = { result: 'retry', retryAfterMs: retryAfterMs(res.headers.get('retry-after'), clock()) };
+        else if (status === 429 || status >= 500) outcome = { result: 'retry', retryAfterMs: retryAfterMs(res.headers.get('retry-after'), clock()) ?? 0 };
         else outcome = { result: 'failed' };
         if (outcome.result !== 'delivered') error = `HTTP ${status}`;
       } catch (err) {
@@ -149,12 +145,9 @@ export class DeliveryWorker {
     let next = d.next_attempt_at;
     let final: Outcome['result'] = outcome.result;
     if (outcome.result === 'retry') {
-      const wait = RETRY_DELAYS_MS[attempts - 1];
+      const wait = retryDelayMs(WEBHOOK_RETRY, attempts - 1, this.deps.random ?? Math.random, outcome.retryAfterMs);
       if (wait === undefined) final = 'failed';
-      else {
-        const jittered = wait * (1 + JITTER * (2 * (this.deps.random ?? Math.random)() - 1));
-        next = iso(clock() + Math.max(jittered, outcome.retryAfterMs ?? 0));
-      }
+      else next = iso(clock() + wait);
     }
     const finishedAt = final === 'retry' ? null : iso(clock());
     await repo.recordAttempt(

@@ -35,10 +35,13 @@ async function listen(handle: (req: http.IncomingMessage, body: string, res: htt
   };
 }
 
-/** Answers each batch with the next scripted status (then 200). Lines: every NDJSON line received. */
+/** Answers each batch with the next scripted status, with headers when given (then 200). Lines: every NDJSON line received. */
 export async function ndjsonReceiver() {
-  const script: number[] = [];
-  const s = await listen((_req, _body, res) => void res.writeHead(script.shift() ?? 200).end());
+  const script: Array<number | { status: number; headers: Record<string, string> }> = [];
+  const s = await listen((_req, _body, res) => {
+    const next = script.shift() ?? 200;
+    void (typeof next === 'number' ? res.writeHead(next) : res.writeHead(next.status, next.headers)).end();
+  });
   return { ...s, url: `${s.base}/ingest`, script, lines: () => s.got.filter((g) => g.body).flatMap((g) => g.body.split('\n').filter(Boolean)) };
 }
 
