@@ -289,7 +289,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   );
   const agentKeys = new AgentKeys({ store: store.agentKeys, trail, clock, verifyMany: (items) => signer.verifyMany(items) });
   const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding, agentKeys });
-  const otlp = new OtlpIngest({ appender, usage, config, checks: binding });
+  const otlp = new OtlpIngest({ ingestion, config });
   const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });
   const exports = new Exports({ ledger, signingKeys, witnessStore, agentKeys: store.agentKeys, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });

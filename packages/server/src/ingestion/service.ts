@@ -68,7 +68,20 @@ export class Ingestion<M extends object = object> {
     return this.commit(sender, await this.prepareAll(sender, logs, (i) => `/body/logs/${i}`, false));
   }
 
-  private async commit(sender: Sender, events: PreparedEvent[]): Promise<Array<CommittedEvent<M>>> {
+  /**
+   * One event of another front door (OTLP): the same rules as a body item of POST /logs (the
+   * reserved source, the entry size, the depth), without throwing: the event, or what is wrong.
+   */
+  prepareOne(item: LogInputT, pointer = ''): PreparedEvent | FieldError[] {
+    if (isReservedSource(item.source)) return [{ field: `${pointer}/source`, message: `the "${RESERVED_SOURCE_PREFIX}" prefix is reserved for entries the service writes itself` }];
+    return prepareEvent(item, pointer, { maxEntryBytes: this.deps.config.maxEntryBytes });
+  }
+
+  /**
+   * The one commit path of every front door: the events appended together (a 200 means all of
+   * them are committed), the usage counted, then the checks made once committed.
+   */
+  async commit(sender: Sender, events: PreparedEvent[]): Promise<Array<CommittedEvent<M>>> {
     // An event nothing checked answers no mark: every field of M is optional there (Partial<M>).
     const results = (await this.deps.appender.append(sender.companyId, events)) as Array<CommittedEvent<M>>;
     this.deps.usage.appended(sender.companyId, sender.keyId, events, results);

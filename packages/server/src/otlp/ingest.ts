@@ -9,13 +9,9 @@
 // which record what they find as entries of their own (approval.checked).
 import type { Config } from '../kernel/config.js';
 import { compileBodySchema } from '../http/validation.js';
-import type { Appender } from '../ledger/appender.js';
-import type { AppendedEvent } from '../ledger/appender/errors.js';
-import { isReservedSource, LogInput, type LogInputT, prepareEvent } from '../ingestion/input.js';
+import { LogInput, type LogInputT } from '../ingestion/input.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
-import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
-import type { UsageCounter } from '../ops/usage.js';
-import type { CommitChecks } from '../ingestion/service.js';
+import type { Ingestion } from '../ingestion/service.js';
 import type { LogRecord, ResourceGroup, Span } from './decode.js';
 import { type MappedRequest, mapLogs, mapSpans, type OtlpEvent } from './map.js';
 
@@ -28,11 +24,9 @@ export interface OtlpResult {
 }
 
 export interface OtlpIngestDeps {
-  appender: Appender;
-  usage: UsageCounter;
+  /** The one ingestion path: its rules for each event, and its commit (append, usage, the checks POST /logs makes; OTLP answers no mark, they are recorded as entries). */
+  ingestion: Pick<Ingestion, 'prepareOne' | 'commit'>;
   config: Pick<Config, 'maxBatchSize' | 'maxEntryBytes'>;
-  /** The checks POST /logs makes once committed (OTLP answers no mark: they are recorded as entries). */
-  checks?: Pick<CommitChecks<object>, 'needs' | 'afterAppend'>;
 }
 
 const MAX_REASONS = 5;
@@ -52,10 +46,11 @@ export class OtlpIngest {
   /** An event checked as POST /logs checks it, then prepared; or why not. */
   private prepare(event: OtlpEvent): PreparedEvent | string {
     if (!validInput(event)) return (validInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ');
-    const input = event as LogInputT;
-    if (isReservedSource(input.source)) return `service.name may not start with "${RESERVED_SOURCE_PREFIX}" (reserved for entries the service writes itself)`;
-    const p = prepareEvent(input, '', { maxEntryBytes: this.deps.config.maxEntryBytes });
-    return Array.isArray(p) ? p.map((e) => `${e.field || '/'} ${e.message}`).join('; ') : p;
+    const p = this.deps.ingestion.prepareOne(event as LogInputT);
+    if (!Array.isArray(p)) return p;
+    // The reserved source is OTLP's service.name: said in its words.
+    if (p.some((e) => e.field === '/source' && e.message.includes('reserved'))) return `service.name may not start with "audit-ledger/" (reserved for entries the service writes itself)`;
+    return p.map((e) => `${e.field || '/'} ${e.message}`).join('; ');
   }
 
   private async ingest(companyId: string, keyId: string | null, mapped: MappedRequest, noun: string): Promise<OtlpResult> {
@@ -78,15 +73,9 @@ export class OtlpIngest {
     accepted.sort((x, y) => (x.sortKey < y.sortKey ? -1 : x.sortKey > y.sortKey ? 1 : 0));
     // The resources first, so an item never precedes what it names.
     const events = [...[...named].map((ref) => resources.get(ref) as PreparedEvent), ...accepted.map((a) => a.event)];
-    const results: AppendedEvent[] = [];
-    const checks = this.deps.checks;
     for (let i = 0; i < events.length; i += this.deps.config.maxBatchSize) {
-      const chunk = events.slice(i, i + this.deps.config.maxBatchSize);
-      const appended = await this.deps.appender.append(companyId, chunk);
-      results.push(...appended);
-      if (checks && chunk.some((e) => checks.needs(e))) await checks.afterAppend(companyId, chunk, appended);
+      await this.deps.ingestion.commit({ companyId, keyId }, events.slice(i, i + this.deps.config.maxBatchSize));
     }
-    this.deps.usage.appended(companyId, keyId, events, results);
     const rejected = mapped.items.length - accepted.length;
     const more = reasons.length > MAX_REASONS ? ` (and ${reasons.length - MAX_REASONS} more)` : '';
     return { accepted: accepted.length, rejected, errorMessage: rejected === 0 ? '' : `${rejected} of ${mapped.items.length} refused: ${reasons.slice(0, MAX_REASONS).join('; ')}${more}` };
