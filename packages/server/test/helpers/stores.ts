@@ -47,7 +47,8 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 
 export async function createTestDatabase(kind: StoreKind, opts: { fromTemplate?: boolean } = {}): Promise<TestDatabase> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-test-'));
-  const template = opts.fromTemplate ? templateOf() : undefined;
+  // AUDIT_LEDGER_TEST_TEMPLATES=off migrates every store itself (to compare, or to rule the templates out).
+  const template = opts.fromTemplate && process.env.AUDIT_LEDGER_TEST_TEMPLATES !== 'off' ? templateOf() : undefined;
   if (kind === 'sqlite') {
     if (template && fs.existsSync(template.sqlite)) fs.copyFileSync(template.sqlite, path.join(dataDir, 'ledger.db'));
     return {
