@@ -1,11 +1,32 @@
 // Architecture rules checked in CI (npm run deps, part of npm test). See docs/architecture.md.
-/** The server's kernel: leaf modules every layer may use (kernel/: errors, time, files, configuration, event names, worker threads; crypto/: signing; and http/schemas.ts: the API's data shapes, TypeBox only, from which service results are typed). */
-const KERNEL = '^packages/server/src/kernel/|^packages/server/src/crypto/|^packages/server/src/http/schemas\\.ts$';
+/** The server's kernel: leaf modules every layer may use (kernel/: errors, time, files, configuration, event names, worker threads, who acts, and shapes.ts: the API's data shapes, TypeBox only, from which service results are typed; crypto/: signing and password hashing). */
+const KERNEL = '^packages/server/src/kernel/|^packages/server/src/crypto/';
+/**
+ * The service floors, bottom up (docs/architecture.md): a folder imports only folders to its left
+ * (types included), so no arrow points up and no folders form a loop. A new folder takes its place
+ * here; routes and the composition root stand above them all.
+ */
+const FLOORS = ['kernel', 'crypto', 'pdf', 'http', 'store', 'ledger', 'ratelimit', 'ops', 'ingestion', 'users', 'auth', 'agents', 'exports', 'webhooks', 'integrity', 'compliance', 'governance', 'hitl', 'entries', 'forensics', 'streams', 'otlp', 'continuity', 'witness', 'monitor', 'commands'];
+const floorRules = FLOORS.slice(0, -1).map((folder, i) => ({
+  name: `floor-${folder}`,
+  severity: 'error',
+  comment: `${folder}/ stands on floor ${i}: it imports no folder above it (${FLOORS.slice(i + 1).join(', ')}), nor a route or the root.`,
+  from: { path: `^packages/server/src/${folder}/` },
+  to: { path: `^packages/server/src/(${FLOORS.slice(i + 1).join('|')})/` },
+}));
 /** The composition root and the process: only the entry points import them. */
 const ROOT = '^packages/server/src/(app|server|services|cli|console|logger|openapi-document)\\.ts$';
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...floorRules,
+    {
+      name: 'every-folder-has-a-floor',
+      severity: 'error',
+      comment: 'A folder of packages/server/src is on FLOORS (or is routes/): add a new one where it stands.',
+      from: { path: '^packages/server/src/' },
+      to: { path: `^packages/server/src/(?!(${[...FLOORS, 'routes'].join('|')})/)[^/]+/` },
+    },
     { name: 'no-circular', severity: 'error', comment: 'No import cycle, types included.', from: {}, to: { circular: true } },
     {
       name: 'nothing-depends-on-the-server',

@@ -12,7 +12,7 @@ import type { PreparedEvent } from '../src/ledger/appender/types.js';
 import { Keyring } from '../src/ledger/keyring.js';
 import { openSecretBox } from '../src/store/secret-box.js';
 import { WorkerSigner } from '../src/ledger/signer.js';
-import type { CompletedVerificationReport } from '../src/http/schemas.js';
+import type { CompletedVerificationReport } from '../src/kernel/shapes.js';
 import { IntegrityVerifier } from '../src/integrity/verifier.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { scratchDir } from './scratch.js';

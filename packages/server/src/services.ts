@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { BackgroundTask } from './kernel/background.js';
 import { Reports } from './compliance/reports.js';
 import { Compliance } from './compliance/service.js';
-import { AdminTrail } from './compliance/trail.js';
+import { AdminTrail } from './ingestion/trail.js';
 import type { Config } from './kernel/config.js';
 import { Entries } from './entries/service.js';
 import { Exports } from './exports/service.js';

@@ -98,7 +98,7 @@ describe.each(STORE_KINDS)('auth on %s', (kind) => {
 describe('password hashing cost', () => {
   it('is OWASP’s in the service (N = 2^15, r = 8, p = 3), and the cheap test cost cannot be switched on outside Vitest', async () => {
     const { spawnSync } = await import('node:child_process');
-    const script = "import { hashPassword, useCheapPasswordCostForTests } from './src/auth/passwords.ts'; console.log((await hashPassword('a long password')).split('$').slice(0, 4).join('$')); try { useCheapPasswordCostForTests(); console.log('switched'); } catch (e) { console.log(e.message); }";
+    const script = "import { hashPassword, useCheapPasswordCostForTests } from './src/crypto/passwords.ts'; console.log((await hashPassword('a long password')).split('$').slice(0, 4).join('$')); try { useCheapPasswordCostForTests(); console.log('switched'); } catch (e) { console.log(e.message); }";
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST')));
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8', env });
     expect(r.stdout.trim().split('\n'), r.stderr).toEqual(['scrypt$32768$8$3', 'useCheapPasswordCostForTests: only under Vitest']);

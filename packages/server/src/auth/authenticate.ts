@@ -8,6 +8,7 @@
 // A route declares `config: { auth: { accept: [...], role? } }`; routes without it are
 // public. The hook runs at onRequest, before the body is read, so an unauthenticated
 // or over-limit caller costs no parsing.
+import type { TrailActor } from '../kernel/actor.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/problems.js';
 import type { CounterStore } from '../ratelimit/counter.js';
@@ -188,4 +189,9 @@ async function enforceKeyLimit(counters: CounterStore, principal: Extract<Princi
       headers: { 'Retry-After': String(resetSeconds) },
     });
   }
+}
+
+/** The actor of an authenticated request, as the service's entries name it (routes pass principalOf(request)). */
+export function actorOf(p: Principal): TrailActor {
+  return p.kind === 'user' ? { kind: 'user', user_id: p.userId, email: p.email } : { kind: 'api_key', key_id: p.keyId, key_prefix: p.keyPrefix };
 }

@@ -1,7 +1,7 @@
 // Who makes a governance decision: always the person of the session or bearer token, never a name
 // in the body (the DECIDE rule admits users only; an API key reaching here is refused).
 import type { FastifyRequest } from 'fastify';
-import type { Decider } from '../governance/approvals.js';
+import type { Decider } from '../kernel/actor.js';
 import { ApiError } from '../http/problems.js';
 import { principalOf } from './authenticate.js';
 

@@ -3,14 +3,14 @@
 // calls one method and shapes the answer; services.test.ts drives this directly.
 import { DomainError } from '../kernel/domain-error.js';
 import type { Config } from '../kernel/config.js';
-import type { AdminTrail } from '../compliance/trail.js';
+import type { AdminTrail } from '../ingestion/trail.js';
 import type { CounterStore } from '../ratelimit/counter.js';
 import type { AccountStore, Company, User } from '../store/accounts.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { iso } from '../kernel/time.js';
 import type { UserAdmin } from '../users/admin.js';
 import type { Principal } from './authenticate.js';
-import { dummyPasswordHash, verifyPassword } from './passwords.js';
+import { dummyPasswordHash, verifyPassword } from '../crypto/passwords.js';
 import { ACCESS_TOKEN_PREFIX, hashSecret, newSecret } from './secrets.js';
 
 /** Failed logins for one email within a minute before further attempts are refused. */

@@ -8,14 +8,14 @@
 // The ID token's signature is checked against the provider's JWKS, and each flow finishes once.
 import { createHash, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
-import type { AdminTrail } from '../compliance/trail.js';
+import type { AdminTrail } from '../ingestion/trail.js';
 import { DomainError } from '../kernel/domain-error.js';
 import type { OidcConfig } from '../kernel/config.js';
 import { iso } from '../kernel/time.js';
 import type { AccountStore, User } from '../store/accounts.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { UserRole } from '../store/schema.js';
-import { hashPassword } from './passwords.js';
+import { hashPassword } from '../crypto/passwords.js';
 import type { IssuedSession, SignIn } from './sign-in.js';
 
 /** How long a sign-in may take at the provider. */

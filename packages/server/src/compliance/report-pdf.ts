@@ -2,7 +2,7 @@
 // verification coverage, and every section of the signed JSON in words and tables. The JSON is the
 // evidence (signed, verifiable offline); the PDF says where to find it and how to check it.
 import type { JsonObject, SignedReport } from '@audit-ledger/core';
-import { ACCENT, BAD, GOOD, INK, MUTED, pdfLayout } from './pdf-layout.js';
+import { ACCENT, BAD, GOOD, INK, MUTED, pdfLayout } from '../pdf/layout.js';
 
 type R = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the report's JSON, read for display only
 

@@ -14,7 +14,7 @@ import type { ErasureKind } from '../store/schema.js';
 import { InputError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import { EntriesNotFoundError, HoldNotFoundError, HoldReleasedError, NotErasableError, UnderLegalHoldError } from './errors.js';
-import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from './trail.js';
+import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from '../ingestion/trail.js';
 
 /** At most this many entries per erasure record; a larger request is recorded in several. */
 export const ERASURE_CHUNK = 1000;

@@ -6,7 +6,7 @@
 // ledger.continuity_loss_accepted, and the witnesses will refuse what follows: docs/operations.md).
 // Holds live in the database, so every process honours them and a decision lifts them everywhere
 // within REFRESH_MS.
-import type { AdminTrail } from '../compliance/trail.js';
+import type { AdminTrail } from '../ingestion/trail.js';
 import type { ContinuityHoldRow, ContinuityHolds, ContinuityStore } from '../store/continuity.js';
 import type { LedgerStore } from '../store/ledger.js';
 import { DomainError } from '../kernel/domain-error.js';

@@ -5,7 +5,7 @@ import { entryLeafHash, toHex } from '@audit-ledger/core';
 import type { Config } from '../kernel/config.js';
 import { NotFoundError, NotYetCheckpointedError, TreeSizeOutOfRangeError } from '../kernel/domain-error.js';
 import type { EntryCheck, EntryChecker } from '../ledger/entry-check.js';
-import type { InclusionProofView } from '../http/schemas.js';
+import type { InclusionProofView } from '../kernel/shapes.js';
 import { checkpointView, type InclusionView, inclusionViews } from '../ledger/proofs.js';
 import { count } from '../kernel/plural.js';
 import type { LogEntryRow } from '../store/chain.js';
@@ -28,7 +28,7 @@ export interface EntriesDeps {
   config: Pick<Config, 'checkpointIntervalMs'> & Partial<Pick<Config, 'searchIndex'>>;
 }
 
-export type { InclusionProofView } from '../http/schemas.js';
+export type { InclusionProofView } from '../kernel/shapes.js';
 
 export class Entries {
   constructor(private readonly deps: EntriesDeps) {}

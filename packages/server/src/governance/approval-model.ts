@@ -1,8 +1,9 @@
 // The approvals' shapes (docs/governance.md): what a request, a standing approval and a reviewer
 // team take, how a stored approval and team read, who decides, and a new row with its defaults.
 // The service is approvals.ts; the check of an execution against an approval is execution-check.ts.
+import type { Decider } from '../kernel/actor.js';
 import type { JsonObject } from '@audit-ledger/core';
-import type { TrailActor } from '../compliance/trail.js';
+import type { TrailActor } from '../ingestion/trail.js';
 import type { ApprovalRow, TeamRow } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
 import { approvalsRecorded } from './execution-check.js';
@@ -177,12 +178,7 @@ export function teamView(row: TeamRow): TeamView {
 /** Whether a team's rule takes an action: an exact name, or a prefix ending in `*`. */
 export const actionMatches = (pattern: string, action: string) => (pattern.endsWith('*') ? action.startsWith(pattern.slice(0, -1)) : pattern === action);
 
-/** A reviewer deciding: who the session says they are, and their role (admins decide for any team). */
-export interface Decider {
-  user_id: string;
-  email: string;
-  role: string;
-}
+export type { Decider };
 
 export const asActor = (d: Decider): Extract<TrailActor, { kind: 'user' }> => ({ kind: 'user', user_id: d.user_id, email: d.email });
 

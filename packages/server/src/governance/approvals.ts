@@ -11,7 +11,7 @@
 // execution-check.ts. Reviewer teams (teams.ts) route requests, escalated once when their SLA runs out.
 import { EventEmitter } from 'node:events';
 import type { JsonObject } from '@audit-ledger/core';
-import type { TrailActor } from '../compliance/trail.js';
+import type { TrailActor } from '../ingestion/trail.js';
 import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import { iso } from '../kernel/time.js';

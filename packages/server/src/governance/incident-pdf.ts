@@ -2,7 +2,7 @@
 // cause, the entries verified, the approvals and policy evaluations involved, and the timeline of
 // notes. The signed JSON is the evidence; the PDF says how to check it.
 import type { SignedReport } from '@audit-ledger/core';
-import { BAD, GOOD, MUTED, pdfLayout } from '../compliance/pdf-layout.js';
+import { BAD, GOOD, MUTED, pdfLayout } from '../pdf/layout.js';
 
 type R = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the report's JSON, read for display only
 

@@ -7,7 +7,7 @@
 // and policy evaluations involved, and the EU AI Act Article 73 reporting deadlines counted from
 // when the incident was opened.
 import { INCIDENT_REPORT_FORMAT, type JsonObject, type KeyTransition, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
-import type { TrailActor } from '../compliance/trail.js';
+import type { TrailActor } from '../ingestion/trail.js';
 import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import { iso } from '../kernel/time.js';

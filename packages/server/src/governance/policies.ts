@@ -5,7 +5,7 @@
 // reserved in the register first (the primary key: two simultaneous PUTs cannot take the same
 // one, the second tries the next), then its entry is appended (the reservation is given back if
 // that fails), so every version has exactly one entry.
-import type { TrailActor } from '../compliance/trail.js';
+import type { TrailActor } from '../ingestion/trail.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import { iso } from '../kernel/time.js';

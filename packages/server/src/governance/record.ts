@@ -4,7 +4,7 @@
 // committed before the change is answered. docs/governance.md lists the event types.
 import { createHash } from 'node:crypto';
 import { argumentsHash, type Json, type JsonObject } from '@audit-ledger/core';
-import type { TrailActor } from '../compliance/trail.js';
+import type { TrailActor } from '../ingestion/trail.js';
 import { InputError } from '../kernel/domain-error.js';
 import { prepareEvent } from '../ingestion/input.js';
 import type { Appender } from '../ledger/appender.js';

@@ -2,7 +2,7 @@
 // team (members, SLA, escalation target, routing rule), each change a governance entry. Routing a
 // request to a team and escalating it past the SLA are the approvals' own (approvals.ts).
 import type { JsonObject } from '@audit-ledger/core';
-import type { TrailActor } from '../compliance/trail.js';
+import type { TrailActor } from '../ingestion/trail.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import type { GovernanceStore, TeamRow } from '../store/governance.js';

@@ -1,7 +1,7 @@
 // The governance API's shared data shapes (docs/governance.md): an approval as every route that
 // answers one shows it (approvals, the human-review aliases, the decision register).
 import Type from 'typebox';
-import { ActorSchema, component, JsonObjectSchema, NullableString, ServiceId } from './schemas.js';
+import { ActorSchema, component, JsonObjectSchema, NullableString, ServiceId } from '../kernel/shapes.js';
 
 export const Risk = Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')], { description: 'critical needs two different approvers (four eyes)' });
 export const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('expired'), Type.Literal('revoked')]);

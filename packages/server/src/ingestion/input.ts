@@ -2,7 +2,7 @@
 import Type from 'typebox';
 import { canonicalJson, ENVELOPE_FIELDS, type EnvelopeField, type JsonObject, skeletonLinks } from '@audit-ledger/core';
 import type { FieldError } from '../kernel/domain-error.js';
-import { Uuid } from '../http/schemas.js';
+import { Uuid } from '../kernel/shapes.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 

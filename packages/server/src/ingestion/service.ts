@@ -12,7 +12,6 @@ import type { PreparedEvent } from '../ledger/appender/types.js';
 import type { UsageCounter } from '../ops/usage.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { isReservedSource, type LogInputT, prepareEvent } from './input.js';
-import type { AgentKeys } from '../agents/agent-keys.js';
 
 /** Events validated between turns of the event loop: a large batch does not hold other requests up for all of it. */
 const PREPARE_SLICE = 200;
@@ -33,13 +32,18 @@ export interface CommitChecks<M extends object> {
   afterAppend(companyId: string, events: PreparedEvent[], results: AppendedEvent[]): Promise<Array<M | undefined>>;
 }
 
+/** Checks agents' own signatures on prepared events, refusing with the item's pointer (agents/agent-keys.ts is one). */
+export interface AgentSignatureCheck {
+  check(companyId: string, events: PreparedEvent[], pointer: (i: number) => string): Promise<void>;
+}
+
 export interface IngestionDeps<M extends object> {
   appender: Pick<Appender, 'append'>;
   usage: Pick<UsageCounter, 'appended'>;
   config: Pick<Config, 'maxEntryBytes'>;
   checks?: CommitChecks<M>;
   /** Checks agents' own signatures before anything is appended (agents/agent-keys.ts). */
-  agentKeys?: Pick<AgentKeys, 'check'>;
+  agentKeys?: AgentSignatureCheck;
 }
 
 /** A committed event, with what the checks made on it answered (when it needed one). */

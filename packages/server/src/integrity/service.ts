@@ -4,8 +4,7 @@
 // signed is proven. routes/integrity.ts parses, calls one method and shapes the answer.
 import { CoreError } from '@audit-ledger/core';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Compliance } from '../compliance/service.js';
-import { type AdminTrail, type TrailActor } from '../compliance/trail.js';
+import { type AdminTrail, type TrailActor } from '../ingestion/trail.js';
 import type { Config } from '../kernel/config.js';
 import { NotFoundError, TreeSizeOutOfRangeError } from '../kernel/domain-error.js';
 import { type CheckpointView, checkpointView, type ConsistencyView, consistencyView, cosignedCheckpointView } from '../ledger/proofs.js';
@@ -20,7 +19,8 @@ import type { IntegrityVerifier, JobOptions } from './verifier.js';
 
 export interface IntegrityDeps {
   verifier: IntegrityVerifier;
-  compliance: Pick<Compliance, 'retention'>;
+  /** The retention figures the status shows (compliance/service.ts answers them). */
+  compliance: { retention(companyId: string): Promise<{ content_days: number | null; last_run_at: string | null; erased_total: number; pending_erasures: number }> };
   trail: Pick<AdminTrail, 'record'>;
   ledger: LedgerStore;
   integrityStore: IntegrityStore;

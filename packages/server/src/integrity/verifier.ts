@@ -13,7 +13,7 @@ import { ScanPool } from './scan-pool.js';
 import type { EventSink } from '../kernel/events.js';
 import type { Metrics } from '../ops/metrics.js';
 import { iso } from '../kernel/time.js';
-import type { CheckpointView, FullVerificationReport } from '../http/schemas.js';
+import type { CheckpointView, FullVerificationReport } from '../kernel/shapes.js';
 import { checkpointView } from '../ledger/proofs.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import type { IntegrityState, IntegrityStore, JobRow, ViolationRow } from '../store/integrity.js';

@@ -9,10 +9,10 @@ import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../kernel/time.js';
 import type { KeyStore } from '../store/keys.js';
 import { serviceKeys } from './key-periods.js';
-import type { EntryCheck } from '../http/schemas.js';
+import type { EntryCheck } from '../kernel/shapes.js';
 import { checkpointView, treeReader } from './proofs.js';
 
-export type { EntryCheck } from '../http/schemas.js';
+export type { EntryCheck } from '../kernel/shapes.js';
 
 export interface EntryCheckerDeps {
   ledger: LedgerStore;

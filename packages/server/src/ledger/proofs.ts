@@ -2,11 +2,11 @@
 // docs/ledger-format.md: hashes as lowercase hex, the note exactly as signed.
 import { consistencyProof, type Hash, type HashReader, inclusionProofs, layeredReader, parseCheckpointText, parseNote, readRoot, toHex } from '@audit-ledger/core';
 import type { CheckpointRow } from '../store/chain.js';
-import type { CheckpointView } from '../http/schemas.js';
+import type { CheckpointView } from '../kernel/shapes.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 
-export type { CheckpointView, CosignatureView } from '../http/schemas.js';
+export type { CheckpointView, CosignatureView } from '../kernel/shapes.js';
 
 export function checkpointView(row: CheckpointRow): CheckpointView {
   const origin = parseCheckpointText(parseNote(row.note).text).origin;

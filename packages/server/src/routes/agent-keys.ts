@@ -8,7 +8,7 @@ import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
 import { agentKeyView } from '../agents/agent-keys.js';
 import { problemResponses } from '../http/problems.js';
-import { Instant } from '../http/schemas.js';
+import { Instant } from '../kernel/shapes.js';
 import type { Services } from '../services.js';
 
 const KeyId = Type.String({ pattern: '^[0-9a-f]{16}$', description: 'First 16 hex characters of SHA-256 over the raw public key' });

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { problemResponses } from '../http/problems.js';
-import { ServiceId, Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../kernel/shapes.js';
 import type { ApiKey } from '../auth/api-keys.js';
 import type { Services } from '../services.js';
 import { ADMIN } from '../auth/rules.js';

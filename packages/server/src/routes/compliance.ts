@@ -4,9 +4,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
-import { actorOf } from '../compliance/trail.js';
+import { actorOf } from '../auth/authenticate.js';
 import { problemResponses } from '../http/problems.js';
-import { ActorSchema, Instant, ServiceId, Uuid } from '../http/schemas.js';
+import { ActorSchema, Instant, ServiceId, Uuid } from '../kernel/shapes.js';
 import type { Services } from '../services.js';
 import { PREVIEW_LIMIT } from '../compliance/service.js';
 

@@ -6,7 +6,7 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { rawBody } from '../http/raw-body.js';
 import { problemResponses } from '../http/problems.js';
-import { CheckpointSchema, Instant, KeyTransitionSchema, Uuid } from '../http/schemas.js';
+import { CheckpointSchema, Instant, KeyTransitionSchema, Uuid } from '../kernel/shapes.js';
 
 const Open = (properties: Parameters<typeof Type.Object>[0], description: string) => Type.Object(properties, { additionalProperties: true, description });
 
@@ -56,7 +56,7 @@ import { csvLines, jsonLines, MAX_EVIDENCE_ENTRIES } from '../exports/formats.js
 import type { Services } from '../services.js';
 import { iso } from '../kernel/time.js';
 import { READ } from '../auth/rules.js';
-import { actorOf } from '../compliance/trail.js';
+import { actorOf } from '../auth/authenticate.js';
 
 
 const ExportQuery = Type.Object(

@@ -8,7 +8,7 @@ import type { JsonObject } from '@audit-ledger/core';
 import { rawBody } from '../http/raw-body.js';
 import { idCursor, page, seqCursor } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
-import { ServiceId, Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../kernel/shapes.js';
 import { toMermaid } from '../forensics/graph.js';
 import type { Services } from '../services.js';
 import { READ } from '../auth/rules.js';

@@ -9,7 +9,7 @@ import { INGEST, READ } from '../auth/rules.js';
 import { page, seqCursor } from '../http/cursor.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { ApiError, problemResponses } from '../http/problems.js';
-import { component, EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../http/schemas.js';
+import { component, EntryCheckSchema, InclusionProofSchema, Instant, JsonObjectSchema, NullableString, ServiceId, Uuid } from '../kernel/shapes.js';
 import { LogInput } from '../ingestion/input.js';
 import type { Services } from '../services.js';
 import type { LogEntryRow } from '../entries/service.js';

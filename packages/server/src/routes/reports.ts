@@ -7,10 +7,10 @@ import { principalOf } from '../auth/authenticate.js';
 import { REPORTS } from '../auth/rules.js';
 import { reportPdf } from '../compliance/report-pdf.js';
 import { MAX_REPORT_DAYS } from '../compliance/reports.js';
-import { actorOf } from '../compliance/trail.js';
+import { actorOf } from '../auth/authenticate.js';
 import { rawBody } from '../http/raw-body.js';
 import { problemResponses } from '../http/problems.js';
-import { Instant, KeyTransitionSchema, ServiceId, Uuid } from '../http/schemas.js';
+import { Instant, KeyTransitionSchema, ServiceId, Uuid } from '../kernel/shapes.js';
 import type { Services } from '../services.js';
 import { iso } from '../kernel/time.js';
 

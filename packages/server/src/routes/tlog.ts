@@ -10,10 +10,10 @@ import Type from 'typebox';
 import { parseTilePath, type TileRef } from '@audit-ledger/core';
 import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, READ } from '../auth/rules.js';
-import { actorOf } from '../compliance/trail.js';
+import { actorOf } from '../auth/authenticate.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import { problemResponses } from '../http/problems.js';
-import { Uuid } from '../http/schemas.js';
+import { Uuid } from '../kernel/shapes.js';
 import type { Tlog } from '../integrity/tlog.js';
 import type { Services } from '../services.js';
 

@@ -6,7 +6,7 @@ import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { ADMIN, OWN_ACCOUNT } from '../auth/rules.js';
 import { problemResponses } from '../http/problems.js';
-import { ServiceId, Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../kernel/shapes.js';
 import type { Services } from '../services.js';
 import { type Actor, userView } from '../users/admin.js';
 

@@ -6,11 +6,11 @@ import { principalOf } from '../auth/authenticate.js';
 import { EVENT_TYPES } from '../kernel/events.js';
 import { idCursor, page } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
-import { ServiceId, Uuid } from '../http/schemas.js';
+import { ServiceId, Uuid } from '../kernel/shapes.js';
 import type { EndpointRow } from '../webhooks/endpoints.js';
 import type { Services } from '../services.js';
 import { ADMIN, READ } from '../auth/rules.js';
-import { actorOf } from '../compliance/trail.js';
+import { actorOf } from '../auth/authenticate.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));

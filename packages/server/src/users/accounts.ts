@@ -1,7 +1,7 @@
 // Creating users: shared by the first-start bootstrap and `audit-ledger users create`.
 import { randomUUID } from 'node:crypto';
 import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from '../kernel/config.js';
-import { hashPassword } from '../auth/passwords.js';
+import { hashPassword } from '../crypto/passwords.js';
 import type { UserRole } from '../store/schema.js';
 import type { AccountStore, Company, User } from '../store/accounts.js';
 import { iso } from '../kernel/time.js';

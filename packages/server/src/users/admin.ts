@@ -1,12 +1,12 @@
 // User management without HTTP: an admin invites users (with a one-time password, or one they
 // set), changes roles, disables and re-enables them, and resets passwords; a user replaces a
 // one-time password with their own. Every change is recorded in the administrators' audit trail
-// (compliance/trail.ts): who did what to whom. Passwords and their hashes never enter an entry.
+// (ingestion/trail.ts): who did what to whom. Passwords and their hashes never enter an entry.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { hashPassword, verifyPassword } from '../auth/passwords.js';
+import { hashPassword, verifyPassword } from '../crypto/passwords.js';
 import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from '../kernel/config.js';
 import { DomainError } from '../kernel/domain-error.js';
-import type { AdminTrail } from '../compliance/trail.js';
+import type { AdminTrail } from '../ingestion/trail.js';
 import type { AccountStore, User } from '../store/accounts.js';
 import type { UserRole } from '../store/schema.js';
 import { iso } from '../kernel/time.js';

@@ -1,9 +1,9 @@
 // Runs in every test worker before its file: passwords the tests create are hashed at a cheap
-// scrypt cost (auth/passwords.ts; refused outside Vitest). Services spawned as child processes,
+// scrypt cost (crypto/passwords.ts; refused outside Vitest). Services spawned as child processes,
 // and the service itself, keep the production cost; a hash carries its own cost, so hashes made
 // here verify anywhere. And no child process outlives its test file.
 import { afterAll } from 'vitest';
-import { useCheapPasswordCostForTests } from '../../src/auth/passwords.js';
+import { useCheapPasswordCostForTests } from '../../src/crypto/passwords.js';
 import { killSpawned } from './process.js';
 
 useCheapPasswordCostForTests();

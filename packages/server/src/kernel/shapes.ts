@@ -151,7 +151,7 @@ export type FullVerificationReport = Type.Static<typeof FullVerificationReportSc
 /** A completed job's report: every count present (only a failed job's lacks them). */
 export type CompletedVerificationReport = Required<Omit<FullVerificationReport, 'error'>>;
 
-/** Who did something, as ledger entries name them (compliance/trail.ts TrailActor). */
+/** Who did something, as ledger entries name them (kernel/actor.ts TrailActor). */
 export const ActorSchema = Type.Object(
   {
     kind: Type.Union([Type.Literal('user'), Type.Literal('api_key'), Type.Literal('service'), Type.Literal('operator')]),

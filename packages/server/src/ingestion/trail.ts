@@ -3,27 +3,15 @@
 // before the action is answered. The event types are listed in docs/event-types.md
 // ("Administrative events"). Secrets, passwords and their hashes never enter an entry.
 import { ADMIN_SOURCE, type JsonObject } from '@audit-ledger/core';
-import type { Principal } from '../auth/authenticate.js';
+import type { TrailActor } from '../kernel/actor.js';
 import type { Appender } from '../ledger/appender.js';
 import type { AppendedEvent } from '../ledger/appender/errors.js';
-import { prepareEvent } from '../ingestion/input.js';
+import { prepareEvent } from './input.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 
 export { ADMIN_SOURCE };
 
-/** Who did it, as the entry names them. */
-export type TrailActor =
-  | { kind: 'user'; user_id: string; email: string }
-  | { kind: 'api_key'; key_id: string; key_prefix: string }
-  /** The service itself (retention runs, a login lockout). */
-  | { kind: 'service'; task: string }
-  /** The operator of the whole service (LEDGER_OPERATOR_TOKEN): signing key rotation. */
-  | { kind: 'operator' };
-
-/** The actor of an authenticated request: its principal (routes pass principalOf(request)). */
-export function actorOf(p: Principal): TrailActor {
-  return p.kind === 'user' ? { kind: 'user', user_id: p.userId, email: p.email } : { kind: 'api_key', key_id: p.keyId, key_prefix: p.keyPrefix };
-}
+export type { TrailActor };
 
 export class AdminTrail {
   constructor(private readonly deps: { appender: Pick<Appender, 'append'> }) {}
