@@ -129,7 +129,7 @@ export {
 export { ExportVerifier, KEY_ROTATION_EVENT_TYPE } from './export-verifier.js';
 export { idempotencyMarkProblem, type MarkedEntry } from './idempotency-mark.js';
 export { hasSmallOrder, isCanonicalPoint } from './crypto/ed25519-strict.js';
-export { STREAM_BATCH_FORMAT, type StreamBatchHeader, StreamCopyVerifier, type StreamEntryMessage, type StreamMessage, streamMessageOf, toBase64Url } from './stream.js';
+export { STREAM_BATCH_FORMAT, STREAM_CARRIERS, type StreamBatchHeader, StreamCopyVerifier, type StreamEntryMessage, type StreamMessage, streamMessageOf, toBase64Url } from './stream.js';
 export {
   COSIGNATURE_V1_ALG,
   type Cosignature,

@@ -63,6 +63,17 @@ function fromBase64Url(text: string): string {
   return new TextDecoder('utf-8', { fatal: true }).decode(fromBase64(std + '='.repeat((4 - (std.length % 4)) % 4)));
 }
 
+/**
+ * Where a stream message rides in the carriers that cannot hold it as a line of its own (docs/
+ * integrations.md, "Log streams"): the member of an OCSF event's `unmapped` object, and the CEF
+ * extension key (its value the message's JSON in base64url). The service writes them, every
+ * stream verifier reads them: one place for both.
+ */
+export const STREAM_CARRIERS = { ocsfUnmapped: 'audit_ledger', cefExtension: 'auditLedger' } as const;
+
+// The extension starts after the header's last '|'; each key after a space.
+const CEF_CARRIER = new RegExp(`(?:^|[\\s|])${STREAM_CARRIERS.cefExtension}=([A-Za-z0-9_-]+)`);
+
 const isMessage = (v: unknown): v is StreamMessage => typeof v === 'object' && v !== null && (v as { format?: unknown }).format === STREAM_BATCH_FORMAT;
 
 /**
@@ -75,7 +86,7 @@ export function streamMessageOf(line: string): StreamMessage | null {
   const cef = line.indexOf('CEF:');
   const brace = line.indexOf('{');
   if (cef >= 0 && (brace < 0 || cef < brace)) {
-    const m = /(?:^|\s)auditLedger=([A-Za-z0-9_-]+)/.exec(line.slice(cef));
+    const m = CEF_CARRIER.exec(line.slice(cef));
     if (!m) return null;
     try {
       const v = JSON.parse(fromBase64Url(m[1] as string)) as unknown;
@@ -97,8 +108,9 @@ export function streamMessageOf(line: string): StreamMessage | null {
 function unwrap(v: unknown, depth: number): StreamMessage | null {
   if (isMessage(v)) return v;
   if (depth > 2 || typeof v !== 'object' || v === null) return null;
-  const o = v as { unmapped?: { audit_ledger?: unknown }; event?: unknown; message?: unknown };
-  if (o.unmapped?.audit_ledger !== undefined) return unwrap(o.unmapped.audit_ledger, depth + 1);
+  const o = v as { unmapped?: Record<string, unknown>; event?: unknown; message?: unknown };
+  const carried = o.unmapped?.[STREAM_CARRIERS.ocsfUnmapped];
+  if (carried !== undefined) return unwrap(carried, depth + 1);
   for (const inner of [o.event, o.message]) {
     if (typeof inner === 'string') {
       const m = streamMessageOf(inner);

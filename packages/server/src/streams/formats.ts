@@ -3,7 +3,7 @@
 // and its inclusion proof, or the batch header), so any copy verifies offline: OCSF in
 // `unmapped.audit_ledger`, CEF in the `auditLedger` extension as base64url of the JSON (no
 // character CEF must escape). The mapping is documented in docs/integrations.md.
-import { type StreamBatchHeader, type StreamEntryMessage, type StreamMessage, toBase64Url } from '@audit-ledger/core';
+import { STREAM_CARRIERS, type StreamBatchHeader, type StreamEntryMessage, type StreamMessage, toBase64Url } from '@audit-ledger/core';
 import { VERSION } from '../kernel/version.js';
 
 export const STREAM_FORMATS = ['ledger', 'ocsf', 'cef'] as const;
@@ -40,7 +40,7 @@ export function ocsfEvent(m: StreamMessage): Record<string, unknown> {
       api: { operation: 'stream_batch', service: { name: 'audit-ledger' } },
       actor: { app_name: 'audit-ledger' },
       src_endpoint: { name: 'audit-ledger' },
-      unmapped: { audit_ledger: m },
+      unmapped: { [STREAM_CARRIERS.ocsfUnmapped]: m },
     };
   }
   const e = (m as StreamEntryMessage).entry;
@@ -70,7 +70,7 @@ export function ocsfEvent(m: StreamMessage): Record<string, unknown> {
     api: { operation: type, service: { name: String(e.source) } },
     actor: { app_name: String(e.source), ...(agent ? { user: { uid: agent, name: agent, type: 'AI agent', type_id: 99 } } : {}), ...(session ? { session: { uid: session } } : {}) },
     src_endpoint: { name: String(e.source) },
-    unmapped: { audit_ledger: m },
+    unmapped: { [STREAM_CARRIERS.ocsfUnmapped]: m },
   };
 }
 
@@ -108,7 +108,7 @@ export function cefLine(m: StreamMessage): string {
       ['cn1', Number(e.seq)],
     );
   }
-  ext.push(['auditLedger', toBase64Url(JSON.stringify(m))]);
+  ext.push([STREAM_CARRIERS.cefExtension, toBase64Url(JSON.stringify(m))]);
   const extension = ext
     .filter(([, v]) => v !== null && v !== undefined && !(typeof v === 'number' && Number.isNaN(v)))
     .map(([k, v]) => `${k}=${cefValue(String(v))}`)
