@@ -23,12 +23,10 @@ import { compileConstraints } from './constraints.js';
 import { Assignment, type AssignmentDeps } from './assignment.js';
 import { canonicalHash, type GovernanceRecorder } from './record.js';
 
-import { approvalRow, approvalView, asActor, DEFAULT_EXPIRES_SECONDS, RISKS, sameActor, type ApprovalRequestInput, type ApprovalView, type Approver, type Decider, type Risk, type StandingInput } from './approval-model.js';
+import { approvalRow, approvalView, asActor, DEFAULT_EXPIRES_SECONDS, sameActor, type ApprovalRequestInput, type ApprovalView, type Approver, type Decider, type Risk, type StandingInput } from './approval-model.js';
 
 export * from './approval-model.js';
 
-/** A risk raised to a least one, when there is one. */
-const atLeast = (risk: Risk, least: Risk | undefined): Risk => (least !== undefined && RISKS.indexOf(least) > RISKS.indexOf(risk) ? least : risk);
 
 export interface ApprovalsDeps {
   store: GovernanceStore;
@@ -114,14 +112,7 @@ export class Approvals {
     if (input.policy && !(await this.deps.policyVersionExists(companyId, input.policy.policy_id, input.policy.version))) {
       throw new InputError([{ field: `${field}/policy`, message: `policy ${input.policy.policy_id}${input.policy.version === undefined ? '' : ` version ${input.policy.version}`} is not in the policy register` }]);
     }
-    // The teams' limits for the action first (their least risk may route it elsewhere), then the
-    // routed team's: a risk below the least is raised, uses or a life past the most refused.
-    const team = await this.assignment.route(companyId, input.action, atLeast(requestedRisk, (await this.assignment.limitsFor(companyId, input.action, undefined)).min_risk), input.assignee, `${field}/assignee`);
-    const limits = await this.assignment.limitsFor(companyId, input.action, team);
-    const risk = atLeast(requestedRisk, limits.min_risk);
-    const by_ = limits.from.map((n) => `"${n}"`).join(', ');
-    if (input.max_uses !== undefined && limits.max_uses !== undefined && input.max_uses > limits.max_uses) throw new InputError([{ field: `${field}/max_uses`, message: `reviewer team ${by_} allows at most ${limits.max_uses} use(s) for ${input.action}` }]);
-    if (input.expires_in_seconds !== undefined && limits.max_expires_in_seconds !== undefined && input.expires_in_seconds > limits.max_expires_in_seconds) throw new InputError([{ field: `${field}/expires_in_seconds`, message: `reviewer team ${by_} allows at most ${limits.max_expires_in_seconds} s for ${input.action}` }]);
+    const { team, risk, limits } = await this.assignment.place(companyId, input, requestedRisk, field);
     const approvalId = this.newId();
     const expiresAt = iso(now + (input.expires_in_seconds ?? Math.min(DEFAULT_EXPIRES_SECONDS, limits.max_expires_in_seconds ?? DEFAULT_EXPIRES_SECONDS)) * 1000);
     const slaDueAt = team?.sla_minutes ? iso(now + team.sla_minutes * 60_000) : null;
