@@ -62,7 +62,7 @@ describe.skipIf(SKIP_SERVERS)('several processes on one PostgreSQL', () => {
       expect(await a.stop()).toBe(0);
       expect(await b.stop()).toBe(0);
     }
-  });
+  }, 120_000); // three service processes start here: under the full suite on two cores that takes far more than the default 30 s
 
   it('keys rotate, online: both running processes switch; a restarted one keeps the new key; earlier entries keep verifying', async () => {
     const opEnv = { ...env, LEDGER_OPERATOR_TOKEN: 'operator-token-for-the-multiprocess-test' };
@@ -105,5 +105,5 @@ describe.skipIf(SKIP_SERVERS)('several processes on one PostgreSQL', () => {
     const offline = await runCli(['keys', 'rotate', '--url', 'http://127.0.0.1:9'], opEnv);
     expect(offline.code).toBe(1);
     expect(offline.stderr).toContain('no service answered');
-  });
+  }, 120_000); // three service starts and four CLI runs
 });
