@@ -19,7 +19,7 @@ import { atEnd, cleanUp, scratchDir } from './scratch.js';
 import { parserCost, parserLine } from './parser.js';
 import { Command } from 'commander';
 import { compareFigures, readFigures, saveFigures } from './compare.js';
-import { growthPoint } from './growth.js';
+import { growthPoint, startToReady } from './growth.js';
 import { manyCompanies, noisyNeighbour } from './multi.js';
 import { stagesOf } from './profile-stages.js';
 import { searchBench, searchLine } from './search.js';
@@ -59,7 +59,9 @@ const SINGLE_BODIES = TRACES.slice(0, 8).map((trace, i) => JSON.stringify(event(
 const BATCH_BODY = JSON.stringify({ logs: Array.from({ length: BATCH }, (_, i) => event(i)) });
 const manyBody = (n: number) => JSON.stringify({ logs: Array.from({ length: n }, (_, i) => event(i)) });
 
-function startChild(args: string[], env: Record<string, string>, ready: string): Promise<{ url: string; child: ChildProcess }> {
+/** Starts a program and answers once it logs `ready`, with how long that took from the spawn (start to ready). */
+function startChild(args: string[], env: Record<string, string>, ready: string): Promise<{ url: string; child: ChildProcess; readyMs: number }> {
+  const spawned = performance.now();
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)));
@@ -72,7 +74,7 @@ function startChild(args: string[], env: Record<string, string>, ready: string):
           // unread: parsing them would take CPU from the load generator on the same cores.
           lines.close();
           child.stdout?.resume();
-          resolve({ url: l.url, child });
+          resolve({ url: l.url, child, readyMs: performance.now() - spawned });
         }
       } catch {
         // not JSON
@@ -269,6 +271,8 @@ const custodyPart = () => custodyCosts(startService, (url, body, c, headers) => 
 async function main(): Promise<void> {
   const options = new Command('bench').option('--compare <file>', "print each figure beside a previous run's saved JSON (docs/performance.json)").parse().opts<{ compare?: string }>();
   console.log(`audit-ledger bench: ${DURATION} s per load run`);
+  // Start to ready alone: on a new (empty) data directory, or on BENCH_START_DIR's ledger as it is.
+  if (ONLY === 'start') return void console.log(`start to ready: ${await startToReady(startService, process.env.BENCH_START_DIR ?? scratchDir('al-bench-start-'))} ms (median of 3)`);
   if (ONLY === 'parser') return void console.log(`body parser: ${parserLine(parserCost())}`);
   if (ONLY === 'forensics') return void console.log(`forensics: ${forensicsLine(await forensicsOnLongTrace(10_000))}`);
   if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);

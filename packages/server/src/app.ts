@@ -17,7 +17,7 @@ import { domainProblem } from './http/domain-problems.js';
 import { registerProblemHandlers } from './http/problems.js';
 import { registerJsonBodies } from './http/body.js';
 import { registerUrlTextCheck } from './http/request-text.js';
-import { validatorCompiler } from './http/validation.js';
+import { routeCompilers } from './http/validation.js';
 import { createLogger } from './logger.js';
 import type { CounterStore } from './ratelimit/counter.js';
 import { ROUTES } from './routes/index.js';
@@ -28,6 +28,13 @@ import type { Resolver } from './webhooks/url-policy.js';
 import { VERSION } from './kernel/version.js';
 
 export const API_PREFIX = '/api/v1';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Compiles every route's validators and serializers now (they are otherwise compiled on first use); answers how many. */
+    compileRouteSchemas(): number;
+  }
+}
 
 export interface AppOptions {
   config: Config;
@@ -62,7 +69,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(config.tls ? { https: { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setValidatorCompiler(validatorCompiler());
+  const compilers = routeCompilers();
+  app.setValidatorCompiler(compilers.validator);
+  app.setSerializerCompiler(compilers.serializer);
+  app.decorate('compileRouteSchemas', compilers.compileAll);
   registerJsonBodies(app);
   registerUrlTextCheck(app);
   registerProblemHandlers(app, { unavailable: isStoreUnavailable, onUnavailable: (err) => outage.report(err), retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS, domainProblem });

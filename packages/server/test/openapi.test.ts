@@ -36,6 +36,13 @@ describe('OpenAPI document and API reference', () => {
     expect(paths['/api/v1/auth/api_keys/{id}']?.delete).toBeDefined();
   });
 
+  it('every route\'s validators and serializers compile (the service compiles each on its first use, so a broken schema would otherwise fail only its first request)', async () => {
+    const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const operations = Object.values(doc.paths as Record<string, object>).reduce((n, methods) => n + Object.keys(methods).length, 0);
+    // Each operation has at least one schema (a body, parameters or an answer); most have several.
+    expect(t.app.compileRouteSchemas()).toBeGreaterThan(operations);
+  });
+
   it('is the committed docs/openapi.json, and the SDK types are generated from it (run `npm run openapi` after changing a route)', async () => {
     const served = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     const committed = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs', 'openapi.json'), 'utf8'));
