@@ -6,7 +6,7 @@
 // First: refuse an older Node before anything else loads (kernel/node-check.ts).
 import './kernel/node-check.js';
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, envExample, loadConfig } from './kernel/config.js';
+import { ConfigError, configTable, envExample, loadConfig } from './kernel/config.js';
 import { flushLogs } from './logger.js';
 import { VERSION } from './kernel/version.js';
 import { defineVerify, VerifyExit } from '@audit-ledger/verify';
@@ -53,6 +53,13 @@ function program(): Command {
     .description('print .env.example: every configuration variable with its default, commented out')
     .action(() => {
       process.stdout.write(envExample());
+    });
+
+  cli
+    .command('config-table')
+    .description("print the README's configuration table (Markdown): every variable with its default, range and meaning")
+    .action(() => {
+      process.stdout.write(configTable());
     });
 
   cli

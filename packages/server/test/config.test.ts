@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/kernel/config.js';
+import { ConfigError, configTable, loadConfig } from '../src/kernel/config.js';
+import { SETTINGS } from '../src/kernel/config-table.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -62,8 +63,31 @@ describe('configuration', () => {
     expect(c.localLogin).toBe(false);
   });
 
-  it('documents every variable in the README configuration table', () => {
+  it('the README configuration table is the one the table makes (`audit-ledger config-table`)', () => {
     const readme = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'README.md'), 'utf8');
-    for (const v of CONFIG_VARIABLES) expect(readme).toContain(`| \`${v.name}\` |`);
+    expect(readme).toContain(configTable());
+    expect(configTable().split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(Object.keys(SETTINGS).length);
+  });
+
+  it('reads every variable as the table documents it: its default when unset, the documented default written out reads the same, and a number\'s documented range holds at both ends', () => {
+    let ranges = 0;
+    for (const setting of Object.values(SETTINGS)) {
+      const unset = setting.read({});
+      expect(unset.problem, setting.name).toBeUndefined();
+      if (setting.literal) expect(setting.read({ [setting.name]: setting.shown }), setting.name).toEqual(unset);
+      const range = /(\d+)–(\d+)\.$/.exec(setting.description);
+      if (!range) continue;
+      ranges++;
+      const [min, max] = [Number(range[1]), Number(range[2])];
+      for (const ok of [min, max]) expect(setting.read({ [setting.name]: String(ok) }), setting.name).toEqual({ value: ok });
+      const outside = [max + 1, ...(min > 0 ? [min - 1] : [])];
+      for (const bad of outside) {
+        expect(setting.read({ [setting.name]: String(bad) }).problem, `${setting.name}=${bad}`).toContain(`from ${min} to ${max}`);
+        expect(() => loadConfig({ [setting.name]: String(bad) }), setting.name).toThrow(setting.name);
+      }
+    }
+    // Every whole-number setting documents its range.
+    expect(ranges).toBe(Object.values(SETTINGS).filter((st) => st.read({ [st.name]: 'x' }).problem?.startsWith('must be a whole number')).length);
+    expect(ranges).toBeGreaterThan(10);
   });
 });

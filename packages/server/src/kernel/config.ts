@@ -1,85 +1,35 @@
-// The one configuration module: every setting comes from an environment variable,
-// is validated once at start, and is documented in the README table (a test keeps
-// the two in step).
+// The one configuration module: every setting comes from an environment variable, is read once at
+// start by its kind in the one table (config-table.ts), which also makes the README table,
+// `.env.example` and the types below. What spans several variables is checked here.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { parseWitnessKey } from '@audit-ledger/core';
+import { CONFIG_VARIABLES, type Settings, SETTINGS } from './config-table.js';
 
-export interface Config {
-  host: string;
-  port: number;
-  dataDir: string;
-  /** postgres://… selects PostgreSQL; undefined means SQLite in dataDir. */
-  databaseUrl: string | undefined;
-  redisUrl: string | undefined;
-  logLevel: LogLevel;
+export { CONFIG_VARIABLES, LOG_LEVELS, type LogLevel, type Settings, type VariableDoc } from './config-table.js';
+
+/** The variables that only make sense together: read by the table, composed into one setting each below. */
+type Composed =
+  | 'tlsCertFile'
+  | 'tlsKeyFile'
+  | `pkcs11${string}`
+  | `bootstrap${string}`
+  | `oidc${string}`
+  | 'witnessQuorum'
+  | 'streamDirectory';
+
+/** The service's settings: the table's, with what spans several variables composed. */
+export type Config = Omit<Settings, Composed> & {
   tls: { certFile: string; keyFile: string } | undefined;
-  accessTokenTtlSeconds: number;
-  /** Console sessions (cookie): ended after this long without a request. */
-  sessionIdleTimeoutSeconds: number;
-  /** Console sessions: ended this long after login, whatever happens. */
-  sessionMaxAgeSeconds: number;
-  maxBodyBytes: number;
-  /** MAX_ENTRY_BYTES: the most content (data and extra, canonical JSON) one entry may hold. */
-  maxEntryBytes: number;
-  maxBatchSize: number;
-  /** Worker threads that sign entries; 0 signs on the request thread. */
-  signingWorkers: number;
-  /** PKCS#8 PEM Ed25519 key; undefined means signing-key.pem in dataDir, created on first start. */
-  signingKeyFile: string | undefined;
-  /** A PKCS#11 token holding signing keys (docs/transparency.md, "Key custody"); undefined: none. keyLabel: the key to sign with, in place of the key file. */
+  /** A PKCS#11 token holding signing keys (docs/transparency.md, "Key custody"); undefined: none. */
   pkcs11: Pkcs11Config | undefined;
   bootstrap: { company: string; email: string; password: string } | undefined;
-  /** Key name of signed checkpoints; the origin line is `<ledgerOrigin>/<company_id>`. */
-  ledgerOrigin: string;
-  /** Least time between two checkpoints of one company; 0 signs one after every append group. */
-  checkpointIntervalMs: number;
-  /** Seconds between background verifier runs; 0 turns the background verifier off. */
-  integrityVerifyIntervalSeconds: number;
-  verifyWorkers: number;
-  /** Max age (seconds) of context by source type, for sources that declare none; "*" for any other type. */
-  stalenessMaxAge: Record<string, number>;
-  /** Bearer token GET /metrics requires; undefined: metrics are served to loopback clients only. */
-  metricsToken: string | undefined;
-  /** Bearer token for operator actions on the whole service (signing key rotation); unset turns them off. */
-  operatorToken: string | undefined;
-  /** AES key file for webhook secrets; undefined means secrets.key in dataDir, created on first start. */
-  secretsKeyFile: string | undefined;
-  webhookAllowPrivate: boolean;
-  webhookTimeoutMs: number;
-  /** Whether this process delivers webhooks (they are recorded either way). */
-  webhookDelivery: boolean;
-  /** Log streams (docs/integrations.md): destinations may be private addresses; this process delivers; the sealed-segment root. */
-  streamAllowPrivate: boolean;
-  streamDelivery: boolean;
-  /** SEARCH_INDEX: keep the index of words inside events that GET /logs/search reads (store/search-index.ts). */
-  searchIndex: boolean;
-  streamTimeoutMs: number;
-  streamDirectory: string;
-  /** Seconds between retention runs; 0 turns the retention job off in this process. */
-  retentionIntervalSeconds: number;
-  /** Entries erased per retention batch (one erasure record each). */
-  retentionBatchSize: number;
-  /** Paths in data (dot-separated member names) where an erasure request's subject identifier is looked for. */
-  subjectFields: string[][];
-  /** Independent witnesses every checkpoint is submitted to (C2SP tlog-witness). */
-  witnesses: Array<{ url: string; verifierKey: string; name: string }>;
-  /** Cosignatures a checkpoint needs to count as witnessed (integrity status, metrics). */
-  witnessQuorum: number;
-  /** An RFC 3161 Time Stamping Authority each company's latest checkpoint is timestamped by (docs/transparency.md); undefined: none. */
-  tsaUrl: string | undefined;
-  /** Seconds between timestamps of a company's latest checkpoint (only when it changed). */
-  tsaIntervalSeconds: number;
   /** OpenID Connect sign-in (docs/console.md, "Single sign-on"); undefined when OIDC_ISSUER is unset. */
   oidc: OidcConfig | undefined;
-  /** Whether users may sign in with a local password (false: single sign-on only). */
-  localLogin: boolean;
-}
-
-
-export { CONFIG_VARIABLES, LOG_LEVELS, type LogLevel, type VariableDoc } from './config-variables.js';
-import { CONFIG_VARIABLES, LOG_LEVELS, type LogLevel } from './config-variables.js';
+  /** Cosignatures a checkpoint needs to count as witnessed (integrity status, metrics); all witnesses by default. */
+  witnessQuorum: number;
+  /** STREAM_DIRECTORY, or `streams` in the data directory. */
+  streamDirectory: string;
+};
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -92,9 +42,122 @@ export const MIN_PASSWORD_LENGTH = 12;
 
 type Env = Record<string, string | undefined>;
 
+/** Reads every variable of the table by its kind; each problem names its variable. */
+function readSettings(env: Env): { settings: Settings; problems: string[] } {
+  const problems: string[] = [];
+  const settings: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS)) {
+    const { value, problem } = setting.read(env);
+    if (problem !== undefined) problems.push(`${setting.name} ${problem}`);
+    settings[key] = value;
+  }
+  return { settings: settings as Settings, problems };
+}
+
 /** Reads and validates the environment; throws ConfigError listing every bad value. */
+export function loadConfig(env: Env = process.env): Config {
+  const { settings: s, problems } = readSettings(env);
+  const {
+    tlsCertFile,
+    tlsKeyFile,
+    pkcs11Module,
+    pkcs11TokenLabel,
+    pkcs11PinFile,
+    pkcs11Pin,
+    pkcs11KeyLabel,
+    bootstrapCompany,
+    bootstrapEmail,
+    bootstrapPassword,
+    oidcIssuer,
+    oidcClientId,
+    oidcClientSecret,
+    oidcClientSecretFile,
+    oidcRedirectUri,
+    oidcCompany,
+    oidcAllowedDomains,
+    oidcRoleClaim,
+    oidcRoleMap,
+    oidcDefaultRole,
+    oidcName,
+    witnessQuorum: quorum,
+    streamDirectory,
+    ...plain
+  } = s;
+
+  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+
+  let bootstrap: Config['bootstrap'];
+  if ((bootstrapEmail === undefined) !== (bootstrapPassword === undefined)) {
+    problems.push('LEDGER_BOOTSTRAP_EMAIL and LEDGER_BOOTSTRAP_PASSWORD must be set together');
+  } else if (bootstrapEmail !== undefined && bootstrapPassword !== undefined) {
+    if (!isPlausibleEmail(bootstrapEmail)) problems.push(`LEDGER_BOOTSTRAP_EMAIL is not an email address: "${bootstrapEmail}"`);
+    if (bootstrapPassword.length < MIN_PASSWORD_LENGTH) problems.push(`LEDGER_BOOTSTRAP_PASSWORD must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    bootstrap = { company: bootstrapCompany, email: bootstrapEmail, password: bootstrapPassword };
+  }
+
+  let witnessQuorum = s.witnesses.length;
+  if (quorum !== undefined) {
+    if (!/^\d+$/.test(quorum) || Number(quorum) > s.witnesses.length) problems.push(`WITNESS_QUORUM must be a whole number from 0 to ${s.witnesses.length} (the number of WITNESSES), got "${quorum}"`);
+    else witnessQuorum = Number(quorum);
+  }
+
+  let pkcs11: Pkcs11Config | undefined;
+  if (pkcs11Module !== undefined) {
+    const pin = pkcs11PinFile ? fs.readFileSync(pkcs11PinFile, 'utf8').trim() : pkcs11Pin;
+    if (!pkcs11TokenLabel) problems.push('LEDGER_PKCS11_TOKEN_LABEL (the label of the token holding the signing keys) is required with LEDGER_PKCS11_MODULE');
+    if (!pin) problems.push("LEDGER_PKCS11_PIN_FILE or LEDGER_PKCS11_PIN (the token's user PIN) is required with LEDGER_PKCS11_MODULE");
+    pkcs11 = { module: pkcs11Module, tokenLabel: pkcs11TokenLabel ?? '', pin: pin ?? '', keyLabel: pkcs11KeyLabel };
+  } else if ([pkcs11TokenLabel, pkcs11KeyLabel, pkcs11Pin, pkcs11PinFile].some((v) => v !== undefined)) {
+    problems.push("the LEDGER_PKCS11_ settings need LEDGER_PKCS11_MODULE (the path of the token's PKCS#11 library)");
+  }
+  if (pkcs11?.keyLabel !== undefined && s.signingKeyFile !== undefined) problems.push('set LEDGER_PKCS11_KEY_LABEL or LEDGER_SIGNING_KEY_FILE, not both: the service starts with one signing key');
+
+  let oidc: OidcConfig | undefined;
+  if (oidcIssuer !== undefined) {
+    const roleMap: OidcConfig['roleMap'] = [];
+    for (const pair of (oidcRoleMap ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
+      const [value, role] = pair.split('=').map((x) => x.trim());
+      if (!value || !role || !isRole(role)) problems.push(`OIDC_ROLE_MAP entries are claim-value=role (admin, reviewer or auditor) separated by commas, got "${pair}"`);
+      else roleMap.push({ value, role });
+    }
+    const allowedDomains = (oidcAllowedDomains ?? '').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
+    if (!oidcClientId) problems.push('OIDC_CLIENT_ID is required with OIDC_ISSUER');
+    if (!oidcRedirectUri || !/^https?:\/\/.+\/api\/v1\/auth\/oidc\/callback$/.test(oidcRedirectUri)) problems.push("OIDC_REDIRECT_URI must be this service's public URL followed by /api/v1/auth/oidc/callback");
+    if (!oidcCompany) problems.push('OIDC_COMPANY (the company users of this provider belong to) is required with OIDC_ISSUER');
+    if (allowedDomains.length === 0) problems.push('OIDC_ALLOWED_DOMAINS (the email domains allowed in, comma-separated) is required with OIDC_ISSUER');
+    const clientSecret = oidcClientSecretFile ? fs.readFileSync(oidcClientSecretFile, 'utf8').trim() : oidcClientSecret;
+    oidc = {
+      issuer: oidcIssuer,
+      clientId: oidcClientId ?? '',
+      clientSecret,
+      redirectUri: oidcRedirectUri ?? '',
+      company: oidcCompany ?? '',
+      allowedDomains,
+      roleClaim: oidcRoleClaim,
+      roleMap,
+      defaultRole: oidcDefaultRole !== undefined && isRole(oidcDefaultRole) ? oidcDefaultRole : undefined,
+      name: oidcName,
+    };
+  }
+  if (!s.localLogin && oidc === undefined) problems.push('LOCAL_LOGIN=off needs OIDC_ISSUER: nobody could sign in');
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    ...plain,
+    tls: tlsCertFile && tlsKeyFile ? { certFile: tlsCertFile, keyFile: tlsKeyFile } : undefined,
+    pkcs11,
+    bootstrap,
+    oidc,
+    witnessQuorum,
+    streamDirectory: streamDirectory ?? path.join(s.dataDir, 'streams'),
+  };
+}
+
+const ROLES = ['admin', 'reviewer', 'auditor'] as const;
+const isRole = (r: string): r is (typeof ROLES)[number] => (ROLES as readonly string[]).includes(r);
+
 /**
- * The text of .env.example: every variable CONFIG_VARIABLES lists, commented out with its default
+ * The text of .env.example: every variable of the table, commented out with its default
  * (`audit-ledger env-example` prints it; a test keeps the committed file equal to it).
  */
 export function envExample(): string {
@@ -111,200 +174,21 @@ export function envExample(): string {
     return [...lines, line].join('\n');
   };
   const blocks = CONFIG_VARIABLES.map((v) => {
-    const unset = v.default.startsWith('(') || v.default.includes(' ');
+    const unset = !v.literal;
     return `${wrap(`${v.description}${unset ? ` Default: ${v.default}.` : ''}`)}\n# ${v.name}=${unset ? '' : v.default}`;
   });
   return `# audit-ledger configuration: every environment variable the service reads, with its default.
-# Generated from packages/server/src/kernel/config.ts by \`audit-ledger env-example\`; a test keeps it
+# Generated from packages/server/src/kernel/config-table.ts by \`audit-ledger env-example\`; a test keeps it
 # in step. Copy to .env and uncomment what you set (compose.yaml reads the variables it names).
 
 ${blocks.join('\n\n')}
 `;
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
-  const get = (name: string): string | undefined => {
-    const v = env[name];
-    return v === undefined || v.trim() === '' ? undefined : v.trim();
-  };
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = get(name);
-    if (raw === undefined) return def;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-      return def;
-    }
-    return Number(raw);
-  };
-
-  const databaseUrl = get('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push('DATABASE_URL must start with postgres:// or postgresql:// (leave it unset for SQLite)');
-  }
-  const redisUrl = get('REDIS_URL');
-  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
-    problems.push('REDIS_URL must start with redis:// or rediss://');
-  }
-  const logLevel = (get('LOG_LEVEL') ?? 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-
-  const certFile = get('TLS_CERT_FILE');
-  const keyFile = get('TLS_KEY_FILE');
-  if ((certFile === undefined) !== (keyFile === undefined)) {
-    problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
-  }
-
-  const email = get('LEDGER_BOOTSTRAP_EMAIL');
-  const password = env.LEDGER_BOOTSTRAP_PASSWORD; // not trimmed: spaces may be part of it
-  let bootstrap: Config['bootstrap'];
-  if ((email === undefined) !== (password === undefined || password === '')) {
-    problems.push('LEDGER_BOOTSTRAP_EMAIL and LEDGER_BOOTSTRAP_PASSWORD must be set together');
-  } else if (email !== undefined && password !== undefined) {
-    if (!isPlausibleEmail(email)) problems.push(`LEDGER_BOOTSTRAP_EMAIL is not an email address: "${email}"`);
-    if (password.length < MIN_PASSWORD_LENGTH) {
-      problems.push(`LEDGER_BOOTSTRAP_PASSWORD must be at least ${MIN_PASSWORD_LENGTH} characters`);
-    }
-    bootstrap = { company: get('LEDGER_BOOTSTRAP_COMPANY') ?? 'default', email, password };
-  }
-
-  const ledgerOrigin = get('LEDGER_ORIGIN') ?? 'audit-ledger.local';
-  if (!/^[A-Za-z0-9._:/-]{1,200}$/.test(ledgerOrigin)) {
-    problems.push(`LEDGER_ORIGIN may hold only letters, digits and . - _ / : (at most 200), got "${ledgerOrigin}"`);
-  }
-
-  const stalenessMaxAge: Record<string, number> = {};
-  for (const part of (get('STALENESS_MAX_AGE_SECONDS') ?? '*=3600').split(',').map((p) => p.trim()).filter(Boolean)) {
-    const m = /^([A-Za-z0-9_.:*-]+)=(\d+(?:\.\d+)?)$/.exec(part);
-    if (!m || Number(m[2]) <= 0) problems.push(`STALENESS_MAX_AGE_SECONDS entries must look like type=seconds (seconds > 0), got "${part}"`);
-    else stalenessMaxAge[m[1] as string] = Number(m[2]);
-  }
-
-  const bool = (name: string, def: boolean, yes = 'true', no = 'false'): boolean => {
-    const raw = get(name);
-    if (raw === undefined) return def;
-    if (raw === yes) return true;
-    if (raw === no) return false;
-    problems.push(`${name} must be ${yes} or ${no}, got "${raw}"`);
-    return def;
-  };
-  const metricsToken = get('METRICS_TOKEN');
-  if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
-  const operatorToken = get('LEDGER_OPERATOR_TOKEN');
-  if (operatorToken !== undefined && operatorToken.length < 32) problems.push('LEDGER_OPERATOR_TOKEN must be at least 32 characters');
-
-  const subjectFields = (get('COMPLIANCE_SUBJECT_FIELDS') ?? 'subject_id')
-    .split(',')
-    .map((f) => f.trim())
-    .filter((f) => f !== '')
-    .map((f) => f.split('.'));
-  if (subjectFields.some((p) => p.some((m) => !/^[A-Za-z0-9_-]{1,100}$/.test(m)))) problems.push('COMPLIANCE_SUBJECT_FIELDS must be comma-separated paths of member names (letters, digits, _ and -) joined by dots, e.g. subject_id,customer.email');
-
-  const witnesses: Config['witnesses'] = [];
-  for (const entry of (get('WITNESSES') ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')) {
-    const [url, vkey, ...rest] = entry.split(/\s+/);
-    let name: string | undefined;
-    try {
-      name = parseWitnessKey(vkey ?? '').name;
-    } catch (err) {
-      problems.push(`WITNESSES: ${(err as Error).message}`);
-    }
-    if (!url || !/^https?:\/\//.test(url) || rest.length > 0) problems.push(`WITNESSES entries are "URL VERIFIER_KEY" separated by commas, got "${entry}"`);
-    else if (name !== undefined) witnesses.push({ url: url.replace(/\/+$/, ''), verifierKey: vkey as string, name });
-  }
-  const witnessQuorum = int('WITNESS_QUORUM', witnesses.length, 0, Math.max(witnesses.length, 0));
-  const tsaUrl = get('TSA_URL');
-  if (tsaUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(tsaUrl)) problems.push(`TSA_URL must be an http(s) URL, got "${tsaUrl}"`);
-
-  let pkcs11: Pkcs11Config | undefined;
-  const pkcs11Module = get('LEDGER_PKCS11_MODULE');
-  if (pkcs11Module !== undefined) {
-    const tokenLabel = get('LEDGER_PKCS11_TOKEN_LABEL');
-    const pinFile = get('LEDGER_PKCS11_PIN_FILE');
-    const pin = pinFile ? fs.readFileSync(path.resolve(pinFile), 'utf8').trim() : get('LEDGER_PKCS11_PIN');
-    if (!tokenLabel) problems.push('LEDGER_PKCS11_TOKEN_LABEL (the label of the token holding the signing keys) is required with LEDGER_PKCS11_MODULE');
-    if (!pin) problems.push('LEDGER_PKCS11_PIN_FILE or LEDGER_PKCS11_PIN (the token\'s user PIN) is required with LEDGER_PKCS11_MODULE');
-    pkcs11 = { module: path.resolve(pkcs11Module), tokenLabel: tokenLabel ?? '', pin: pin ?? '', keyLabel: get('LEDGER_PKCS11_KEY_LABEL') };
-  } else if (['LEDGER_PKCS11_TOKEN_LABEL', 'LEDGER_PKCS11_KEY_LABEL', 'LEDGER_PKCS11_PIN', 'LEDGER_PKCS11_PIN_FILE'].some((n) => get(n) !== undefined)) {
-    problems.push('the LEDGER_PKCS11_ settings need LEDGER_PKCS11_MODULE (the path of the token\'s PKCS#11 library)');
-  }
-  if (pkcs11?.keyLabel !== undefined && get('LEDGER_SIGNING_KEY_FILE') !== undefined) problems.push('set LEDGER_PKCS11_KEY_LABEL or LEDGER_SIGNING_KEY_FILE, not both: the service starts with one signing key');
-
-  let oidc: OidcConfig | undefined;
-  const issuer = get('OIDC_ISSUER');
-  if (issuer !== undefined) {
-    const roles = ['admin', 'reviewer', 'auditor'] as const;
-    const isRole = (r: string): r is (typeof roles)[number] => (roles as readonly string[]).includes(r);
-    const roleMap: OidcConfig['roleMap'] = [];
-    for (const pair of (get('OIDC_ROLE_MAP') ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
-      const [value, role] = pair.split('=').map((x) => x.trim());
-      if (!value || !role || !isRole(role)) problems.push(`OIDC_ROLE_MAP entries are claim-value=role (admin, reviewer or auditor) separated by commas, got "${pair}"`);
-      else roleMap.push({ value, role });
-    }
-    const defaultRole = get('OIDC_DEFAULT_ROLE');
-    if (defaultRole !== undefined && !isRole(defaultRole)) problems.push('OIDC_DEFAULT_ROLE must be admin, reviewer or auditor');
-    const allowedDomains = (get('OIDC_ALLOWED_DOMAINS') ?? '').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
-    const clientId = get('OIDC_CLIENT_ID');
-    const redirectUri = get('OIDC_REDIRECT_URI');
-    const company = get('OIDC_COMPANY');
-    if (!/^https?:\/\//.test(issuer)) problems.push('OIDC_ISSUER must be the provider\'s https URL');
-    if (!clientId) problems.push('OIDC_CLIENT_ID is required with OIDC_ISSUER');
-    if (!redirectUri || !/^https?:\/\/.+\/api\/v1\/auth\/oidc\/callback$/.test(redirectUri)) problems.push('OIDC_REDIRECT_URI must be this service\'s public URL followed by /api/v1/auth/oidc/callback');
-    if (!company) problems.push('OIDC_COMPANY (the company users of this provider belong to) is required with OIDC_ISSUER');
-    if (allowedDomains.length === 0) problems.push('OIDC_ALLOWED_DOMAINS (the email domains allowed in, comma-separated) is required with OIDC_ISSUER');
-    const secretFile = get('OIDC_CLIENT_SECRET_FILE');
-    const clientSecret = secretFile ? fs.readFileSync(path.resolve(secretFile), 'utf8').trim() : get('OIDC_CLIENT_SECRET');
-    oidc = { issuer, clientId: clientId ?? '', clientSecret, redirectUri: redirectUri ?? '', company: company ?? '', allowedDomains, roleClaim: get('OIDC_ROLE_CLAIM') ?? 'groups', roleMap, defaultRole: defaultRole as OidcConfig['defaultRole'], name: get('OIDC_NAME') ?? 'single sign-on' };
-  }
-  const localLogin = bool('LOCAL_LOGIN', true, 'on', 'off');
-  if (!localLogin && oidc === undefined) problems.push('LOCAL_LOGIN=off needs OIDC_ISSUER: nobody could sign in');
-
-  const config: Config = {
-    host: get('HOST') ?? '127.0.0.1',
-    port: int('PORT', 8080, 0, 65535),
-    dataDir: path.resolve(get('LEDGER_DATA_DIR') ?? './data'),
-    databaseUrl,
-    redisUrl,
-    logLevel,
-    tls: certFile && keyFile ? { certFile, keyFile } : undefined,
-    accessTokenTtlSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
-    sessionIdleTimeoutSeconds: int('SESSION_IDLE_TIMEOUT_SECONDS', 1800, 60, 24 * 3600),
-    sessionMaxAgeSeconds: int('SESSION_MAX_AGE_SECONDS', 43_200, 300, 7 * 24 * 3600),
-    maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
-    maxEntryBytes: int('MAX_ENTRY_BYTES', 256 * 1024, 1024, 100 * 1024 * 1024),
-    maxBatchSize: int('MAX_BATCH_SIZE', 1000, 1, 100_000),
-    signingWorkers: int('LEDGER_SIGNING_WORKERS', Math.max(1, os.availableParallelism() - 1), 0, 64),
-    signingKeyFile: get('LEDGER_SIGNING_KEY_FILE') ? path.resolve(get('LEDGER_SIGNING_KEY_FILE') as string) : undefined,
-    pkcs11,
-    bootstrap,
-    ledgerOrigin,
-    checkpointIntervalMs: int('CHECKPOINT_INTERVAL_MS', 1000, 0, 3_600_000),
-    integrityVerifyIntervalSeconds: int('INTEGRITY_VERIFY_INTERVAL_SECONDS', 300, 0, 86_400),
-    verifyWorkers: int('VERIFY_WORKERS', os.availableParallelism(), 0, 64),
-    stalenessMaxAge,
-    metricsToken,
-    operatorToken,
-    secretsKeyFile: get('LEDGER_SECRETS_KEY_FILE') ? path.resolve(get('LEDGER_SECRETS_KEY_FILE') as string) : undefined,
-    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
-    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
-    webhookDelivery: bool('WEBHOOK_DELIVERY', true, 'on', 'off'),
-    streamAllowPrivate: bool('STREAM_ALLOW_PRIVATE', false),
-    streamDelivery: bool('STREAM_DELIVERY', true, 'on', 'off'),
-    searchIndex: bool('SEARCH_INDEX', true, 'on', 'off'),
-    streamTimeoutMs: int('STREAM_TIMEOUT_MS', 10_000, 100, 120_000),
-    streamDirectory: path.resolve(get('STREAM_DIRECTORY') ?? path.join(get('LEDGER_DATA_DIR') ?? './data', 'streams')),
-    retentionIntervalSeconds: int('RETENTION_INTERVAL_SECONDS', 3600, 0, 7 * 86_400),
-    retentionBatchSize: int('RETENTION_BATCH_SIZE', 1000, 1, 1000),
-    subjectFields,
-    witnesses,
-    witnessQuorum,
-    tsaUrl,
-    tsaIntervalSeconds: int('TSA_INTERVAL_SECONDS', 3600, 1, 31 * 86_400),
-    oidc,
-    localLogin,
-  };
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+/** The README's configuration table (`audit-ledger config-table` prints it; a test keeps the README's equal to it). */
+export function configTable(): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...CONFIG_VARIABLES.map((v) => `| \`${v.name}\` | ${cell(v.literal ? `\`${v.default}\`` : v.default)} | ${cell(v.description)} |`)].join('\n') + '\n';
 }
 
 export interface Pkcs11Config {

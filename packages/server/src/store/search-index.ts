@@ -1,4 +1,4 @@
-// SEARCH_INDEX (kernel/config-variables.ts): whether the index of words inside events that
+// SEARCH_INDEX (kernel/config-table.ts): whether the index of words inside events that
 // GET /logs/search reads (migration 0012) is kept. Applied at start, after the migrations: `off`
 // removes it (SQLite: the triggers that keep the FTS5 index, then every token in it, so nothing of
 // any content stays there; PostgreSQL: the GIN index), and appends stop paying for it (4 KB events:
