@@ -15,8 +15,33 @@ const resolve = { conditions: [SOURCE_CONDITION, ...defaultClientConditions] };
 // relative imports have no extension, which Node cannot load). As the service runs: plain Node.
 const ssr = { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions].filter((c) => c !== 'module') } };
 
+// The server's tests come in three tiers (docs/architecture.md, "Tests"): `service` drives the
+// service in process over HTTP (inject or a socket) against real stores; `process` starts
+// programs (the service, the CLI, a PostgreSQL cluster, rsyslog, a TSA, npm pack) and waits on
+// them; `browser` drives Chromium. `npm test` runs core and service; `npm run test:all`, which CI
+// runs, all of them.
 /** The server's test files that drive Chromium. */
 const BROWSER = ['test/console.test.ts', 'test/console-governance.test.ts', 'test/console-workspace.test.ts', 'test/sso.test.ts'];
+/** The server's test files that start and stop programs: services, CLIs, clusters, daemons, package installs. */
+const PROCESS = [
+  'test/fault/**/*.test.ts',
+  'test/backup-restore.test.ts',
+  'test/restore-attacks.test.ts',
+  'test/process.test.ts',
+  'test/monitor.test.ts',
+  'test/migrations.test.ts',
+  'test/witness.test.ts',
+  'test/operations-doc.test.ts',
+  'test/release.test.ts',
+  'test/packages.test.ts',
+  'test/multiprocess.test.ts',
+  'test/pkcs11.test.ts',
+  'test/tsa.test.ts',
+  'test/container.test.ts',
+  'test/readme.test.ts',
+  'test/first-hour.test.ts',
+  'test/sdk-spool.test.ts',
+];
 const SERVER = {
   root: path.join(root, 'packages/server'),
   globalSetup: ['test/helpers/global-setup.ts'],
@@ -54,14 +79,19 @@ export default defineConfig({
       {
         resolve,
         ssr,
-        test: { ...SERVER, name: 'server', include: ['test/**/*.test.ts'], exclude: [...BROWSER, '**/node_modules/**'] },
+        test: { ...SERVER, name: 'service', include: ['test/**/*.test.ts'], exclude: [...BROWSER, ...PROCESS, '**/node_modules/**'] },
       },
-      // Chromium against a spawned service: run on its own, after the rest (npm test runs it as a
-      // second vitest run), so no other file competes with the browser for the two cores.
       {
         resolve,
         ssr,
-        test: { ...SERVER, name: 'server-browser', include: BROWSER },
+        test: { ...SERVER, name: 'process', include: PROCESS },
+      },
+      // Chromium against a spawned service: run on its own, after the rest (a vitest run of its
+      // own in scripts/test.mjs), so no other file competes with the browser for the two cores.
+      {
+        resolve,
+        ssr,
+        test: { ...SERVER, name: 'browser', include: BROWSER },
       },
     ],
   },

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Copies the console screenshots the browser tests took (test-results/console/, written by
 // packages/server/test/console*.test.ts) that docs/console.md shows into docs/img/console/. Run
-// after `npm test` (or the browser suites alone) when a page changed: `npm run docs:screenshots`.
+// after `npm run test:all` (or the browser tier alone) when a page changed: `npm run docs:screenshots`.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -34,7 +34,7 @@ const SHOWN = {
 fs.mkdirSync(to, { recursive: true });
 const missing = Object.values(SHOWN).filter((f) => !fs.existsSync(path.join(from, f)));
 if (missing.length > 0) {
-  console.error(`no screenshot ${missing.join(', ')} in ${from}: run the browser tests first (npm test)`);
+  console.error(`no screenshot ${missing.join(', ')} in ${from}: run the browser tests first (npm run test:all, or npx vitest run --project browser)`);
   process.exit(1);
 }
 for (const [name, file] of Object.entries(SHOWN)) fs.copyFileSync(path.join(from, file), path.join(to, name));

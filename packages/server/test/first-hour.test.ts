@@ -83,7 +83,7 @@ describe('an old Node', () => {
 
 describe('npm start with nothing changed', () => {
   it('does not build again: the second build says it is current', () => {
-    // The first is a no-op too under `npm test`, which built just before; after an edit it builds.
+    // The first is a no-op too under the test suites, whose global setup built just before; after an edit it builds.
     const build = () => spawnSync(process.execPath, [path.join(REPO, 'scripts/build.mjs')], { cwd: REPO, encoding: 'utf8' });
     expect(build().status).toBe(0);
     const again = build();

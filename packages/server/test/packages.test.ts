@@ -19,7 +19,7 @@ describe('the packed packages, installed in an empty directory', () => {
   let t: TestApp;
   let dir: string;
   beforeAll(async () => {
-    // The tarballs carry dist/: build first, as `npm test` does.
+    // The tarballs carry dist/: build first, as the suites' global setup does.
     execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-packed-'));
     t = await startTestApp('sqlite', { env: { CHECKPOINT_INTERVAL_MS: '0' } });

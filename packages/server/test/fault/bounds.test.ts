@@ -8,7 +8,7 @@
 // Invariants: never a 5xx; a bomb is a 413; nothing refused is stored and no stored entry holds more
 // than MAX_ENTRY_BYTES; after the run the process is idle (CPU in the next half second) and its
 // memory grew by a bounded amount; a hostile answer is cut off, not read.
-// `npm test`: a short run on SQLite with fixed seeds. `npm run chaos`: long runs on both stores.
+// `npm run test:all`: a short run on SQLite with fixed seeds. `npm run chaos`: long runs on both stores.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';

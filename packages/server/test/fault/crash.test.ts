@@ -2,7 +2,7 @@
 // with SIGKILL at a random moment, restarted, and checked: every acknowledged log_id is stored
 // exactly as it was sent and verifies, seq has no gap, a full verification (entry signatures
 // included) finds 0 violations, and ingestion goes on. A 200 means committed.
-// `npm test`: 3 kills per store. `npm run chaos`: 20.
+// `npm run test:all`: 3 kills per store. `npm run chaos`: 20.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '@audit-ledger/core';

@@ -6,7 +6,7 @@
 // - a 4xx stores nothing;
 // - a 200 stores exactly what was sent (event_type, data and the extra fields), and the chain
 //   (hashes recomputed from what is stored, links, signatures) verifies after the run.
-// `npm test`: 600 requests per store. `npm run chaos`: 10,000.
+// `npm run test:all`: 600 requests per store. `npm run chaos`: 10,000.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson, ENVELOPE_FIELDS } from '@audit-ledger/core';
@@ -17,7 +17,7 @@ import { CHAOS, scale } from './harness.js';
 import { JsonBodyError, parseJsonBody } from '../../src/http/json-body.js';
 
 const RUNS = scale(600, 10_000);
-/** `npm test` replays fixed seeds (a failure there is reproducible); chaos explores new ones (fast-check prints the seed of a failure). */
+/** `npm run test:all` replays fixed seeds (a failure there is reproducible); chaos explores new ones (fast-check prints the seed of a failure). */
 const SEED = CHAOS ? {} : { seed: 20261123 };
 const NASTY = ['\ud800', '\udfff', '\u0000', '\ud83d\ude00', '\u2028', '"', '\\', 'é', '\u001f'];
 const EDGE_NUMBERS = ['1e400', '-1e400', '1e-400', '9007199254740993', '9007199254740992', '-0', '0.1', '1.0', '1e2', '123456789012345678901234567890', '5e-324', '1.7976931348623157e308', '0.30000000000000004'];

@@ -1,12 +1,12 @@
 // Shared by the fault suites: the real service as a child process, plain HTTP against it, and
-// the sizes of a run (small in `npm test`, long in `npm run chaos`, which sets CHAOS=1).
+// the sizes of a run (small in `npm run test:all`, long in `npm run chaos`, which sets CHAOS=1).
 import type { ChildProcess } from 'node:child_process';
 import { expect, vi } from 'vitest';
 import { call } from '../helpers/http.js';
 import { LogWatcher, spawnCli } from '../helpers/process.js';
 
 export const CHAOS = process.env.CHAOS === '1';
-/** A size for `npm test` and one for `npm run chaos`. */
+/** A size for `npm run test:all` and one for `npm run chaos`. */
 export const scale = (ci: number, chaos: number): number => (CHAOS ? chaos : ci);
 
 export { type Answer, call } from '../helpers/http.js';

@@ -1,6 +1,6 @@
 // Node 24 and the worker threads: better-sqlite3 ≤ 12 aborted the process at start or exit on
 // Node 24 (`Assertion failed: (env) != nullptr` in a Statement destructor on a worker thread).
-// This starts the real service 20 times (`npm run chaos`; 3 in `npm test`) on one SQLite file, with signing workers and the SQLite
+// This starts the real service 20 times (`npm run chaos`; 3 in `npm run test:all`) on one SQLite file, with signing workers and the SQLite
 // writer thread busy, appends through both paths, stops it with SIGTERM, and asserts that every
 // run exits 0 without an abort and that every acknowledged event is there afterwards.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
