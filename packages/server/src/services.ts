@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { BackgroundTask } from './kernel/background.js';
 import { Reports } from './compliance/reports.js';
 import { Compliance } from './compliance/service.js';
-import { AdminTrail } from './ingestion/trail.js';
+import { ADMIN_SOURCE, Recorder } from './ingestion/recorder.js';
 import type { Config } from './kernel/config.js';
 import { Entries } from './entries/service.js';
 import { Exports } from './exports/service.js';
@@ -25,7 +25,7 @@ import { ExecutionBinding, type GovernanceMarks } from './governance/execution-c
 import { Decisions } from './governance/decisions.js';
 import { type DetectedCause, Incidents } from './governance/incidents.js';
 import { Policies } from './governance/policies.js';
-import { GovernanceRecorder } from './governance/record.js';
+import { GOVERNANCE_SOURCE } from './governance/record.js';
 import { TraceNotFoundError } from './forensics/service.js';
 import { Ingestion } from './ingestion/service.js';
 import { Integrity } from './integrity/service.js';
@@ -227,8 +227,10 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   });
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
   const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin, agentKeys: store.agentKeys, marks: integrityStore });
-  const rejections = new Rejections({ ledger, appender, events, clock });
-  const trail = new AdminTrail({ appender });
+  // The one recorder of the service's own entries, and the trails of two of its sources.
+  const serviceRecorder = new Recorder({ appender });
+  const rejections = new Rejections({ ledger, recorder: serviceRecorder, events, clock });
+  const trail = serviceRecorder.trail(ADMIN_SOURCE);
   const guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, clock, warn: (obj, msg) => log.error(obj, msg) });
   held.guard = guard;
   metrics.continuityHolds = () => guard.holding;
@@ -247,7 +249,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
   const apiKeys = new ApiKeys({ accounts, trail, events, clock });
   const { governanceStore } = store;
-  const recorder = new GovernanceRecorder({ appender });
+  const recorder = serviceRecorder.trail(GOVERNANCE_SOURCE);
   const policies = new Policies({ store: governanceStore, recorder, events, clock });
   const reviewerByEmail = async (companyId: string, email: string) => {
     const u = await accounts.findUserByEmail(email);

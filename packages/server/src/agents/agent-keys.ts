@@ -7,7 +7,7 @@
 import { agentKeyProofMessage, AGENT_SIGNATURE_CONTEXT, type AgentKey, type AgentSignatureState, agentSignatureState, agentSignedTextOfCanonical, fromBase64, hasSmallOrder, isCanonicalPoint, keyIdOf, type LedgerEntry, utf8, verifyEd25519 } from '@audit-ledger/core';
 import type { VerifyItem } from '../ledger/signer.js';
 import type { Principal } from '../auth/authenticate.js';
-import { type AdminTrail } from '../ingestion/trail.js';
+import { type AdminTrail } from '../ingestion/recorder.js';
 import { actorOf } from '../auth/authenticate.js';
 import { DomainError, type FieldError, InputError, NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';

@@ -2,7 +2,7 @@
 // per company), listed, revoked; each change is a trail entry and a webhook event. The route
 // (routes/api-keys.ts) takes the user's principal, calls one method and shapes the answer.
 import { randomUUID } from 'node:crypto';
-import { type AdminTrail } from '../ingestion/trail.js';
+import { type AdminTrail } from '../ingestion/recorder.js';
 import { actorOf } from './authenticate.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';

@@ -3,7 +3,7 @@
 // calls one method and shapes the answer; services.test.ts drives this directly.
 import { DomainError } from '../kernel/domain-error.js';
 import type { Config } from '../kernel/config.js';
-import type { AdminTrail } from '../ingestion/trail.js';
+import type { AdminTrail } from '../ingestion/recorder.js';
 import type { CounterStore } from '../ratelimit/counter.js';
 import type { AccountStore, Company, User } from '../store/accounts.js';
 import type { SecretBox } from '../store/secret-box.js';

@@ -8,7 +8,7 @@
 // The ID token's signature is checked against the provider's JWKS, and each flow finishes once.
 import { createHash, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
-import type { AdminTrail } from '../ingestion/trail.js';
+import type { AdminTrail } from '../ingestion/recorder.js';
 import { DomainError } from '../kernel/domain-error.js';
 import type { OidcConfig } from '../kernel/config.js';
 import { iso } from '../kernel/time.js';

@@ -19,7 +19,7 @@ import type { GovernanceStore } from '../store/governance.js';
 import { InputError, NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import type { Compliance } from './service.js';
-import type { AdminTrail, TrailActor } from '../ingestion/trail.js';
+import type { AdminTrail, TrailActor } from '../ingestion/recorder.js';
 
 const DAY_MS = 86_400_000;
 

@@ -14,7 +14,7 @@ import type { ErasureKind } from '../store/schema.js';
 import { InputError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import { EntriesNotFoundError, HoldNotFoundError, HoldReleasedError, NotErasableError, UnderLegalHoldError } from './errors.js';
-import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from '../ingestion/trail.js';
+import { ADMIN_SOURCE, type AdminTrail, type TrailActor } from '../ingestion/recorder.js';
 
 /** At most this many entries per erasure record; a larger request is recorded in several. */
 export const ERASURE_CHUNK = 1000;
@@ -310,7 +310,7 @@ export class Compliance {
         ERASURE_EVENT_TYPE,
         parseActor(e.requested_by),
         { erasure_id: e.erasure_id, request_id: e.request_id, kind: e.kind, legal_basis: e.legal_basis, log_ids: JSON.parse(e.log_ids) as string[] },
-        `erasure:${e.erasure_id}`,
+        { idempotency_key: `erasure:${e.erasure_id}` },
       );
       recordLogId = record.log_id;
       await this.deps.store.markRecorded(e.company_id, e.erasure_id, recordLogId);

@@ -6,7 +6,7 @@
 // ledger.continuity_loss_accepted, and the witnesses will refuse what follows: docs/operations.md).
 // Holds live in the database, so every process honours them and a decision lifts them everywhere
 // within REFRESH_MS.
-import type { AdminTrail } from '../ingestion/trail.js';
+import type { AdminTrail } from '../ingestion/recorder.js';
 import type { ContinuityHoldRow, ContinuityHolds, ContinuityStore } from '../store/continuity.js';
 import type { LedgerStore } from '../store/ledger.js';
 import { DomainError } from '../kernel/domain-error.js';
@@ -105,7 +105,7 @@ export class ContinuityGuard {
       if (h.decision === null || this.held.has(h.company_id)) continue;
       const details = { seen_size: h.seen_size, stored_size: h.stored_size, source: h.source, reason: h.reason ?? '', decided_at: h.decided_at ?? '' };
       // Keyed by the hold: processes that record it at once append one entry.
-      await this.deps.trail.record(h.company_id, 'ledger.continuity_loss_accepted', { kind: 'operator' }, details, `continuity-loss-${h.seen_size}`);
+      await this.deps.trail.record(h.company_id, 'ledger.continuity_loss_accepted', { kind: 'operator' }, details, { idempotency_key: `continuity-loss-${h.seen_size}` });
       await this.deps.holds.recorded(h.company_id, h.seen_size, iso(this.deps.clock()));
     }
   }

@@ -3,7 +3,7 @@
 // signed checkpoint), the bundle, and the trail entry each one leaves. routes/exports.ts parses,
 // calls one method, and streams or sends what it gets.
 import type { JsonObject } from '@audit-ledger/core';
-import { type AdminTrail, type TrailActor } from '../ingestion/trail.js';
+import { type AdminTrail, type TrailActor } from '../ingestion/recorder.js';
 import type { Config } from '../kernel/config.js';
 import { DomainError, NotFoundError, NotYetCheckpointedError } from '../kernel/domain-error.js';
 import type { LogEntryRow } from '../store/chain.js';

@@ -3,7 +3,7 @@
 // The service is approvals.ts; the check of an execution against an approval is execution-check.ts.
 import type { Decider } from '../kernel/actor.js';
 import type { JsonObject } from '@audit-ledger/core';
-import type { TrailActor } from '../ingestion/trail.js';
+import type { TrailActor } from '../ingestion/recorder.js';
 import type { ApprovalRow, TeamRow } from '../store/governance.js';
 import type { ApprovalStatus } from '../store/schema.js';
 import { approvalsRecorded } from './execution-check.js';

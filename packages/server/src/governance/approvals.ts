@@ -11,7 +11,7 @@
 // execution-check.ts. Reviewer teams (teams.ts) route requests, escalated once when their SLA runs out.
 import { EventEmitter } from 'node:events';
 import type { JsonObject } from '@audit-ledger/core';
-import type { TrailActor } from '../ingestion/trail.js';
+import type { TrailActor } from '../ingestion/recorder.js';
 import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import { iso } from '../kernel/time.js';
@@ -21,7 +21,8 @@ import type { ApprovalStatus } from '../store/schema.js';
 import { type ApprovalCheckResult, judge } from './execution-check.js';
 import { compileConstraints } from './constraints.js';
 import { Assignment, type AssignmentDeps } from './assignment.js';
-import { canonicalHash, type GovernanceRecorder } from './record.js';
+import { canonicalHash } from './record.js';
+import type { Trail } from '../ingestion/recorder.js';
 
 import { approvalRow, approvalView, asActor, DEFAULT_EXPIRES_SECONDS, sameActor, type ApprovalRequestInput, type ApprovalView, type Approver, type Decider, type Risk, type StandingInput } from './approval-model.js';
 
@@ -30,7 +31,7 @@ export * from './approval-model.js';
 
 export interface ApprovalsDeps {
   store: GovernanceStore;
-  recorder: GovernanceRecorder;
+  recorder: Trail;
   events: EventSink;
   clock: () => number;
   /** A reviewer or admin of the company (not disabled) by email: who a request may be escalated to in person (assignment.ts). */

@@ -14,7 +14,8 @@ import type { AppendedEvent } from '../ledger/appender/errors.js';
 import type { PreparedEvent } from '../ledger/appender/types.js';
 import type { ApprovalRow, CheckRow, GovernanceStore } from '../store/governance.js';
 import { outsideConstraints } from './constraints.js';
-import { canonicalHash, type GovernanceRecorder } from './record.js';
+import { canonicalHash } from './record.js';
+import type { Trail } from '../ingestion/recorder.js';
 
 export const EXECUTION_TYPES: ReadonlySet<string> = new Set(['action.executed', 'tool.called']);
 
@@ -45,7 +46,7 @@ export interface GovernanceMarks {
 
 export interface BindingDeps {
   store: GovernanceStore;
-  recorder: GovernanceRecorder;
+  recorder: Trail;
   events: EventSink;
   clock: () => number;
 }

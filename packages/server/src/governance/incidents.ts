@@ -7,7 +7,7 @@
 // and policy evaluations involved, and the EU AI Act Article 73 reporting deadlines counted from
 // when the incident was opened.
 import { INCIDENT_REPORT_FORMAT, type JsonObject, type KeyTransition, reportDigest, reportSignatureMessage, type SignedReport, toBase64 } from '@audit-ledger/core';
-import type { TrailActor } from '../ingestion/trail.js';
+import type { TrailActor } from '../ingestion/recorder.js';
 import { GovernanceRefusal, InputError, NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import { iso } from '../kernel/time.js';
@@ -19,7 +19,7 @@ import type { LedgerStore } from '../store/ledger.js';
 import type { IncidentStatus } from '../store/schema.js';
 import { approvalView } from './approvals.js';
 import { checkView } from './execution-check.js';
-import type { GovernanceRecorder } from './record.js';
+import type { Trail } from '../ingestion/recorder.js';
 
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 export const INCIDENT_STATUSES = ['open', 'investigating', 'mitigated', 'resolved', 'closed'] as const;
@@ -63,7 +63,7 @@ export interface DetectedCause {
 
 export interface IncidentDeps {
   store: GovernanceStore;
-  recorder: GovernanceRecorder;
+  recorder: Trail;
   events: EventSink;
   ledger: LedgerStore;
   clock: () => number;

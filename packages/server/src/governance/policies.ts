@@ -5,12 +5,13 @@
 // reserved in the register first (the primary key: two simultaneous PUTs cannot take the same
 // one, the second tries the next), then its entry is appended (the reservation is given back if
 // that fails), so every version has exactly one entry.
-import type { TrailActor } from '../ingestion/trail.js';
+import type { TrailActor } from '../ingestion/recorder.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import type { EventSink } from '../kernel/events.js';
 import { iso } from '../kernel/time.js';
 import type { GovernanceStore, PolicyVersionRow } from '../store/governance.js';
-import { type GovernanceRecorder, textHash } from './record.js';
+import { textHash } from './record.js';
+import type { Trail } from '../ingestion/recorder.js';
 
 export interface PolicyInput {
   /** The policy's text exactly as it is enforced (a Rego or Cedar document, JSON, a rule list…). */
@@ -45,7 +46,7 @@ export const versionView = (row: PolicyVersionRow, withContent: boolean): Policy
 });
 
 export class Policies {
-  constructor(private readonly deps: { store: GovernanceStore; recorder: GovernanceRecorder; events: EventSink; clock: () => number }) {}
+  constructor(private readonly deps: { store: GovernanceStore; recorder: Trail; events: EventSink; clock: () => number }) {}
 
   /** Registers a version; `created` is false when the text equals the latest version's (nothing new recorded). */
   async put(companyId: string, actor: TrailActor, policyId: string, input: PolicyInput): Promise<{ created: boolean; version: PolicyVersionView }> {

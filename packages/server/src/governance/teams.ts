@@ -2,15 +2,15 @@
 // team (members, SLA, escalation target, routing rule), each change a governance entry. Routing a
 // request to a team and escalating it past the SLA are the approvals' own (approvals.ts).
 import type { JsonObject } from '@audit-ledger/core';
-import type { TrailActor } from '../ingestion/trail.js';
+import type { TrailActor } from '../ingestion/recorder.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import type { GovernanceStore, TeamRow } from '../store/governance.js';
 import { type TeamInput, teamView, type TeamView } from './approval-model.js';
-import type { GovernanceRecorder } from './record.js';
+import type { Trail } from '../ingestion/recorder.js';
 
 export class ReviewerTeams {
-  constructor(private readonly deps: { store: GovernanceStore; recorder: GovernanceRecorder; clock: () => number }) {}
+  constructor(private readonly deps: { store: GovernanceStore; recorder: Trail; clock: () => number }) {}
 
   async put(companyId: string, admin: TrailActor, name: string, input: TeamInput): Promise<TeamView> {
     const at = iso(this.deps.clock());

@@ -3,9 +3,7 @@
 // trace's forensics; the overrides list reads those entries back.
 import type { JsonObject } from '@audit-ledger/core';
 import type { EventSink } from '../kernel/events.js';
-import type { Appender } from '../ledger/appender.js';
-import { prepareEvent } from '../ingestion/input.js';
-import type { PreparedEvent } from '../ledger/appender/types.js';
+import type { Recorder } from '../ingestion/recorder.js';
 import { RESERVED_SOURCE_PREFIX } from '../store/columns.js';
 import { uuidv7 } from '../ledger/uuidv7.js';
 import { NotFoundError } from '../kernel/domain-error.js';
@@ -53,7 +51,7 @@ export interface OverrideQuery {
 
 export interface RejectionsDeps {
   ledger: LedgerStore;
-  appender: Pick<Appender, 'append'>;
+  recorder: Pick<Recorder, 'record'>;
   events: EventSink;
   clock: () => number;
 }
@@ -88,23 +86,19 @@ export class Rejections {
       traceId = decision?.trace_id ?? null;
     }
     const rejectionId = uuidv7(this.deps.clock());
-    const event = prepareEvent(
+    const appended = await this.deps.recorder.record(
+      companyId,
+      HITL_SOURCE,
+      'hitl.rejected',
       {
-        event_type: 'hitl.rejected',
-        source: HITL_SOURCE,
-        ...(traceId ? { trace_id: traceId } : {}),
-        data: {
-          rejection_id: rejectionId,
-          reviewer: input.reviewer,
-          rejection_reason: input.rejection_reason,
-          decision_id: input.decision_id ?? null,
-          submitted_by: { kind: submittedBy.kind, id: submittedBy.id },
-        },
+        rejection_id: rejectionId,
+        reviewer: input.reviewer,
+        rejection_reason: input.rejection_reason,
+        decision_id: input.decision_id ?? null,
+        submitted_by: { kind: submittedBy.kind, id: submittedBy.id },
       },
-      '/body',
-    ) as PreparedEvent;
-    const [appended] = await this.deps.appender.append(companyId, [event]);
-    if (!appended) throw new Error('the appender answered no entry for the rejection');
+      { trace_id: traceId },
+    );
     const view: Override = {
       id: rejectionId,
       log_id: appended.log_id,
@@ -132,12 +126,13 @@ export class Rejections {
    */
   async recordEscalation(companyId: string, submittedBy: Submitter, input: { current_reviewer: string; escalation_target: string; escalation_reason: string; decision_id?: string | undefined; trace_id?: string | undefined }) {
     const escalationId = uuidv7(this.deps.clock());
-    const event = prepareEvent(
-      { event_type: 'hitl.escalated', source: HITL_SOURCE, ...(input.trace_id ? { trace_id: input.trace_id } : {}), data: { escalation_id: escalationId, current_reviewer: input.current_reviewer, escalation_target: input.escalation_target, escalation_reason: input.escalation_reason, decision_id: input.decision_id ?? null, submitted_by: { kind: submittedBy.kind, id: submittedBy.id } } },
-      '/body',
-    ) as PreparedEvent;
-    const [appended] = await this.deps.appender.append(companyId, [event]);
-    if (!appended) throw new Error('the appender answered no entry for the escalation');
+    const appended = await this.deps.recorder.record(
+      companyId,
+      HITL_SOURCE,
+      'hitl.escalated',
+      { escalation_id: escalationId, current_reviewer: input.current_reviewer, escalation_target: input.escalation_target, escalation_reason: input.escalation_reason, decision_id: input.decision_id ?? null, submitted_by: { kind: submittedBy.kind, id: submittedBy.id } },
+      { trace_id: input.trace_id },
+    );
     return { id: escalationId, log_id: appended.log_id, created_at: appended.created_at };
   }
 

@@ -4,7 +4,7 @@
 // signed is proven. routes/integrity.ts parses, calls one method and shapes the answer.
 import { CoreError } from '@audit-ledger/core';
 import type { FastifyBaseLogger } from 'fastify';
-import { type AdminTrail, type TrailActor } from '../ingestion/trail.js';
+import { type AdminTrail, type TrailActor } from '../ingestion/recorder.js';
 import type { Config } from '../kernel/config.js';
 import { NotFoundError, TreeSizeOutOfRangeError } from '../kernel/domain-error.js';
 import { type CheckpointView, checkpointView, type ConsistencyView, consistencyView, cosignedCheckpointView } from '../ledger/proofs.js';

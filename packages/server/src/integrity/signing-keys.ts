@@ -4,7 +4,7 @@
 // token and calls one method.
 import type { KeyTransition } from '@audit-ledger/core';
 import type { FastifyBaseLogger } from 'fastify';
-import type { AdminTrail } from '../ingestion/trail.js';
+import type { AdminTrail } from '../ingestion/recorder.js';
 import type { Config } from '../kernel/config.js';
 import { publicKeyView, type PublicKeyView } from '../exports/formats.js';
 import type { Keyring } from '../ledger/keyring.js';

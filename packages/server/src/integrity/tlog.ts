@@ -5,7 +5,7 @@
 // routes/tlog.ts parses the path, calls one method and sets the spec's headers.
 import { canonicalRecordText, encodeEntryBundle, entryLeafHash, fromHex, TILE_WIDTH, tileHashIndexes, type TileRef, tileSeqs, tileWidthAt, utf8 } from '@audit-ledger/core';
 import { CoreError } from '@audit-ledger/core';
-import type { AdminTrail, TrailActor } from '../ingestion/trail.js';
+import type { AdminTrail, TrailActor } from '../ingestion/recorder.js';
 import { NotFoundError } from '../kernel/domain-error.js';
 import type { AccountStore } from '../store/accounts.js';
 import type { LedgerStore } from '../store/ledger.js';

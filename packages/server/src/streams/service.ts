@@ -5,7 +5,7 @@
 // trail entry, and each stream's lag. routes/streams.ts parses, calls one method and shapes the answer.
 import { X509Certificate } from 'node:crypto';
 import type { JsonObject } from '@audit-ledger/core';
-import type { AdminTrail, TrailActor } from '../ingestion/trail.js';
+import type { AdminTrail, TrailActor } from '../ingestion/recorder.js';
 import { InputError, NotFoundError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import { uuidv7 } from '../ledger/uuidv7.js';

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../crypto/passwords.js';
 import { isPlausibleEmail, MIN_PASSWORD_LENGTH } from '../kernel/config.js';
 import { DomainError } from '../kernel/domain-error.js';
-import type { AdminTrail } from '../ingestion/trail.js';
+import type { AdminTrail } from '../ingestion/recorder.js';
 import type { AccountStore, User } from '../store/accounts.js';
 import type { UserRole } from '../store/schema.js';
 import { iso } from '../kernel/time.js';
@@ -162,7 +162,7 @@ export class UserAdmin {
         'user.created',
         { kind: 'operator' },
         { subject: { kind: 'user', user_id: u.user_id, email: u.email }, role: u.role, one_time_password: false, via: u.trail_pending as string },
-        `user.created:${u.user_id}`,
+        { idempotency_key: `user.created:${u.user_id}` },
       );
       await this.deps.accounts.clearTrailPending(u.company_id, u.user_id);
       n++;

@@ -3,7 +3,7 @@
 // kept encrypted (store/secret-box.ts), and every change is a trail entry. routes/webhooks.ts
 // parses (its cursors too), calls one method and shapes the answer.
 import type { JsonObject } from '@audit-ledger/core';
-import { type AdminTrail, type TrailActor } from '../ingestion/trail.js';
+import { type AdminTrail, type TrailActor } from '../ingestion/recorder.js';
 import type { Config } from '../kernel/config.js';
 import { InputError, NotFoundError } from '../kernel/domain-error.js';
 import type { EventType } from '../kernel/events.js';
