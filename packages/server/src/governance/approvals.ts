@@ -180,9 +180,9 @@ export class Approvals {
   async approve(companyId: string, decider: Decider, approvalId: string, reason: string | undefined): Promise<ApprovalView> {
     const user = asActor(decider);
     const row = await this.pendingRequest(companyId, approvalId);
-    if (sameActor(JSON.parse(row.requested_by) as JsonObject, user)) throw new GovernanceRefusal(403, 'self_approval', 'nobody may approve their own request');
+    if (sameActor(JSON.parse(row.requested_by) as JsonObject, user)) throw new GovernanceRefusal('self_approval', 'nobody may approve their own request');
     const approvers = JSON.parse(row.approvers) as Approver[];
-    if (approvers.some((a) => a.user_id === user.user_id)) throw new GovernanceRefusal(409, 'already_approved', `you already approved this request; it needs ${row.required_approvals} different approvers (four eyes)`);
+    if (approvers.some((a) => a.user_id === user.user_id)) throw new GovernanceRefusal('already_approved', `you already approved this request; it needs ${row.required_approvals} different approvers (four eyes)`);
     await this.assignment.checkMayDecide(companyId, row, decider);
     const at = iso(this.now());
     const count = approvers.length + 1;
@@ -263,14 +263,14 @@ export class Approvals {
 
   private async pendingRequest(companyId: string, approvalId: string): Promise<ApprovalRow> {
     const row = await this.row(companyId, approvalId);
-    if (row.kind !== 'request') throw new GovernanceRefusal(409, 'not_a_request', 'a standing approval is granted and revoked, not decided');
-    if (row.status !== 'pending') throw new GovernanceRefusal(409, 'approval_not_pending', `the request is already ${row.status}`);
-    if (Date.parse(row.expires_at) <= this.now()) throw new GovernanceRefusal(409, 'approval_expired', `the request expired (expires_at ${row.expires_at})`);
+    if (row.kind !== 'request') throw new GovernanceRefusal('not_a_request', 'a standing approval is granted and revoked, not decided');
+    if (row.status !== 'pending') throw new GovernanceRefusal('approval_not_pending', `the request is already ${row.status}`);
+    if (Date.parse(row.expires_at) <= this.now()) throw new GovernanceRefusal('approval_expired', `the request expired (expires_at ${row.expires_at})`);
     return row;
   }
 
   private changedMeanwhile(approvalId: string): GovernanceRefusal {
-    return new GovernanceRefusal(409, 'approval_changed', `approval ${approvalId} was changed by someone else meanwhile; read it again`);
+    return new GovernanceRefusal('approval_changed', `approval ${approvalId} was changed by someone else meanwhile; read it again`);
   }
 
   /** Appends the entry that records a change already written; if the append fails, the change is undone and the failure passes on. */
@@ -348,7 +348,7 @@ export class Approvals {
   async revokeStanding(companyId: string, admin: TrailActor, approvalId: string, reason: string): Promise<ApprovalView> {
     const row = await this.row(companyId, approvalId);
     if (row.kind !== 'standing') throw new NotFoundError(`standing approval ${approvalId} not found`);
-    if (row.status !== 'approved') throw new GovernanceRefusal(409, 'approval_not_active', `the standing approval is already ${row.status}`);
+    if (row.status !== 'approved') throw new GovernanceRefusal('approval_not_active', `the standing approval is already ${row.status}`);
     const at = iso(this.now());
     if (!(await this.deps.store.updateIf(companyId, approvalId, row, { status: 'revoked', decided_at: at, decided_by: JSON.stringify(admin), decision_reason: reason, updated_at: at }))) throw this.changedMeanwhile(approvalId);
     await this.recordOrUndo(companyId, approvalId, { ...row, status: 'revoked' }, { status: 'approved', decided_at: row.decided_at, decided_by: row.decided_by, decision_reason: row.decision_reason }, () =>

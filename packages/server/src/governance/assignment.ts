@@ -53,11 +53,11 @@ export class Assignment {
     if (name === null || user.role === 'admin') return;
     const team = await this.deps.store.getTeam(companyId, name);
     if (!team) {
-      if (name.toLowerCase() !== user.email.toLowerCase()) throw new GovernanceRefusal(403, 'not_in_team', `this request is assigned to "${name}", who is not you`);
+      if (name.toLowerCase() !== user.email.toLowerCase()) throw new GovernanceRefusal('not_in_team', `this request is assigned to "${name}", who is not you`);
       return;
     }
     const members = (JSON.parse(team.members) as string[]).map((m) => m.toLowerCase());
-    if (members.length > 0 && !members.includes(user.email.toLowerCase())) throw new GovernanceRefusal(403, 'not_in_team', `this request is assigned to team "${name}", which you are not a member of`);
+    if (members.length > 0 && !members.includes(user.email.toLowerCase())) throw new GovernanceRefusal('not_in_team', `this request is assigned to team "${name}", which you are not a member of`);
   }
 
   /**

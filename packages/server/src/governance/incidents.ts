@@ -149,7 +149,7 @@ export class Incidents {
     let base: Partial<IncidentInput> = input;
     if (input.from_replay_session_id !== undefined) {
       cause = await this.deps.replayCause(companyId, input.from_replay_session_id);
-      if (!cause.detected) throw new GovernanceRefusal(409, 'nothing_detected', `the root cause of replay ${input.from_replay_session_id} detected nothing to open an incident for`);
+      if (!cause.detected) throw new GovernanceRefusal('nothing_detected', `the root cause of replay ${input.from_replay_session_id} detected nothing to open an incident for`);
       base = {
         ...input,
         title: input.title ?? `${cause.root_cause_type}: ${cause.description}`.slice(0, 300),
@@ -206,7 +206,7 @@ export class Incidents {
   /** One change: recorded, noted, applied, announced. A closed incident takes comments only. */
   private async change(companyId: string, actor: TrailActor, incidentId: string, kind: 'assigned' | 'commented' | 'status_changed', body: JsonObject, set: Partial<IncidentRow>): Promise<IncidentView> {
     const row = await this.row(companyId, incidentId);
-    if (row.status === 'closed' && kind !== 'commented') throw new GovernanceRefusal(409, 'incident_closed', 'the incident is closed');
+    if (row.status === 'closed' && kind !== 'commented') throw new GovernanceRefusal('incident_closed', 'the incident is closed');
     const links = JSON.parse(row.links) as StoredLinks;
     const appended = await this.deps.recorder.record(companyId, `incident.${kind}`, actor, { incident_id: incidentId, ...body }, { trace_id: links.trace_ids.length === 1 ? links.trace_ids[0] : null });
     await this.note(companyId, incidentId, kind, body, actor, appended.log_id, appended.created_at);
@@ -225,7 +225,7 @@ export class Incidents {
 
   async setStatus(companyId: string, actor: TrailActor, incidentId: string, status: IncidentStatus, note: string | undefined): Promise<IncidentView> {
     const row = await this.row(companyId, incidentId);
-    if (row.status === status) throw new GovernanceRefusal(409, 'incident_status_unchanged', `the incident is already ${status}`);
+    if (row.status === status) throw new GovernanceRefusal('incident_status_unchanged', `the incident is already ${status}`);
     return this.change(companyId, actor, incidentId, 'status_changed', { from: row.status, status, note: note ?? null }, { status });
   }
 

@@ -70,8 +70,18 @@ const PROBLEMS = {
   entries_not_found: ({ logIds: ids }, message) => new ApiError(404, 'not_found', message, { extensions: logIds(ids) }),
   hold_not_found: (_data, message) => new ApiError(404, 'not_found', message),
   hold_released: (_data, message) => new ApiError(409, 'hold_released', `${message}; nothing was changed`),
-  // governance
-  governance_refused: ({ status, problemCode }, message) => new ApiError(status, problemCode, `${message}; nothing was changed`),
+  // governance: who may not do it (403), a state that does not allow it (409); nothing was changed
+  self_approval: (_data, message) => new ApiError(403, 'self_approval', `${message}; nothing was changed`),
+  not_in_team: (_data, message) => new ApiError(403, 'not_in_team', `${message}; nothing was changed`),
+  already_approved: (_data, message) => new ApiError(409, 'already_approved', `${message}; nothing was changed`),
+  approval_not_pending: (_data, message) => new ApiError(409, 'approval_not_pending', `${message}; nothing was changed`),
+  approval_expired: (_data, message) => new ApiError(409, 'approval_expired', `${message}; nothing was changed`),
+  approval_changed: (_data, message) => new ApiError(409, 'approval_changed', `${message}; nothing was changed`),
+  approval_not_active: (_data, message) => new ApiError(409, 'approval_not_active', `${message}; nothing was changed`),
+  not_a_request: (_data, message) => new ApiError(409, 'not_a_request', `${message}; nothing was changed`),
+  nothing_detected: (_data, message) => new ApiError(409, 'nothing_detected', `${message}; nothing was changed`),
+  incident_closed: (_data, message) => new ApiError(409, 'incident_closed', `${message}; nothing was changed`),
+  incident_status_unchanged: (_data, message) => new ApiError(409, 'incident_status_unchanged', `${message}; nothing was changed`),
 } satisfies { [C in DomainErrorCode]: ProblemOf<C> };
 
 /** The problem for a domain error. */

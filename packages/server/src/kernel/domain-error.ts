@@ -10,7 +10,7 @@ export interface FieldError {
 }
 
 /** Every domain error's code, with the data it carries. */
-export interface DomainErrorData {
+export interface DomainErrorData extends GovernanceErrors {
   // the ledger (appends)
   appender_closed: Record<string, never>;
   head_moved: { companyId: string };
@@ -62,13 +62,11 @@ export interface DomainErrorData {
   entries_not_found: { logIds: string[] };
   hold_not_found: { holdId: string };
   hold_released: { holdId: string };
-  // governance: a decision the rules refuse (self-approval, not pending, four eyes…), with its stable problem code
-  governance_refused: { status: 403 | 409; problemCode: GovernanceProblem };
 }
 
 export type DomainErrorCode = keyof DomainErrorData;
 
-/** The problem codes a governance refusal answers with (each has its title in http/problems.ts). */
+/** What governance's rules refuse (self-approval, not pending, four eyes…): each a code of its own in the table (http/domain-problems.ts), with its title in http/problems.ts. */
 export type GovernanceProblem =
   | 'self_approval'
   | 'already_approved'
@@ -81,6 +79,9 @@ export type GovernanceProblem =
   | 'nothing_detected'
   | 'incident_closed'
   | 'incident_status_unchanged';
+
+/** Governance refusals carry nothing but their code and message. */
+type GovernanceErrors = { [C in GovernanceProblem]: Record<string, never> };
 
 export abstract class DomainError<Code extends DomainErrorCode = DomainErrorCode> extends Error {
   constructor(
@@ -135,9 +136,9 @@ export class TreeSizeOutOfRangeError extends DomainError<'tree_size_out_of_range
   }
 }
 
-/** A governance action its rules refuse: 403 for who may not do it (self-approval), 409 for a state that does not allow it. */
-export class GovernanceRefusal extends DomainError<'governance_refused'> {
-  constructor(status: 403 | 409, problemCode: GovernanceProblem, message: string) {
-    super('governance_refused', message, { status, problemCode });
+/** A governance action its rules refuse; the table answers 403 for who may not do it (self-approval), 409 for a state that does not allow it. */
+export class GovernanceRefusal extends DomainError<GovernanceProblem> {
+  constructor(code: GovernanceProblem, message: string) {
+    super(code, message, {});
   }
 }
