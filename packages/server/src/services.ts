@@ -19,6 +19,7 @@ import { Entries } from './entries/service.js';
 import { Exports } from './exports/service.js';
 import { Forensics } from './forensics/service.js';
 import { Rejections } from './hitl/rejections.js';
+import { HumanReview } from './hitl/review.js';
 import { Approvals } from './governance/approvals.js';
 import { ReviewerTeams } from './governance/teams.js';
 import { ExecutionBinding, type GovernanceMarks } from './governance/execution-check.js';
@@ -112,8 +113,9 @@ export interface Services {
   exports: Exports;
   /** Replays of a trace and their analyses. */
   forensics: Forensics;
-  /** Human review rejections. */
+  /** Human review rejections, and the agent SDK's human-review calls over them and approvals. */
   rejections: Rejections;
+  humanReview: HumanReview;
   /** Approvals bound to the exact action, standing approvals and reviewer teams (governance/approvals.ts). */
   approvals: Approvals;
   /** Reviewer teams: members, SLA, escalation target, routing (governance/teams.ts). */
@@ -348,6 +350,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       exports,
       forensics,
       rejections,
+      humanReview: new HumanReview({ rejections, approvals, teams }),
       approvals,
       teams,
       policies,

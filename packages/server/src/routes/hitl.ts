@@ -1,5 +1,8 @@
-// Human review rejections (spec 2.7, 4.4) over HTTP: the service is hitl/rejections.ts.
+// Human review rejections (spec 2.7, 4.4) over HTTP, and the agent SDK's human-review aliases:
+// the services are hitl/rejections.ts and hitl/review.ts (which of rejections and approvals a call reaches).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../hitl/review.js';
 import Type from 'typebox';
 import { principalOf } from '../auth/authenticate.js';
 import { encodeCursor, seqCursor } from '../http/cursor.js';
@@ -9,7 +12,6 @@ import { JsonObjectSchema, NullableString, ServiceId, Uuid } from '../kernel/sha
 import { ApprovalSchema } from '../http/governance-schemas.js';
 import { deciderOf } from '../auth/decider.js';
 import { actorOf } from '../auth/authenticate.js';
-import { ApiError } from '../http/problems.js';
 import type { Services } from '../services.js';
 import { READ, REVIEW } from '../auth/rules.js';
 import { encodeCursor as cursorOf } from '../http/cursor.js';
@@ -28,7 +30,7 @@ const Override = Type.Object({
   submitted_by: Type.Object({ kind: Type.String(), id: Type.String() }, { description: 'The credential that submitted it: a user id or an API key id' }),
 });
 
-export type HitlServices = Pick<Services, 'rejections' | 'approvals' | 'teams'>;
+export type HitlServices = Pick<Services, 'rejections' | 'humanReview'>;
 
 const TrailItem = Type.Object({
   log_id: Type.String(),
@@ -55,17 +57,15 @@ const HitlApproveBody = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * What a reviewer's auth_response.status decides, exactly: an approval only on an explicit approve
- * value, a rejection only on an explicit reject value. Anything else (absent, misspelt, "no",
- * "REJECTED ") decides nothing and is a 400: a decision never follows from a value not understood.
- */
-export const HITL_APPROVE = ['approved', 'approve'] as const;
-export const HITL_REJECT = ['rejected', 'reject', 'denied', 'deny', 'declined'] as const;
-function hitlVerdict(status: string | undefined): 'approve' | 'reject' {
-  if (status !== undefined && (HITL_APPROVE as readonly string[]).includes(status)) return 'approve';
-  if (status !== undefined && (HITL_REJECT as readonly string[]).includes(status)) return 'reject';
-  throw new ApiError(400, 'validation_failed', 'auth_response.status must say the decision', { errors: [{ field: '/body/auth_response/status', message: `must be one of ${[...HITL_APPROVE, ...HITL_REJECT].join(', ')} with approval_id (it is ${status === undefined ? 'absent' : JSON.stringify(status)})` }] });
+/** Who calls, as the human-review service needs it: a person's decision is asked of the session only when one is made (deciderOf refuses an API key). */
+function callerOf(request: FastifyRequest): Caller {
+  const p = principalOf(request);
+  return {
+    companyId: p.companyId,
+    submittedBy: p.kind === 'user' ? { kind: 'user', id: p.userId } : { kind: 'api_key', id: p.keyId },
+    actor: actorOf(p),
+    decider: () => deciderOf(request),
+  };
 }
 
 export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
@@ -94,13 +94,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const principal = principalOf(request);
-        const submittedBy = principal.kind === 'user' ? ({ kind: 'user', id: principal.userId } as const) : ({ kind: 'api_key', id: principal.keyId } as const);
-        const { approval_id: approvalId, ...rejection } = request.body;
-        // With approval_id (the agent SDK's form), the approval request is rejected too: a decision,
-        // so only a reviewer's or admin's session may make it (the body's reviewer names nobody).
-        if (approvalId !== undefined) await ctx.approvals.reject(principal.companyId, deciderOf(request), approvalId, rejection.rejection_reason).catch((err: unknown) => appendFailure(err, () => '/body'));
-        const view = await ctx.rejections.reject(principal.companyId, submittedBy, rejection).catch((err: unknown) => appendFailure(err, () => '/body'));
+        const view = await ctx.humanReview.reject(callerOf(request), request.body).catch((err: unknown) => appendFailure(err, () => '/body'));
         return reply.code(201).send(view);
       },
     );
@@ -155,28 +149,8 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const p = principalOf(request);
-        const b = request.body;
-        if (b.approval_id !== undefined) {
-          const decider = deciderOf(request);
-          const verdict = hitlVerdict(b.auth_response?.status);
-          const reason = b.auth_response?.reason ?? b.reason;
-          const run = verdict === 'reject' ? ctx.approvals.reject(p.companyId, decider, b.approval_id, reason ?? 'rejected') : ctx.approvals.approve(p.companyId, decider, b.approval_id, reason);
-          return reply.code(200).send(await run.catch((err: unknown) => appendFailure(err, () => '/body')));
-        }
-        if (b.reason === undefined) throw new ApiError(400, 'validation_failed', 'an approval request needs reason', { errors: [{ field: '/body/reason', message: 'is required without approval_id' }] });
-        const teams = b.reviewer === undefined ? [] : (await ctx.teams.list(p.companyId)).filter((t) => t.name === b.reviewer);
-        const view = await ctx.approvals
-          .request(p.companyId, actorOf(p), {
-            action: 'hitl.review',
-            arguments: { decision_id: b.decision_id ?? null, log_id: b.log_id ?? null, metadata: b.metadata ?? null, ...(b.reviewer !== undefined && teams.length === 0 ? { requested_reviewer: b.reviewer } : {}) },
-            reason: b.reason,
-            decision_id: b.decision_id,
-            trace_id: b.trace_id,
-            assignee: teams[0]?.name,
-          })
-          .catch((err: unknown) => appendFailure(err, () => '/body'));
-        return reply.code(201).send(view);
+        const { approval, created } = await ctx.humanReview.approve(callerOf(request), request.body).catch((err: unknown) => appendFailure(err, () => '/body'));
+        return reply.code(created ? 201 : 200).send(approval);
       },
     );
 
@@ -207,19 +181,7 @@ export function hitlRoutes(ctx: HitlServices): FastifyPluginAsyncTypebox {
           },
         },
       },
-      async (request) => {
-        const p = principalOf(request);
-        const b = request.body;
-        if (b.approval_id !== undefined) {
-          // Escalating the approval request itself is a decision about who decides: a person's
-          // (deciderOf refuses an API key), as POST /approvals/{id}/escalate.
-          const approval = await ctx.approvals.escalate(p.companyId, deciderOf(request), b.approval_id, b.escalation_target, b.escalation_reason, '/body/escalation_target').catch((err: unknown) => appendFailure(err, () => '/body'));
-          return { id: approval.id, log_id: null, escalation_target: b.escalation_target, approval, created_at: approval.escalated_at ?? approval.created_at };
-        }
-        const submittedBy = p.kind === 'user' ? ({ kind: 'user', id: p.userId } as const) : ({ kind: 'api_key', id: p.keyId } as const);
-        const r = await ctx.rejections.recordEscalation(p.companyId, submittedBy, b).catch((err: unknown) => appendFailure(err, () => '/body'));
-        return { id: r.id, log_id: r.log_id, escalation_target: b.escalation_target, approval: null, created_at: r.created_at };
-      },
+      async (request) => ctx.humanReview.escalate(callerOf(request), request.body).catch((err: unknown) => appendFailure(err, () => '/body')),
     );
 
     app.get(
