@@ -20,14 +20,9 @@ import { Exports } from './exports/service.js';
 import { Forensics } from './forensics/service.js';
 import { Rejections } from './hitl/rejections.js';
 import { HumanReview } from './hitl/review.js';
-import { Approvals } from './governance/approvals.js';
-import { ReviewerTeams } from './governance/teams.js';
-import { ExecutionBinding, type GovernanceMarks } from './governance/execution-check.js';
-import { Decisions } from './governance/decisions.js';
-import { type DetectedCause, Incidents } from './governance/incidents.js';
-import { Policies } from './governance/policies.js';
+import type { GovernanceMarks } from './governance/execution-check.js';
+import { buildGovernance, type GovernanceArea } from './governance/area.js';
 import { GOVERNANCE_SOURCE } from './governance/record.js';
-import { TraceNotFoundError } from './forensics/service.js';
 import { Ingestion } from './ingestion/service.js';
 import { Integrity } from './integrity/service.js';
 import { Tlog } from './integrity/tlog.js';
@@ -59,11 +54,11 @@ import { Timestamper } from './witness/timestamper.js';
 import { AgentKeys } from './agents/agent-keys.js';
 import { CheckpointMarks } from './continuity/marks.js';
 import { ContinuityGuard, REFRESH_MS } from './continuity/guard.js';
+import { Lifecycle } from './kernel/lifecycle.js';
+import { IngestionLoad } from './ledger/ingestion-load.js';
 
 /** How often the service looks for users created outside it (`users create`) to record in the trail. */
 export const USERS_CREATED_OUTSIDE_MS = 5000;
-/** How often pending approvals are checked for a run-out SLA (escalated once) and expiry (recorded). */
-export const APPROVAL_SWEEP_MS = 15_000;
 
 /**
  * The services of the process: one per API area (route plugins take a Pick of the ones they
@@ -117,15 +112,15 @@ export interface Services {
   rejections: Rejections;
   humanReview: HumanReview;
   /** Approvals bound to the exact action, standing approvals and reviewer teams (governance/approvals.ts). */
-  approvals: Approvals;
+  approvals: GovernanceArea['approvals'];
   /** Reviewer teams: members, SLA, escalation target, routing (governance/teams.ts). */
-  teams: ReviewerTeams;
+  teams: GovernanceArea['teams'];
   /** The policy register: immutable versions of each policy's text. */
-  policies: Policies;
+  policies: GovernanceArea['policies'];
   /** The decision register over decision.made entries. */
-  decisions: Decisions;
+  decisions: GovernanceArea['decisions'];
   /** Incidents and their signed reports. */
-  incidents: Incidents;
+  incidents: GovernanceArea['incidents'];
   /** Retention, legal holds and erasure. */
   compliance: Compliance;
   /** Signed period reports for regulators and auditors. */
@@ -174,31 +169,23 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   // SEARCH_INDEX, before anything appends: drop the index of words, or build it from what is stored.
   const searchChange = await applySearchIndex(store, config.searchIndex);
   if (searchChange) log.info({ search_index: searchChange }, searchChange === 'built' ? 'search index built from the stored entries (SEARCH_INDEX=on)' : 'search index dropped (SEARCH_INDEX=off)');
+  // Every part with background work or something to close registers here as it is built; they
+  // start in that order and close in the reverse (kernel/lifecycle.ts).
+  const life = new Lifecycle();
   const secretBox = openSecretBox(config);
   const keyring = await Keyring.open({ config, signingKeys, secretBox, clock });
+  life.add({ name: 'keyring', close: () => keyring.close() });
   const signer = new WorkerSigner(keyring.active, config.signingWorkers);
+  life.add({ name: 'signer', close: () => signer.close() });
   const metrics = new Metrics({ rateLimitFallback: () => counters.fallbackActive });
-  // When this process last committed an append: a full verification then leaves a core to ingestion.
-  let lastCommitAt = 0;
-  // Whether ingestion needs the machine since the streams last looked: the writer committing over
-  // half the time, or the request thread busy over 90% of it while appends come in.
-  let commitSeconds = 0;
-  let commitWindowFrom = clock();
-  let utilization = performance.eventLoopUtilization();
-  const ingestionSaturated = () => {
-    const now = clock();
-    const writerBusy = now > commitWindowFrom && commitSeconds / ((now - commitWindowFrom) / 1000) > 0.5;
-    const elu = performance.eventLoopUtilization();
-    const threadBusy = performance.eventLoopUtilization(elu, utilization).utilization > 0.9 && now - lastCommitAt < 1000;
-    commitSeconds = 0;
-    commitWindowFrom = now;
-    utilization = elu;
-    return writerBusy || threadBusy;
-  };
+  const usage = new UsageCounter({ usageStore, clock, logError });
+  life.add({ name: 'usage', start: () => usage.start(), close: () => usage.close() });
+  const load = new IngestionLoad(clock);
   const checkpointSigner = new CheckpointSigner(ledgerOrigin);
   // Continuity (docs/operations.md): the newest committed checkpoints kept outside the database, and
   // the companies whose stored ledger is behind one seen outside (their appends wait for an operator).
   const marks = CheckpointMarks.inDataDir(config.dataDir, ledgerOrigin, (err) => log.error({ err }, 'writing the checkpoint marks failed: a later start cannot compare with the newest checkpoints (docs/operations.md)'));
+  life.add({ name: 'checkpoint marks', close: () => marks.flush() });
   const held: { guard?: ContinuityGuard } = {};
   const appender = new Appender({
     onCheckpoint: (row) => marks.committed(row),
@@ -211,22 +198,29 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     checkpointIntervalMs: config.checkpointIntervalMs,
     onError: (err, message) => logError({ err }, message),
     onCommit: (entries, seconds, idempotencyConflicts) => {
-      lastCommitAt = clock();
-      commitSeconds += seconds;
+      load.committed(seconds);
       metrics.eventsAppended.inc(entries);
       if (idempotencyConflicts > 0) metrics.idempotencyConflicts.inc(idempotencyConflicts);
       metrics.appendBatchSize.observe(entries);
       metrics.appendDuration.observe(seconds);
     },
   });
+  life.add({ name: 'appender', close: () => appender.close() });
   // The sink wakes the worker after recording an event (only ever called once both exist).
   const events = new WebhookEventSink({ webhookStore, clock, onRecorded: () => delivery.kick() });
   const delivery = new DeliveryWorker({ webhookStore, secretBox, clock, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, metrics, events, logError, resolve: resolveHost });
-  const usage = new UsageCounter({ usageStore, clock, logError });
+  life.add({
+    name: 'webhook delivery',
+    start: () => {
+      if (config.webhookDelivery) delivery.start();
+    },
+    close: () => delivery.close(),
+  });
   const verifier = new IntegrityVerifier({ ledger, integrityStore, signingKeys, ledgerOrigin, intervalSeconds: config.integrityVerifyIntervalSeconds, clock, logError, events, metrics,
     scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: config.databaseUrl, dataDir: config.dataDir } },
-    ingesting: () => clock() - lastCommitAt < 1000,
+    ingesting: () => load.ingesting(),
   });
+  life.add({ name: 'integrity verifier', start: () => verifier.start(), close: () => verifier.close() });
   const forensics = new Forensics({ ledger, forensicsStore, keyring, events, clock, ledgerOrigin, maxAgeDefaults: config.stalenessMaxAge });
   const entryChecker = new EntryChecker({ ledger, signingKeys, clock, ledgerOrigin, agentKeys: store.agentKeys, marks: integrityStore });
   // The one recorder of the service's own entries, and the trails of two of its sources.
@@ -238,59 +232,44 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   metrics.continuityHolds = () => guard.holding;
   await guard.check();
   const continuity = new BackgroundTask(() => guard.refresh(), (err) => logError({ err }, 'continuity hold refresh failed'));
+  life.add({ name: 'continuity holds', start: () => continuity.start(REFRESH_MS), close: () => continuity.close() });
   const userAdmin = new UserAdmin({ accounts, trail, clock });
   const signIn = new SignIn({ accounts, counters, trail, userAdmin, secretBox, clock, config });
   const sso = config.oidc ? new SingleSignOn({ config: config.oidc, accounts, trail, signIn, secretBox, clock, newId: randomUUID }) : undefined;
   const compliance = new Compliance({ store: complianceStore, ledger, trail, clock, subjectPaths: config.subjectFields, retentionBatch: config.retentionBatchSize, onScrubIncomplete: () => log.warn('erased content is still in the SQLite WAL: a reader held it through every checkpoint attempt; the next erasure or retention run tries again') });
   const health = new Health({ store, keyring, counters, clock });
   const webhookEndpoints = new WebhookEndpoints({ webhookStore, secretBox, trail, clock, config, resolveHost });
-  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, agentKeys: store.agentKeys, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId), saturated: ingestionSaturated });
+  const streamDelivery = new StreamDelivery({ streamStore: store.streamStore, ledger, signingKeys, witnessStore, agentKeys: store.agentKeys, secretBox, clock, metrics, events, logError, config, resolve: resolveHost, coverHead: (companyId) => appender.checkpoint(companyId), saturated: () => load.saturated() });
+  life.add({
+    name: 'stream delivery',
+    start: () => {
+      if (config.streamDelivery) streamDelivery.start();
+    },
+    close: () => streamDelivery.close(),
+  });
   const streams = new LogStreams({ streamStore: store.streamStore, ledger, secretBox, trail, clock, config, resolveHost, kick: () => streamDelivery.kick() });
   metrics.streamLag = async () => Promise.all((await store.streamStore.all()).map(async (row) => ({ company_id: row.company_id, stream_id: row.stream_id, status: row.status, ...(await streams.lag(row)) })));
   const usageReport = new UsageReport({ usage, usageStore, accounts, ledger, reportStore: store.reportStore, clock });
   const keys = new SigningKeys({ signingKeys, keyring, accounts, trail, config, log });
   const apiKeys = new ApiKeys({ accounts, trail, events, clock });
-  const { governanceStore } = store;
-  const recorder = serviceRecorder.trail(GOVERNANCE_SOURCE);
-  const policies = new Policies({ store: governanceStore, recorder, events, clock });
-  const reviewerByEmail = async (companyId: string, email: string) => {
-    const u = await accounts.findUserByEmail(email);
-    return u && u.company_id === companyId && u.disabled_at === null && (u.role === 'admin' || u.role === 'reviewer') ? { email: u.email } : undefined;
-  };
-  const approvals = new Approvals({ store: governanceStore, recorder, events, clock, reviewerByEmail, policyVersionExists: (c, p, v) => policies.exists(c, p, v) });
-  const teams = new ReviewerTeams({ store: governanceStore, recorder, clock });
-  const binding = new ExecutionBinding({ store: governanceStore, recorder, events, clock });
-  const decisions = new Decisions({ ledger, store: governanceStore, clock });
-  const causeOf = async (companyId: string, sessionId: string): Promise<DetectedCause> => {
-    const { s, trace } = await forensics.sessionTrace(companyId, sessionId);
-    const rc = await forensics.rootCause(s, trace);
-    return { replay_session_id: s.session_id, trace_id: s.trace_id, detected: rc.detected, root_cause_type: rc.root_cause_type, description: rc.description, confidence: rc.confidence, evidence: rc.evidence };
-  };
-  const incidents = new Incidents({
-    store: governanceStore,
-    recorder,
-    events,
-    ledger,
-    clock,
-    keyring,
-    transitions: () => signingKeys.transitions(),
-    checkEntry: async (companyId, logId) => (await entryChecker.check(companyId, logId)) as unknown as JsonObject | undefined,
-    replayCause: causeOf,
-    traceCause: async (companyId, traceId) => {
-      try {
-        return await causeOf(companyId, (await forensics.createSession(companyId, { trace_id: traceId, metadata: { purpose: 'incident report' } })).id);
-      } catch (err) {
-        if (err instanceof TraceNotFoundError) return null;
-        throw err;
-      }
+  const governance = buildGovernance(
+    {
+      store: store.governanceStore,
+      ledger,
+      accounts,
+      recorder: serviceRecorder.trail(GOVERNANCE_SOURCE),
+      events,
+      clock,
+      logError,
+      keyring,
+      transitions: () => signingKeys.transitions(),
+      checkEntry: async (companyId, logId) => (await entryChecker.check(companyId, logId)) as unknown as JsonObject | undefined,
+      replayCause: (companyId, sessionId) => forensics.causeOfSession(companyId, sessionId),
+      traceCause: (companyId, traceId) => forensics.causeOfTrace(companyId, traceId),
     },
-  });
-  const approvalSweep = new BackgroundTask(
-    async () => {
-      await approvals.sweep();
-    },
-    (err) => logError({ err }, 'approval SLA and expiry sweep failed'),
+    life,
   );
+  const { policies, approvals, teams, binding, decisions, incidents } = governance;
   const agentKeys = new AgentKeys({ store: store.agentKeys, trail, clock, verifyMany: (items) => signer.verifyMany(items) });
   const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding, agentKeys });
   const otlp = new OtlpIngest({ ingestion, config });
@@ -304,17 +283,47 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     () => witnesses.pass(),
     (err) => logError({ err }, 'witness submission failed'),
   );
+  life.add({
+    name: 'witnesses',
+    start: () => {
+      if (!witnesses.enabled) return;
+      witnessing.start(Math.max(200, config.checkpointIntervalMs));
+      witnessing.kick();
+    },
+    close: () => witnessing.close(),
+  });
   const timestamper = new Timestamper({ tsaUrl: config.tsaUrl, witnessStore, ledger, accounts, clock, warn: (obj, msg) => log.warn(obj, msg), onToken: (companyId, treeSize, token) => checkpointSigner.timestamped(companyId, treeSize, token) });
   const timestamping = new BackgroundTask(
     () => timestamper.pass(),
     (err) => logError({ err }, 'RFC 3161 timestamping failed'),
   );
+  life.add({
+    name: 'timestamps',
+    start: () => {
+      if (!timestamper.enabled) return;
+      timestamping.start(config.tsaIntervalSeconds * 1000);
+      timestamping.kick();
+    },
+    close: () => timestamping.close(),
+  });
   const retention = new BackgroundTask(
     async () => {
       await compliance.runRetention();
     },
     (err) => logError({ err }, 'retention run failed'),
   );
+  life.add({
+    name: 'retention',
+    start: () => {
+      if (config.retentionIntervalSeconds <= 0) return;
+      retention.start(config.retentionIntervalSeconds * 1000);
+      retention.kick(); // at start too: finishes erasures a crash interrupted
+    },
+    close: async () => {
+      compliance.close();
+      await retention.close();
+    },
+  });
   // Users created outside the service (`users create`, bootstrap) get their trail entry here.
   const usersCreatedOutside = new BackgroundTask(
     async () => {
@@ -323,6 +332,14 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     },
     (err) => logError({ err }, 'recording users created outside the service failed'),
   );
+  life.add({
+    name: 'users created outside',
+    start: () => {
+      usersCreatedOutside.start(USERS_CREATED_OUTSIDE_MS);
+      usersCreatedOutside.kick();
+    },
+    close: () => usersCreatedOutside.close(),
+  });
 
   return {
     services: {
@@ -363,44 +380,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
       usageReport,
       health,
     },
-    start() {
-      verifier.start();
-      usage.start();
-      if (config.webhookDelivery) delivery.start();
-      if (config.streamDelivery) streamDelivery.start();
-      if (witnesses.enabled) {
-        witnessing.start(Math.max(200, config.checkpointIntervalMs));
-        witnessing.kick();
-      }
-      if (timestamper.enabled) {
-        timestamping.start(config.tsaIntervalSeconds * 1000);
-        timestamping.kick();
-      }
-      if (config.retentionIntervalSeconds > 0) {
-        retention.start(config.retentionIntervalSeconds * 1000);
-        retention.kick(); // at start too: finishes erasures a crash interrupted
-      }
-      usersCreatedOutside.start(USERS_CREATED_OUTSIDE_MS);
-      continuity.start(REFRESH_MS);
-      approvalSweep.start(APPROVAL_SWEEP_MS);
-      usersCreatedOutside.kick();
-    },
-    async close() {
-      await usersCreatedOutside.close();
-      await approvalSweep.close();
-      compliance.close();
-      await retention.close();
-      await witnessing.close();
-      await timestamping.close();
-      await verifier.close();
-      await delivery.close();
-      await streamDelivery.close();
-      await continuity.close();
-      await appender.close();
-      await marks.flush();
-      await signer.close();
-      keyring.close();
-      await usage.close();
-    },
+    start: () => life.start(),
+    close: () => life.close(),
   };
 }

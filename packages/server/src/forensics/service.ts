@@ -11,6 +11,7 @@ import type { LogEntryRow } from '../store/chain.js';
 import type { ForensicsStore, ReplaySession } from '../store/forensics.js';
 import type { LedgerStore } from '../store/ledger.js';
 import { iso } from '../kernel/time.js';
+import type { DetectedCause } from '../governance/incidents.js';
 import { buildGraph, type CausalGraph } from './graph.js';
 import { type RootCause, rootCause } from './rootcause.js';
 import { assessStaleness, type MaxAgeDefaults, type StalenessReport } from './staleness.js';
@@ -227,6 +228,23 @@ export class Forensics {
 
   staleness(trace: Trace): StalenessReport {
     return assessStaleness(trace, this.opts.maxAgeDefaults);
+  }
+
+  /** What a replay session's root cause detected (an incident opened from it records this). */
+  async causeOfSession(companyId: string, sessionId: string): Promise<DetectedCause> {
+    const { s, trace } = await this.sessionTrace(companyId, sessionId);
+    const rc = await this.rootCause(s, trace);
+    return { replay_session_id: s.session_id, trace_id: s.trace_id, detected: rc.detected, root_cause_type: rc.root_cause_type, description: rc.description, confidence: rc.confidence, evidence: rc.evidence };
+  }
+
+  /** The same for a trace, through a replay session made for it; null when the trace has no entries. */
+  async causeOfTrace(companyId: string, traceId: string): Promise<DetectedCause | null> {
+    try {
+      return await this.causeOfSession(companyId, (await this.createSession(companyId, { trace_id: traceId, metadata: { purpose: 'incident report' } })).id);
+    } catch (err) {
+      if (err instanceof TraceNotFoundError) return null;
+      throw err;
+    }
   }
 
   /** The root cause; the first time a session's answer detects something, a forensics.anomaly_detected event is recorded. */
