@@ -1,7 +1,9 @@
 // The approvals' shapes (docs/governance.md): what a request, a standing approval and a reviewer
 // team take, how a stored approval and team read, who decides, and a new row with its defaults.
 // The service is approvals.ts; the check of an execution against an approval is execution-check.ts.
+import type { Static } from 'typebox';
 import type { Decider } from '../kernel/actor.js';
+import type { ApprovalSchema, ApproverSchema, TeamLimitsSchema, TeamSchema } from '../kernel/governance-shapes.js';
 import type { JsonObject } from '@audit-ledger/core';
 import type { TrailActor } from '../ingestion/recorder.js';
 import type { ApprovalRow, TeamRow } from '../store/governance.js';
@@ -11,9 +13,7 @@ import { approvalsRecorded } from './execution-check.js';
 export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
 export type Risk = (typeof RISKS)[number];
 
-/** Default and longest life of a request (it expires undecided, or approved and unused). */
-export const DEFAULT_EXPIRES_SECONDS = 3600;
-export const MAX_EXPIRES_SECONDS = 30 * 24 * 3600;
+export { DEFAULT_EXPIRES_SECONDS, MAX_EXPIRES_SECONDS } from '../kernel/governance-shapes.js';
 
 export interface ApprovalRequestInput {
   action: string;
@@ -55,67 +55,14 @@ export interface TeamInput {
  * What a team lets a requester choose for its actions (docs/governance.md, "Limits a team sets"):
  * the least risk a request is given, the most executions it may cover, the longest it may live.
  */
-export interface TeamLimits {
-  min_risk?: Risk | undefined;
-  max_uses?: number | undefined;
-  max_expires_in_seconds?: number | undefined;
-}
+export type TeamLimits = Static<typeof TeamLimitsSchema>;
 
-export interface Approver {
-  user_id: string;
-  email: string;
-  at: string;
-  log_id: string;
-}
+export type Approver = Static<typeof ApproverSchema>;
 
-export interface ApprovalView {
-  id: string;
-  kind: 'request' | 'standing';
-  status: ApprovalStatus;
-  action: string;
-  tool: string | null;
-  arguments: unknown;
-  arguments_hash: string | null;
-  /** The request's entry was erased: arguments and reason read null (docs/governance.md). */
-  content_erased: boolean;
-  constraints: JsonObject | null;
-  trace_id: string | null;
-  decision_id: string | null;
-  agent_id: string | null;
-  risk: string;
-  reason: string | null;
-  policy: { policy_id: string; version: number | null } | null;
-  team: string | null;
-  assignee: string | null;
-  required_approvals: number;
-  approvals: Approver[];
-  decided_by: TrailActor | null;
-  decision_reason: string | null;
-  requested_by: TrailActor;
-  log_id: string;
-  created_at: string;
-  valid_from: string;
-  expires_at: string;
-  decided_at: string | null;
-  sla_due_at: string | null;
-  escalated_at: string | null;
-  max_uses: number | null;
-  uses: number;
-  /** Whether an execution naming it now would be accepted (approved, in its window, uses left). */
-  usable: boolean;
-}
+/** An approval as the API shows it: the schema's type, so the view and the answer cannot differ. */
+export type ApprovalView = Static<typeof ApprovalSchema>;
 
-export interface TeamView {
-  name: string;
-  members: string[];
-  sla_minutes: number | null;
-  escalation_target: string | null;
-  match_actions: string[];
-  match_risks: string[];
-  limits: TeamLimits;
-  created_at: string;
-  updated_at: string;
-}
+export type TeamView = Static<typeof TeamSchema>;
 
 
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));

@@ -10,10 +10,10 @@ import { actorOf } from '../auth/authenticate.js';
 import { idCursor, page } from '../http/cursor.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { problemResponses } from '../http/problems.js';
-import { ApprovalSchema, Risk, Status, TeamName as Name } from '../http/governance-schemas.js';
+import { ApprovalSchema, MAX_EXPIRES_SECONDS, Risk, Status, TeamLimitsSchema, TeamName as Name, TeamSchema } from '../kernel/governance-shapes.js';
 import { component, Instant, NullableString, ServiceId, Uuid } from '../kernel/shapes.js';
 import { deciderOf } from '../auth/decider.js';
-import { MAX_EXPIRES_SECONDS, type StandingInput } from '../governance/approvals.js';
+import type { StandingInput } from '../governance/approvals.js';
 import type { Services } from '../services.js';
 
 export type ApprovalServices = Pick<Services, 'approvals' | 'teams'>;
@@ -68,26 +68,6 @@ const StandingBody = Type.Object(
   { additionalProperties: false },
 );
 
-const TeamLimitsSchema = Type.Object(
-  {
-    min_risk: Type.Optional(Risk),
-    max_uses: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    max_expires_in_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EXPIRES_SECONDS })),
-  },
-  { additionalProperties: false, description: "What a requester may choose for the team's actions (those its match_actions take) and for requests routed to it: a lower risk is raised to min_risk (the entry keeps requested_risk); more uses or a longer life is refused (400); the strictest of every such team applies" },
-);
-
-export const TeamSchema = Type.Object({
-  name: Type.String(),
-  members: Type.Array(Type.String(), { description: "Members' emails: when not empty, only they (and admins) decide the team's requests" }),
-  sla_minutes: Type.Union([Type.Integer(), Type.Null()]),
-  escalation_target: Type.Union([Type.String(), Type.Null()], { description: 'Where a request goes once the SLA ran out (a team or a person)' }),
-  match_actions: Type.Array(Type.String()),
-  match_risks: Type.Array(Type.String()),
-  limits: TeamLimitsSchema,
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-}, component('ApprovalTeam'));
 const TeamBody = Type.Object(
   {
     members: Type.Array(Type.String({ minLength: 3, maxLength: 320, format: 'email' }), { maxItems: 500 }),

@@ -9,7 +9,7 @@ import { encodeCursor, seqCursor } from '../http/cursor.js';
 import { problemResponses } from '../http/problems.js';
 import { appendFailure } from '../http/ledger-problems.js';
 import { JsonObjectSchema, NullableString, ServiceId, Uuid } from '../kernel/shapes.js';
-import { ApprovalSchema } from '../http/governance-schemas.js';
+import { ApprovalSchema } from '../kernel/governance-shapes.js';
 import { deciderOf } from '../auth/decider.js';
 import { actorOf } from '../auth/authenticate.js';
 import type { Services } from '../services.js';

@@ -11,7 +11,7 @@ import { problemResponses } from '../http/problems.js';
 import { ActorSchema, component, NullableString } from '../kernel/shapes.js';
 import { decisionSummary } from '../governance/decisions.js';
 import type { Services } from '../services.js';
-import { ApprovalSchema } from '../http/governance-schemas.js';
+import { ApprovalSchema } from '../kernel/governance-shapes.js';
 
 export type PolicyServices = Pick<Services, 'policies' | 'decisions'>;
 
