@@ -79,6 +79,25 @@ describe.each(STORE_KINDS)('governance on %s', (kind) => {
     expect(checks.map((e) => [e.data.execution_log_id, e.data.result])).toEqual([[changed.log_id, 'mismatch'], [exact.log_id, 'ok']]);
   });
 
+  it("a batch's approval checks are appended together, after its executions: five executions in one POST /logs/batch are two append groups (two checkpoints), not six", async () => {
+    const c = await company();
+    const granted = (await c.call('POST', '/approvals/standing', c.as(c.admin), { action: 'refund.issue', valid_until: new Date(clock.now() + 3_600_000).toISOString(), max_uses: 2, reason: 'batch window' })).json();
+    const sizes = async () => (await c.call('GET', '/integrity/checkpoints?limit=1000', c.agent)).json().items.map((i: { tree_size: number }) => i.tree_size) as number[];
+    const before = await sizes();
+    const start = before.at(-1) ?? 0;
+    const logs = [0, 1, 2, 3, 4].map((i) => ({ event_type: 'action.executed', agent_id: 'agent-7', data: { action: 'refund.issue', approval_id: i < 3 ? granted.id : `no-such-approval-${i}`, arguments: { order: `B-${i}` } } }));
+    const res = await c.call('POST', '/logs/batch', c.agent, { logs });
+    expect(res.statusCode, res.body).toBe(200);
+    // Two uses of the standing approval, then consumed; two unknown approvals: each recorded, in order.
+    const checks = res.json().governance_checks as Array<{ index: number; log_id: string; approval_check: { result: string; check_log_id: string } }>;
+    expect(checks.map((ch) => [ch.index, ch.approval_check.result])).toEqual([[0, 'ok'], [1, 'ok'], [2, 'consumed'], [3, 'unknown'], [4, 'unknown']]);
+    const checked = (await c.entries('approval.checked')).slice(-5);
+    expect(checked.map((e) => e.seq)).toEqual([start + 5, start + 6, start + 7, start + 8, start + 9]);
+    expect(checked.map((e) => e.log_id)).toEqual(checks.map((ch) => ch.approval_check.check_log_id));
+    expect(checked.map((e) => e.parent_event_id)).toEqual(res.json().log_ids);
+    expect((await sizes()).filter((n) => n > start)).toEqual([start + 5, start + 10]);
+  });
+
   it('binds an approval to the exact arguments: approved runs once, changed arguments, reuse, unknown and pending are each named, and every execution is stored', async () => {
     const c = await company();
     const args = { order: 'A-1001', amount: 250.5, currency: 'EUR' };

@@ -38,6 +38,20 @@ export interface PolicyCheck {
   version: number | null;
 }
 
+/** One execution's verdict, before its `approval.checked` entry is appended with the group's. */
+interface Verdict {
+  /** The execution's place in the group ingested. */
+  index: number;
+  e: PreparedEvent;
+  r: AppendedEvent;
+  approvalId: string;
+  /** The approval as it is after the use taken, if any. */
+  row: ApprovalRow | undefined;
+  verdict: { result: ApprovalCheckResult; detail: string | null };
+  basis: ApprovalCheck['basis'];
+  usedOne: boolean;
+}
+
 /** What ingestion answers beside an entry that named an approval or a policy version. */
 export interface GovernanceMarks {
   approval_check?: ApprovalCheck;
@@ -149,39 +163,42 @@ export class ExecutionBinding {
   /**
    * Checks the committed events that need it, in order, and answers one entry per event (undefined
    * where nothing was checked). A repeat (an idempotent duplicate) answers the original's check.
+   * Each execution's verdict is reached (and its use taken) in order; then the `approval.checked`
+   * entries of the whole group are appended together, in one append, not one each.
    */
   async afterAppend(companyId: string, events: PreparedEvent[], results: AppendedEvent[]): Promise<Array<GovernanceMarks | undefined>> {
-    const out: Array<GovernanceMarks | undefined> = [];
+    const out: Array<GovernanceMarks | undefined> = events.map(() => undefined);
+    const verdicts: Verdict[] = [];
     for (const [i, e] of events.entries()) {
       const r = results[i];
-      if (!r || !governed(e)) {
-        out.push(undefined);
-        continue;
-      }
+      if (!r || !governed(e)) continue;
       if (r.duplicate) {
         const rows = await this.deps.store.getChecks(companyId, [r.log_id]);
         // A repeat answers the original's check. An original whose use was taken but whose check
         // entry was never appended (the process stopped in between) gets that entry now; one never
         // checked at all is checked now, as the original.
         if (rows.length) {
-          const views = [];
+          out[i] = {};
           for (const row of rows) {
-            if (row.kind !== 'approval' || row.check_log_id !== null) views.push(checkView(row));
-            else views.push({ approval_check: await this.recordCheck(companyId, e, r, row.subject_id, await this.deps.store.getApproval(companyId, row.subject_id), { result: 'ok', detail: null }, row.basis as 'request' | 'standing', true) });
+            if (row.kind !== 'approval' || row.check_log_id !== null) Object.assign(out[i] as GovernanceMarks, checkView(row));
+            else verdicts.push({ index: i, e, r, approvalId: row.subject_id, row: await this.deps.store.getApproval(companyId, row.subject_id), verdict: { result: 'ok', detail: null }, basis: row.basis as 'request' | 'standing', usedOne: true });
           }
-          out.push(Object.assign({}, ...views));
           continue;
         }
       }
-      out.push(EXECUTION_TYPES.has(e.event_type) ? { approval_check: await this.checkExecution(companyId, e, r) } : { policy_check: await this.checkEvaluation(companyId, e, r) });
+      if (EXECUTION_TYPES.has(e.event_type)) verdicts.push(await this.judgeExecution(companyId, i, e, r));
+      else out[i] = { policy_check: await this.checkEvaluation(companyId, e, r) };
     }
+    const checks = await this.recordChecks(companyId, verdicts);
+    for (const [k, v] of verdicts.entries()) out[v.index] = { ...out[v.index], approval_check: checks[k] as ApprovalCheck };
     return out;
   }
 
-  private async checkExecution(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<ApprovalCheck> {
+  /** The verdict on one execution, its use taken when it is ok (the entry that records it comes after, with the group's). */
+  private async judgeExecution(companyId: string, index: number, e: PreparedEvent, r: AppendedEvent): Promise<Verdict> {
     const named = e.data.approval_id;
     // An approval_id that is not a string names no approval: still checked, and a violation.
-    if (typeof named !== 'string' || named.length === 0) return this.recordCheck(companyId, e, r, JSON.stringify(named) ?? 'null', undefined, { result: 'unknown', detail: `approval_id must be a non-empty string (it is ${JSON.stringify(named)})` }, null, false);
+    if (typeof named !== 'string' || named.length === 0) return { index, e, r, approvalId: JSON.stringify(named) ?? 'null', row: undefined, verdict: { result: 'unknown', detail: `approval_id must be a non-empty string (it is ${JSON.stringify(named)})` }, basis: null, usedOne: false };
     const row = await this.deps.store.getApproval(companyId, named);
     const now = iso(this.deps.clock());
     let verdict = row ? judge(row, subjectOf(e), now) : { result: 'unknown' as const, detail: `no approval ${named} in this company` };
@@ -194,30 +211,35 @@ export class ExecutionBinding {
         verdict = after && Date.parse(after.expires_at) <= Date.parse(now) ? { result: 'expired', detail: `the approval expired at ${after.expires_at}` } : after && after.status !== 'approved' ? { result: 'not_approved', detail: `the approval is ${after.status}` } : { result: 'consumed', detail: `every use of the approval (${after?.max_uses ?? 1}) was already taken` };
       }
     }
-    return this.recordCheck(companyId, e, r, named, after, verdict, verdict.result === 'ok' && row ? row.kind : null, verdict.result === 'ok');
+    return { index, e, r, approvalId: named, row: after, verdict, basis: verdict.result === 'ok' && row ? row.kind : null, usedOne: verdict.result === 'ok' };
   }
 
   /**
-   * Appends the `approval.checked` entry of a verdict (`row`: the approval as it is after the use
-   * taken, if any) and keeps it beside the execution (a use,
-   * when ok, was already taken with its mark: the entry completes that mark); anything but ok fires
-   * `approval.violated`.
+   * Appends the `approval.checked` entries of the verdicts in one append (`row`: each approval as it
+   * is after the use taken, if any) and keeps each beside its execution (a use, when ok, was already
+   * taken with its mark: the entry completes that mark); anything but ok fires `approval.violated`.
    */
-  private async recordCheck(companyId: string, e: PreparedEvent, r: AppendedEvent, approvalId: string, row: ApprovalRow | undefined, verdict: { result: ApprovalCheckResult; detail: string | null }, basis: ApprovalCheck['basis'], usedOne: boolean): Promise<ApprovalCheck> {
-    const argsHash = 'arguments' in e.data ? canonicalHash(e.data.arguments) : null;
-    const appended = await this.deps.recorder.record(
+  private async recordChecks(companyId: string, verdicts: Verdict[]): Promise<ApprovalCheck[]> {
+    const appended = await this.deps.recorder.recordMany(
       companyId,
-      'approval.checked',
-      { kind: 'service', task: 'approval-binding' },
-      { approval_id: approvalId, execution_log_id: r.log_id, execution_event_type: e.event_type, result: verdict.result, basis, detail: verdict.detail, arguments_hash: argsHash, approved_arguments_hash: row?.arguments_hash ?? null, uses: row ? row.uses : null, max_uses: row?.max_uses ?? null },
-      { trace_id: e.envelope.trace_id, agent_id: e.envelope.agent_id, parent_event_id: r.log_id },
+      verdicts.map(({ e, r, approvalId, row, verdict, basis }) => ({
+        eventType: 'approval.checked',
+        actor: { kind: 'service', task: 'approval-binding' },
+        details: { approval_id: approvalId, execution_log_id: r.log_id, execution_event_type: e.event_type, result: verdict.result, basis, detail: verdict.detail, arguments_hash: 'arguments' in e.data ? canonicalHash(e.data.arguments) : null, approved_arguments_hash: row?.arguments_hash ?? null, uses: row ? row.uses : null, max_uses: row?.max_uses ?? null },
+        at: { trace_id: e.envelope.trace_id, agent_id: e.envelope.agent_id, parent_event_id: r.log_id },
+      })),
     );
-    if (usedOne) await this.deps.store.setCheckEntry(companyId, r.log_id, appended.log_id);
-    else await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: approvalId, result: verdict.result, basis, detail: verdict.detail, check_log_id: appended.log_id, created_at: appended.created_at });
-    if (verdict.result !== 'ok') {
-      await this.deps.events.emit(companyId, 'approval.violated', { approval_id: approvalId, execution_log_id: r.log_id, result: verdict.result, detail: verdict.detail, check_log_id: appended.log_id, trace_id: e.envelope.trace_id });
+    const checks: ApprovalCheck[] = [];
+    for (const [k, { e, r, approvalId, verdict, basis, usedOne }] of verdicts.entries()) {
+      const entry = appended[k] as AppendedEvent;
+      if (usedOne) await this.deps.store.setCheckEntry(companyId, r.log_id, entry.log_id);
+      else await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: approvalId, result: verdict.result, basis, detail: verdict.detail, check_log_id: entry.log_id, created_at: entry.created_at });
+      if (verdict.result !== 'ok') {
+        await this.deps.events.emit(companyId, 'approval.violated', { approval_id: approvalId, execution_log_id: r.log_id, result: verdict.result, detail: verdict.detail, check_log_id: entry.log_id, trace_id: e.envelope.trace_id });
+      }
+      checks.push({ result: verdict.result, approval_id: approvalId, basis, detail: verdict.detail, check_log_id: entry.log_id });
     }
-    return { result: verdict.result, approval_id: approvalId, basis, detail: verdict.detail, check_log_id: appended.log_id };
+    return checks;
   }
 
   private async checkEvaluation(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<PolicyCheck> {

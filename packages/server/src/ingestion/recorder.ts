@@ -34,23 +34,31 @@ export class Recorder {
    * nothing and returns the original entry.
    */
   async record(companyId: string, source: string, eventType: string, data: JsonObject, at: Placement = {}): Promise<AppendedEvent> {
-    if (!source.startsWith(RESERVED_SOURCE_PREFIX)) throw new Error(`the service records only under ${RESERVED_SOURCE_PREFIX}, not ${source}`);
-    const event = prepareEvent(
-      {
-        event_type: eventType,
-        source,
-        ...(at.trace_id ? { trace_id: at.trace_id } : {}),
-        ...(at.agent_id ? { agent_id: at.agent_id } : {}),
-        ...(at.parent_event_id ? { parent_event_id: at.parent_event_id } : {}),
-        ...(at.idempotency_key ? { idempotency_key: at.idempotency_key } : {}),
-        data,
-      },
-      '/body',
-    );
-    if (Array.isArray(event)) throw new InputError(event.map((e) => ({ field: e.field.replace(/^\/body\/data/, '/body'), message: e.message })));
-    const [appended] = await this.deps.appender.append(companyId, [event]);
+    const [appended] = await this.recordMany(companyId, [{ source, eventType, data, at }]);
     if (!appended) throw new Error(`the appender answered no entry for ${eventType}`);
     return appended;
+  }
+
+  /** Several entries in one append (one group of the chain), in order; all or none are prepared. */
+  async recordMany(companyId: string, entries: Array<{ source: string; eventType: string; data: JsonObject; at?: Placement }>): Promise<AppendedEvent[]> {
+    const events = entries.map(({ source, eventType, data, at = {} }) => {
+      if (!source.startsWith(RESERVED_SOURCE_PREFIX)) throw new Error(`the service records only under ${RESERVED_SOURCE_PREFIX}, not ${source}`);
+      const event = prepareEvent(
+        {
+          event_type: eventType,
+          source,
+          ...(at.trace_id ? { trace_id: at.trace_id } : {}),
+          ...(at.agent_id ? { agent_id: at.agent_id } : {}),
+          ...(at.parent_event_id ? { parent_event_id: at.parent_event_id } : {}),
+          ...(at.idempotency_key ? { idempotency_key: at.idempotency_key } : {}),
+          data,
+        },
+        '/body',
+      );
+      if (Array.isArray(event)) throw new InputError(event.map((e) => ({ field: e.field.replace(/^\/body\/data/, '/body'), message: e.message })));
+      return event;
+    });
+    return events.length === 0 ? [] : this.deps.appender.append(companyId, events);
   }
 
   /** The trail of one source: each entry names who acted (`data.actor`), then what was done. */
@@ -62,12 +70,20 @@ export class Recorder {
 /** One reserved source's trail: the administrators' (`audit-ledger/admin`), governance's (`audit-ledger/governance`). */
 export class Trail {
   constructor(
-    private readonly recorder: Pick<Recorder, 'record'>,
+    private readonly recorder: Pick<Recorder, 'record' | 'recordMany'>,
     readonly source: string,
   ) {}
 
   record(companyId: string, eventType: string, actor: TrailActor, details: JsonObject, at: Placement = {}): Promise<AppendedEvent> {
     return this.recorder.record(companyId, this.source, eventType, { actor, ...details }, at);
+  }
+
+  /** Several entries of this trail in one append, in order. */
+  recordMany(companyId: string, entries: Array<{ eventType: string; actor: TrailActor; details: JsonObject; at?: Placement }>): Promise<AppendedEvent[]> {
+    return this.recorder.recordMany(
+      companyId,
+      entries.map(({ eventType, actor, details, at }) => ({ source: this.source, eventType, data: { actor, ...details }, ...(at ? { at } : {}) })),
+    );
   }
 }
 
