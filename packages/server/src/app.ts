@@ -24,7 +24,7 @@ import { ROUTES } from './routes/index.js';
 import { buildServices } from './services.js';
 import type { Store } from './store/store.js';
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS, type OutageReporter } from './store/unavailable.js';
-import type { Resolver } from './webhooks/url-policy.js';
+import type { Resolver } from './egress/address-policy.js';
 import { VERSION } from './kernel/version.js';
 
 export const API_PREFIX = '/api/v1';

@@ -48,7 +48,7 @@ import { StreamDelivery } from './streams/delivery.js';
 import { LogStreams } from './streams/service.js';
 import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WebhookEventSink } from './webhooks/sink.js';
-import { type Resolver, systemResolver } from './webhooks/url-policy.js';
+import { type Resolver, systemResolver } from './egress/address-policy.js';
 import { WitnessSubmitter } from './witness/submitter.js';
 import { Timestamper } from './witness/timestamper.js';
 import { AgentKeys } from './agents/agent-keys.js';

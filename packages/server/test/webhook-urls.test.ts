@@ -2,7 +2,7 @@
 // they are registered and again when a delivery connects (DNS rebinding), IPv4-mapped and NAT64
 // addresses judged by what they reach, and the pinned connection to the address the lookup gave.
 import { describe, expect, it, vi } from 'vitest';
-import { isPrivateAddress } from '../src/webhooks/url-policy.js';
+import { isPrivateAddress } from '../src/egress/address-policy.js';
 import { problem, startTestApp } from './helpers/app.js';
 import { receiver } from './helpers/webhook-receiver.js';
 

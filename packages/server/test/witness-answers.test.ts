@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_WITNESS_ANSWER_BYTES } from '../src/http/outbound.js';
+import { MAX_WITNESS_ANSWER_BYTES } from '../src/egress/bounded.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ingestBatch, submitterTo } from './helpers/ledger.js';
 

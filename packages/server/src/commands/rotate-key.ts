@@ -2,7 +2,7 @@
 // process switches at once and no entry is ever signed by a retired key. Rotating from the
 // command line alone (rewriting the key file under a running service) cannot promise that,
 // so this command never touches the store itself.
-import { readBounded } from '../http/outbound.js';
+import { readBounded } from '../egress/bounded.js';
 
 export async function rotateKeyCommand(opts: { url: string; token: string | undefined; pkcs11KeyLabel?: string | undefined }): Promise<{ code: number; output: string }> {
   if (!opts.token) return { code: 2, output: 'keys rotate: set LEDGER_OPERATOR_TOKEN (the same token the service has) in the environment\n' };

@@ -5,7 +5,7 @@
 // the restore (core's ExportVerifier); a size alone (a witness's answer) can only be compared.
 import fs from 'node:fs';
 import { parseCheckpointText, parseNote } from '@audit-ledger/core';
-import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../http/outbound.js';
+import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../egress/bounded.js';
 
 export interface SeenCheckpoint {
   companyId: string;

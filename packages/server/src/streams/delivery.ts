@@ -22,7 +22,7 @@ import type { EntryFilter, LedgerStore } from '../store/ledger.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { StreamProgress, StreamRow, StreamStore } from '../store/streams.js';
 import type { WitnessStore } from '../store/witnesses.js';
-import type { Resolver } from '../webhooks/url-policy.js';
+import type { Resolver } from '../egress/address-policy.js';
 import { type Destination, type DestinationConfig, openDestination } from './destinations.js';
 import { isFailure, render, type StreamFormat } from './formats.js';
 import type { AgentKeyStore } from '../store/agent-keys.js';

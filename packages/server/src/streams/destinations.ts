@@ -12,9 +12,9 @@ import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { retryAfterMs, type StreamBatchHeader } from '@audit-ledger/core';
 import { fetch, type Agent } from 'undici';
-import { readBounded } from '../http/outbound.js';
+import { readBounded } from '../egress/bounded.js';
 import { signWebhook } from '../webhooks/signature.js';
-import { isPrivateAddress, pinnedAgent, type Resolver, STREAM_PRIVATE_HINT } from '../webhooks/url-policy.js';
+import { isPrivateAddress, pinnedAgent, type Resolver, STREAM_PRIVATE_HINT } from '../egress/address-policy.js';
 import type { StreamFormat } from './formats.js';
 
 export const DESTINATION_TYPES = ['syslog', 'splunk_hec', 'datadog', 'https', 'directory'] as const;

@@ -13,7 +13,7 @@ import type { LedgerStore } from '../store/ledger.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { StreamBatchRow, StreamRow, StreamStore } from '../store/streams.js';
 import { newWebhookSecret } from '../webhooks/secrets.js';
-import { type Resolver, urlProblem } from '../webhooks/url-policy.js';
+import { type Resolver, urlProblem } from '../egress/address-policy.js';
 import type { DestinationConfig } from './destinations.js';
 import type { StreamFilter } from './delivery.js';
 import type { StreamFormat } from './formats.js';

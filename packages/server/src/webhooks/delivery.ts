@@ -13,7 +13,7 @@ import { iso } from '../kernel/time.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { signWebhook } from './signature.js';
 import { fetch, type Agent } from 'undici';
-import { pinnedAgent, type Resolver, urlProblem } from './url-policy.js';
+import { pinnedAgent, type Resolver, urlProblem } from '../egress/address-policy.js';
 
 /** Waits before attempts 2–8 (Standard Webhooks' example schedule): about 27.5 hours in all. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
@@ -44,7 +44,7 @@ type Outcome = { result: 'delivered' | 'retry' | 'failed' | 'disabled'; retryAft
 export class DeliveryWorker {
   private readonly task: BackgroundTask;
   private started = false;
-  /** Connects only to the address its own lookup checked (see url-policy.ts). */
+  /** Connects only to the address its own lookup checked (see egress/address-policy.ts). */
   private readonly agent: Agent;
 
   constructor(private readonly deps: DeliveryDeps) {

@@ -1,5 +1,5 @@
 // Webhook endpoints and what was sent to them, without HTTP: an endpoint's URL is checked
-// against the address policy (url-policy.ts) before it is kept, its secret is shown once and
+// against the address policy (egress/address-policy.ts) before it is kept, its secret is shown once and
 // kept encrypted (store/secret-box.ts), and every change is a trail entry. routes/webhooks.ts
 // parses (its cursors too), calls one method and shapes the answer.
 import type { JsonObject } from '@audit-ledger/core';
@@ -15,7 +15,7 @@ import type { AttemptRow, EndpointRow, EventRow, WebhookStore } from '../store/w
 export type { EndpointRow };
 import { iso } from '../kernel/time.js';
 import { newWebhookSecret } from './secrets.js';
-import { type Resolver, urlProblem } from './url-policy.js';
+import { type Resolver, urlProblem } from '../egress/address-policy.js';
 
 export interface WebhookEndpointsDeps {
   webhookStore: WebhookStore;

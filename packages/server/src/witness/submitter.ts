@@ -13,7 +13,7 @@ import type { KeyStore } from '../store/keys.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../kernel/time.js';
-import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../http/outbound.js';
+import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../egress/bounded.js';
 import { treeReader } from '../ledger/proofs.js';
 
 export interface WitnessConfig {

@@ -10,7 +10,7 @@ import type { AccountStore } from '../store/accounts.js';
 import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../kernel/time.js';
-import { MAX_TSA_ANSWER_BYTES, readBoundedBytes } from '../http/outbound.js';
+import { MAX_TSA_ANSWER_BYTES, readBoundedBytes } from '../egress/bounded.js';
 
 export interface TimestamperDeps {
   tsaUrl: string | undefined;

@@ -9,7 +9,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/kernel/config.js';
 import { type CounterStore, MemoryCounterStore } from '../../src/ratelimit/counter.js';
 import type { Store } from '../../src/store/store.js';
-import type { Resolver } from '../../src/webhooks/url-policy.js';
+import type { Resolver } from '../../src/egress/address-policy.js';
 import type { StoreKind } from './env.js';
 import { createTestStore, type TestDatabase } from './stores.js';
 

@@ -1,6 +1,9 @@
-// Where webhooks may go: http(s) URLs whose host resolves only to public addresses, so a
-// tenant cannot make the service call into its own network (SSRF). WEBHOOK_ALLOW_PRIVATE
-// lifts the address rule (for tests and for private deployments).
+// The egress address policy: where webhooks and log streams (the destinations a tenant names) may
+// go: http(s) URLs or hosts that resolve only to public addresses, so a tenant cannot make the
+// service call into its own network (SSRF). WEBHOOK_ALLOW_PRIVATE and STREAM_ALLOW_PRIVATE lift
+// the address rule (for tests and for private deployments). Witnesses and the Time Stamping
+// Authority are the operator's own configuration and are not held to it; every answer read from
+// any of them is bounded (bounded.ts).
 //
 // The rule is applied twice: when an endpoint is registered (a clear 400 early), and again by
 // the connection itself. `pinnedAgent` gives undici a `connect.lookup` that resolves the name

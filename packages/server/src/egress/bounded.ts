@@ -1,4 +1,5 @@
-// Answers the service reads from other parties (witnesses, the Time Stamping Authority, and the service itself for the CLI):
+// The egress module's other half (address-policy.ts is the first): answers the service reads from
+// other parties (witnesses, the Time Stamping Authority, log stream destinations, and the service itself for the CLI):
 // every body is read up to a bound and the rest is never taken. A witness is someone else's
 // server: one that answered 200 with 128 MB grew the process by 580 MB on every checkpoint round.
 // (Webhook receivers' bodies are never read: delivery.ts cancels them.)
