@@ -5,7 +5,7 @@
 // this migration once released.
 import type { Kysely, Migration } from 'kysely';
 
-export const governance0011: Migration = {
+export const migration: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('approvals')

@@ -2,7 +2,7 @@
 // witnesses and period reports (issue 17). In its own file for size; never edit it once released.
 import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
 
-export const compliance0009: Migration = {
+export const migration: Migration = {
     async up(db: Kysely<unknown>) {
       // Entry format version 2 (docs/ledger-format.md §14): a salted commitment to data and
       // extra is hashed in their place, so the content can be erased and the chain still verifies.

@@ -15,7 +15,7 @@ type Tables = {
   log_entries: { company_id: string; seq: number; hash: string };
 };
 
-export const treeBackfill0019: Migration = {
+export const migration: Migration = {
   async up(db0: Kysely<unknown>) {
     const db = db0 as Kysely<Tables>;
     for (const head of await db.selectFrom('chain_heads').select(['company_id', 'last_seq']).execute()) {
@@ -37,28 +37,5 @@ export const treeBackfill0019: Migration = {
         for (let i = 0; i < values.length; i += 1000) await db.insertInto('merkle_hashes').values(values.slice(i, i + 1000)).execute();
       }
     }
-  },
-};
-
-export const continuityHolds0020: Migration = {
-  async up(db: Kysely<unknown>) {
-    // A company whose stored ledger is behind a checkpoint seen outside it (a failover to a replica
-    // that lagged, a restored copy): appends refused until an operator decides (continuity/guard.ts).
-    await db.schema
-      .createTable('continuity_holds')
-      .addColumn('company_id', 'text', (c) => c.notNull())
-      .addColumn('seen_size', 'bigint', (c) => c.notNull())
-      .addColumn('stored_size', 'bigint', (c) => c.notNull())
-      .addColumn('source', 'text', (c) => c.notNull())
-      .addColumn('note', 'text')
-      .addColumn('detected_at', 'text', (c) => c.notNull())
-      // null while it holds; 'supplied' (the missing entries were appended) or 'loss_accepted'
-      .addColumn('decision', 'text')
-      .addColumn('reason', 'text')
-      .addColumn('decided_at', 'text')
-      // When the service recorded the decision in the company's chain (ledger.continuity_loss_accepted).
-      .addColumn('recorded_at', 'text')
-      .addPrimaryKeyConstraint('continuity_holds_pk', ['company_id', 'seen_size'])
-      .execute();
   },
 };

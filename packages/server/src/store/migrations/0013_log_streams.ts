@@ -4,7 +4,7 @@
 // batches delivered. Never edit this migration once released.
 import type { Kysely, Migration } from 'kysely';
 
-export const streams0013: Migration = {
+export const migration: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('log_streams')

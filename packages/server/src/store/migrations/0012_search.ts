@@ -6,7 +6,7 @@
 // the database keeps with the row. Never edit this migration once released.
 import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
 
-export const search0012: Migration = {
+export const migration: Migration = {
   async up(db: Kysely<unknown>) {
     if (db.getExecutor().adapter instanceof SqliteAdapter) {
       await sql`CREATE VIRTUAL TABLE log_search USING fts5(data, content='log_entries', content_rowid='rowid', tokenize='unicode61')`.execute(db);
