@@ -6,7 +6,7 @@ const KERNEL = '^packages/server/src/kernel/|^packages/server/src/crypto/';
  * (types included), so no arrow points up and no folders form a loop. A new folder takes its place
  * here; routes and the composition root stand above them all.
  */
-const FLOORS = ['kernel', 'crypto', 'pdf', 'egress', 'http', 'store', 'ledger', 'ratelimit', 'ops', 'ingestion', 'users', 'auth', 'agents', 'exports', 'webhooks', 'integrity', 'compliance', 'governance', 'hitl', 'entries', 'forensics', 'streams', 'otlp', 'continuity', 'witness', 'monitor', 'commands'];
+const FLOORS = ['kernel', 'crypto', 'pdf', 'egress', 'http', 'store', 'ledger', 'ratelimit', 'ops', 'ingestion', 'users', 'auth', 'agents', 'exports', 'webhooks', 'integrity', 'compliance', 'governance', 'hitl', 'entries', 'forensics', 'streams', 'otlp', 'continuity', 'witness', 'programs', 'commands'];
 const floorRules = FLOORS.slice(0, -1).map((folder, i) => ({
   name: `floor-${folder}`,
   severity: 'error',
@@ -58,6 +58,13 @@ module.exports = {
     },
     // The server's layers, inside out: kernel ← store ← ledger ← services (auth, compliance,
     // forensics, integrity, ingestion, otlp, webhooks, witness, …) ← http ← routes ← the root.
+    {
+      name: 'programs-stand-alone',
+      severity: 'error',
+      comment: 'The programs of their own (the witness, the monitor) run away from the service: of the server they import only the kernel, crypto, the key file loader and the webhook signature.',
+      from: { path: '^packages/server/src/programs/' },
+      to: { path: '^packages/server/src/', pathNot: '^packages/server/src/(programs|kernel|crypto)/|^packages/server/src/ledger/keyring\\.ts$|^packages/server/src/webhooks/signature\\.ts$' },
+    },
     {
       name: 'kernel-is-a-leaf',
       severity: 'error',

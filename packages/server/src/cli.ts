@@ -174,7 +174,7 @@ function program(): Command {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'TCP port (0: a free one)', '8090')
     .action(async (opts: { name: string; logs: string; keyFile: string; state: string; host: string; port: string }) => {
-      const { serveWitness } = await import('./witness/serve.js');
+      const { serveWitness } = await import('./programs/witness/serve.js');
       const log = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: Date.now(), ...line })}\n`);
       const running = await serveWitness({ name: opts.name, keyFile: opts.keyFile, logsFile: opts.logs, stateFile: opts.state, host: opts.host, port: Number(opts.port) }, log);
       await new Promise<void>((resolve) => {
@@ -208,7 +208,7 @@ function program(): Command {
     .option('--metrics-port <port>', 'with --interval: serve Prometheus metrics at /metrics on this port (127.0.0.1)')
     .action(async (opts: { log: string[]; publicKey: string; keysUrl?: string; header: string[]; witness: string[]; quorum?: string; state: string; stallSeconds: string; checkEntries?: boolean; webhook?: string; webhookSecret?: string; interval?: string; metricsPort?: string }) => {
       const fs = await import('node:fs');
-      const [{ parseTrustedKeys }, { runMonitor }] = await Promise.all([import('@audit-ledger/core'), import('./monitor/run.js')]);
+      const [{ parseTrustedKeys }, { runMonitor }] = await Promise.all([import('@audit-ledger/core'), import('./programs/monitor/run.js')]);
       const usage = (msg: string) => {
         console.error(`audit-ledger monitor: ${msg}`);
         return new Exit(2);

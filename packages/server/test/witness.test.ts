@@ -14,7 +14,7 @@ import { rawPublicKey, signKeyTransition, signNote } from '../src/crypto/signing
 import { memoryCustody } from '../src/crypto/custody.js';
 
 const tk = (k: { privateKey: KeyObject; publicKey: KeyObject }) => ({ custody: memoryCustody(k.privateKey), raw: rawPublicKey(k.publicKey) });
-import { Witness } from '../src/witness/witness.js';
+import { Witness } from '../src/programs/witness/witness.js';
 import { BOOTSTRAP, bootstrapKey, call, killLeftovers, startService } from './fault/harness.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { LogWatcher, runCli, spawnCli } from './helpers/process.js';

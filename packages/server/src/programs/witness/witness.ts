@@ -7,7 +7,7 @@
 import { type KeyObject, sign } from 'node:crypto';
 import { fromBase64, fromHex, followTransitions, keyIdOf as keyIdOfRaw, type KeyPeriod, keyNotActive, type KeyTransition, noteSignedBy, splitVerifierKey, parseCheckpointText, parseNote, toHex, verifyConsistency, cosignatureLine, cosignedMessage, type Hash } from '@audit-ledger/core';
 import Database from 'better-sqlite3';
-import { rawPublicKey } from '../crypto/signing.js';
+import { rawPublicKey } from '../../crypto/signing.js';
 
 /** The logs a witness follows: an exact origin, or every origin under a prefix (one per company), with the note keys that sign them. */
 export interface FollowedLog {

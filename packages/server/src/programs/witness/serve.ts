@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { witnessVerifierKey } from '@audit-ledger/core';
-import { loadOrCreateKeyFile } from '../ledger/keyring.js';
+import { loadOrCreateKeyFile } from '../../ledger/keyring.js';
 import { type FollowedLog, Witness } from './witness.js';
 
 export interface WitnessServeOptions {

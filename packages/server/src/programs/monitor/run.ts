@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { signWebhook } from '../webhooks/signature.js';
+import { signWebhook } from '../../webhooks/signature.js';
 import { type Alert, Monitor, type MonitorOptions, type RunResult } from './monitor.js';
 
 export interface RunOptions extends MonitorOptions {
