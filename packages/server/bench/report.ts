@@ -7,6 +7,7 @@ import { consoleLine } from './console.js';
 import type { Figure, FiguresFile } from './compare.js';
 import type { ForensicsTimings } from './forensics.js';
 import type { GrowthRow } from './growth.js';
+import type { FeatureCost } from './features.js';
 import type { ExportResult, VerifyResult } from './integrity.js';
 import type { MultiRow, Neighbour } from './multi.js';
 import { streamsLine, type StreamsRow } from './streams.js';
@@ -61,6 +62,8 @@ export interface BenchResults {
   streams: StreamsRow;
   /** Key custody and agent signatures (custody.ts). */
   custody: CustodyRow;
+  /** Each feature on the append path against none (features.ts): the first row is the base. */
+  features: FeatureCost[];
   /** µs of CPU per request by stage, all threads, from CPU profiles (profile-stages.ts). */
   profile: { single: Map<string, number>; batch: Map<string, number> };
 }
@@ -142,7 +145,26 @@ export function benchFigures(r: BenchResults): FiguresFile {
   put('pkcs11_sign_per_key_file', r.custody.tokenSignUs / r.custody.fileSignUs, '×', 'lower');
   put('pkcs11_batch_ingest_per_key_file', r.custody.ingestToken / r.custody.ingestFile, '×', 'higher');
   put('agent_signed_batch_ingest_per_unsigned', r.custody.agentSigned / r.custody.agentNone, '×', 'higher');
+  // Each append-path feature against the base row of the same run (features.ts).
+  const [base, ...withFeature] = r.features ?? [];
+  for (const f of base ? withFeature : []) {
+    const k = featureKey(f.feature);
+    put(`feature_${k}_single_cpu_added_us`, f.singleCpuUs - (base as FeatureCost).singleCpuUs, 'µs', 'lower');
+    put(`feature_${k}_batch_per_none`, f.batchEventsPerSecond / (base as FeatureCost).batchEventsPerSecond, '×', 'higher');
+  }
   return { run_at: r.runAt, machine: r.machine, figures: f };
+}
+
+const featureKey = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+
+/** The per-feature table of docs/performance.md: each row's cost against the base row's. */
+export function featuresTable(rows: FeatureCost[]): string {
+  const [base] = rows;
+  if (!base) return '';
+  return table(
+    ['Feature on the append path', 'How the row turns it on', 'Service CPU per single event', 'Added to the base', 'Batch events/s', 'Per base'],
+    rows.map((f) => [f.feature, f.how, `${f.singleCpuUs.toFixed(0)} µs`, f === base ? '' : `${(f.singleCpuUs - base.singleCpuUs).toFixed(0)} µs`, Math.round(f.batchEventsPerSecond).toLocaleString('en-US'), f === base ? '' : `${(f.batchEventsPerSecond / base.batchEventsPerSecond).toFixed(2)}×`]),
+  );
 }
 
 function table(head: string[], rows: Array<Array<string | number>>): string {
@@ -295,6 +317,17 @@ With the key in a token, signing workers and SQLite's writer thread sign nothing
 copied to them): every group is signed by the token, a large one over its sessions in libuv's thread pool
 (docs/transparency.md, "Key custody"). Agent-signed events cost the service one Ed25519 verification and
 one canonical text each, and one register read per request.
+
+## The append path, feature by feature
+
+Each row is a fresh SQLite service of the same run under the same loads (\`bench/features.ts\`:
+single events on 64 connections, the service's CPU per request on every thread; 1000-event batches
+on 4 connections); the base has every optional feature off, and each other row turns one on, so its
+difference from the base is what that feature costs an event. No webhook fires per appended event
+(only on a failed approval check, inside the approval row); the continuity hold is one lookup per
+append group, always on, inside the profile's \`commit\` stage below.
+
+${featuresTable(r.features ?? [])}
 
 ## Where the CPU goes
 

@@ -26,6 +26,7 @@ import { searchBench, searchLine } from './search.js';
 import { otlpLine, otlpMappingCost } from './otlp.js';
 import { streamsLine, streamsOverhead } from './streams.js';
 import { custodyCosts, custodyLine } from './custody.js';
+import { featureCosts, featuresLine } from './features.js';
 import { body as sizedBody, ed25519Rates, ingestionBySize, sizesLine } from './sizes.js';
 import { type BenchResults, benchFigures, forensicsLine, type Load, performanceDoc, readExisting } from './report.js';
 
@@ -266,6 +267,7 @@ const growthBodies = { single: SINGLE_BODIES, batch: BATCH_BODY, traceId: TRACES
 
 const streamsPart = () => streamsOverhead(startService, scratchDir('al-bench-streams-'), BATCH_BODY, (url, body, c, headers) => load(url, body, c, headers), stop);
 const sizesPart = () => ingestionBySize(startService, (n) => scratchDir(`al-bench-sizes-${n}-`), (url, body, c, headers) => load(url, body, c, headers), stop);
+const featuresPart = () => featureCosts(startService, (url, body, c, headers, service) => load(url, body, c, headers, service), stop, (name) => scratchDir(`al-bench-features-${name}-`), (i) => event(i));
 const custodyPart = () => custodyCosts(startService, (url, body, c, headers) => load(url, body, c, headers), stop, (i) => event(i));
 
 async function main(): Promise<void> {
@@ -278,6 +280,7 @@ async function main(): Promise<void> {
   if (ONLY === 'console') return void console.log(`console: ${consoleLine(await consoleBudgets())}`);
   if (ONLY === 'otlp') return void console.log(otlpLine(otlpMappingCost()));
   if (ONLY === 'streams') return void console.log(`streams: ${streamsLine(await streamsPart())}`);
+  if (ONLY === 'features') return void console.log(`features: ${featuresLine(await featuresPart())}`);
   if (ONLY === 'custody') return void console.log(`custody: ${custodyLine(await custodyPart())}`);
   if (ONLY === 'sizes') return void console.log(`sizes: ${sizesLine(await sizesPart())}; ed25519 per core ${JSON.stringify(ed25519Rates())}`);
   if (ONLY === 'search') {
@@ -345,6 +348,8 @@ async function main(): Promise<void> {
   console.log(`custody: ${custodyLine(custody)}`);
   const sizes = await sizesPart();
   console.log(`sizes: ${sizesLine(sizes)}`);
+  const features = await featuresPart();
+  console.log(`features: ${featuresLine(features)}`);
 
   const profile = { single: await profiledStages(SINGLE_BODIES, '/api/v1/logs', 64), batch: await profiledStages(BATCH_BODY, '/api/v1/logs/batch', 4) };
   console.log(`profiles: ${JSON.stringify({ single: Object.fromEntries(profile.single), batch: Object.fromEntries(profile.batch) })}`);
@@ -373,6 +378,7 @@ async function main(): Promise<void> {
     neighbour,
     streams,
     custody,
+    features,
     profile,
   };
   const figures = benchFigures(results);

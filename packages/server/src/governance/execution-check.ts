@@ -169,6 +169,7 @@ export class ExecutionBinding {
   async afterAppend(companyId: string, events: PreparedEvent[], results: AppendedEvent[]): Promise<Array<GovernanceMarks | undefined>> {
     const out: Array<GovernanceMarks | undefined> = events.map(() => undefined);
     const verdicts: Verdict[] = [];
+    const executions: Array<{ index: number; e: PreparedEvent; r: AppendedEvent }> = [];
     for (const [i, e] of events.entries()) {
       const r = results[i];
       if (!r || !governed(e)) continue;
@@ -186,32 +187,62 @@ export class ExecutionBinding {
           continue;
         }
       }
-      if (EXECUTION_TYPES.has(e.event_type)) verdicts.push(await this.judgeExecution(companyId, i, e, r));
+      if (EXECUTION_TYPES.has(e.event_type)) executions.push({ index: i, e, r });
       else out[i] = { policy_check: await this.checkEvaluation(companyId, e, r) };
     }
+    verdicts.push(...(await this.judgeExecutions(companyId, executions)));
+    verdicts.sort((a, b) => a.index - b.index);
     const checks = await this.recordChecks(companyId, verdicts);
     for (const [k, v] of verdicts.entries()) out[v.index] = { ...out[v.index], approval_check: checks[k] as ApprovalCheck };
     return out;
   }
 
-  /** The verdict on one execution, its use taken when it is ok (the entry that records it comes after, with the group's). */
-  private async judgeExecution(companyId: string, index: number, e: PreparedEvent, r: AppendedEvent): Promise<Verdict> {
-    const named = e.data.approval_id;
-    // An approval_id that is not a string names no approval: still checked, and a violation.
-    if (typeof named !== 'string' || named.length === 0) return { index, e, r, approvalId: JSON.stringify(named) ?? 'null', row: undefined, verdict: { result: 'unknown', detail: `approval_id must be a non-empty string (it is ${JSON.stringify(named)})` }, basis: null, usedOne: false };
-    const row = await this.deps.store.getApproval(companyId, named);
+  /**
+   * The verdicts on a group's executions, in order: each judged against its approval as read once
+   * for the group, then the uses of those judged ok taken together in one transaction (each by the
+   * conditional rule); an execution whose take was refused (uses ran out within the group, or the
+   * approval changed meanwhile) is judged again on the approval as it is then.
+   */
+  private async judgeExecutions(companyId: string, executions: Array<{ index: number; e: PreparedEvent; r: AppendedEvent }>): Promise<Verdict[]> {
     const now = iso(this.deps.clock());
-    let verdict = row ? judge(row, subjectOf(e), now) : { result: 'unknown' as const, detail: `no approval ${named} in this company` };
-    let after = row;
-    if (verdict.result === 'ok' && row) {
-      const taken = await this.deps.store.takeUseFor({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: named, basis: row.kind, detail: null, created_at: r.created_at }, now);
-      if (taken) after = { ...row, uses: row.uses + 1 };
-      else {
-        after = await this.deps.store.getApproval(companyId, named);
-        verdict = after && Date.parse(after.expires_at) <= Date.parse(now) ? { result: 'expired', detail: `the approval expired at ${after.expires_at}` } : after && after.status !== 'approved' ? { result: 'not_approved', detail: `the approval is ${after.status}` } : { result: 'consumed', detail: `every use of the approval (${after?.max_uses ?? 1}) was already taken` };
+    const approvals = new Map<string, ApprovalRow | undefined>();
+    const approval = async (id: string) => {
+      if (!approvals.has(id)) approvals.set(id, await this.deps.store.getApproval(companyId, id));
+      return approvals.get(id);
+    };
+    const verdicts: Verdict[] = [];
+    const toTake: Verdict[] = [];
+    for (const { index, e, r } of executions) {
+      const named = e.data.approval_id;
+      // An approval_id that is not a string names no approval: still checked, and a violation.
+      if (typeof named !== 'string' || named.length === 0) {
+        verdicts.push({ index, e, r, approvalId: JSON.stringify(named) ?? 'null', row: undefined, verdict: { result: 'unknown', detail: `approval_id must be a non-empty string (it is ${JSON.stringify(named)})` }, basis: null, usedOne: false });
+        continue;
       }
+      const row = await approval(named);
+      const verdict = row ? judge(row, subjectOf(e), now) : { result: 'unknown' as const, detail: `no approval ${named} in this company` };
+      const v: Verdict = { index, e, r, approvalId: named, row, verdict, basis: verdict.result === 'ok' && row ? row.kind : null, usedOne: verdict.result === 'ok' };
+      verdicts.push(v);
+      if (verdict.result === 'ok' && row) toTake.push(v);
     }
-    return { index, e, r, approvalId: named, row: after, verdict, basis: verdict.result === 'ok' && row ? row.kind : null, usedOne: verdict.result === 'ok' };
+    const taken = await this.deps.store.takeUsesFor(
+      toTake.map((v) => ({ company_id: companyId, log_id: v.r.log_id, kind: 'approval' as const, subject_id: v.approvalId, basis: (v.row as ApprovalRow).kind, detail: null, created_at: v.r.created_at })),
+      now,
+    );
+    for (const [k, v] of toTake.entries()) {
+      const uses = taken[k];
+      const row = v.row as ApprovalRow;
+      if (uses !== null && uses !== undefined) {
+        v.row = { ...row, uses };
+        continue;
+      }
+      const after = await this.deps.store.getApproval(companyId, v.approvalId);
+      v.row = after;
+      v.usedOne = false;
+      v.basis = null;
+      v.verdict = after && Date.parse(after.expires_at) <= Date.parse(now) ? { result: 'expired', detail: `the approval expired at ${after.expires_at}` } : after && after.status !== 'approved' ? { result: 'not_approved', detail: `the approval is ${after.status}` } : { result: 'consumed', detail: `every use of the approval (${after?.max_uses ?? 1}) was already taken` };
+    }
+    return verdicts;
   }
 
   /**
@@ -229,11 +260,18 @@ export class ExecutionBinding {
         at: { trace_id: e.envelope.trace_id, agent_id: e.envelope.agent_id, parent_event_id: r.log_id },
       })),
     );
+    const entryOf = (k: number) => appended[k] as AppendedEvent;
+    // The marks of the uses taken get their entries, and every other check is kept: one write each, not one per execution.
+    await this.deps.store.setCheckEntries(
+      companyId,
+      verdicts.flatMap((v, k) => (v.usedOne ? [{ logId: v.r.log_id, checkLogId: entryOf(k).log_id }] : [])),
+    );
+    await this.deps.store.insertChecks(
+      verdicts.flatMap((v, k) => (v.usedOne ? [] : [{ company_id: companyId, log_id: v.r.log_id, kind: 'approval' as const, subject_id: v.approvalId, result: v.verdict.result, basis: v.basis, detail: v.verdict.detail, check_log_id: entryOf(k).log_id, created_at: entryOf(k).created_at }])),
+    );
     const checks: ApprovalCheck[] = [];
-    for (const [k, { e, r, approvalId, verdict, basis, usedOne }] of verdicts.entries()) {
-      const entry = appended[k] as AppendedEvent;
-      if (usedOne) await this.deps.store.setCheckEntry(companyId, r.log_id, entry.log_id);
-      else await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'approval', subject_id: approvalId, result: verdict.result, basis, detail: verdict.detail, check_log_id: entry.log_id, created_at: entry.created_at });
+    for (const [k, { e, r, approvalId, verdict, basis }] of verdicts.entries()) {
+      const entry = entryOf(k);
       if (verdict.result !== 'ok') {
         await this.deps.events.emit(companyId, 'approval.violated', { approval_id: approvalId, execution_log_id: r.log_id, result: verdict.result, detail: verdict.detail, check_log_id: entry.log_id, trace_id: e.envelope.trace_id });
       }

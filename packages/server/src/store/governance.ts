@@ -85,37 +85,49 @@ export class GovernanceStore {
   }
 
   /**
-   * Takes one use for a committed execution and marks it taken, in one transaction: the use and
-   * an `ok` check row of that execution (its check_log_id still null until the `approval.checked`
-   * entry is appended). A process that stops between the two leaves the mark, so the client's
-   * idempotent retry finds the use its execution took instead of taking another (and being told
-   * `consumed`). False when no use is left (or the approval is not approved and in its window).
+   * Takes one use of each check's approval, in order, in one transaction: for each, a conditional
+   * update (approved, not expired, uses left: two executions racing for the last use cannot both
+   * get it, on either store or across processes) and the mark of its execution. Answers, per check,
+   * the approval's uses after its take, or null when none was taken (the rule refused it, or the
+   * execution was already checked and took its use: this one is given back in the same transaction).
    */
-  async takeUseFor(check: Omit<CheckRow, 'result' | 'check_log_id'>, now: string): Promise<boolean> {
+  async takeUsesFor(checks: Array<Omit<CheckRow, 'result' | 'check_log_id'>>, now: string): Promise<Array<number | null>> {
+    if (checks.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
-      const r = await trx
-        .updateTable('approvals')
-        .set((eb) => ({ uses: eb('uses', '+', 1), updated_at: now }))
-        .where('company_id', '=', check.company_id)
-        .where('approval_id', '=', check.subject_id)
-        .where('status', '=', 'approved')
-        .where('expires_at', '>', now)
-        .where((eb) => eb.or([eb('max_uses', 'is', null), eb('uses', '<', eb.ref('max_uses'))]))
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) return false;
-      const marked = await trx.insertInto('governance_checks').values({ ...check, result: 'ok', check_log_id: null }).onConflict((oc) => oc.columns(['company_id', 'log_id', 'kind']).doNothing()).executeTakeFirst();
-      // The execution was already checked and took its use: give this one back (same transaction).
-      if (Number(marked.numInsertedOrUpdatedRows ?? 0n) !== 1) {
-        await trx.updateTable('approvals').set((eb) => ({ uses: eb('uses', '-', 1) })).where('company_id', '=', check.company_id).where('approval_id', '=', check.subject_id).execute();
-        return false;
+      const out: Array<number | null> = [];
+      for (const check of checks) {
+        const r = await trx
+          .updateTable('approvals')
+          .set((eb) => ({ uses: eb('uses', '+', 1), updated_at: now }))
+          .where('company_id', '=', check.company_id)
+          .where('approval_id', '=', check.subject_id)
+          .where('status', '=', 'approved')
+          .where('expires_at', '>', now)
+          .where((eb) => eb.or([eb('max_uses', 'is', null), eb('uses', '<', eb.ref('max_uses'))]))
+          .returning('uses')
+          .executeTakeFirst();
+        if (!r) {
+          out.push(null);
+          continue;
+        }
+        const marked = await trx.insertInto('governance_checks').values({ ...check, result: 'ok', check_log_id: null }).onConflict((oc) => oc.columns(['company_id', 'log_id', 'kind']).doNothing()).executeTakeFirst();
+        if (Number(marked.numInsertedOrUpdatedRows ?? 0n) !== 1) {
+          await trx.updateTable('approvals').set((eb) => ({ uses: eb('uses', '-', 1) })).where('company_id', '=', check.company_id).where('approval_id', '=', check.subject_id).execute();
+          out.push(null);
+          continue;
+        }
+        out.push(Number(r.uses));
       }
-      return true;
+      return out;
     });
   }
 
-  /** Records the `approval.checked` entry of a check taken with takeUseFor. */
-  async setCheckEntry(companyId: string, logId: string, checkLogId: string): Promise<void> {
-    await this.db.updateTable('governance_checks').set({ check_log_id: checkLogId }).where('company_id', '=', companyId).where('log_id', '=', logId).where('kind', '=', 'approval').where('check_log_id', 'is', null).execute();
+  /** Records the `approval.checked` entries of checks taken with takeUsesFor, in one transaction. */
+  async setCheckEntries(companyId: string, entries: Array<{ logId: string; checkLogId: string }>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const e of entries) await trx.updateTable('governance_checks').set({ check_log_id: e.checkLogId }).where('company_id', '=', companyId).where('log_id', '=', e.logId).where('kind', '=', 'approval').where('check_log_id', 'is', null).execute();
+    });
   }
 
   /** Pending requests (of one company, or every one) whose SLA ran out and that were not escalated yet. */
@@ -174,7 +186,13 @@ export class GovernanceStore {
 
   /** Records a check once; the first record of an entry's check stands. */
   async insertCheck(row: CheckRow): Promise<void> {
-    await this.db.insertInto('governance_checks').values(row).onConflict((oc) => oc.columns(['company_id', 'log_id', 'kind']).doNothing()).execute();
+    await this.insertChecks([row]);
+  }
+
+  /** Checks with their results, in one statement (a repeat of one already kept changes nothing). */
+  async insertChecks(rows: CheckRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.insertInto('governance_checks').values(rows).onConflict((oc) => oc.columns(['company_id', 'log_id', 'kind']).doNothing()).execute();
   }
 
   getChecks(companyId: string, logIds: string[]): Promise<CheckRow[]> {

@@ -1,0 +1,93 @@
+// What each feature on the append path costs an event (issue 44, 2): a fresh SQLite service per
+// row, the same loads on each (single events on 64 connections: the service's CPU per request;
+// 1000-event batches on 4 connections: events/s), one after the other in one run. The base row
+// has every optional feature off (SEARCH_INDEX=off, no stream, plain events); each other row turns
+// one on, so its figures against the base's are that feature's cost on one machine state.
+// Webhooks are not a row: no webhook fires per appended event (kernel/events.ts), only on a failed
+// approval check, which the governance row includes. The continuity hold is one map lookup per
+// append group and cannot be turned off; it is in the profile's commit stage.
+import { generateKeyPairSync } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import type { JsonObject } from '@audit-ledger/core';
+import { agentKeyRegistration, agentSigner, signAgentEvent } from '@audit-ledger/sdk';
+import type { Load } from './report.js';
+
+export interface FeatureCost {
+  feature: string;
+  /** How the row turns the feature on. */
+  how: string;
+  /** Service CPU (all threads) per single-event request, µs. */
+  singleCpuUs: number;
+  batchEventsPerSecond: number;
+}
+
+type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
+type LoadFn = (url: string, body: string | string[], connections: number, headers: Record<string, string>, service?: ChildProcess) => Promise<Load>;
+type EventOf = (i: number) => { event_type: string; data: Record<string, unknown>; [k: string]: unknown };
+
+async function call(url: string, method: string, body: unknown, headers: Record<string, string>): Promise<Record<string, unknown>> {
+  const res = await fetch(url, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+interface Setup {
+  url: string;
+  admin: Record<string, string>;
+  companyId: string;
+}
+
+/** The events a row sends: single-event bodies and one 1000-event batch body. */
+type Bodies = (s: Setup) => Promise<{ single: string[]; batch: string }>;
+
+async function measure(start: Start, load: LoadFn, stop: (c: ChildProcess) => Promise<void>, dataDir: string, feature: string, how: string, env: Record<string, string>, bodies: Bodies): Promise<FeatureCost> {
+  const { url, child } = await start({ LEDGER_DATA_DIR: dataDir, ...env });
+  try {
+    const { access_token } = (await call(`${url}/api/v1/auth/login`, 'POST', { email: 'bench@example.com', password: 'bench password 123' }, {})) as { access_token: string };
+    const admin = { authorization: `Bearer ${access_token}` };
+    const { key } = (await call(`${url}/api/v1/auth/api_keys`, 'POST', { name: 'bench', rate_limit_per_minute: 1_000_000 }, admin)) as { key: string };
+    const me = (await call(`${url}/api/v1/auth/me`, 'GET', undefined, admin)) as { company_id?: string; company?: { id?: string } };
+    const { single, batch } = await bodies({ url, admin, companyId: String(me.company?.id ?? me.company_id) });
+    const agent = { 'x-api-key': key };
+    for (let i = 0; i < 5; i++) await call(`${url}/api/v1/logs/batch`, 'POST', JSON.parse(batch), agent); // warm-up: every route compiled, caches filled
+    const s = await load(`${url}/api/v1/logs`, single, 64, agent, child);
+    const b = await load(`${url}/api/v1/logs/batch`, batch, 4, agent, child);
+    if (s.non2xx + b.non2xx > 0) throw new Error(`features bench, ${feature}: ${s.non2xx + b.non2xx} answers were not 2xx`);
+    console.log(`  features: ${feature}: ${Math.round(s.serviceCpuUs ?? NaN)} µs per single event, ${Math.round(b.rps * 1000)} events/s in batches`);
+    return { feature, how, singleCpuUs: s.serviceCpuUs ?? NaN, batchEventsPerSecond: b.rps * 1000 };
+  } finally {
+    await stop(child);
+  }
+}
+
+export async function featureCosts(start: Start, load: LoadFn, stop: (c: ChildProcess) => Promise<void>, dir: (name: string) => string, eventOf: EventOf): Promise<FeatureCost[]> {
+  const plain: Bodies = async () => ({ single: Array.from({ length: 8 }, (_, i) => JSON.stringify(eventOf(i))), batch: JSON.stringify({ logs: Array.from({ length: 1000 }, (_, i) => eventOf(i)) }) });
+  const off = { SEARCH_INDEX: 'off' };
+  const rows: FeatureCost[] = [];
+  const row = async (feature: string, how: string, env: Record<string, string>, bodies: Bodies) => rows.push(await measure(start, load, stop, dir(feature.replace(/\W+/g, '-')), feature, how, env, bodies));
+
+  await row('none (base)', 'SEARCH_INDEX=off, no stream, plain events', off, plain);
+  await row('search index', 'SEARCH_INDEX=on (the default)', {}, plain);
+  await row('three log streams', 'three active directory streams (ledger, OCSF, CEF)', off, async ({ url, admin }) => {
+    for (const format of ['ledger', 'ocsf', 'cef']) await call(`${url}/api/v1/streams`, 'POST', { name: `bench-${format}`, destination: { type: 'directory', folder: `bench-${format}` }, format, start: 'now' }, admin);
+    return plain({ url, admin, companyId: '' });
+  });
+  await row('approval check', 'every event an execution naming a standing approval (its approval.checked entry appended beside it)', off, async ({ url, admin }) => {
+    const standing = await call(`${url}/api/v1/approvals/standing`, 'POST', { action: 'bench.run', valid_until: new Date(Date.now() + 3_600_000).toISOString(), max_uses: 1_000_000, reason: 'bench' }, admin);
+    const exec = (i: number) => ({ event_type: 'action.executed', source: 'bench-agent', data: { action: 'bench.run', approval_id: standing.id, arguments: { i, query: 'q'.repeat(300) } } });
+    return { single: Array.from({ length: 8 }, (_, i) => JSON.stringify(exec(i))), batch: JSON.stringify({ logs: Array.from({ length: 1000 }, (_, i) => exec(i)) }) };
+  });
+  await row('agent signatures', "every event signed by its agent (the agent's registered key looked up and the signature checked)", off, async ({ url, admin, companyId }) => {
+    const signer = await agentSigner('bench-agent', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    await call(`${url}/api/v1/agent-keys`, 'POST', await agentKeyRegistration(signer, companyId), admin);
+    const signed = await Promise.all(Array.from({ length: 1000 }, (_, i) => signAgentEvent({ ...eventOf(i), agent_id: 'bench-agent', data: eventOf(i).data as JsonObject }, signer)));
+    return { single: signed.slice(0, 8).map((e) => JSON.stringify(e)), batch: JSON.stringify({ logs: signed }) };
+  });
+  return rows;
+}
+
+export function featuresLine(rows: FeatureCost[]): string {
+  const [base] = rows;
+  if (!base) return '';
+  return rows.map((r) => (r === base ? `${r.feature}: ${Math.round(r.singleCpuUs)} µs, ${Math.round(r.batchEventsPerSecond)} ev/s` : `${r.feature}: +${Math.round(r.singleCpuUs - base.singleCpuUs)} µs, ${(r.batchEventsPerSecond / base.batchEventsPerSecond).toFixed(2)}×`)).join('; ');
+}
