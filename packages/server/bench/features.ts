@@ -10,7 +10,6 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import type { JsonObject } from '@audit-ledger/core';
 import { agentKeyRegistration, agentSigner, signAgentEvent } from '@audit-ledger/sdk';
-import type { Load } from './report.js';
 
 export interface FeatureCost {
   feature: string;
@@ -22,7 +21,8 @@ export interface FeatureCost {
 }
 
 type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
-type LoadFn = (url: string, body: string | string[], connections: number, headers: Record<string, string>, service?: ChildProcess) => Promise<Load>;
+/** run.ts's load: what this part reads of it. */
+type LoadFn = (url: string, body: string | string[], connections: number, headers: Record<string, string>, service?: ChildProcess) => Promise<{ rps: number; non2xx: number; serviceCpuUs?: number | undefined }>;
 type EventOf = (i: number) => { event_type: string; data: Record<string, unknown>; [k: string]: unknown };
 
 async function call(url: string, method: string, body: unknown, headers: Record<string, string>): Promise<Record<string, unknown>> {
