@@ -84,7 +84,9 @@ export default defineConfig({
       {
         resolve,
         ssr,
-        test: { ...SERVER, name: 'process', include: PROCESS },
+        // Its tests wait on programs they start (services, CLIs, clusters): on two busy CI cores a
+        // start takes several times what it takes here, so a test gets 120 s, not 30 s.
+        test: { ...SERVER, name: 'process', include: PROCESS, testTimeout: 120_000 },
       },
       // Chromium against a spawned service: run on its own, after the rest (a vitest run of its
       // own in scripts/test.mjs), so no other file competes with the browser for the two cores.
