@@ -170,6 +170,7 @@ export class ExecutionBinding {
     const out: Array<GovernanceMarks | undefined> = events.map(() => undefined);
     const verdicts: Verdict[] = [];
     const executions: Array<{ index: number; e: PreparedEvent; r: AppendedEvent }> = [];
+    const policyChecks: CheckRow[] = [];
     for (const [i, e] of events.entries()) {
       const r = results[i];
       if (!r || !governed(e)) continue;
@@ -188,8 +189,14 @@ export class ExecutionBinding {
         }
       }
       if (EXECUTION_TYPES.has(e.event_type)) executions.push({ index: i, e, r });
-      else out[i] = { policy_check: await this.checkEvaluation(companyId, e, r) };
+      else {
+        const { check, row } = await this.checkEvaluation(companyId, e, r);
+        out[i] = { policy_check: check };
+        policyChecks.push(row);
+      }
     }
+    // A group's policy checks are kept in one statement, not one write each.
+    await this.deps.store.insertChecks(policyChecks);
     verdicts.push(...(await this.judgeExecutions(companyId, executions)));
     verdicts.sort((a, b) => a.index - b.index);
     const checks = await this.recordChecks(companyId, verdicts);
@@ -229,6 +236,8 @@ export class ExecutionBinding {
       toTake.map((v) => ({ company_id: companyId, log_id: v.r.log_id, kind: 'approval' as const, subject_id: v.approvalId, basis: (v.row as ApprovalRow).kind, detail: null, created_at: v.r.created_at })),
       now,
     );
+    // A refused take is judged on the approval as it is now: read once per approval, however many were refused.
+    const current = new Map<string, ApprovalRow | undefined>();
     for (const [k, v] of toTake.entries()) {
       const uses = taken[k];
       const row = v.row as ApprovalRow;
@@ -236,7 +245,8 @@ export class ExecutionBinding {
         v.row = { ...row, uses };
         continue;
       }
-      const after = await this.deps.store.getApproval(companyId, v.approvalId);
+      if (!current.has(v.approvalId)) current.set(v.approvalId, await this.deps.store.getApproval(companyId, v.approvalId));
+      const after = current.get(v.approvalId);
       v.row = after;
       v.usedOne = false;
       v.basis = null;
@@ -280,7 +290,8 @@ export class ExecutionBinding {
     return checks;
   }
 
-  private async checkEvaluation(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<PolicyCheck> {
+  /** The check of one policy evaluation, and the row that keeps it (afterAppend writes a group's rows together). */
+  private async checkEvaluation(companyId: string, e: PreparedEvent, r: AppendedEvent): Promise<{ check: PolicyCheck; row: CheckRow }> {
     const policyId = e.data.policy_id as string;
     const version = versionNamed(e.data);
     const hash = str(e.data.content_hash) ?? str(e.data.policy_hash);
@@ -295,7 +306,9 @@ export class ExecutionBinding {
     } else {
       result = (await this.deps.store.latestVersion(companyId, policyId)) ? 'unknown_version' : 'unknown_policy';
     }
-    await this.deps.store.insertCheck({ company_id: companyId, log_id: r.log_id, kind: 'policy', subject_id: policyId, result, basis: null, detail: JSON.stringify({ version: found, content_hash: hash }), check_log_id: null, created_at: r.created_at });
-    return { result, policy_id: policyId, version: found };
+    return {
+      check: { result, policy_id: policyId, version: found },
+      row: { company_id: companyId, log_id: r.log_id, kind: 'policy', subject_id: policyId, result, basis: null, detail: JSON.stringify({ version: found, content_hash: hash }), check_log_id: null, created_at: r.created_at },
+    };
   }
 }

@@ -184,12 +184,7 @@ export class GovernanceStore {
 
   // ---- checks ----
 
-  /** Records a check once; the first record of an entry's check stands. */
-  async insertCheck(row: CheckRow): Promise<void> {
-    await this.insertChecks([row]);
-  }
-
-  /** Checks with their results, in one statement (a repeat of one already kept changes nothing). */
+  /** Checks with their results, in one statement; the first record of an entry's check stands (a repeat changes nothing). */
   async insertChecks(rows: CheckRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.db.insertInto('governance_checks').values(rows).onConflict((oc) => oc.columns(['company_id', 'log_id', 'kind']).doNothing()).execute();
