@@ -3,9 +3,9 @@
 // and query parameters, which arrive as strings, are coerced to their types.
 //
 // Every route's validators and serializers are compiled on their first use, not at start:
-// compiling all of them (Ajv and fast-json-stringify, about 200 routes) was most of the
+// compiling all of them (Ajv and fast-json-stringify, 1,073 schemas) was most of the
 // service's start (docs/performance.md, "Start to ready"). A route's first request pays its own
-// compilation once. test/route-schemas.test.ts compiles every route's schemas, so a schema that
+// compilation once. test/openapi.test.ts compiles every route's schemas, so a schema that
 // would not compile fails the suite rather than a first request.
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options } from 'ajv';
@@ -39,7 +39,7 @@ function lazyValidator(compile: () => Validate): Validate {
 export interface Compilers {
   validator: FastifySchemaCompiler<unknown>;
   serializer: FastifySerializerCompiler<unknown>;
-  /** Compiles every schema handed out so far at once (test/route-schemas.test.ts): throws what the first request of a route would. */
+  /** Compiles every schema handed out so far at once (test/openapi.test.ts): throws what the first request of a route would. */
   compileAll(): number;
 }
 
