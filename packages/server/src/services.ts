@@ -48,7 +48,7 @@ import { StreamDelivery } from './streams/delivery.js';
 import { LogStreams } from './streams/service.js';
 import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WebhookEventSink } from './webhooks/sink.js';
-import { type Resolver, systemResolver } from './egress/address-policy.js';
+import { operatorFetch, type Resolver, systemResolver } from './egress/address-policy.js';
 import { WitnessSubmitter } from './witness/submitter.js';
 import { Timestamper } from './witness/timestamper.js';
 import { AgentKeys } from './agents/agent-keys.js';
@@ -159,6 +159,8 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const { config, store, counters, log } = deps;
   const clock = deps.clock ?? Date.now;
   const resolveHost = deps.resolveHost ?? systemResolver;
+  /** Witnesses and the TSA, under the one address policy (WITNESS_ALLOW_PRIVATE lifts it). */
+  const toOperator = operatorFetch(config.witnessAllowPrivate, resolveHost);
   // A database outage is one warn line (OutageReporter), not an error with a stack per failure.
   const outage = deps.outage ?? new OutageReporter({ clock, warn: (obj, msg) => log.warn(obj, msg) });
   const logError = (obj: { err?: unknown }, msg: string) => (isStoreUnavailable(obj.err) ? outage.report(obj.err) : log.error(obj, msg));
@@ -227,7 +229,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const serviceRecorder = new Recorder({ appender });
   const rejections = new Rejections({ ledger, recorder: serviceRecorder, events, clock });
   const trail = serviceRecorder.trail(ADMIN_SOURCE);
-  const guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, clock, warn: (obj, msg) => log.error(obj, msg) });
+  const guard = new ContinuityGuard({ holds: store.continuityHolds, continuity: store.continuityStore, ledger, trail, marksFile: marks.file, origin: ledgerOrigin, witnesses: config.witnesses, send: toOperator, clock, warn: (obj, msg) => log.error(obj, msg) });
   held.guard = guard;
   metrics.continuityHolds = () => guard.holding;
   await guard.check();
@@ -278,7 +280,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
   const tlog = new Tlog({ ledger, witnessStore, accounts, trail });
   const reports = new Reports({ reportStore: store.reportStore, ledger, signingKeys, witnessStore, forensicsStore, accounts, keyring, verifier, compliance, trail, clock, governance: store.governanceStore });
-  const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, witnessStore, ledger, accounts, metrics, clock, signingKeys, warn: (obj, msg) => log.warn(obj, msg) });
+  const witnesses = new WitnessSubmitter({ witnesses: config.witnesses, send: toOperator, witnessStore, ledger, accounts, metrics, clock, signingKeys, warn: (obj, msg) => log.warn(obj, msg) });
   const witnessing = new BackgroundTask(
     () => witnesses.pass(),
     (err) => logError({ err }, 'witness submission failed'),
@@ -292,7 +294,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
     },
     close: () => witnessing.close(),
   });
-  const timestamper = new Timestamper({ tsaUrl: config.tsaUrl, witnessStore, ledger, accounts, clock, warn: (obj, msg) => log.warn(obj, msg), onToken: (companyId, treeSize, token) => checkpointSigner.timestamped(companyId, treeSize, token) });
+  const timestamper = new Timestamper({ tsaUrl: config.tsaUrl, send: toOperator, witnessStore, ledger, accounts, clock, warn: (obj, msg) => log.warn(obj, msg), onToken: (companyId, treeSize, token) => checkpointSigner.timestamped(companyId, treeSize, token) });
   const timestamping = new BackgroundTask(
     () => timestamper.pass(),
     (err) => logError({ err }, 'RFC 3161 timestamping failed'),

@@ -258,7 +258,7 @@ describe.each(STORE_KINDS)('backup and restore on %s', { timeout: 120_000 }, (ki
     fs.writeFileSync(logsFile, JSON.stringify({ logs: [{ origin_prefix: 'audit-ledger.local/', verifier_keys: [verifierKey('audit-ledger.local', rawPublicKey(publicKey))] }] }));
     const witness = spawnCli(['witness', 'serve', '--name', 'witness.test/b1', '--logs', logsFile, '--key-file', path.join(tmp, `w-${kind}.pem`), '--state', path.join(tmp, `w-${kind}.db`), '--port', '0'], {});
     const up = await new LogWatcher(witness).waitFor((l) => l.msg === 'witness listening');
-    const withWitness = { WITNESSES: `${String(up.url)} ${String(up.verifier_key)}`, WITNESS_QUORUM: '1' };
+    const withWitness = { WITNESSES: `${String(up.url)} ${String(up.verifier_key)}`, WITNESS_QUORUM: '1', WITNESS_ALLOW_PRIVATE: 'true' };
     const wenv = { ...env, LEDGER_DATA_DIR: wdb.dataDir, ...(wdb.databaseUrl ? { DATABASE_URL: wdb.databaseUrl } : {}), ...withWitness };
     try {
       let svc = await startService(wenv);

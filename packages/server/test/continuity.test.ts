@@ -34,7 +34,7 @@ describe.each(STORE_KINDS)('continuity at start on %s', (kind) => {
       // A witness nobody listens for (port 9 on loopback refuses at once).
       const vkey = witnessVerifierKey('witness.test/down', rawPublicKey(generateKeyPairSync('ed25519').publicKey));
       const lines: string[] = [];
-      const second = await startTestApp(kind, { store, env: { WITNESSES: `http://127.0.0.1:9 ${vkey}`, WITNESS_QUORUM: '0' }, logLines: lines });
+      const second = await startTestApp(kind, { store, env: { WITNESSES: `http://127.0.0.1:9 ${vkey}`, WITNESS_QUORUM: '0', WITNESS_ALLOW_PRIVATE: 'true' }, logLines: lines });
       try {
         const said = lines.map((l) => JSON.parse(l) as { msg: string; witness?: string }).filter((l) => l.msg.startsWith('continuity:'));
         expect(said).toHaveLength(1);

@@ -199,7 +199,7 @@ describe('audit-ledger monitor and a witness quorum (sqlite)', () => {
     fs.writeFileSync(logsFile, JSON.stringify({ logs: [{ origin_prefix: 'audit-ledger.local/', verifier_keys: [verifierKey('audit-ledger.local', rawPublicKey(serviceKey.publicKey))] }] }));
     const witness = spawnCli(['witness', 'serve', '--name', 'witness.test/m1', '--logs', logsFile, '--key-file', path.join(tmp, 'w.pem'), '--state', path.join(tmp, 'w.db'), '--port', '0'], {});
     const up = await new LogWatcher(witness).waitFor((l) => l.msg === 'witness listening');
-    const svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...BOOTSTRAP, LEDGER_SIGNING_KEY_FILE: keyFile, CHECKPOINT_INTERVAL_MS: '50', WITNESSES: `${String(up.url)} ${String(up.verifier_key)}`, WITNESS_QUORUM: '1' });
+    const svc = await startService({ LEDGER_DATA_DIR: db.dataDir, ...BOOTSTRAP, LEDGER_SIGNING_KEY_FILE: keyFile, CHECKPOINT_INTERVAL_MS: '50', WITNESSES: `${String(up.url)} ${String(up.verifier_key)}`, WITNESS_QUORUM: '1', WITNESS_ALLOW_PRIVATE: 'true' });
     try {
       const key = await bootstrapKey(svc.url);
       const api = { 'x-api-key': key };

@@ -86,7 +86,7 @@ describe.each(STORE_KINDS)('RFC 3161 timestamps of checkpoints on %s', (kind) =>
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    t = await startTestApp(kind, { env: { TSA_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tsa`, TSA_INTERVAL_SECONDS: '1', CHECKPOINT_INTERVAL_MS: '0' } });
+    t = await startTestApp(kind, { env: { TSA_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tsa`, WITNESS_ALLOW_PRIVATE: 'true', TSA_INTERVAL_SECONDS: '1', CHECKPOINT_INTERVAL_MS: '0' } });
   });
   afterAll(async () => {
     await t.close();

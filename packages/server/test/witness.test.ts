@@ -145,6 +145,7 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
       LEDGER_OPERATOR_TOKEN: operator,
       CHECKPOINT_INTERVAL_MS: '100',
       WITNESSES: `${w.url} ${w.vkey}`,
+      WITNESS_ALLOW_PRIVATE: 'true',
       WITNESS_QUORUM: '1',
     };
     const svc = await startService(env);
@@ -206,6 +207,7 @@ describe.each(STORE_KINDS)('witnesses with real processes (%s)', (kind) => {
       LEDGER_SIGNING_KEY_FILE: keyFile,
       CHECKPOINT_INTERVAL_MS: '100',
       WITNESSES: `${w1.url} ${w1.vkey}, ${w2.url} ${w2.vkey}`,
+      WITNESS_ALLOW_PRIVATE: 'true',
       WITNESS_QUORUM: '2',
     };
     let svc = await startService(env);

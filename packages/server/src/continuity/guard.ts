@@ -13,6 +13,7 @@ import { DomainError } from '../kernel/domain-error.js';
 import { iso } from '../kernel/time.js';
 import { readMarks } from './marks.js';
 import { witnessSize } from './seen.js';
+import type { OperatorFetch } from '../egress/address-policy.js';
 
 export const REFRESH_MS = 2000;
 
@@ -36,6 +37,8 @@ export interface GuardDeps {
   marksFile: string;
   origin: string;
   witnesses: Array<{ url: string; name: string }>;
+  /** Requests to the witnesses under the address policy (WITNESS_ALLOW_PRIVATE). */
+  send: OperatorFetch;
   clock: () => number;
   warn: (obj: Record<string, unknown>, msg: string) => void;
 }
@@ -79,7 +82,7 @@ export class ContinuityGuard {
             const [companyId, stored] = next;
             const latest = await deps.ledger.latestCheckpoint(companyId);
             if (!latest) continue;
-            const answer = await witnessSize(w, latest, 5000);
+            const answer = await witnessSize(deps.send, w, latest, 5000);
             if (answer.size !== undefined && answer.size > stored) found.push({ company_id: companyId, seen_size: answer.size, stored_size: stored, source: `witness ${w.name}`, note: null, detected_at: at });
             else if (answer.problem?.startsWith('no answer') && !down) {
               down = true;

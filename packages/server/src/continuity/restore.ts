@@ -16,6 +16,7 @@ import { growTree } from '../ledger/tree-rows.js';
 import type { ServiceRows } from '../store/continuity.js';
 import { type Backup, backupCheckpoints, linesOf, openBackup, RestoreInputError, rowOfLine, serviceRowsFromKeys, suppliedEntries } from './sources.js';
 import { type SeenCheckpoint, seenInFile, witnessSize } from './seen.js';
+import { operatorFetch } from '../egress/address-policy.js';
 import { MARKS_FILE, readMarks } from './marks.js';
 import { readTarget, sqliteTarget, trustAnchor } from './target.js';
 import { openSqliteStore } from '../store/sqlite.js';
@@ -27,7 +28,7 @@ import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
 export const RESTORE_HOLD = 'restore in progress (audit-ledger restore): run it again to complete it';
 
 export interface RestoreOptions {
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'ledgerOrigin' | 'witnesses' | 'signingKeyFile'>;
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'ledgerOrigin' | 'witnesses' | 'witnessAllowPrivate' | 'signingKeyFile'>;
   /** A backup directory (audit-ledger backup --to). */
   from?: string;
   /** Complete JSON Lines exports (from seq 0), one company each: the base when there is no backup. */
@@ -200,11 +201,12 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   const kept = new Map(bases.map((b) => [b.companyId, backup ? backupCheckpoints(backup, b.companyId) : { checkpoints: [], cosignatures: [] }]));
   // A witness that does not answer is asked no more (said once): a witness down never costs a timeout per company.
   const down = new Set<string>();
+  const send = operatorFetch(opts.config.witnessAllowPrivate);
   for (const b of bases) {
     const own = kept.get(b.companyId)?.checkpoints.at(-1);
     if (!own) continue;
     for (const w of opts.config.witnesses.filter((x) => !down.has(x.name))) {
-      const answer = await witnessSize(w, own);
+      const answer = await witnessSize(send, w, own);
       if (answer.size !== undefined) seen.push({ companyId: b.companyId, size: answer.size, source: `witness ${w.name}`, ...(answer.conflict ? { conflict: answer.conflict } : {}) });
       else {
         if (answer.problem?.startsWith('no answer')) down.add(w.name);

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { parseCheckpointText, parseNote } from '@audit-ledger/core';
 import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../egress/bounded.js';
+import type { OperatorFetch } from '../egress/address-policy.js';
 
 export interface SeenCheckpoint {
   companyId: string;
@@ -76,10 +77,10 @@ export function seenInFile(file: string, origin: string): SeenCheckpoint[] {
  * cosigns it again (nothing new: it saw it before) and one at another size answers 409 with its
  * size (C2SP tlog-witness). Undefined when the witness does not answer so (it is reported).
  */
-export async function witnessSize(witness: { url: string; name: string }, checkpoint: { tree_size: number; note: string }, timeoutMs = 10_000): Promise<{ size?: number; conflict?: string; problem?: string }> {
+export async function witnessSize(send: OperatorFetch, witness: { url: string; name: string }, checkpoint: { tree_size: number; note: string }, timeoutMs = 10_000): Promise<{ size?: number; conflict?: string; problem?: string }> {
   let res: Response;
   try {
-    res = await fetch(`${witness.url}/add-checkpoint`, { method: 'POST', body: `old ${checkpoint.tree_size}\n\n${checkpoint.note}`, headers: { 'content-type': 'text/plain' }, signal: AbortSignal.timeout(timeoutMs) });
+    res = await send(`${witness.url}/add-checkpoint`, { method: 'POST', body: `old ${checkpoint.tree_size}\n\n${checkpoint.note}`, headers: { 'content-type': 'text/plain' }, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     return { problem: `no answer: ${(err as Error).message}` };
   }

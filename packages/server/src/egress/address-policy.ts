@@ -1,9 +1,9 @@
-// The egress address policy: where webhooks and log streams (the destinations a tenant names) may
-// go: http(s) URLs or hosts that resolve only to public addresses, so a tenant cannot make the
-// service call into its own network (SSRF). WEBHOOK_ALLOW_PRIVATE and STREAM_ALLOW_PRIVATE lift
-// the address rule (for tests and for private deployments). Witnesses and the Time Stamping
-// Authority are the operator's own configuration and are not held to it; every answer read from
-// any of them is bounded (bounded.ts).
+// The egress address policy, one for every outbound call: webhooks and log streams (the
+// destinations a tenant names), witnesses and the Time Stamping Authority (the operator's) may go
+// only to http(s) URLs or hosts that resolve only to public addresses, so nobody makes the service
+// call into its own network (SSRF). WEBHOOK_ALLOW_PRIVATE, STREAM_ALLOW_PRIVATE and
+// WITNESS_ALLOW_PRIVATE (witnesses and the TSA) lift the address rule for their destinations (for
+// tests and for private deployments). Every answer read from any of them is bounded (bounded.ts).
 //
 // The rule is applied twice: when an endpoint is registered (a clear 400 early), and again by
 // the connection itself. `pinnedAgent` gives undici a `connect.lookup` that resolves the name
@@ -13,7 +13,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { lookup as callbackLookup, LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { Agent } from 'undici';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 const v4 = new BlockList();
 for (const [net, bits] of [
@@ -80,15 +80,17 @@ export function isPrivateAddress(ip: string): boolean {
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
 export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true });
 
-const PRIVATE_HINT = 'a private, loopback or link-local address (set WEBHOOK_ALLOW_PRIVATE=true to allow)';
+/** The setting that lifts the address rule for a kind of destination. */
+export type AllowPrivateSetting = 'WEBHOOK_ALLOW_PRIVATE' | 'STREAM_ALLOW_PRIVATE' | 'WITNESS_ALLOW_PRIVATE';
+const hint = (setting: AllowPrivateSetting) => `a private, loopback or link-local address (set ${setting}=true to allow)`;
 /** The same refusal for a log stream's destination, which STREAM_ALLOW_PRIVATE lifts. */
-export const STREAM_PRIVATE_HINT = 'a private, loopback or link-local address (set STREAM_ALLOW_PRIVATE=true to allow)';
+export const STREAM_PRIVATE_HINT = hint('STREAM_ALLOW_PRIVATE');
 
 /**
  * Why this URL may not receive webhooks, or null when it may. Resolves a host name to check it,
  * unless `resolve` is null (the delivery, whose pinned connection checks the name itself).
  */
-export async function urlProblem(raw: string, allowPrivate: boolean, resolve: Resolver | null = systemResolver): Promise<string | null> {
+export async function urlProblem(raw: string, allowPrivate: boolean, resolve: Resolver | null = systemResolver, setting: AllowPrivateSetting = 'WEBHOOK_ALLOW_PRIVATE'): Promise<string | null> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -108,14 +110,14 @@ export async function urlProblem(raw: string, allowPrivate: boolean, resolve: Re
   }
   if (addresses.length === 0) return `host ${host} does not resolve`;
   const bad = addresses.find(isPrivateAddress);
-  return bad ? `resolves to ${bad}, ${PRIVATE_HINT}` : null;
+  return bad ? `resolves to ${bad}, ${hint(setting)}` : null;
 }
 
 /** Raised by the pinned lookup; the delivery records it as a refusal, not a network error. */
 export class PrivateAddressError extends Error {
   readonly code = 'EWEBHOOKPRIVATE';
-  constructor(host: string, address: string) {
-    super(`${host} resolved to ${address} at connection time, ${PRIVATE_HINT}`);
+  constructor(host: string, address: string, setting: AllowPrivateSetting = 'WEBHOOK_ALLOW_PRIVATE') {
+    super(`${host} resolved to ${address} at connection time, ${hint(setting)}`);
     this.name = 'PrivateAddressError';
   }
 }
@@ -123,14 +125,14 @@ export class PrivateAddressError extends Error {
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** An undici Agent whose connections go only to addresses the policy accepted in the same lookup. */
-export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemResolver, tls?: { ca?: string }): Agent {
+export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemResolver, tls?: { ca?: string }, setting: AllowPrivateSetting = 'WEBHOOK_ALLOW_PRIVATE'): Agent {
   const lookup = (host: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback) => {
     resolve(host).then(
       (found) => {
         const wanted = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
         const addresses = wanted ? found.filter((a) => a.family === wanted) : found;
         const bad = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
-        if (bad) return callback(new PrivateAddressError(host, bad.address), '');
+        if (bad) return callback(new PrivateAddressError(host, bad.address, setting), '');
         const first = addresses[0];
         if (!first) return callback(Object.assign(new Error(`host ${host} does not resolve`), { code: 'ENOTFOUND' }), '');
         if (options.all) callback(null, addresses);
@@ -141,4 +143,28 @@ export function pinnedAgent(allowPrivate: boolean, resolve: Resolver = systemRes
   };
   // undici takes net.connect's lookup, typed as dns.lookup's overloads; this one answers all of them.
   return new Agent({ connect: { lookup: lookup as unknown as typeof callbackLookup, ...(tls?.ca ? { ca: tls.ca } : {}) } });
+}
+
+/** One outbound request to a destination the operator names: what `fetch` takes, narrowed. */
+export type OperatorFetch = (url: string, init: { method: 'POST'; headers: Record<string, string>; body: string | Uint8Array; signal: AbortSignal }) => Promise<Response>;
+
+/**
+ * Requests to the destinations the operator configures (WITNESSES, TSA_URL) under the same rule:
+ * a literal private address is refused before any connection, a name is checked by the pinned
+ * lookup of the connection itself, and WITNESS_ALLOW_PRIVATE lifts both. Redirects are not
+ * followed (a witness or TSA answers where it is asked). A refusal is thrown as `refused: …`.
+ */
+export function operatorFetch(allowPrivate: boolean, resolve: Resolver = systemResolver): OperatorFetch {
+  const agent = pinnedAgent(allowPrivate, resolve, undefined, 'WITNESS_ALLOW_PRIVATE');
+  return async (url, init) => {
+    const problem = await urlProblem(url, allowPrivate, null, 'WITNESS_ALLOW_PRIVATE');
+    if (problem) throw new Error(`refused: ${url} ${problem}`);
+    try {
+      return (await undiciFetch(url, { ...init, redirect: 'manual', dispatcher: agent })) as unknown as Response;
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string; message?: string } };
+      if (e.cause?.code === 'EWEBHOOKPRIVATE') throw new Error(`refused: ${e.cause.message ?? ''}`);
+      throw err;
+    }
+  };
 }

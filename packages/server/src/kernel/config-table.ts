@@ -172,6 +172,11 @@ export const SETTINGS = {
     "An RFC 3161 Time Stamping Authority (docs/transparency.md, \"External timestamps\"): every TSA_INTERVAL_SECONDS each company's latest checkpoint, when it changed, is timestamped there; tokens go into evidence bundles and `GET /integrity/timestamps`.",
     { unset: 'none', check: (v) => (/^https?:\/\/[^\s]+$/.test(v) ? undefined : `must be an http(s) URL, got "${v}"`) },
   ),
+  witnessAllowPrivate: flag(
+    'WITNESS_ALLOW_PRIVATE',
+    '`true` lets `WITNESSES` and `TSA_URL` be private, loopback or link-local addresses (refused by default: every outbound call is under one address policy, checked again by the connection itself). A witness or TSA inside your network needs it.',
+    { default: false, words: ['true', 'false'] },
+  ),
   tsaIntervalSeconds: int('TSA_INTERVAL_SECONDS', "Seconds between timestamps of a company's latest checkpoint.", { default: 3600, min: 1, max: 31 * 86_400 }),
   subjectFields: custom(
     'COMPLIANCE_SUBJECT_FIELDS',

@@ -142,7 +142,7 @@ class HttpDestination implements Destination {
     private readonly secret: string | null,
     private readonly deps: DestinationDeps,
   ) {
-    this.agent = pinnedAgent(deps.allowPrivate, deps.resolve, 'ca' in config && config.ca ? { ca: config.ca } : undefined);
+    this.agent = pinnedAgent(deps.allowPrivate, deps.resolve, 'ca' in config && config.ca ? { ca: config.ca } : undefined, 'STREAM_ALLOW_PRIVATE');
   }
 
   private async post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<{ status: number; text: string }> {
@@ -151,7 +151,7 @@ class HttpDestination implements Destination {
       res = await fetch(url, { method: 'POST', redirect: 'manual', dispatcher: this.agent, signal, headers: { 'user-agent': 'audit-ledger-streams', ...headers }, body });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
-      if (e.cause?.code === 'EWEBHOOKPRIVATE') throw new Error(`refused: ${(e.cause.message ?? '').replace('WEBHOOK_ALLOW_PRIVATE', 'STREAM_ALLOW_PRIVATE')}`);
+      if (e.cause?.code === 'EWEBHOOKPRIVATE') throw new Error(`refused: ${e.cause.message ?? ''}`);
       throw new Error(e.name === 'TimeoutError' || e.name === 'AbortError' ? 'timed out' : `${e.cause?.code ?? e.name}: ${e.cause?.message ?? e.message}`);
     }
     const text = await readBounded(res as unknown as Response, MAX_ANSWER_BYTES).catch(() => '');

@@ -207,15 +207,15 @@ export class LogStreams {
     const checkUrl = async (url: string) => {
       const parsed = URL.canParse(url) ? new URL(url) : null;
       if (parsed?.protocol === 'http:' && !allowPrivate) throw bad('url', 'must be https (plain http is allowed only with STREAM_ALLOW_PRIVATE=true, for a receiver on your own network)');
-      const problem = await urlProblem(url, allowPrivate, this.deps.resolveHost);
-      if (problem) throw bad('url', problem.replace('WEBHOOK_ALLOW_PRIVATE', 'STREAM_ALLOW_PRIVATE'));
+      const problem = await urlProblem(url, allowPrivate, this.deps.resolveHost, 'STREAM_ALLOW_PRIVATE');
+      if (problem) throw bad('url', problem);
     };
     switch (input.type) {
       case 'syslog': {
         checkCa(input.ca);
         // The host under the same address policy as a URL's (the scheme and port only carry it).
-        const problem = await urlProblem(`https://${input.host.includes(':') ? `[${input.host}]` : input.host}:${input.port}/`, allowPrivate, this.deps.resolveHost);
-        if (problem) throw bad('host', problem.replace('WEBHOOK_ALLOW_PRIVATE', 'STREAM_ALLOW_PRIVATE'));
+        const problem = await urlProblem(`https://${input.host.includes(':') ? `[${input.host}]` : input.host}:${input.port}/`, allowPrivate, this.deps.resolveHost, 'STREAM_ALLOW_PRIVATE');
+        if (problem) throw bad('host', problem);
         return { config: { type: 'syslog', host: input.host, port: input.port, ...(input.server_name ? { server_name: input.server_name } : {}), ...(input.ca ? { ca: input.ca } : {}), ...(input.app_name ? { app_name: input.app_name } : {}) }, secret: null };
       }
       case 'splunk_hec':

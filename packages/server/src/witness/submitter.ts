@@ -15,6 +15,7 @@ import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../kernel/time.js';
 import { MAX_WITNESS_ANSWER_BYTES, readBounded } from '../egress/bounded.js';
 import { treeReader } from '../ledger/proofs.js';
+import type { OperatorFetch } from '../egress/address-policy.js';
 
 export interface WitnessConfig {
   url: string;
@@ -32,6 +33,8 @@ export interface WitnessSubmitterDeps {
   /** The signed key transitions, sent to a witness that does not know the key of a checkpoint. */
   signingKeys: Pick<KeyStore, 'transitions'>;
   timeoutMs?: number;
+  /** Requests under the address policy (egress/address-policy.ts operatorFetch). */
+  send: OperatorFetch;
 }
 
 type Outcome = { kind: 'cosigned' } | { kind: 'behind'; size: number } | { kind: 'refused'; reason: string } | { kind: 'failed'; reason: string } | { kind: 'unknown_key'; reason: string };
@@ -101,7 +104,7 @@ export class WitnessSubmitter {
     const transitions = await this.deps.signingKeys.transitions();
     if (transitions.length === 0) return false;
     try {
-      const res = await fetch(`${w.url}/add-key-transitions`, { method: 'POST', body: JSON.stringify({ transitions }), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(this.deps.timeoutMs ?? 10_000) });
+      const res = await this.deps.send(`${w.url}/add-key-transitions`, { method: 'POST', body: JSON.stringify({ transitions }), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(this.deps.timeoutMs ?? 10_000) });
       await readBounded(res, MAX_WITNESS_ANSWER_BYTES).catch(() => '');
       return res.status === 200;
     } catch {
@@ -114,7 +117,7 @@ export class WitnessSubmitter {
     const body = `old ${old}\n${proof.map((h) => `${toBase64(h)}\n`).join('')}\n${cp.note}`;
     let res: Response;
     try {
-      res = await fetch(`${w.url}/add-checkpoint`, { method: 'POST', body, headers: { 'content-type': 'text/plain' }, signal: AbortSignal.timeout(this.deps.timeoutMs ?? 10_000) });
+      res = await this.deps.send(`${w.url}/add-checkpoint`, { method: 'POST', body, headers: { 'content-type': 'text/plain' }, signal: AbortSignal.timeout(this.deps.timeoutMs ?? 10_000) });
     } catch (err) {
       return { kind: 'failed', reason: `no answer: ${(err as Error).message}` };
     }

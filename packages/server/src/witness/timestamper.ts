@@ -11,6 +11,7 @@ import type { LedgerStore } from '../store/ledger.js';
 import type { WitnessStore } from '../store/witnesses.js';
 import { iso } from '../kernel/time.js';
 import { MAX_TSA_ANSWER_BYTES, readBoundedBytes } from '../egress/bounded.js';
+import type { OperatorFetch } from '../egress/address-policy.js';
 
 export interface TimestamperDeps {
   tsaUrl: string | undefined;
@@ -20,6 +21,8 @@ export interface TimestamperDeps {
   clock: () => number;
   warn: (obj: Record<string, unknown>, msg: string) => void;
   timeoutMs?: number;
+  /** Requests under the address policy (egress/address-policy.ts operatorFetch). */
+  send: OperatorFetch;
   /** Told of each company's newest token every pass, so the checkpoints this process signs name it (CheckpointSigner.timestamped). */
   onToken?: (companyId: string, treeSize: number, tokenB64: string) => void;
 }
@@ -44,7 +47,7 @@ export class Timestamper {
       if (last && Number(last.tree_size) >= cp.tree_size) continue;
       try {
         const nonce = randomBytes(8);
-        const res = await fetch(tsa, {
+        const res = await this.deps.send(tsa, {
           method: 'POST',
           headers: { 'content-type': 'application/timestamp-query', accept: 'application/timestamp-reply' },
           body: Buffer.from(timeStampRequest(checkpointImprint(cp.note), nonce)),

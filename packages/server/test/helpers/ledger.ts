@@ -3,6 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { entryHash, GENESIS_PREV_HASH, rawKeyFromBase64, recordToEntry, verifyEntrySignature, witnessVerifierKey } from '@audit-ledger/core';
 import { rawPublicKey } from '../../src/crypto/signing.js';
 import { WitnessSubmitter } from '../../src/witness/submitter.js';
+import { operatorFetch } from '../../src/egress/address-policy.js';
 import { Metrics } from '../../src/ops/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import type { TestApp } from './app.js';
@@ -49,5 +50,7 @@ export function submitterTo(t: Pick<TestApp, 'store' | 'clock'>, url: string, na
     clock: t.clock.now,
     warn: () => {},
     signingKeys: t.store.signingKeys,
+    // The test's witnesses listen on 127.0.0.1: the address policy is lifted, as WITNESS_ALLOW_PRIVATE=true does.
+    send: operatorFetch(true),
   });
 }
