@@ -2,7 +2,6 @@
 // them in the reverse order. Nothing here knows HTTP: app.ts hands these services to the route
 // plugins (routes/index.ts), each of which declares the few it uses (`Pick<Services, …>`).
 // The logger is built before any service, so no service closes over the app.
-import { applySearchIndex } from './store/search-index.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { JsonObject } from '@audit-ledger/core';
 import { ApiKeys } from './auth/api-keys.js';
@@ -168,12 +167,17 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const { accounts, ledger, signingKeys, webhookStore, integrityStore, forensicsStore, usageStore, complianceStore, witnessStore } = store;
   const ledgerOrigin = config.ledgerOrigin;
 
-  // SEARCH_INDEX, before anything appends: drop the index of words, or build it from what is stored.
-  const searchChange = await applySearchIndex(store, config.searchIndex);
-  if (searchChange) log.info({ search_index: searchChange }, searchChange === 'built' ? 'search index built from the stored entries (SEARCH_INDEX=on)' : 'search index dropped (SEARCH_INDEX=off)');
   // Every part with background work or something to close registers here as it is built; they
   // start in that order and close in the reverse (kernel/lifecycle.ts).
   const life = new Lifecycle();
+  // SEARCH_INDEX: keep the index of words after each commit (rebuilt from what is stored when
+  // missing), or remove it (store/search-index.ts).
+  const index = store.searchIndex;
+  if (index && config.searchIndex) {
+    const { rebuilt } = await index.start();
+    if (rebuilt) log.info({ search_index: 'building' }, 'search index: building it from the stored entries, after each commit from now on (SEARCH_INDEX=on)');
+    life.add({ name: 'search index', close: () => index.close() });
+  } else if (index && (await index.remove())) log.info({ search_index: 'removed' }, 'search index removed (SEARCH_INDEX=off)');
   const secretBox = openSecretBox(config);
   const keyring = await Keyring.open({ config, signingKeys, secretBox, clock });
   life.add({ name: 'keyring', close: () => keyring.close() });
@@ -275,7 +279,7 @@ export async function buildServices(deps: ServicesDeps): Promise<ServiceSet> {
   const agentKeys = new AgentKeys({ store: store.agentKeys, trail, clock, verifyMany: (items) => signer.verifyMany(items) });
   const ingestion = new Ingestion<GovernanceMarks>({ appender, usage, config, checks: binding, agentKeys });
   const otlp = new OtlpIngest({ ingestion, config });
-  const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore });
+  const entries = new Entries({ ledger, entryChecker, config, governance: store.governanceStore, ...(store.searchIndex ? { searchIndex: store.searchIndex } : {}) });
   const exports = new Exports({ ledger, signingKeys, witnessStore, agentKeys: store.agentKeys, trail, clock, config });
   const integrity = new Integrity({ verifier, compliance, trail, ledger, integrityStore, witnessStore, config, log });
   const tlog = new Tlog({ ledger, witnessStore, accounts, trail });

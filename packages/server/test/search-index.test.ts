@@ -1,12 +1,12 @@
 // SEARCH_INDEX=off and back on (store/search-index.ts), on both stores, three services in turn on one
-// database: `off` removes the index (on SQLite every token of it), words are refused with 409
-// search_index_off while where conditions still answer, appends and erasures go on; `on` rebuilds it
-// from what is stored, so what was appended meanwhile is found and what was erased meanwhile is not.
+// database: `off` removes the index (on SQLite its file, every token with it), words are refused
+// with 409 search_index_off while where conditions still answer, appends and erasures go on; `on`
+// rebuilds it from what is stored, so what was appended meanwhile is found and what was erased
+// meanwhile is not.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { searchIndexKept } from '../src/store/search-index.js';
 import { problem, startTestApp } from './helpers/app.js';
+import { entriesIndexedFor, EVERYTHING, indexedEntries } from './helpers/search.js';
 import { STORE_KINDS } from './helpers/env.js';
 import { createTestStore } from './helpers/stores.js';
 
@@ -16,10 +16,7 @@ describe.each(STORE_KINDS)('SEARCH_INDEX on %s', (kind) => {
     const before = `before${randomUUID().slice(0, 8)}`;
     const during = `during${randomUUID().slice(0, 8)}`;
     const erased = `erased${randomUUID().slice(0, 8)}`;
-    const tokens = async (word: string) =>
-      kind === 'sqlite'
-        ? Number((await sql<{ n: number }>`SELECT count(*) AS n FROM log_search WHERE log_search MATCH ${`"${word}"`}`.execute(shared.store.db)).rows[0]?.n)
-        : Number((await sql<{ n: string }>`SELECT count(*) AS n FROM log_entries WHERE to_tsvector('simple', coalesce(data, '')) @@ plainto_tsquery('simple', ${word})`.execute(shared.store.db)).rows[0]?.n);
+    const tokens = (word: string) => entriesIndexedFor(shared.store, word);
     try {
       // On (the default): two entries, both found.
       let t = await startTestApp(kind, { store: shared });
@@ -31,20 +28,18 @@ describe.each(STORE_KINDS)('SEARCH_INDEX on %s', (kind) => {
         expect(r.statusCode, r.body).toBe(200);
         return r.json().log_id as string;
       };
-      const search = (q: Record<string, string>) => t.inject({ method: 'GET', url: `/api/v1/logs/search?${new URLSearchParams(q)}`, headers: agent });
+      const search = (q: Record<string, string>) => t.inject({ method: 'GET', url: `/api/v1/logs/search?${new URLSearchParams({ ...q, wait_for_seq: EVERYTHING })}`, headers: agent });
       await append({ text: `said ${before}`, n: 1 });
       const toErase = await append({ subject_id: 'person-9', text: `call ${erased}`, n: 2 });
       expect((await search({ q: before })).json().items).toHaveLength(1);
-      expect(await searchIndexKept(shared.store)).toBe(true);
+      expect(shared.store.searchIndex?.running).toBe(true);
       await t.close();
 
       // Off: the index is gone; words are refused, conditions answer; appends and an erasure go on.
       t = await startTestApp(kind, { store: shared, env: { SEARCH_INDEX: 'off' } });
-      expect(await searchIndexKept(shared.store)).toBe(false);
-      if (kind === 'sqlite') {
-        expect(await tokens(before)).toBe(0);
-        expect(Number((await sql<{ n: number }>`SELECT count(*) AS n FROM log_search_idx`.execute(shared.store.db)).rows[0]?.n)).toBe(0);
-      }
+      expect(shared.store.searchIndex?.running).toBe(false);
+      expect(await tokens(before)).toBe(0);
+      expect(await indexedEntries(shared.store)).toEqual([]);
       await append({ text: `said ${during}`, n: 3 });
       const refused = problem(await search({ q: during }), 409, 'search_index_off');
       expect(refused.detail).toMatch(/SEARCH_INDEX=off/);
@@ -57,7 +52,7 @@ describe.each(STORE_KINDS)('SEARCH_INDEX on %s', (kind) => {
 
       // On again: rebuilt from what is stored.
       t = await startTestApp(kind, { store: shared });
-      expect(await searchIndexKept(shared.store)).toBe(true);
+      expect(shared.store.searchIndex?.running).toBe(true);
       expect((await search({ q: during })).json().items).toHaveLength(1);
       expect((await search({ q: before })).json().items).toHaveLength(1);
       expect((await search({ q: erased })).json().items).toEqual([]);

@@ -22,7 +22,7 @@ describe('the SQLite search thread', () => {
     const store = openSqliteStore(file);
     await store.migrate();
     await store.close();
-    const reader = new SqliteSearchReader(file, 300);
+    const reader = new SqliteSearchReader(file, path.join(dir, 'ledger.search.db'), 300);
     try {
       // A query that never ends on its own (what a full scan of a huge company is, for this purpose).
       const endless = reader.query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c', []);

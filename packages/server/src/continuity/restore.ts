@@ -20,6 +20,7 @@ import { operatorFetch } from '../egress/address-policy.js';
 import { MARKS_FILE, readMarks } from './marks.js';
 import { readTarget, sqliteTarget, trustAnchor } from './target.js';
 import { openSqliteStore } from '../store/sqlite.js';
+import { removeSearchFile } from '../store/sqlite-search-file.js';
 import SQLite from 'better-sqlite3';
 import { entriesOf } from '../exports/formats.js';
 import { LOG_ENTRY_COLUMNS } from '../store/columns.js';
@@ -326,6 +327,8 @@ async function write(opts: RestoreOptions, backup: Backup | undefined, service: 
     fs.fsyncSync(fd);
     fs.closeSync(fd);
     fs.renameSync(building, sqliteFile);
+    // The search index is of the ledger that was there: the service rebuilds it from this one.
+    removeSearchFile(sqliteFile);
     const dir = fs.openSync(config.dataDir, 'r');
     fs.fsyncSync(dir);
     fs.closeSync(dir);

@@ -13,6 +13,7 @@ import type { LogEntryRow } from '../store/chain.js';
 /** A stored entry (its view is the route's). */
 export type { LogEntryRow };
 import type { DataCondition, EntryFilter, LedgerStore } from '../store/ledger.js';
+import { MAX_SEARCH_WAIT_MS, type SearchIndex } from '../store/search-index.js';
 import { InputError, SearchIndexOffError } from '../kernel/domain-error.js';
 import type { GovernanceStore } from '../store/governance.js';
 import { checkView, EXECUTION_TYPES, type GovernanceMarks } from '../governance/execution-check.js';
@@ -25,7 +26,9 @@ export interface EntriesDeps {
   /** The governance checks recorded beside entries (store/governance.ts), when there is a governance layer. */
   governance?: Pick<GovernanceStore, 'getChecks'>;
   entryChecker: Pick<EntryChecker, 'check'>;
-  config: Pick<Config, 'checkpointIntervalMs'> & Partial<Pick<Config, 'searchIndex'>>;
+  config: Pick<Config, 'checkpointIntervalMs'>;
+  /** The index of words inside events, kept after the commit (store/search-index.ts); words cannot be searched without it. */
+  searchIndex?: Pick<SearchIndex, 'running' | 'indexedSeq' | 'waitFor'>;
 }
 
 export type { InclusionProofView } from '../kernel/shapes.js';
@@ -62,14 +65,27 @@ export class Entries {
    * Search inside events: every word of `q` must occur in the entry's data (a word ending in * is
    * a prefix), and every `where` condition must hold (`data.customer_id = "c-42"`,
    * `data.amount > 100`), with the list's other filters; newest first. Erased content is not found.
+   * Words are found in the entries the index covers: `indexedSeq` says up to which seq (null without
+   * an index), after waiting for `waitForSeq` when asked (at most MAX_SEARCH_WAIT_MS).
    */
-  search(companyId: string, q: { q?: string | undefined; where?: string[] | undefined } & Omit<EntryFilter, 'text' | 'where'>): Promise<LogEntryRow[]> {
-    const { q: text, where, ...filter } = q;
+  async search(
+    companyId: string,
+    q: { q?: string | undefined; where?: string[] | undefined; waitForSeq?: number | undefined } & Omit<EntryFilter, 'text' | 'where'>,
+  ): Promise<{ rows: LogEntryRow[]; indexedSeq: number | null }> {
+    const { q: text, where, waitForSeq, ...filter } = q;
     const terms = parseTerms(text);
     const conditions = (where ?? []).map((w, i) => parseCondition(w, `/querystring/where/${i}`));
     if (terms.length === 0 && conditions.length === 0) throw new InputError([{ field: '/querystring/q', message: 'give words to find, or a where condition' }]);
-    if (terms.length > 0 && this.deps.config.searchIndex === false) throw new SearchIndexOffError();
-    return this.deps.ledger.listEntries(companyId, { ...filter, text: terms, where: conditions });
+    const index = this.deps.searchIndex?.running ? this.deps.searchIndex : undefined;
+    if (terms.length > 0 && !index) throw new SearchIndexOffError();
+    let indexedSeq: number | null = null;
+    if (index) {
+      // Waiting for a seq the chain does not hold yet would only run out the clock: the head's is the most.
+      const head = waitForSeq === undefined ? undefined : await this.deps.ledger.getChainHead(companyId);
+      indexedSeq = head ? await index.waitFor(companyId, Math.min(waitForSeq as number, head.lastSeq), MAX_SEARCH_WAIT_MS) : await index.indexedSeq(companyId);
+    }
+    const rows = await this.deps.ledger.listEntries(companyId, { ...filter, text: terms, where: conditions });
+    return { rows, indexedSeq };
   }
 
   /** One entry's hash, links, signature and inclusion under the latest checkpoint. */

@@ -117,7 +117,7 @@ export const SETTINGS = {
   streamDelivery: flag('STREAM_DELIVERY', "`off` stops this process from delivering log streams (another process on the same PostgreSQL, or this one after a restart with `on`, continues from each stream's cursor).", { default: true, words: ['on', 'off'] }),
   searchIndex: flag(
     'SEARCH_INDEX',
-    '`off` drops the index of words inside events at start (SQLite FTS5, PostgreSQL GIN): every append costs less, the more so the larger the events (docs/performance.md, "Search"), and `GET /logs/search` answers 409 `search_index_off` to words (`where` conditions still work). `on` again rebuilds it at start from what is stored (erased content stays out). Set the same on every process of one database.',
+    '`on` keeps the index of words inside events that `GET /logs/search` finds them by, after each commit, in batches, off the request thread (SQLite: `ledger.search.db` beside the ledger; PostgreSQL: `log_search`), so appends never wait for it; answers say how far it has caught up (`indexed_seq`). `off` removes it at start and `GET /logs/search` answers 409 `search_index_off` to words (`where` conditions still work); `on` again rebuilds it from what is stored (erased content stays out). Set the same on every process of one database.',
     { default: true, words: ['on', 'off'] },
   ),
   streamTimeoutMs: int('STREAM_TIMEOUT_MS', 'How long sending one log stream batch may take, in milliseconds (for Splunk, waiting for its acknowledgement too); a slower destination counts as a failed attempt and is retried.', { default: 10_000, min: 100, max: 120_000 }),

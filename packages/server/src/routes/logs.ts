@@ -267,7 +267,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           operationId: 'searchLogs',
           summary: 'Search inside events: words in their content and conditions on JSON paths',
           description:
-            'Every word of `q` must occur in the entry\'s data (a word ending in * is a prefix; case does not matter), and every `where` condition must hold: `data.<key>[.<key>…]` then `=`, `!=`, `>`, `>=`, `<` or `<=` and a JSON value (`data.customer_id = "c-42"`, `data.amount > 100`; a number never equals a string). With the list\'s filters, newest first, in pages. Only the company\'s entries; erased content is not found (it leaves the index in the erasure\'s transaction).',
+            'Every word of `q` must occur in the entry\'s data (a word ending in * is a prefix; case does not matter), and every `where` condition must hold: `data.<key>[.<key>…]` then `=`, `!=`, `>`, `>=`, `<` or `<=` and a JSON value (`data.customer_id = "c-42"`, `data.amount > 100`; a number never equals a string). With the list\'s filters, newest first, in pages. Only the company\'s entries; erased content is not found (it leaves the index before the erasure answers). Words are indexed after the commit, in batches, usually within a fraction of a second: `indexed_seq` says up to which seq the index covers the company\'s entries, and `wait_for_seq` waits (at most 10 s) until it covers that seq, so a client that just appended finds its entry (conditions on JSON paths read the entries themselves and need no index).',
           querystring: Type.Object(
             {
               q: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Words to find (at most 10)' })),
@@ -279,17 +279,26 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
               to: Type.Optional(Instant('created_at before')),
               limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
               cursor: Type.Optional(Type.String({ maxLength: 200 })),
+              wait_for_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "Wait (at most 10 s) until the index covers the company's entries up to this seq (an append's `seq`; a seq past the chain's head waits for the head), then search" })),
             },
             { additionalProperties: false },
           ),
-          response: { 200: Type.Object({ items: Type.Array(EntryView), next_cursor: NullableString }), ...problemResponses(400, 401, 409, 422, 429) },
+          response: {
+            200: Type.Object({
+              items: Type.Array(EntryView),
+              next_cursor: NullableString,
+              indexed_seq: Type.Union([Type.Integer({ minimum: -1 }), Type.Null()], { description: "The index held the words of every entry of the company up to this seq when the search ran (-1: none yet; null: SEARCH_INDEX=off, words cannot be searched). Later entries may not be found by words yet; entries appended before are, once it reaches them (wait_for_seq)." }),
+            }),
+            ...problemResponses(400, 401, 409, 422, 429),
+          },
         },
       },
       async (request) => {
         const q = request.query;
         const companyId = principalOf(request).companyId;
-        const rows = await ctx.entries.search(companyId, {
+        const { rows, indexedSeq } = await ctx.entries.search(companyId, {
           q: q.q,
+          waitForSeq: q.wait_for_seq,
           where: q.where === undefined ? undefined : Array.isArray(q.where) ? q.where : [q.where],
           trace_id: q.trace_id,
           event_type: q.event_type,
@@ -301,7 +310,7 @@ export function logRoutes(ctx: LogServices): FastifyPluginAsyncTypebox {
           limit: q.limit,
         });
         const marks = await ctx.entries.marks(companyId, rows);
-        return page(rows, q.limit, (r) => ({ seq: r.seq }), (r) => entryView(r, marks.get(r.log_id)));
+        return { ...page(rows, q.limit, (r) => ({ seq: r.seq }), (r) => entryView(r, marks.get(r.log_id))), indexed_seq: indexedSeq };
       },
     );
 

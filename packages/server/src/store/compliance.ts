@@ -195,18 +195,30 @@ export class ComplianceStore {
    */
   async applyErasure(e: ErasureRow & { record_log_id: string }, at: string): Promise<number> {
     const ids = JSON.parse(e.log_ids) as string[];
+    // The search index never holds erased content once the erasure answers (store/search-index.ts).
+    // SQLite's is another file: its words go, and the entries are kept out of it, first; a crash
+    // after that leaves them out until this erasure is applied again. PostgreSQL's goes below, in
+    // this transaction, after the company's indexer position is locked (a batch in flight ends first).
+    await this.store.searchIndex?.forget?.(e.company_id, ids);
+    const pg = this.store.kind === 'postgres';
     return this.db.transaction().execute(async (trx) => {
       let erased = 0;
+      if (pg) {
+        // Made when missing, as the indexer makes it: a first batch in flight holds it, and is waited for.
+        await sql`INSERT INTO search_positions (company_id, indexed_seq) VALUES (${e.company_id}, -1) ON CONFLICT (company_id) DO NOTHING`.execute(trx);
+        await sql`SELECT indexed_seq FROM search_positions WHERE company_id = ${e.company_id} FOR UPDATE`.execute(trx);
+      }
       for (let i = 0; i < ids.length; i += 500) {
-        const r = await trx
+        const q = trx
           .updateTable('log_entries')
           .set({ data: null, extra: null, content_salt: null, erased_at: at, erasure_id: e.record_log_id })
           .where('company_id', '=', e.company_id)
           .where('log_id', 'in', ids.slice(i, i + 500))
           .where('format_version', '>=', 2)
-          .where('content_salt', 'is not', null)
-          .executeTakeFirst();
-        erased += Number(r.numUpdatedRows);
+          .where('content_salt', 'is not', null);
+        const seqs = (await q.returning('seq').execute()).map((r) => Number(r.seq));
+        if (pg && seqs.length > 0) await sql`DELETE FROM log_search WHERE company_id = ${e.company_id} AND seq = ANY(${seqs}::int8[])`.execute(trx);
+        erased += seqs.length;
         // The read model of an approval request whose entry is erased loses the same content
         // (the agent's arguments and reason); action and arguments_hash stay, so the binding holds.
         await trx.updateTable('approvals').set({ arguments: null, reason: null }).where('company_id', '=', e.company_id).where('kind', '=', 'request').where('log_id', 'in', ids.slice(i, i + 500)).execute();

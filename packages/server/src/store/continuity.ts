@@ -2,7 +2,7 @@
 // keys and their transitions), and a company's chain rebuilt from an export, written exactly as
 // exported (nothing re-signed, nothing re-hashed). Restores write only into a ledger that does
 // not have the company's entries yet (continuity/restore.ts checks that first).
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChainHead, CheckpointRow, LogEntryRow } from './chain.js';
 import type { DbHandle } from './handle.js';
 import type { ApiKeysTable, CompaniesTable, Database, KeyTransitionsTable, SigningKeysTable, SsoIdentitiesTable, UsersTable } from './schema.js';
@@ -191,6 +191,8 @@ export class ContinuityHolds {
     await this.db.transaction().execute(async (trx) => {
       for (const companyId of clear) {
         for (const table of ['log_entries', 'merkle_hashes', 'chain_heads', 'checkpoint_cosignatures', 'checkpoints'] as const) await trx.deleteFrom(table).where('company_id', '=', companyId).execute();
+        // The search index of what an interrupted restore wrote goes too: the indexer rebuilds it from what this one writes.
+        for (const table of ['log_search', 'search_positions']) await sql`DELETE FROM ${sql.table(table)} WHERE company_id = ${companyId}`.execute(trx);
         await trx.deleteFrom('continuity_holds').where('company_id', '=', companyId).where('decision', 'is', null).where('source', '=', holds[0]?.source ?? '').execute();
       }
       for (const h of holds) await trx.insertInto('continuity_holds').values({ ...h, decision: null, reason: null, decided_at: null, recorded_at: null }).onConflict((oc) => oc.columns(['company_id', 'seen_size']).doUpdateSet({ decision: null, source: h.source, stored_size: 0, detected_at: h.detected_at })).execute();

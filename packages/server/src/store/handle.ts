@@ -2,6 +2,7 @@
 // signing keys, webhooks, integrity, forensics, usage). The Store (store.ts) is one.
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import type { SearchIndex } from './search-index.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -12,4 +13,6 @@ export interface DbHandle {
   readonly uniqueViolation: (err: unknown) => string | undefined;
   /** When the backend has one (SQLite): runs a compiled search query off the request thread, within a time budget (sqlite-reader.ts). */
   readonly searchOffThread?: (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
+  /** The index of words inside events (search-index.ts), when the store keeps one. */
+  readonly searchIndex?: SearchIndex;
 }

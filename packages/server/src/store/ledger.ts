@@ -100,7 +100,7 @@ export class LedgerStore {
     if (f.afterSeq !== undefined) q = q.where('seq', f.order === 'asc' ? '>' : '<', f.afterSeq);
     if (f.seqBelow !== undefined) q = q.where('seq', '<', f.seqBelow);
     if (f.dataField !== undefined) q = q.where(this.jsonText('data', f.dataField.name), '=', f.dataField.value);
-    if (f.text !== undefined && f.text.length > 0) q = q.where(this.textMatch(f.text));
+    if (f.text !== undefined && f.text.length > 0) q = q.where(this.textMatch(companyId, f.text));
     for (const c of f.where ?? []) q = q.where(this.dataCondition(c));
     const ordered = q.orderBy('seq', f.order).limit(f.limit);
     // A search inside data may scan the whole company: off the request thread where the backend can (SQLite).
@@ -125,17 +125,18 @@ export class LedgerStore {
   }
 
   /**
-   * Full text over data, through the search index of migration 0012: SQLite's FTS5 (each term a
-   * quoted phrase, ANDed; a trailing * a prefix), PostgreSQL's GIN over to_tsvector('simple').
-   * Terms are data, never syntax: quoted for FTS5, passed as a parameter to PostgreSQL.
+   * Full text over data, through the search index (store/search-index.ts): SQLite's FTS5 in the
+   * index file the search thread attaches as `idx` (each term a quoted phrase, ANDed; a trailing *
+   * a prefix), PostgreSQL's log_search under GIN (to_tsvector('simple')). Terms are data, never
+   * syntax: quoted for FTS5, passed as a parameter to PostgreSQL.
    */
-  private textMatch(terms: string[]) {
+  private textMatch(companyId: string, terms: string[]) {
     if (this.h.kind === 'sqlite') {
       const match = terms.map((t) => (t.endsWith('*') ? `"${t.slice(0, -1).replace(/"/g, '""')}"*` : `"${t.replace(/"/g, '""')}"`)).join(' AND ');
-      return sql<boolean>`rowid IN (SELECT rowid FROM log_search WHERE log_search MATCH ${match})`;
+      return sql<boolean>`rowid IN (SELECT rowid FROM idx.log_search WHERE log_search MATCH ${match})`;
     }
     const query = terms.map((t) => (t.endsWith('*') ? `${toTsLexeme(t.slice(0, -1))}:*` : toTsLexeme(t))).join(' & ');
-    return sql<boolean>`to_tsvector('simple', coalesce(data, '')) @@ to_tsquery('simple', ${query})`;
+    return sql<boolean>`seq IN (SELECT seq FROM log_search WHERE company_id = ${companyId} AND tsv @@ to_tsquery('simple', ${query}))`;
   }
 
   /**

@@ -95,5 +95,6 @@ export const MIGRATION_SUMMARIES: Readonly<Record<string, string>> = {
   '0021_sso_identities': 'create sso_identities (the provider identity, iss and sub, each SSO user is bound to)',
   '0022_team_limits': 'add approval_teams.limits (the least risk, most uses and longest life a requester may choose for a team\'s actions)',
   '0023_sso_flow_uses': 'create sso_flow_uses (each single sign-on flow finishes once)',
+  '0024_search_after_commit': 'the search index is kept after the commit: SQLite drops the FTS5 table and triggers of 0012 (the index is rebuilt in ledger.search.db); PostgreSQL replaces the GIN expression index with log_search and search_positions',
   '0019_tree_backfill': 'build the stored Merkle tree of ledgers whose entries were written before the tree existed (schema 0002)',
 };

@@ -26,6 +26,7 @@ import { migration as m0020 } from './migrations/0020_continuity_holds.js';
 import { migration as m0021 } from './migrations/0021_sso_identities.js';
 import { migration as m0022 } from './migrations/0022_team_limits.js';
 import { migration as m0023 } from './migrations/0023_sso_flow_uses.js';
+import { migration as m0024 } from './migrations/0024_search_after_commit.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_accounts_and_keys': m0001,
@@ -51,6 +52,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0021_sso_identities': m0021,
   '0022_team_limits': m0022,
   '0023_sso_flow_uses': m0023,
+  '0024_search_after_commit': m0024,
 };
 
 export const LATEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1) as string;

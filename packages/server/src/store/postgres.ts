@@ -5,6 +5,7 @@ import { EMPTY_HEAD, KeyRetiredError, signingKeyIds, type WithChain } from './ch
 import { LOG_ENTRY_COLUMNS } from './columns.js';
 import type { Database } from './schema.js';
 import { Store } from './store.js';
+import { PostgresSearchIndex } from './postgres-search-index.js';
 
 function uniqueViolation(err: unknown): string | undefined {
   const e = err as { code?: unknown; constraint?: unknown };
@@ -108,5 +109,5 @@ export function openPostgresStore(connectionString: string, poolSize = 10, onCon
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return new Store({ kind: 'postgres', db, uniqueViolation, withChain: postgresWithChain(db) });
+  return new Store({ kind: 'postgres', db, uniqueViolation, withChain: postgresWithChain(db), searchIndex: new PostgresSearchIndex(db) });
 }

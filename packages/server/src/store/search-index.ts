@@ -1,53 +1,36 @@
-// SEARCH_INDEX (kernel/config-table.ts): whether the index of words inside events that
-// GET /logs/search reads (migration 0012) is kept. Applied at start, after the migrations: `off`
-// removes it (SQLite: the triggers that keep the FTS5 index, then every token in it, so nothing of
-// any content stays there; PostgreSQL: the GIN index), and appends stop paying for it (4 KB events:
-// most of the writer's time; docs/performance.md, "Search"). `on` puts it back and rebuilds it from
-// what is stored, so erased content (NULL data) stays out. The state lives in the database: every
-// process of one database must be started with the same setting.
-import { sql } from 'kysely';
-import type { DbHandle } from './handle.js';
+// The index of words inside events that GET /logs/search reads, kept after the commit (issue 44):
+// an append is acknowledged when its entry is committed, and its words are indexed afterwards, in
+// batches, off the request thread, from a durable position, so a restart resumes from it and
+// nothing is indexed twice or skipped. Search answers say how far it got (`indexed_seq`) and may
+// wait for a seq (`wait_for_seq`). An erasure never answers while the index still holds the
+// erased content. SQLite: a file of its own beside the ledger and a thread of its own
+// (sqlite-indexer.ts). PostgreSQL: the tables log_search and search_positions, filled company by
+// company by every process in turn (postgres-search-index.ts).
+//
+// SEARCH_INDEX (kernel/config-table.ts) is applied at start: `off` removes the index (on SQLite its
+// file, so no word of any content stays there) and stops keeping it; appends never paid for it
+// anyway. `on` again rebuilds it from what is stored, so erased content (NULL data) stays out.
+// Every process of one database must be started with the same setting.
 
-const SQLITE_TRIGGERS = {
-  log_search_insert: sql`CREATE TRIGGER log_search_insert AFTER INSERT ON log_entries WHEN new.data IS NOT NULL BEGIN
-        INSERT INTO log_search(rowid, data) VALUES (new.rowid, new.data);
-      END`,
-  log_search_update: sql`CREATE TRIGGER log_search_update AFTER UPDATE OF data ON log_entries BEGIN
-        INSERT INTO log_search(log_search, rowid, data) SELECT 'delete', old.rowid, old.data WHERE old.data IS NOT NULL;
-        INSERT INTO log_search(rowid, data) SELECT new.rowid, new.data WHERE new.data IS NOT NULL;
-      END`,
-  log_search_delete: sql`CREATE TRIGGER log_search_delete AFTER DELETE ON log_entries WHEN old.data IS NOT NULL BEGIN
-        INSERT INTO log_search(log_search, rowid, data) VALUES ('delete', old.rowid, old.data);
-      END`,
-};
-
-/** Whether the search index is kept now (the triggers, or the GIN index, exist). */
-export async function searchIndexKept(h: DbHandle): Promise<boolean> {
-  if (h.kind === 'sqlite') {
-    const r = await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'trigger' AND name = 'log_search_insert'`.execute(h.db);
-    return Number(r.rows[0]?.n) > 0;
-  }
-  const r = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_indexes WHERE indexname = 'log_entries_search_idx' AND schemaname = current_schema()`.execute(h.db);
-  return Number(r.rows[0]?.n) > 0;
+export interface SearchIndex {
+  /** Starts keeping the index (rebuilding it when missing or not this ledger's); whether it starts from nothing. */
+  start(): Promise<{ rebuilt: boolean }>;
+  /** SEARCH_INDEX=off: removes every word the index holds; whether there was an index. */
+  remove(): Promise<boolean>;
+  /** The last seq of this company the index covers (-1: none yet). */
+  indexedSeq(companyId: string): Promise<number>;
+  /** Waits until the index covers this company's entries up to `seq`, at most `timeoutMs`; answers indexedSeq then. */
+  waitFor(companyId: string, seq: number, timeoutMs: number): Promise<number>;
+  /**
+   * Before these entries' content is erased: removes their words and keeps them out of the
+   * index. SQLite only (its index is another file); PostgreSQL does it in the erasure's own
+   * transaction (store/compliance.ts).
+   */
+  forget?(companyId: string, logIds: string[]): Promise<void>;
+  /** Whether this process keeps the index. */
+  readonly running: boolean;
+  close(): Promise<void>;
 }
 
-/** Makes the database keep the search index or not; answers what changed ('built', 'dropped' or null). */
-export async function applySearchIndex(h: DbHandle, keep: boolean): Promise<'built' | 'dropped' | null> {
-  if ((await searchIndexKept(h)) === keep) return null;
-  if (h.kind === 'sqlite') {
-    await h.db.transaction().execute(async (trx) => {
-      if (keep) {
-        for (const create of Object.values(SQLITE_TRIGGERS)) await create.execute(trx);
-        await sql`INSERT INTO log_search(log_search) VALUES ('rebuild')`.execute(trx);
-      } else {
-        for (const name of Object.keys(SQLITE_TRIGGERS)) await sql`DROP TRIGGER IF EXISTS ${sql.id(name)}`.execute(trx);
-        await sql`INSERT INTO log_search(log_search) VALUES ('delete-all')`.execute(trx);
-      }
-    });
-  } else if (keep) {
-    await sql`CREATE INDEX IF NOT EXISTS log_entries_search_idx ON log_entries USING gin (to_tsvector('simple', coalesce(data, '')))`.execute(h.db);
-  } else {
-    await sql`DROP INDEX IF EXISTS log_entries_search_idx`.execute(h.db);
-  }
-  return keep ? 'built' : 'dropped';
-}
+/** How long a search may wait for the index to reach `wait_for_seq`. */
+export const MAX_SEARCH_WAIT_MS = 10_000;

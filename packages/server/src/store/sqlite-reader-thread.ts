@@ -3,13 +3,16 @@
 // time. A search with `where` conditions can scan a whole company's entries; here it never holds
 // up the request thread, and the reader ends the thread when the search runs past its budget.
 import { parentPort, workerData } from 'node:worker_threads';
+import fs from 'node:fs';
 import SQLite from 'better-sqlite3';
 
 const port = parentPort;
 if (!port) throw new Error('sqlite-reader-thread.ts runs as a worker thread (SqliteSearchReader)');
-const { file } = workerData as { file: string };
+const { file, indexFile } = workerData as { file: string; indexFile: string };
 const db = new SQLite(file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
+// The search index (sqlite-search-file.ts), read-only like the ledger: words are found there.
+if (fs.existsSync(indexFile)) db.prepare('ATTACH DATABASE ? AS idx').run(indexFile);
 const statements = new Map<string, SQLite.Statement>();
 
 port.on('message', (m: { sql: string; parameters: unknown[] }) => {

@@ -25,12 +25,30 @@ export class SqliteSearchReader {
   private worker: Worker | undefined;
   private readonly queue: Job[] = [];
   private running: Job | undefined;
+  /** The index file changed under the thread: end it once its search is answered. */
+  private stale = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly file: string,
+    /** The search index's file (sqlite-search-file.ts), attached as `idx` when it exists. */
+    private readonly indexFile: string,
     private readonly budgetMs = SEARCH_BUDGET_MS,
   ) {}
+
+  /** The index file was made anew or removed: the next search opens a thread that attaches what is there now. */
+  async reopen(): Promise<void> {
+    // A search under way finishes on the thread it started on; the thread ends after it.
+    if (this.running) this.stale = true;
+    else await this.retire();
+  }
+
+  private async retire(): Promise<void> {
+    this.stale = false;
+    const w = this.worker;
+    this.worker = undefined;
+    await w?.terminate();
+  }
 
   query(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
@@ -40,7 +58,7 @@ export class SqliteSearchReader {
   }
 
   private start(): Worker {
-    const w = startWorker(import.meta.url, 'sqlite-reader-thread', { workerData: { file: this.file } });
+    const w = startWorker(import.meta.url, 'sqlite-reader-thread', { workerData: { file: this.file, indexFile: this.indexFile } });
     w.unref();
     w.on('message', (m: { rows?: unknown[]; error?: string }) => this.settle((job) => (m.error !== undefined ? job.reject(new Error(`SQLite search: ${m.error}`)) : job.resolve(m.rows ?? []))));
     w.on('error', (err) => this.settle((job) => job.reject(err)));
@@ -52,6 +70,7 @@ export class SqliteSearchReader {
     const job = this.running;
     this.running = undefined;
     if (job) finish(job);
+    if (this.stale) void this.retire();
     this.next();
   }
 

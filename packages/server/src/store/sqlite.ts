@@ -7,6 +7,8 @@ import type { Database } from './schema.js';
 import { checkpointValues, entryValues, prepareAppend, SQLITE_PRAGMAS, writeGroup } from './sqlite-append.js';
 import { SqliteChainWriter } from './sqlite-writer.js';
 import { SqliteSearchReader } from './sqlite-reader.js';
+import { SqliteSearchIndex } from './sqlite-indexer.js';
+import { searchFileOf } from './sqlite-search-file.js';
 import { Store } from './store.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../kernel/files.js';
 
@@ -123,5 +125,8 @@ export function openSqliteStore(file: string): Store {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   // An in-memory database cannot be shared with a writer thread: it appends on this thread.
   const writer = file === ':memory:' ? undefined : new SqliteChainWriter(file, database);
-  return new Store({ kind: 'sqlite', db, uniqueViolation, withChain: sqliteWithChain(db, database), ...(writer ? { chainWriter: writer, searchReader: new SqliteSearchReader(file) } : {}) });
+  if (!writer) return new Store({ kind: 'sqlite', db, uniqueViolation, withChain: sqliteWithChain(db, database) });
+  const searchReader = new SqliteSearchReader(file, searchFileOf(file));
+  const searchIndex = new SqliteSearchIndex(file, database, searchReader);
+  return new Store({ kind: 'sqlite', db, uniqueViolation, withChain: sqliteWithChain(db, database), chainWriter: writer, searchReader, searchIndex });
 }

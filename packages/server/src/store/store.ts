@@ -10,6 +10,7 @@ import { WitnessStore } from './witnesses.js';
 import { ReportStore } from './reports.js';
 import { ForensicsStore } from './forensics.js';
 import { GovernanceStore } from './governance.js';
+import type { SearchIndex } from './search-index.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
 import { KeyStore } from './keys.js';
@@ -43,6 +44,8 @@ export interface StoreOptions {
   withChain: WithChain;
   /** When the backend has one: appends committed off the request thread (see ChainWriter). */
   chainWriter?: ChainWriter;
+  /** The index of words inside events, kept after the commit (search-index.ts); none for an in-memory SQLite store. */
+  searchIndex?: SearchIndex;
   /** When the backend has one (SQLite): searches run off the request thread (sqlite-reader.ts). */
   searchReader?: { query(sql: string, parameters: readonly unknown[]): Promise<unknown[]>; close(): Promise<void> };
   /** Milliseconds since the epoch; Date.now unless a test moves time. */
@@ -57,6 +60,8 @@ export class Store implements DbHandle {
   readonly chainWriter?: ChainWriter;
   readonly searchOffThread?: (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
   private readonly searchReader?: StoreOptions['searchReader'];
+  /** The index of words inside events (search-index.ts), when this store can keep one. */
+  readonly searchIndex?: SearchIndex;
 
   readonly accounts: AccountStore;
   readonly ledger: LedgerStore;
@@ -82,6 +87,7 @@ export class Store implements DbHandle {
     this.uniqueViolation = opts.uniqueViolation;
     this.withChain = opts.withChain;
     if (opts.chainWriter) this.chainWriter = opts.chainWriter;
+    if (opts.searchIndex) this.searchIndex = opts.searchIndex;
     if (opts.searchReader) {
       const reader = opts.searchReader;
       this.searchReader = reader;
@@ -119,6 +125,7 @@ export class Store implements DbHandle {
 
   async close(): Promise<void> {
     await this.chainWriter?.close();
+    await this.searchIndex?.close();
     await this.searchReader?.close();
     await this.db.destroy();
   }

@@ -1,0 +1,155 @@
+// The SQLite search index, kept after the commit by a thread of its own (sqlite-indexer-thread.ts)
+// in a file of its own (sqlite-search-file.ts), so an append never waits for FTS5's tokenizing and
+// never shares a write lock with it (issue 44). The request thread only asks how far it got: the
+// position is a rowid of log_entries, so a company's indexed seq is its last entry at or below it.
+import type { Worker } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
+import { startWorker } from '../kernel/threads.js';
+import type { SearchIndex } from './search-index.js';
+import type { IndexerAnswer, IndexerMessage } from './sqlite-indexer-thread.js';
+import { forgetInFile, prepareSearchFile, removeSearchFile, searchFileOf } from './sqlite-search-file.js';
+
+/** Entries the indexer reads and writes in one transaction. */
+const BATCH = 2000;
+/** How often the idle indexer looks for new entries, in milliseconds. */
+const POLL_MS = 50;
+
+export class SqliteSearchIndex implements SearchIndex {
+  private worker: Worker | undefined;
+  private position = 0;
+  private waiters: Array<{ rowid: number; done: () => void }> = [];
+  private forgets = new Map<number, { resolve(): void; reject(err: unknown): void }>();
+  private nextId = 0;
+  private lastError: string | undefined;
+  private closed: Promise<void> | undefined;
+  private seqAt: SQLite.Statement<[string, number], { seq: number }> | undefined;
+  private rowidOf: SQLite.Statement<[string, number], { r: number }> | undefined;
+
+  constructor(
+    private readonly ledgerFile: string,
+    /** The store's own connection to the ledger, for the small reads of the request thread. */
+    private readonly database: SQLite.Database,
+    /** The search thread, told when the index file is made anew or removed. */
+    private readonly reader: { reopen(): Promise<void> },
+  ) {}
+
+  /** The index file, for the search reader to attach. */
+  get file(): string {
+    return searchFileOf(this.ledgerFile);
+  }
+
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
+  async start(): Promise<{ rebuilt: boolean }> {
+    if (this.worker) return { rebuilt: false };
+    this.closed = undefined;
+    const { rebuilt, position } = prepareSearchFile(this.ledgerFile, this.database);
+    await this.reader.reopen();
+    this.position = position;
+    const w = startWorker(import.meta.url, 'sqlite-indexer-thread', { workerData: { ledgerFile: this.ledgerFile, indexFile: this.file, batch: BATCH, pollMs: POLL_MS } });
+    w.unref();
+    w.on('message', (m: IndexerAnswer) => this.answer(m));
+    w.on('error', (err) => {
+      this.lastError = err.message;
+      this.worker = undefined;
+      for (const f of this.forgets.values()) f.reject(err);
+      this.forgets.clear();
+    });
+    this.worker = w;
+    return { rebuilt };
+  }
+
+  /** SEARCH_INDEX=off: no index, and none of its words left on disk. */
+  async remove(): Promise<boolean> {
+    await this.close();
+    const removed = removeSearchFile(this.ledgerFile);
+    await this.reader.reopen();
+    return removed;
+  }
+
+  private answer(m: IndexerAnswer): void {
+    if (m.kind === 'progress') {
+      this.position = m.position;
+      const due = this.waiters.filter((w) => w.rowid <= m.position);
+      this.waiters = this.waiters.filter((w) => w.rowid > m.position);
+      for (const w of due) w.done();
+    } else if (m.kind === 'forgotten') {
+      const f = this.forgets.get(m.id);
+      this.forgets.delete(m.id);
+      if (m.error !== undefined) f?.reject(new Error(`search index: ${m.error}`));
+      else f?.resolve();
+    } else if (m.kind === 'error') this.lastError = m.message;
+  }
+
+  async indexedSeq(companyId: string): Promise<number> {
+    this.seqAt ??= this.database.prepare('SELECT seq FROM log_entries WHERE company_id = ? AND rowid <= ? ORDER BY seq DESC LIMIT 1');
+    return this.seqAt.get(companyId, this.position)?.seq ?? -1;
+  }
+
+  async waitFor(companyId: string, seq: number, timeoutMs: number): Promise<number> {
+    this.rowidOf ??= this.database.prepare('SELECT rowid AS r FROM log_entries WHERE company_id = ? AND seq = ?');
+    const row = this.rowidOf.get(companyId, seq);
+    if (row && row.r > this.position && this.worker) {
+      await new Promise<void>((resolve) => {
+        const waiter = { rowid: row.r, done: () => (clearTimeout(timer), resolve()) };
+        const timer = setTimeout(() => {
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          resolve();
+        }, timeoutMs);
+        this.waiters.push(waiter);
+        this.worker?.ref();
+        this.post({ kind: 'kick' });
+      });
+      this.idle();
+    }
+    return this.indexedSeq(companyId);
+  }
+
+  async forget(companyId: string, logIds: string[]): Promise<void> {
+    if (logIds.length === 0) return;
+    // No thread (it failed, or the store is closing): the file is changed here, as the thread would.
+    if (!this.worker) return forgetInFile(this.ledgerFile, this.database, companyId, logIds);
+    const id = ++this.nextId;
+    await new Promise<void>((resolve, reject) => {
+      this.forgets.set(id, { resolve, reject });
+      this.worker?.ref();
+      this.post({ kind: 'forget', id, companyId, logIds });
+    });
+    this.idle();
+  }
+
+  /** Idle, the thread does not keep the process alive; with an answer awaited it does (or a process with nothing else to do would exit first). */
+  private idle(): void {
+    if (this.forgets.size === 0 && this.waiters.length === 0) this.worker?.unref();
+  }
+
+  /** The indexer's last failure, if any (health). */
+  get problem(): string | undefined {
+    return this.lastError;
+  }
+
+  private post(m: IndexerMessage): void {
+    this.worker?.postMessage(m);
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      const w = this.worker;
+      this.worker = undefined;
+      for (const waiter of this.waiters.splice(0)) waiter.done();
+      if (!w) return;
+      w.ref();
+      await new Promise<void>((resolve) => {
+        w.on('message', (m: IndexerAnswer) => {
+          if (m.kind === 'closed') resolve();
+        });
+        w.once('exit', () => resolve());
+        w.postMessage({ kind: 'close' } satisfies IndexerMessage);
+      });
+      await w.terminate();
+    })();
+    return this.closed;
+  }
+}
