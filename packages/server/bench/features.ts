@@ -18,6 +18,8 @@ export interface FeatureCost {
   /** Service CPU (all threads) per single-event request, µs. */
   singleCpuUs: number;
   batchEventsPerSecond: number;
+  /** The search index's row: from an append's answer to its word being found (wait_for_seq), sampled under the batch load, ms. */
+  freshnessLagMs?: { p50: number; p99: number; samples: number };
 }
 
 type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
@@ -40,7 +42,28 @@ interface Setup {
 /** The events a row sends: single-event bodies and one 1000-event batch body. */
 type Bodies = (s: Setup) => Promise<{ single: string[]; batch: string }>;
 
-async function measure(start: Start, load: LoadFn, stop: (c: ChildProcess) => Promise<void>, dataDir: string, feature: string, how: string, env: Record<string, string>, bodies: Bodies): Promise<FeatureCost> {
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] as number;
+
+/**
+ * The search index's freshness under load: every 100 ms until `done`, one event with a word of
+ * its own is appended, and from its answer (committed) the time until a search for the word
+ * finds it (`wait_for_seq` = its seq, so the search answers as soon as the index holds it; a
+ * search that comes back without it counts as the 10 s it waited).
+ */
+async function freshness(url: string, agent: Record<string, string>, done: () => boolean): Promise<number[]> {
+  const lags: number[] = [];
+  for (let i = 0; !done(); i++) {
+    const word = `fresh${i}z${Math.floor(Math.random() * 1e9)}`;
+    const { seq } = (await call(`${url}/api/v1/logs`, 'POST', { event_type: 'bench.marker', data: { text: word } }, agent)) as { seq: number };
+    const acked = performance.now();
+    const found = (await call(`${url}/api/v1/logs/search?${new URLSearchParams({ q: word, wait_for_seq: String(seq), limit: '1' })}`, 'GET', undefined, agent)) as { items: unknown[] };
+    lags.push(found.items.length === 1 ? performance.now() - acked : 10_000);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return lags;
+}
+
+async function measure(start: Start, load: LoadFn, stop: (c: ChildProcess) => Promise<void>, dataDir: string, feature: string, how: string, env: Record<string, string>, bodies: Bodies, sampleFreshness = false): Promise<FeatureCost> {
   const { url, child } = await start({ LEDGER_DATA_DIR: dataDir, ...env });
   try {
     const { access_token } = (await call(`${url}/api/v1/auth/login`, 'POST', { email: 'bench@example.com', password: 'bench password 123' }, {})) as { access_token: string };
@@ -51,10 +74,14 @@ async function measure(start: Start, load: LoadFn, stop: (c: ChildProcess) => Pr
     const agent = { 'x-api-key': key };
     for (let i = 0; i < 5; i++) await call(`${url}/api/v1/logs/batch`, 'POST', JSON.parse(batch), agent); // warm-up: every route compiled, caches filled
     const s = await load(`${url}/api/v1/logs`, single, 64, agent, child);
-    const b = await load(`${url}/api/v1/logs/batch`, batch, 4, agent, child);
+    let loaded = false;
+    const sampling = sampleFreshness ? freshness(url, agent, () => loaded) : Promise.resolve([]);
+    const b = await load(`${url}/api/v1/logs/batch`, batch, 4, agent, child).finally(() => (loaded = true));
+    const lags = await sampling;
     if (s.non2xx + b.non2xx > 0) throw new Error(`features bench, ${feature}: ${s.non2xx + b.non2xx} answers were not 2xx`);
-    console.log(`  features: ${feature}: ${Math.round(s.serviceCpuUs ?? NaN)} µs per single event, ${Math.round(b.rps * 1000)} events/s in batches`);
-    return { feature, how, singleCpuUs: s.serviceCpuUs ?? NaN, batchEventsPerSecond: b.rps * 1000 };
+    const freshnessLagMs = lags.length > 0 ? { p50: pct(lags, 50), p99: pct(lags, 99), samples: lags.length } : undefined;
+    console.log(`  features: ${feature}: ${Math.round(s.serviceCpuUs ?? NaN)} µs per single event, ${Math.round(b.rps * 1000)} events/s in batches${freshnessLagMs ? `, searchable ${freshnessLagMs.p50.toFixed(0)} ms after the answer (p50), ${freshnessLagMs.p99.toFixed(0)} ms (p99, ${lags.length} samples)` : ''}`);
+    return { feature, how, singleCpuUs: s.serviceCpuUs ?? NaN, batchEventsPerSecond: b.rps * 1000, ...(freshnessLagMs ? { freshnessLagMs } : {}) };
   } finally {
     await stop(child);
   }
@@ -64,10 +91,10 @@ export async function featureCosts(start: Start, load: LoadFn, stop: (c: ChildPr
   const plain: Bodies = async () => ({ single: Array.from({ length: 8 }, (_, i) => JSON.stringify(eventOf(i))), batch: JSON.stringify({ logs: Array.from({ length: 1000 }, (_, i) => eventOf(i)) }) });
   const off = { SEARCH_INDEX: 'off' };
   const rows: FeatureCost[] = [];
-  const row = async (feature: string, how: string, env: Record<string, string>, bodies: Bodies) => rows.push(await measure(start, load, stop, dir(feature.replace(/\W+/g, '-')), feature, how, env, bodies));
+  const row = async (feature: string, how: string, env: Record<string, string>, bodies: Bodies, sampleFreshness = false) => rows.push(await measure(start, load, stop, dir(feature.replace(/\W+/g, '-')), feature, how, env, bodies, sampleFreshness));
 
   await row('none (base)', 'SEARCH_INDEX=off, no stream, plain events', off, plain);
-  await row('search index', 'SEARCH_INDEX=on (the default)', {}, plain);
+  await row('search index', 'SEARCH_INDEX=on (the default): words indexed after the commit', {}, plain, true);
   await row('three log streams', 'three active directory streams (ledger, OCSF, CEF)', off, async ({ url, admin }) => {
     for (const format of ['ledger', 'ocsf', 'cef']) await call(`${url}/api/v1/streams`, 'POST', { name: `bench-${format}`, destination: { type: 'directory', folder: `bench-${format}` }, format, start: 'now' }, admin);
     return plain({ url, admin, companyId: '' });
@@ -89,5 +116,6 @@ export async function featureCosts(start: Start, load: LoadFn, stop: (c: ChildPr
 export function featuresLine(rows: FeatureCost[]): string {
   const [base] = rows;
   if (!base) return '';
-  return rows.map((r) => (r === base ? `${r.feature}: ${Math.round(r.singleCpuUs)} µs, ${Math.round(r.batchEventsPerSecond)} ev/s` : `${r.feature}: +${Math.round(r.singleCpuUs - base.singleCpuUs)} µs, ${(r.batchEventsPerSecond / base.batchEventsPerSecond).toFixed(2)}×`)).join('; ');
+  const lag = (r: FeatureCost) => (r.freshnessLagMs ? ` (searchable after ${r.freshnessLagMs.p50.toFixed(0)} ms p50, ${r.freshnessLagMs.p99.toFixed(0)} ms p99)` : '');
+  return rows.map((r) => (r === base ? `${r.feature}: ${Math.round(r.singleCpuUs)} µs, ${Math.round(r.batchEventsPerSecond)} ev/s` : `${r.feature}: +${Math.round(r.singleCpuUs - base.singleCpuUs)} µs, ${(r.batchEventsPerSecond / base.batchEventsPerSecond).toFixed(2)}×${lag(r)}`)).join('; ');
 }

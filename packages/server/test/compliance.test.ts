@@ -327,11 +327,11 @@ describe('erased content leaves the SQLite files (GDPR Art. 17)', () => {
   });
   afterAll(() => t.close());
 
-  /** Every byte of the database's files: the database, its WAL and its shared memory. */
+  /** Every byte of the database's files: the ledger and its search index (ledger.search.db), each with its WAL and shared memory. */
   const files = () =>
     fs
       .readdirSync(t.db.dataDir as string)
-      .filter((f) => f.startsWith('ledger.db'))
+      .filter((f) => f.startsWith('ledger.db') || f.startsWith('ledger.search.db'))
       .map((f) => fs.readFileSync(path.join(t.db.dataDir as string, f)));
   const found = (needle: string | Buffer) => files().some((b) => b.includes(needle));
 
@@ -342,12 +342,17 @@ describe('erased content leaves the SQLite files (GDPR Art. 17)', () => {
     const canary = randomUUID();
     const email = `canary-${canary}@example.com`;
     const ssn = `SSN-${canary.slice(0, 8)}`;
-    const ids: string[] = (await ingestBatch(t, key, [{ event_type: 'kyc.checked', data: { subject_id: email, ssn, note: `about ${email}` } }, { event_type: 'kept', data: { n: 1 } }])).json().log_ids;
+    // A word of its own, for the search index: it keeps words, not the text, and a word's start
+    // may be shared with the word before it, so its last 16 characters are what is looked for.
+    const word = canary.replace(/-/g, '');
+    const ids: string[] = (await ingestBatch(t, key, [{ event_type: 'kyc.checked', data: { subject_id: email, ssn, note: `about ${email} ${word}` } }, { event_type: 'kept', data: { n: 1 } }])).json().log_ids;
     const before = (await t.inject({ method: 'GET', url: `/api/v1/logs/${ids[0]}`, headers: admin })).json();
     const salt = before.content_salt as string;
+    // Indexed (after the commit): the search finds it.
+    expect((await t.inject({ method: 'GET', url: `/api/v1/logs/search?q=${word}&wait_for_seq=${before.seq}`, headers: admin })).json().items).toHaveLength(1);
     // Written: each is in the files now (the test would see them if they stayed). The salt is
     // stored as its base64 text; its raw bytes are looked for after the erasure all the same.
-    for (const needle of [email, ssn, salt]) expect(found(needle), needle).toBe(true);
+    for (const needle of [email, ssn, salt, word.slice(-16)]) expect(found(needle), needle).toBe(true);
 
     if (how === 'request') {
       const res = await t.inject({ method: 'POST', url: '/api/v1/compliance/erasures', headers: admin, payload: { subject: email, legal_basis: 'GDPR Art. 17' } });
@@ -358,7 +363,7 @@ describe('erased content leaves the SQLite files (GDPR Art. 17)', () => {
       expect((await t.inject({ method: 'POST', url: '/api/v1/compliance/retention/run', headers: admin })).json().erased_count).toBe(1);
     }
     expect((await t.inject({ method: 'GET', url: `/api/v1/logs/${ids[0]}`, headers: admin })).json()).toMatchObject({ erased: true, hash: before.hash });
-    for (const needle of [email, ssn, salt, Buffer.from(salt, 'base64')]) expect(found(needle), String(needle)).toBe(false);
+    for (const needle of [email, ssn, salt, Buffer.from(salt, 'base64'), word.slice(-16)]) expect(found(needle), String(needle)).toBe(false);
     // What was not erased is still there, and the ledger still verifies.
     expect((await t.inject({ method: 'GET', url: `/api/v1/logs/${ids[1]}`, headers: admin })).json().data).toEqual({ n: 1 });
     expect((await t.inject({ method: 'GET', url: `/api/v1/logs/${ids[0]}/verify`, headers: admin })).json()).toMatchObject({ chain_valid: true, signature_valid: true });

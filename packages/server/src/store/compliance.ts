@@ -241,6 +241,8 @@ export class ComplianceStore {
    */
   async scrubErasedContent(): Promise<boolean> {
     if (this.store.kind !== 'sqlite') return true;
+    // The search index's file first (store/sqlite-search-file.ts purgeIndex): words of erased entries it still kept.
+    await this.store.searchIndex?.purge?.();
     for (let attempt = 0; attempt < 5; attempt++) {
       const r = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.db);
       if (r.rows[0]?.busy === 0) return true;

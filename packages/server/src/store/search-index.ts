@@ -27,6 +27,11 @@ export interface SearchIndex {
    * transaction (store/compliance.ts).
    */
   forget?(companyId: string, logIds: string[]): Promise<void>;
+  /**
+   * After erasures (SQLite): removes what the index file still keeps of erased words beside its
+   * live entries (FTS5 keeps a word with no entries left until its segment is rewritten).
+   */
+  purge?(): Promise<void>;
   /** Whether this process keeps the index. */
   readonly running: boolean;
   close(): Promise<void>;

@@ -61,6 +61,7 @@ export function prepareSearchFile(ledgerFile: string, ledger: SQLite.Database): 
     for (const p of INDEX_PRAGMAS) db.pragma(p);
     db.exec(`CREATE VIRTUAL TABLE log_search USING fts5(data, content='', contentless_delete=1, tokenize='unicode61');
       INSERT INTO log_search(log_search, rank) VALUES ('secure-delete', 1);
+      INSERT INTO log_search(log_search, rank) VALUES ('automerge', 8);
       CREATE TABLE search_progress (id INTEGER PRIMARY KEY CHECK (id = 1), position INTEGER NOT NULL, anchor TEXT);
       INSERT INTO search_progress (id, position, anchor) VALUES (1, 0, NULL);
       CREATE TABLE search_blocked (entry_rowid INTEGER PRIMARY KEY);`);
@@ -86,6 +87,32 @@ export function forgetInFile(ledgerFile: string, ledger: SQLite.Database, compan
         remove.run(r);
       }
     })();
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * After erasures: what the index file still holds of erased words goes. Removing an entry (with
+ * secure-delete) takes it out of every word's list at once, so no search finds it; but FTS5 keeps
+ * a word whose list became empty in its segment, bytes and all, until the segment is rewritten.
+ * `optimize` rewrites every segment (about 0.5 s for 300,000 entries; docs/performance.md), and the
+ * write-ahead log, which holds the pages as they were, is folded into the file (where
+ * secure_delete zeroed the freed ones) and emptied, as the ledger's is (store/compliance.ts).
+ */
+export function purgeIndex(db: SQLite.Database): void {
+  db.exec("INSERT INTO log_search(log_search) VALUES ('optimize')");
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
+/** purgeIndex on the index file, when no indexer thread runs. */
+export function purgeInFile(ledgerFile: string): void {
+  const file = searchFileOf(ledgerFile);
+  if (!fs.existsSync(file)) return;
+  const db = new SQLite(file, { fileMustExist: true });
+  try {
+    for (const p of INDEX_PRAGMAS) db.pragma(p);
+    purgeIndex(db);
   } finally {
     db.close();
   }
