@@ -92,6 +92,12 @@ export async function growthPoint(
     const companyId = me.company_id ?? me.company?.company_id ?? '';
     const cp = (await (await fetch(`${url}/api/v1/integrity/checkpoint`, { headers: h })).json()) as { tree_size: number };
     const size = cp.tree_size;
+    // The index of words covers the ledger before anything is measured: a service on an existing
+    // ledger has it, and this ledger was built without one (its indexer builds it after the start).
+    for (let indexed = -1; indexed < size - 1; ) {
+      const q = new URLSearchParams({ where: 'data.n = -1', limit: '1', wait_for_seq: String(size - 1) });
+      indexed = ((await (await fetch(`${url}/api/v1/logs/search?${q}`, { headers: h })).json()) as { indexed_seq: number }).indexed_seq;
+    }
     // Log ids spread over the whole ledger, read from the store itself.
     const store = openSqliteStore(path.join(dataDir, 'ledger.db'));
     const ids: string[] = [];
