@@ -27,7 +27,7 @@ export class SqliteSearchIndex implements SearchIndex {
   private nextId = 0;
   private lastError: string | undefined;
   private closed: Promise<void> | undefined;
-  private seqAt: SQLite.Statement<[string, number], { seq: number }> | undefined;
+  private headOf: SQLite.Statement<[string], { last_seq: number }> | undefined;
   private rowidOf: SQLite.Statement<[string, number], { r: number }> | undefined;
 
   constructor(
@@ -88,9 +88,29 @@ export class SqliteSearchIndex implements SearchIndex {
     } else if (m.kind === 'error') this.lastError = m.message;
   }
 
+  /**
+   * The company's last seq at or below the position. A company's entries are appended in seq
+   * order, so their rowids grow with seq: a binary search over seq (a point read each, some 20
+   * for a million entries) finds it however far the index is behind, where walking the entries
+   * down from the newest would read every one it has not reached yet.
+   */
   async indexedSeq(companyId: string): Promise<number> {
-    this.seqAt ??= this.database.prepare('SELECT seq FROM log_entries WHERE company_id = ? AND rowid <= ? ORDER BY seq DESC LIMIT 1');
-    return this.seqAt.get(companyId, this.position)?.seq ?? -1;
+    this.rowidOf ??= this.database.prepare('SELECT rowid AS r FROM log_entries WHERE company_id = ? AND seq = ?');
+    this.headOf ??= this.database.prepare('SELECT last_seq FROM chain_heads WHERE company_id = ?');
+    const at = (seq: number) => this.rowidOf?.get(companyId, seq)?.r;
+    const head = this.headOf.get(companyId)?.last_seq ?? -1;
+    if (head < 0) return -1;
+    const top = at(head);
+    if (top !== undefined && top <= this.position) return head;
+    let lo = -1;
+    let hi = head;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      const r = at(mid);
+      if (r !== undefined && r <= this.position) lo = mid;
+      else hi = mid;
+    }
+    return lo;
   }
 
   async waitFor(companyId: string, seq: number, timeoutMs: number): Promise<number> {
