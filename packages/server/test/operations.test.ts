@@ -38,7 +38,7 @@ describe.each(STORE_KINDS)('health, metrics and usage on %s', (kind) => {
       status: 'ok',
       version: expect.any(String),
       uptime_seconds: expect.any(Number),
-      checks: { database: { status: 'ok', latency_ms: expect.any(Number) }, signing_key: { status: 'ok' }, migrations: { status: 'ok', version: LATEST_MIGRATION } },
+      checks: { database: { status: 'ok', latency_ms: expect.any(Number) }, signing_key: { status: 'ok' }, migrations: { status: 'ok', version: LATEST_MIGRATION }, search_index: { status: 'ok' } },
     });
     expect(h.json().checks.redis).toBeUndefined();
     expect((await t.inject({ method: 'GET', url: '/api/v1/health/live' })).json()).toEqual({ status: 'ok' });

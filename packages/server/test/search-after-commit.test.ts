@@ -5,6 +5,7 @@
 // content in the index, not even for a moment after it answered.
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { describe, expect, it, vi } from 'vitest';
 import { problem, startTestApp, type TestApp } from './helpers/app.js';
@@ -140,3 +141,35 @@ describe.each(STORE_KINDS)('search indexed after the commit on %s', (kind) => {
 async function waitUntilIndexed(shared: Shared): Promise<void> {
   await vi.waitFor(async () => expect((await indexedEntries(shared.store)).length).toBe(await entriesWithContent(shared)), { timeout: 20_000, interval: 50 });
 }
+
+describe('the search index in /health', () => {
+  it('ok while kept, off under SEARCH_INDEX=off, failing (degraded, still ready) while its batches fail', async () => {
+    const shared = await createTestStore('sqlite');
+    try {
+      let t = await startTestApp('sqlite', { store: shared });
+      const health = async () => (await t.inject({ method: 'GET', url: '/api/v1/health' })).json();
+      expect(await health()).toMatchObject({ status: 'ok', checks: { search_index: { status: 'ok' } } });
+      // The index file broken under the indexer: its batches fail, and say so.
+      const file = (shared.store.searchIndex as unknown as { file: string }).file;
+      const db = new SQLite(file);
+      db.exec('DROP TABLE search_progress');
+      db.close();
+      const c = await agentOf(() => t);
+      await c.batch([{ event_type: 'note', data: { text: 'after the damage' } }]);
+      await vi.waitFor(async () => expect(await health()).toMatchObject({ status: 'degraded', checks: { search_index: { status: 'failing' } } }), { timeout: 10_000, interval: 50 });
+      expect((await t.inject({ method: 'GET', url: '/api/v1/health/ready' })).statusCode).toBe(200);
+      await t.close();
+      // The next start finds no position that matches and builds the index anew.
+      t = await startTestApp('sqlite', { store: shared });
+      expect((await c.search({ q: 'damage', wait_for_seq: EVERYTHING })).json().items).toHaveLength(1);
+      expect(await health()).toMatchObject({ status: 'ok', checks: { search_index: { status: 'ok' } } });
+      await t.close();
+      t = await startTestApp('sqlite', { store: shared, env: { SEARCH_INDEX: 'off' } });
+      expect(await health()).toMatchObject({ status: 'ok', checks: { search_index: { status: 'off' } } });
+      await t.close();
+    } finally {
+      await shared.dispose();
+    }
+  });
+});
+

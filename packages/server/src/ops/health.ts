@@ -8,7 +8,7 @@ import { VERSION } from '../kernel/version.js';
 const CHECK_TIMEOUT_MS = 2000;
 
 export interface HealthDeps {
-  store: Pick<Store, 'ping' | 'migrationState'>;
+  store: Pick<Store, 'ping' | 'migrationState' | 'searchIndex'>;
   keyring: Pick<Keyring, 'active'>;
   counters: Pick<CounterStore, 'backend' | 'ping'>;
   clock: () => number;
@@ -57,13 +57,16 @@ export class Health {
           )
         : undefined;
     const ready = database.status === 'ok' && migrations.status === 'ok' && signingKey.status === 'ok';
+    // The index of words (store/search-index.ts): off, kept, or failing (tried again; searches for words find what it held).
+    const index = ctx.store.searchIndex;
+    const searchIndex = { status: !index?.running ? ('off' as const) : index.problem !== undefined ? ('failing' as const) : ('ok' as const) };
     return {
       ready,
       body: {
-        status: !ready ? ('down' as const) : redis?.status === 'down' ? ('degraded' as const) : ('ok' as const),
+        status: !ready ? ('down' as const) : redis?.status === 'down' || searchIndex.status === 'failing' ? ('degraded' as const) : ('ok' as const),
         version: VERSION,
         uptime_seconds: Math.floor((ctx.clock() - started) / 1000),
-        checks: { database, signing_key: signingKey, migrations, ...(redis ? { redis } : {}) },
+        checks: { database, signing_key: signingKey, migrations, search_index: searchIndex, ...(redis ? { redis } : {}) },
       },
     };
   }

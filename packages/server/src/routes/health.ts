@@ -9,7 +9,7 @@ const Status = Type.Union([Type.Literal('ok'), Type.Literal('down')]);
 
 const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')], {
-    description: 'down: the store, migrations or signing key fail (not ready); degraded: only Redis fails (rate limits fall back to nothing shared)',
+    description: 'down: the store, migrations or signing key fail (not ready); degraded: Redis (rate limits fall back to nothing shared) or the search index fails',
   }),
   version: Type.String(),
   uptime_seconds: Type.Integer(),
@@ -18,6 +18,10 @@ const Health = Type.Object({
     signing_key: Type.Object({ status: Status }),
     migrations: Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('behind'), Type.Literal('down')]), version: Type.Union([Type.String(), Type.Null()]) }),
     redis: Type.Optional(Type.Object({ status: Status })),
+    search_index: Type.Object(
+      { status: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('off')]) },
+      { description: 'The index of words: failing while its batches fail (tried again)' },
+    ),
   }),
 });
 
@@ -29,7 +33,7 @@ export function healthRoutes(ctx: HealthServices): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/health',
-      { schema: { tags: ['operations'], operationId: 'getHealth', description: 'Every check (database with its latency, signing key, migrations, rate-limit store) and the overall status. No credential needed, and no company data shown.', summary: 'Service health and each dependency', response: { 200: Health, 503: Health } } },
+      { schema: { tags: ['operations'], operationId: 'getHealth', description: 'Every check (database with its latency, signing key, migrations, the search index, rate-limit store) and the overall status. No credential needed, and no company data shown.', summary: 'Service health and each dependency', response: { 200: Health, 503: Health } } },
       async (_request, reply) => {
         const { ready, body } = await check();
         return reply.code(ready ? 200 : 503).send(body);

@@ -55,6 +55,9 @@ export class PostgresSearchIndex implements SearchIndex {
     }
     clearTimeout(this.timer);
     this.busy = this.pass()
+      .then(() => {
+        this.lastError = undefined;
+      })
       .catch((err: unknown) => {
         this.lastError = (err as Error).message;
       })

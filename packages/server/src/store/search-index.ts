@@ -34,6 +34,8 @@ export interface SearchIndex {
   purge?(): Promise<void>;
   /** Whether this process keeps the index. */
   readonly running: boolean;
+  /** Why its last batch failed, while it fails (it is tried again); undefined while it works. */
+  readonly problem: string | undefined;
   close(): Promise<void>;
 }
 

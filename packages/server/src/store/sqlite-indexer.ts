@@ -61,6 +61,8 @@ export class SqliteSearchIndex implements SearchIndex {
       this.worker = undefined;
       for (const f of this.forgets.values()) f.reject(err);
       this.forgets.clear();
+      // A thread that died is started again (from the position it committed), unless the index was closed.
+      if (this.closed === undefined) setTimeout(() => void (this.closed === undefined && !this.worker ? this.start().catch((e: Error) => (this.lastError = e.message)) : undefined), 1000).unref();
     });
     this.worker = w;
     return { rebuilt };
@@ -77,6 +79,7 @@ export class SqliteSearchIndex implements SearchIndex {
   private answer(m: IndexerAnswer): void {
     if (m.kind === 'progress') {
       this.position = m.position;
+      this.lastError = undefined;
       const due = this.waiters.filter((w) => w.rowid <= m.position);
       this.waiters = this.waiters.filter((w) => w.rowid > m.position);
       for (const w of due) w.done();
@@ -163,7 +166,7 @@ export class SqliteSearchIndex implements SearchIndex {
     if (this.forgets.size === 0 && this.waiters.length === 0) this.worker?.unref();
   }
 
-  /** The indexer's last failure, if any (health). */
+  /** Why the indexer's last batch failed, while it fails (health). */
   get problem(): string | undefined {
     return this.lastError;
   }
