@@ -36,6 +36,7 @@ const PROCESS = [
   'test/packages.test.ts',
   'test/multiprocess.test.ts',
   'test/pkcs11.test.ts',
+  'test/citus-cluster.test.ts',
   'test/tsa.test.ts',
   'test/container.test.ts',
   'test/readme.test.ts',

@@ -15,6 +15,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tarball="${1:-$here/../../shared/vendor/citus/citus-13.2.2.tar.gz}"
+# A clone elsewhere than beside ../shared (CI's, say) finds the workspace's vendored copy.
+[[ -f "$tarball" || $# -gt 0 ]] || tarball=/work/shared/vendor/citus/citus-13.2.2.tar.gz
 pg_config="${PG_CONFIG:-pg_config}"
 libdir="$("$pg_config" --pkglibdir)"
 sharedir="$("$pg_config" --sharedir)"
@@ -58,7 +60,8 @@ deps=(build-essential "postgresql-server-dev-$pg_major" liblz4-dev libzstd-dev l
 missing=()
 for d in "${deps[@]}"; do dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d"); done
 if ((${#missing[@]} > 0)); then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 work="$(mktemp -d)"

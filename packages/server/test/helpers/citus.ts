@@ -1,0 +1,102 @@
+// A Citus cluster of the test's own (issue 45): a coordinator and N workers made with
+// pg_createcluster on free ports, each with shared_preload_libraries = 'citus', the extension
+// created in one database on every node and the workers added on the coordinator; dropped after.
+// The shared server on 5432 is never touched. The extension comes from scripts/install-citus.sh,
+// which .ci/run calls; a machine without it fails here, it never skips.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+
+const VERSION = fs.existsSync('/etc/postgresql') ? (fs.readdirSync('/etc/postgresql').sort().at(-1) ?? '') : '';
+const run = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: 'pipe' }).toString();
+
+async function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface CitusCluster {
+  /** The coordinator's database, as the service would be given it (DATABASE_URL). */
+  url: string;
+  ports: { coordinator: number; workers: number[] };
+  /** Runs one statement on the coordinator (or on a worker by index) and gives its rows. */
+  query<T extends Record<string, unknown>>(text: string, params?: unknown[], worker?: number): Promise<T[]>;
+  drop(): void;
+}
+
+/** Whether this machine's PostgreSQL has the Citus extension (scripts/install-citus.sh). */
+export function citusInstalled(): boolean {
+  try {
+    const dir = run('pg_config', '--sharedir').trim();
+    return fs.existsSync(path.join(dir, 'extension', 'citus.control'));
+  } catch {
+    return false;
+  }
+}
+
+export async function citusCluster(tag: string, workers = 2, database = 'ledger'): Promise<CitusCluster> {
+  if (!VERSION) throw new Error('no PostgreSQL cluster tools (pg_createcluster) on this machine: the Citus suites must run');
+  if (!citusInstalled()) throw new Error('the Citus extension is not installed: run scripts/install-citus.sh (.ci/run does)');
+  const ports = { coordinator: await freePort(), workers: [] as number[] };
+  for (let i = 0; i < workers; i++) ports.workers.push(await freePort());
+  const names = [`al_citus_${process.pid}_${tag}_c`, ...ports.workers.map((_, i) => `al_citus_${process.pid}_${tag}_w${i}`)];
+  const all = [ports.coordinator, ...ports.workers];
+  const drop = () => {
+    for (const n of names) {
+      try {
+        run('pg_dropcluster', '--stop', VERSION, n);
+      } catch {
+        // not made, or already gone
+      }
+    }
+  };
+  try {
+    names.forEach((name, i) => {
+      run('pg_createcluster', '-p', String(all[i]), VERSION, name, '--', '--auth=trust');
+      const conf = `/etc/postgresql/${VERSION}/${name}/conf.d/citus.conf`;
+      fs.mkdirSync(path.dirname(conf), { recursive: true });
+      fs.writeFileSync(conf, "shared_preload_libraries = 'citus'\nlisten_addresses = '127.0.0.1'\nmax_connections = 200\n");
+      run('pg_ctlcluster', VERSION, name, 'start');
+    });
+    const on = async (port: number, db: string, fn: (c: pg.Client) => Promise<void>) => {
+      const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: db });
+      await c.connect();
+      try {
+        await fn(c);
+      } finally {
+        await c.end();
+      }
+    };
+    for (const port of all) {
+      await on(port, 'postgres', (c) => c.query(`CREATE DATABASE ${database}`).then(() => undefined));
+      await on(port, database, (c) => c.query('CREATE EXTENSION citus').then(() => undefined));
+    }
+    await on(ports.coordinator, database, async (c) => {
+      await c.query('SELECT citus_set_coordinator_host($1, $2)', ['127.0.0.1', ports.coordinator]);
+      for (const w of ports.workers) await c.query('SELECT citus_add_node($1, $2)', ['127.0.0.1', w]);
+    });
+  } catch (err) {
+    drop();
+    throw err;
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${ports.coordinator}/${database}`,
+    ports,
+    query: async <T extends Record<string, unknown>>(text: string, params: unknown[] = [], worker?: number) => {
+      const c = new pg.Client({ host: '127.0.0.1', port: worker === undefined ? ports.coordinator : ports.workers[worker], user: 'postgres', database });
+      await c.connect();
+      try {
+        return (await c.query(text, params)).rows as T[];
+      } finally {
+        await c.end();
+      }
+    },
+    drop,
+  };
+}
