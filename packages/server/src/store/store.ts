@@ -11,6 +11,7 @@ import { ReportStore } from './reports.js';
 import { ForensicsStore } from './forensics.js';
 import { GovernanceStore } from './governance.js';
 import type { SearchIndex } from './search-index.js';
+import { distributeSchema, isCitus } from './citus.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
 import { KeyStore } from './keys.js';
@@ -111,7 +112,10 @@ export class Store implements DbHandle {
   }
 
   async migrate(): Promise<string[]> {
-    return migrateToLatest(this.db as Kysely<unknown>);
+    const applied = await migrateToLatest(this.db as Kysely<unknown>);
+    // On a Citus coordinator, the tables the migrations made are distributed by company (store/citus.ts).
+    if (this.kind === 'postgres' && (await isCitus(this.db as Kysely<unknown>))) await distributeSchema(this.db as Kysely<unknown>);
+    return applied;
   }
 
   /** What `migrate` would do, changing nothing (`migrate --dry-run`). */
