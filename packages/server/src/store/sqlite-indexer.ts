@@ -23,7 +23,8 @@ export class SqliteSearchIndex implements SearchIndex {
   private worker: Worker | undefined;
   private position = 0;
   private waiters: Array<{ rowid: number; done: () => void }> = [];
-  private forgets = new Map<number, { resolve(): void; reject(err: unknown): void }>();
+  /** Forget and purge requests sent to the thread, by id, until it answers. */
+  private asked = new Map<number, { resolve(): void; reject(err: unknown): void }>();
   private nextId = 0;
   private lastError: string | undefined;
   private closed: Promise<void> | undefined;
@@ -59,8 +60,8 @@ export class SqliteSearchIndex implements SearchIndex {
     w.on('error', (err) => {
       this.lastError = err.message;
       this.worker = undefined;
-      for (const f of this.forgets.values()) f.reject(err);
-      this.forgets.clear();
+      for (const f of this.asked.values()) f.reject(err);
+      this.asked.clear();
       // A thread that died is started again (from the position it committed), unless the index was closed.
       if (this.closed === undefined) setTimeout(() => void (this.closed === undefined && !this.worker ? this.start().catch((e: Error) => (this.lastError = e.message)) : undefined), 1000).unref();
     });
@@ -84,8 +85,8 @@ export class SqliteSearchIndex implements SearchIndex {
       this.waiters = this.waiters.filter((w) => w.rowid > m.position);
       for (const w of due) w.done();
     } else if (m.kind === 'forgotten') {
-      const f = this.forgets.get(m.id);
-      this.forgets.delete(m.id);
+      const f = this.asked.get(m.id);
+      this.asked.delete(m.id);
       if (m.error !== undefined) f?.reject(new Error(`search index: ${m.error}`));
       else f?.resolve();
     } else if (m.kind === 'error') this.lastError = m.message;
@@ -152,7 +153,7 @@ export class SqliteSearchIndex implements SearchIndex {
     const id = ++this.nextId;
     try {
       await new Promise<void>((resolve, reject) => {
-        this.forgets.set(id, { resolve, reject });
+        this.asked.set(id, { resolve, reject });
         this.worker?.ref();
         this.post(message(id));
       });
@@ -163,7 +164,7 @@ export class SqliteSearchIndex implements SearchIndex {
 
   /** Idle, the thread does not keep the process alive; with an answer awaited it does (or a process with nothing else to do would exit first). */
   private idle(): void {
-    if (this.forgets.size === 0 && this.waiters.length === 0) this.worker?.unref();
+    if (this.asked.size === 0 && this.waiters.length === 0) this.worker?.unref();
   }
 
   /** Why the indexer's last batch failed, while it fails (health). */

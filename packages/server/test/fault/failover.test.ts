@@ -9,13 +9,12 @@
 // `audit-ledger continuity resolve --accept-loss` it appends again and the chain records the decision.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STORE_KINDS } from '../helpers/env.js';
-import { runCli } from '../helpers/process.js';
+import { freePort, runCli } from '../helpers/process.js';
 import { runLine, shellBlocks } from '../helpers/doc-blocks.js';
 import { BOOTSTRAP, bootstrapKey, call, fullVerification, killLeftovers, type Service, startService } from './harness.js';
 
@@ -23,14 +22,6 @@ const VERSION = fs.existsSync('/etc/postgresql') ? (fs.readdirSync('/etc/postgre
 const PREFIX = 'al_failover_';
 const run = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: 'pipe' }).toString();
 
-async function freePort(): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** A primary and its streaming standby; `sync`: the primary waits for the standby to flush each commit. */
 async function pair(tag: string, sync: boolean): Promise<{ primary: string; standby: string; url: (which: 'primary' | 'standby') => string; stop(which: 'primary' | 'standby', mode?: string): void; start(which: 'primary' | 'standby'): void; promote(): Promise<void>; drop(): void }> {

@@ -13,17 +13,11 @@ import { verifyCommand } from '@audit-ledger/verify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STORE_KINDS } from '../helpers/env.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/stores.js';
+import { freePort } from '../helpers/process.js';
 import { BOOTSTRAP, bootstrapKey, call, killLeftovers, type Service, startService } from './harness.js';
 
 const waitFor = <T>(fn: () => T | Promise<T>, timeout = 60_000) => vi.waitFor(fn, { timeout, interval: 100 });
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** A CA and a server certificate for 127.0.0.1, made with the openssl command. */
 function certificates(dir: string): { ca: string; cert: string; key: string } {

@@ -3,7 +3,7 @@
 // violations, and where screenshots go.
 import fs from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -42,15 +42,7 @@ export async function axe(page: Page): Promise<string[]> {
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help}, ${v.nodes.length} node(s)`);
 }
 
-/** A port nothing listens on now (for a service that must restart on the same origin). */
-export function freePort(): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
+export { freePort } from './process.js';
 
 /** A webhook receiver that answers 204 to everything, on loopback. */
 export async function noContentReceiver(): Promise<{ url: string; close: () => Promise<void> }> {

@@ -2,6 +2,7 @@
 // suites' global setup has just built from the sources (a digest check when nothing changed).
 // Through tsx it took about 0.4 s longer to start, each time (docs/performance.md, "Start to ready").
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -88,4 +89,14 @@ export class LogWatcher {
       this.waiters.push(waiter);
     });
   }
+}
+
+/** A port nothing listens on now (for a server a test starts, or a service that must restart on the same origin). */
+export function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
 }
