@@ -9,6 +9,8 @@
 // is 1 if any failed. The linters' output is printed once each is done (Vitest's as it goes).
 import '../packages/server/bin/check-node.js';
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -22,6 +24,32 @@ const LINTERS = [
   ['dependency rules', [bin('depcruise'), 'packages', '--config', '.dependency-cruiser.cjs']],
 ];
 const VITEST = bin('vitest');
+const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-ledger-test-'));
+
+/** A Vitest run that also writes a JSON report, read for the summary's list of failed tests. */
+function vitest(name, projects) {
+  const report = path.join(reports, `${name.replace(/\W+/g, '-')}.json`);
+  const args = ['run', ...projects.flatMap((p) => ['--project', p]), '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
+  return run(name, [VITEST, ...args]).then((r) => ({ ...r, report }));
+}
+
+/** The failed tests of a Vitest run's JSON report, each with the first line of its error. */
+function failures(report) {
+  let json;
+  try {
+    json = JSON.parse(fs.readFileSync(report, 'utf8'));
+  } catch {
+    return ['(no report: the run ended before writing one)'];
+  }
+  const out = [];
+  for (const file of json.testResults ?? []) {
+    const rel = path.relative(root, file.name);
+    const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    if (failed.length === 0 && file.status === 'failed') out.push(`${rel}: ${String(file.message ?? '').split('\n')[0].slice(0, 300)}`);
+    for (const t of failed) out.push(`${rel} > ${t.fullName}: ${String(t.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300)}`);
+  }
+  return out;
+}
 
 /** Runs a command; its output goes through (`inherit`) or is kept to print at the end. */
 function run(name, [command, ...args], { env = {}, quiet = false } = {}) {
@@ -40,7 +68,7 @@ const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs
 if (build.status !== 0) process.exit(1);
 
 const [unitAndService, ...linters] = await Promise.all([
-  run('vitest: core and service tiers', [VITEST, 'run', '--project', 'core', '--project', 'core-browser-crypto', '--project', 'service']),
+  vitest('vitest: core and service tiers', ['core', 'core-browser-crypto', 'service']),
   ...LINTERS.map(([name, command, env]) => run(name, command, { env, quiet: true })),
 ]);
 for (const l of linters) {
@@ -50,10 +78,15 @@ for (const l of linters) {
 results.push(...linters, unitAndService);
 
 if (all) {
-  results.push(await run('vitest: process tier', [VITEST, 'run', '--project', 'process']));
-  results.push(await run('vitest: browser tier', [VITEST, 'run', '--project', 'browser']));
+  results.push(await vitest('vitest: process tier', ['process']));
+  results.push(await vitest('vitest: browser tier', ['browser']));
 }
 
 console.log('\n== summary');
-for (const r of results) console.log(`${r.ok ? 'passed' : 'FAILED'}  ${r.name} (${r.seconds.toFixed(0)} s)`);
+for (const r of results) {
+  console.log(`${r.ok ? 'passed' : 'FAILED'}  ${r.name} (${r.seconds.toFixed(0)} s)`);
+  // The failed tests again, last, so the tail of a long CI log names them.
+  if (!r.ok && r.report) for (const f of failures(r.report)) console.log(`        ${f}`);
+}
+fs.rmSync(reports, { recursive: true, force: true });
 process.exit(results.every((r) => r.ok) ? 0 : 1);
