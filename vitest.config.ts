@@ -43,6 +43,24 @@ const PROCESS = [
   'test/first-hour.test.ts',
   'test/sdk-spool.test.ts',
 ];
+/**
+ * The suites that also run on Citus (issue 45): the `citus` project runs them again with
+ * AUDIT_LEDGER_TEST_STORES=citus, each on a database of its own on one cluster of a coordinator
+ * and two workers that its global setup makes (helpers/citus-setup.ts).
+ */
+const CITUS = [
+  'test/store.test.ts',
+  'test/ledger.test.ts',
+  'test/governance.test.ts',
+  'test/separation-of-duties.test.ts',
+  'test/compliance.test.ts',
+  'test/search-after-commit.test.ts',
+  'test/webhooks.test.ts',
+  'test/streams.test.ts',
+  'test/integrity.test.ts',
+  'test/key-rotation.test.ts',
+  'test/continuity.test.ts',
+];
 const SERVER = {
   root: path.join(root, 'packages/server'),
   globalSetup: ['test/helpers/global-setup.ts'],
@@ -88,6 +106,18 @@ export default defineConfig({
         // Its tests wait on programs they start (services, CLIs, clusters): on two busy CI cores a
         // start takes several times what it takes here, so a test gets 120 s, not 30 s.
         test: { ...SERVER, name: 'process', include: PROCESS, testTimeout: 120_000 },
+      },
+      {
+        resolve,
+        ssr,
+        test: {
+          ...SERVER,
+          name: 'citus',
+          include: CITUS,
+          globalSetup: [...SERVER.globalSetup, 'test/helpers/citus-setup.ts'],
+          env: { AUDIT_LEDGER_TEST_STORES: 'citus' },
+          testTimeout: 120_000,
+        },
       },
       // Chromium against a spawned service: run on its own, after the rest (a vitest run of its
       // own in scripts/test.mjs), so no other file competes with the browser for the two cores.

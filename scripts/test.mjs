@@ -2,8 +2,9 @@
 //
 //   npm test           builds, then runs the linters (ESLint, Redocly on docs/openapi.json,
 //                      dependency-cruiser) beside the core and service tiers of Vitest
-//   npm run test:all   the same, then the process tier, then the browser tier, each a Vitest run
-//                      of its own (what CI runs, on Node 24; Node 22.14 runs `npm test`)
+//   npm run test:all   the same, then the process tier, the citus tier (suites run again on a
+//                      Citus cluster) and the browser tier, each a Vitest run of its own (what CI
+//                      runs, on Node 24; Node 22.14 runs `npm test`)
 //
 // Every step runs even when an earlier one failed, so one run shows every failure; the exit code
 // is 1 if any failed. The linters' output is printed once each is done (Vitest's as it goes).
@@ -79,6 +80,7 @@ results.push(...linters, unitAndService);
 
 if (all) {
   results.push(await vitest('vitest: process tier', ['process']));
+  results.push(await vitest('vitest: citus tier', ['citus']));
   results.push(await vitest('vitest: browser tier', ['browser']));
 }
 

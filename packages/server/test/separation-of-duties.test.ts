@@ -197,8 +197,8 @@ describe.each(STORE_KINDS)('separation of duties on %s', (kind) => {
     try {
       first = await c.call('POST', '/logs', c.agent, body);
     } finally {
-      await sql`DROP TRIGGER fail_checked${kind === 'postgres' ? sql` ON log_entries` : sql``}`.execute(t.store.db);
-      await sql`DROP TRIGGER fail_give_back${kind === 'postgres' ? sql` ON approvals` : sql``}`.execute(t.store.db);
+      await sql`DROP TRIGGER fail_checked${kind !== 'sqlite' ? sql` ON log_entries` : sql``}`.execute(t.store.db);
+      await sql`DROP TRIGGER fail_give_back${kind !== 'sqlite' ? sql` ON approvals` : sql``}`.execute(t.store.db);
     }
     expect(first.statusCode, first.body).toBeGreaterThanOrEqual(500);
     const retry = await c.call('POST', '/logs', c.agent, body);

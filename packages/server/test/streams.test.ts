@@ -10,7 +10,7 @@ import { parseTrustedKeys, StreamCopyVerifier, type TrustedKey } from '@audit-le
 import { verifyCommand } from '@audit-ledger/verify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { batchId, backoffMs, FIRST_BACKOFF_MS } from '../src/streams/delivery.js';
-import { STORE_KINDS } from './helpers/env.js';
+import { SERVER_STORE, STORE_KINDS } from './helpers/env.js';
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { createUser } from '../src/users/accounts.js';
@@ -314,10 +314,10 @@ describe('log streams with the default address policy', () => {
   });
 });
 
-describe.skipIf(!STORE_KINDS.includes('postgres'))('a log stream served by two processes on one PostgreSQL', () => {
+describe.skipIf(!SERVER_STORE)(`a log stream served by two processes on one ${SERVER_STORE} database`, () => {
   it('delivers each batch once: one process holds the stream at a time', async () => {
     const rx = await ndjsonReceiver();
-    const db = await createTestDatabase('postgres');
+    const db = await createTestDatabase(SERVER_STORE ?? 'postgres');
     const config = testConfig(db, { STREAM_ALLOW_PRIVATE: 'true', CHECKPOINT_INTERVAL_MS: '0' });
     const apps: Array<Awaited<ReturnType<typeof buildApp>>> = [];
     const stores: Array<ReturnType<typeof db.open>> = [];

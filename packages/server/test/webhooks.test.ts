@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { buildApp } from '../src/app.js';
 import { MemoryCounterStore } from '../src/ratelimit/counter.js';
 import { RETRY_DELAYS_MS } from '../src/webhooks/delivery.js';
-import { STORE_KINDS } from './helpers/env.js';
+import { SERVER_STORE, STORE_KINDS } from './helpers/env.js';
 import { FakeClock, problem, startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { createTestDatabase } from './helpers/stores.js';
 import { LogWatcher, spawnCli } from './helpers/process.js';
@@ -246,10 +246,10 @@ describe.each(STORE_KINDS)('webhooks on %s', (kind) => {
   });
 });
 
-describe.skipIf(!STORE_KINDS.includes('postgres'))('two processes on one PostgreSQL', () => {
+describe.skipIf(!SERVER_STORE)(`two processes on one ${SERVER_STORE} database`, () => {
   it('deliver each message exactly once', async () => {
     const rx = await receiver();
-    const db = await createTestDatabase('postgres');
+    const db = await createTestDatabase(SERVER_STORE ?? 'postgres');
     const config = testConfig(db, { WEBHOOK_ALLOW_PRIVATE: 'true', CHECKPOINT_INTERVAL_MS: '0' });
     const apps: Array<Awaited<ReturnType<typeof buildApp>>> = [];
     const stores: Array<ReturnType<typeof db.open>> = [];

@@ -7,9 +7,16 @@ import type { Database } from './schema.js';
 import { Store } from './store.js';
 import { PostgresSearchIndex } from './postgres-search-index.js';
 
+/**
+ * The violated index's name. On Citus the error comes from a shard through the coordinator,
+ * which passes on only its message (no constraint field), and a shard's indexes carry the shard's
+ * id as a suffix (`users_email_uq_102010`): the name is read from the message, the suffix taken off.
+ */
 function uniqueViolation(err: unknown): string | undefined {
-  const e = err as { code?: unknown; constraint?: unknown };
-  return e.code === '23505' && typeof e.constraint === 'string' ? e.constraint : undefined;
+  const e = err as { code?: unknown; constraint?: unknown; message?: unknown };
+  if (e.code !== '23505') return undefined;
+  const name = typeof e.constraint === 'string' ? e.constraint : /unique constraint "([^"]+)"/.exec(String(e.message))?.[1];
+  return name?.replace(/_\d{6,}$/, '');
 }
 
 // Bulk inserts pass one array per column and unnest them: a fixed handful of parameters

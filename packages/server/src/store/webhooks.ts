@@ -1,7 +1,7 @@
 // Storage for webhook events, endpoints, the delivery outbox and attempts. Claiming uses
 // FOR UPDATE SKIP LOCKED on PostgreSQL, so several processes never take the same delivery.
-import type { Selectable } from 'kysely';
-import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable } from './schema.js';
+import type { ExpressionBuilder, Selectable } from 'kysely';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable } from './schema.js';
 import type { DbHandle } from './handle.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
@@ -88,24 +88,44 @@ export class WebhookStore {
 
   // ---- delivery ----
 
-  /** Takes up to `limit` due deliveries under a lease until `leaseUntil`. */
+  /**
+   * Takes up to `limit` due deliveries under a lease until `leaseUntil`, company by company: the
+   * companies with the earliest due deliveries first (a read, no lock), then each company's own
+   * due rows, locked FOR UPDATE SKIP LOCKED on PostgreSQL so several processes never take the same
+   * one. Each company's claim touches one company's rows only, which is what Citus can lock (a
+   * row lock across companies would span shards).
+   */
   async claimDue(now: string, leaseUntil: string, limit: number): Promise<DeliveryRow[]> {
-    return this.db.transaction().execute(async (trx) => {
-      let q = trx
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-        .orderBy('next_attempt_at')
-        .limit(limit);
-      if (this.store.kind === 'postgres') q = q.forUpdate().skipLocked();
-      const rows = await q.execute();
-      for (const r of rows) {
-        await trx.updateTable('webhook_deliveries').set({ lease_until: leaseUntil }).where('company_id', '=', r.company_id).where('delivery_id', '=', r.delivery_id).execute();
-      }
-      return rows;
-    });
+    const due = (eb: ExpressionBuilder<Database, 'webhook_deliveries'>) =>
+      eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now), eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)])]);
+    const companies = await this.db
+      .selectFrom('webhook_deliveries')
+      .select('company_id')
+      .where(due)
+      .groupBy('company_id')
+      .orderBy((eb) => eb.fn.min('next_attempt_at'))
+      .limit(limit)
+      .execute();
+    const claimed: DeliveryRow[] = [];
+    for (const { company_id } of companies) {
+      if (claimed.length >= limit) break;
+      const rows = await this.db.transaction().execute(async (trx) => {
+        let q = trx.selectFrom('webhook_deliveries').selectAll().where('company_id', '=', company_id).where(due).orderBy('next_attempt_at').limit(limit - claimed.length);
+        if (this.store.kind === 'postgres') q = q.forUpdate().skipLocked();
+        const got = await q.execute();
+        if (got.length > 0) {
+          await trx
+            .updateTable('webhook_deliveries')
+            .set({ lease_until: leaseUntil })
+            .where('company_id', '=', company_id)
+            .where('delivery_id', 'in', got.map((r) => r.delivery_id))
+            .execute();
+        }
+        return got;
+      });
+      claimed.push(...rows);
+    }
+    return claimed;
   }
 
   getEvent(companyId: string, eventId: string): Promise<EventRow | undefined> {

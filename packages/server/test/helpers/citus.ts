@@ -32,6 +32,68 @@ export function citusInstalled(): boolean {
   }
 }
 
+async function on<T>(port: number, db: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: db });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export interface CitusPorts {
+  coordinator: number;
+  workers: number[];
+}
+
+/**
+ * A database of its own on every node of a cluster, with the extension, and the workers added on
+ * the coordinator: what a suite's store is made on (helpers/stores.ts). Answers its DATABASE_URL.
+ */
+export async function createCitusDatabase(ports: CitusPorts, database: string): Promise<string> {
+  const all = [ports.coordinator, ...ports.workers];
+  await Promise.all(
+    all.map(async (port) => {
+      await on(port, 'postgres', (c) => c.query(`CREATE DATABASE "${database}"`));
+      await on(port, database, (c) => c.query('CREATE EXTENSION citus'));
+    }),
+  );
+  await on(ports.coordinator, database, async (c) => {
+    // Suites inject faults with triggers (separation-of-duties.test.ts): Citus creates them on
+    // the shards only when allowed. The service itself makes no trigger.
+    await c.query(`ALTER DATABASE "${database}" SET citus.enable_unsafe_triggers = on`);
+    await c.query('SELECT citus_set_coordinator_host($1, $2)', ['127.0.0.1', ports.coordinator]);
+    for (const w of ports.workers) await c.query('SELECT citus_add_node($1, $2)', ['127.0.0.1', w]);
+  });
+  return `postgres://postgres@127.0.0.1:${ports.coordinator}/${database}`;
+}
+
+/** Drops a database made by createCitusDatabase on every node (the coordinator first: its connections to the workers go with it). */
+export async function dropCitusDatabase(ports: CitusPorts, database: string): Promise<void> {
+  for (const port of [ports.coordinator, ...ports.workers]) await on(port, 'postgres', (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+}
+
+/** Drops the clusters of test processes that are gone (al_citus_<pid>_…): a run killed before its teardown leaves its own. */
+export function dropLeftoverCitusClusters(): void {
+  if (!VERSION || !fs.existsSync(`/etc/postgresql/${VERSION}`)) return;
+  for (const name of fs.readdirSync(`/etc/postgresql/${VERSION}`)) {
+    const pid = Number(/^al_citus_(\d+)_/.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // its process still runs
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EPERM') continue;
+    }
+    try {
+      run('pg_dropcluster', '--stop', VERSION, name);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 export async function citusCluster(tag: string, workers = 2, database = 'ledger'): Promise<CitusCluster> {
   if (!VERSION) throw new Error('no PostgreSQL cluster tools (pg_createcluster) on this machine: the Citus suites must run');
   if (!citusInstalled()) throw new Error('the Citus extension is not installed: run scripts/install-citus.sh (.ci/run does)');
@@ -56,23 +118,7 @@ export async function citusCluster(tag: string, workers = 2, database = 'ledger'
       fs.writeFileSync(conf, "shared_preload_libraries = 'citus'\nlisten_addresses = '127.0.0.1'\nmax_connections = 200\n");
       run('pg_ctlcluster', VERSION, name, 'start');
     });
-    const on = async (port: number, db: string, fn: (c: pg.Client) => Promise<void>) => {
-      const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: db });
-      await c.connect();
-      try {
-        await fn(c);
-      } finally {
-        await c.end();
-      }
-    };
-    for (const port of all) {
-      await on(port, 'postgres', (c) => c.query(`CREATE DATABASE ${database}`).then(() => undefined));
-      await on(port, database, (c) => c.query('CREATE EXTENSION citus').then(() => undefined));
-    }
-    await on(ports.coordinator, database, async (c) => {
-      await c.query('SELECT citus_set_coordinator_host($1, $2)', ['127.0.0.1', ports.coordinator]);
-      for (const w of ports.workers) await c.query('SELECT citus_add_node($1, $2)', ['127.0.0.1', w]);
-    });
+    await createCitusDatabase(ports, database);
   } catch (err) {
     drop();
     throw err;

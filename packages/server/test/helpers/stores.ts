@@ -10,6 +10,7 @@ import pg from 'pg';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
+import { createCitusDatabase, dropCitusDatabase } from './citus.js';
 import { type StoreKind, TEST_PG_URL } from './env.js';
 
 export interface TestDatabase {
@@ -61,6 +62,23 @@ export async function createTestDatabase(kind: StoreKind, opts: { fromTemplate?:
   }
   // The creating process's pid is in the name: global-setup.ts drops only the databases of processes that are gone.
   const name = `al_test_${process.pid}_${randomBytes(6).toString('hex')}`;
+  if (kind === 'citus') {
+    // A database of its own on the run's cluster (helpers/citus-setup.ts), migrated by the suite
+    // (no template: a distributed schema lives on every node, and is made by the migrations).
+    // (vitest imported here, not at the top: the global setup, where it cannot be, imports this module)
+    const ports = (await import('vitest')).inject('citus');
+    const url = await createCitusDatabase(ports, name);
+    return {
+      kind,
+      databaseUrl: url,
+      dataDir,
+      open: () => openPostgresStore(url, 20),
+      drop: async () => {
+        await dropCitusDatabase(ports, name);
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
   await admin(async (c) => {
     const hasTemplate = template !== undefined && (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [template.pg])).rowCount === 1;
     await c.query(hasTemplate ? `CREATE DATABASE "${name}" TEMPLATE "${template?.pg}"` : `CREATE DATABASE "${name}"`);
