@@ -67,7 +67,7 @@ function program(): Command {
     .description('apply pending database migrations and exit; a database migrated by a newer version is refused (no downgrade)')
     .option('--dry-run', 'say what would change (the migrations that would apply, each with what it does) and change nothing')
     .action(async (opts: { dryRun?: boolean }) => {
-      const [{ openStore }, { MIGRATION_SUMMARIES, SchemaNewerError }] = await Promise.all([import('./store/open.js'), import('./store/migrate.js')]);
+      const [{ openStore }, { MIGRATION_SUMMARIES, SchemaNewerError }, { CitusMissingError }] = await Promise.all([import('./store/open.js'), import('./store/migrate.js'), import('./store/store.js')]);
       const store = openStore(loadConfig());
       try {
         if (opts.dryRun) {
@@ -79,10 +79,19 @@ function program(): Command {
           console.log('dry run: nothing was changed');
           return;
         }
+        const started = Date.now();
         const applied = await store.migrate();
         const state = await store.migrationState();
         console.log(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply', `(schema at ${state.current})`);
+        const d = store.lastDistribution;
+        if (d.distributed.length + d.reference.length > 0) {
+          console.log(`citus: distributed ${d.distributed.length} tables by company_id and made ${d.reference.length} reference tables (existing rows copied to the workers) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        } else if (store.distributed) console.log('citus: the schema is distributed');
       } catch (err) {
+        if (err instanceof CitusMissingError) {
+          console.error(`audit-ledger migrate: ${err.message}`);
+          throw new Exit(1);
+        }
         if (err instanceof SchemaNewerError) {
           console.error(`audit-ledger migrate: ${err.message}`);
           throw new Exit(1);

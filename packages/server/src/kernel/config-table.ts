@@ -24,6 +24,15 @@ export const SETTINGS = {
     unset: 'SQLite',
     check: (v) => (/^postgres(ql)?:\/\//.test(v) ? undefined : 'must start with postgres:// or postgresql:// (leave it unset for SQLite)'),
   }),
+  ledgerStore: custom(
+    'LEDGER_STORE',
+    'auto',
+    '`auto`: SQLite without `DATABASE_URL`; with it, PostgreSQL, in Citus mode when the database is a Citus coordinator (the extension is there: the migrations distribute the schema by company, docs/scaling.md). `citus` insists on Citus: the service and `migrate` refuse a database without it. `postgres` never distributes, even where the extension is installed.',
+    (raw) =>
+      raw === undefined || ['auto', 'postgres', 'citus'].includes(raw)
+        ? { value: (raw ?? 'auto') as 'auto' | 'postgres' | 'citus' }
+        : { value: 'auto' as const, problem: `must be auto, postgres or citus, got "${raw}"` },
+  ),
   redisUrl: text('REDIS_URL', '`redis://` or `rediss://` URL. When set, rate limits are shared by every process using it.', { check: urlOf('redis:// or rediss://', /^rediss?:\/\//) }),
   logLevel: custom('LOG_LEVEL', 'info', `One of ${LOG_LEVELS.join(', ')}.`, (raw) =>
     raw === undefined || (LOG_LEVELS as readonly string[]).includes(raw) ? { value: (raw ?? 'info') as LogLevel } : { value: 'info' as LogLevel, problem: `must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"` },

@@ -85,6 +85,7 @@ export function loadConfig(env: Env = process.env): Config {
   } = s;
 
   if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  if (s.ledgerStore !== 'auto' && s.databaseUrl === undefined) problems.push(`LEDGER_STORE=${s.ledgerStore} needs DATABASE_URL (a ${s.ledgerStore === 'citus' ? 'Citus coordinator' : 'PostgreSQL database'})`);
 
   let bootstrap: Config['bootstrap'];
   if ((bootstrapEmail === undefined) !== (bootstrapPassword === undefined)) {

@@ -4,7 +4,9 @@ import { openPostgresStore } from './postgres.js';
 import { openSqliteStore } from './sqlite.js';
 import type { Store } from './store.js';
 
-/** DATABASE_URL selects PostgreSQL; otherwise SQLite in the data directory. */
-export function openStore(config: Pick<Config, 'databaseUrl' | 'dataDir'>, onConnectionError?: (err: Error) => void): Store {
-  return config.databaseUrl ? openPostgresStore(config.databaseUrl, undefined, onConnectionError) : openSqliteStore(path.join(config.dataDir, 'ledger.db'));
+/** DATABASE_URL selects PostgreSQL (on Citus as LEDGER_STORE says); otherwise SQLite in the data directory. */
+export function openStore(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'ledgerStore'>>, onConnectionError?: (err: Error) => void): Store {
+  return config.databaseUrl
+    ? openPostgresStore(config.databaseUrl, undefined, onConnectionError, config.ledgerStore ?? 'auto')
+    : openSqliteStore(path.join(config.dataDir, 'ledger.db'));
 }

@@ -3,6 +3,7 @@ import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { EMPTY_HEAD, KeyRetiredError, signingKeyIds, type WithChain } from './chain.js';
 import { LOG_ENTRY_COLUMNS } from './columns.js';
+import { isCitus } from './citus.js';
 import type { Database } from './schema.js';
 import { Store } from './store.js';
 import { PostgresSearchIndex } from './postgres-search-index.js';
@@ -38,6 +39,17 @@ const APPEND = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = 
   tree AS (INSERT INTO merkle_hashes (company_id, idx, hash) SELECT ${COMPANY}, i, h FROM unnest(${INDEXES}::int8[], ${HASHES}::text[]) AS t(i, h) WHERE (SELECT yes FROM ok))
   UPDATE chain_heads SET last_seq = ${SEQ}::int8, last_hash = ${HASH}, last_created_at = ${CREATED} WHERE company_id = ${COMPANY} AND (SELECT yes FROM ok)`;
 
+// On Citus the same writes go as one statement each, every one routed to the company's shards
+// (store/citus.ts): a statement with data-modifying CTEs over a distributed table is planned in
+// steps whose intermediate results Citus sends to every worker, so one stopped worker would stop
+// every company's appends. The key check reads the reference table in the same transaction first:
+// its ACCESS SHARE lock, taken on the coordinator, is held until commit just the same.
+const KEYS_ACTIVE = 'SELECT count(*)::int AS n FROM signing_keys WHERE key_id = ANY($1::text[]) AND active_to IS NULL';
+const INSERT_ENTRIES = `INSERT INTO log_entries (${LOG_ENTRY_COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMN_ARRAYS})`;
+const INSERT_TREE = 'INSERT INTO merkle_hashes (company_id, idx, hash) SELECT $1, i, h FROM unnest($2::int8[], $3::text[]) AS t(i, h)';
+const MOVE_HEAD = 'UPDATE chain_heads SET last_seq = $2::int8, last_hash = $3, last_created_at = $4 WHERE company_id = $1';
+const INSERT_CHECKPOINT_ROW = `INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note) VALUES ($1, $2::int8, $3, $4, $5, $6) ON CONFLICT (company_id, tree_size) DO NOTHING`;
+
 // A checkpoint, likewise only under a key that is still active.
 const INSERT_CHECKPOINT = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHERE key_id = $5 AND active_to IS NULL),
   inserted AS (INSERT INTO checkpoints (company_id, tree_size, root_hash, timestamp, key_id, note)
@@ -49,7 +61,7 @@ const INSERT_CHECKPOINT = `WITH keys_ok AS (SELECT key_id FROM signing_keys WHER
  * so appends to one company serialize across every process on the database, while
  * other companies' appends proceed in parallel.
  */
-function postgresWithChain(kysely: Kysely<Database>): WithChain {
+function postgresWithChain(kysely: Kysely<Database>, citus: () => Promise<boolean>): WithChain {
   return (companyId, fn) =>
     kysely.transaction().execute(async (trx) => {
       const lock = () => trx.selectFrom('chain_heads').selectAll().where('company_id', '=', companyId).forUpdate().executeTakeFirst();
@@ -63,6 +75,8 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
           .execute();
         row = (await lock()) as NonNullable<typeof row>;
       }
+      const distributed = await citus();
+      const keysActive = async (keyIds: string[]) => (await trx.executeQuery<{ n: number }>(CompiledQuery.raw(KEYS_ACTIVE, [keyIds]))).rows[0]?.n === keyIds.length;
       return fn({
         head: { lastSeq: row.last_seq, lastHash: row.last_hash, lastCreatedAt: row.last_created_at },
         findByIdempotencyKeys: async (keys) =>
@@ -72,6 +86,13 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
         append: async (rows, h, indexes, hashes) => {
           const params: unknown[] = LOG_ENTRY_COLUMNS.map((c) => rows.map((r) => r[c]));
           const keyIds = signingKeyIds(rows);
+          if (distributed) {
+            if (!(await keysActive(keyIds))) throw new KeyRetiredError(keyIds.join(', '));
+            await trx.executeQuery(CompiledQuery.raw(INSERT_ENTRIES, params));
+            if (indexes.length > 0) await trx.executeQuery(CompiledQuery.raw(INSERT_TREE, [companyId, indexes, hashes]));
+            await trx.executeQuery(CompiledQuery.raw(MOVE_HEAD, [companyId, h.lastSeq, h.lastHash, h.lastCreatedAt]));
+            return;
+          }
           params.push(companyId, indexes, hashes, h.lastSeq, h.lastHash, h.lastCreatedAt, keyIds);
           const result = await trx.executeQuery(CompiledQuery.raw(APPEND, params));
           if (Number(result.numAffectedRows ?? 0) !== 1) throw new KeyRetiredError(keyIds.join(', '));
@@ -89,6 +110,11 @@ function postgresWithChain(kysely: Kysely<Database>): WithChain {
         latestCheckpoint: () =>
           trx.selectFrom('checkpoints').selectAll().where('company_id', '=', companyId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst(),
         insertCheckpoint: async (row) => {
+          if (distributed) {
+            if (!(await keysActive([row.key_id]))) throw new KeyRetiredError(row.key_id);
+            await trx.executeQuery(CompiledQuery.raw(INSERT_CHECKPOINT_ROW, [row.company_id, row.tree_size, row.root_hash, row.timestamp, row.key_id, row.note]));
+            return;
+          }
           const result = await trx.executeQuery<{ active: number }>(
             CompiledQuery.raw(INSERT_CHECKPOINT, [row.company_id, row.tree_size, row.root_hash, row.timestamp, row.key_id, row.note]),
           );
@@ -104,7 +130,13 @@ const INT8_OID = 20;
  * `onConnectionError` hears of connections that fail outside any query (an idle client the
  * server dropped): the service's logger, through its once-per-outage reporter.
  */
-export function openPostgresStore(connectionString: string, poolSize = 10, onConnectionError: (err: Error) => void = () => {}): Store {
+export function openPostgresStore(
+  connectionString: string,
+  poolSize = 10,
+  onConnectionError: (err: Error) => void = () => {},
+  /** LEDGER_STORE: `auto` distributes on a Citus coordinator, `citus` insists on one, `postgres` never distributes. */
+  citus: 'auto' | 'postgres' | 'citus' = 'auto',
+): Store {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -116,5 +148,8 @@ export function openPostgresStore(connectionString: string, poolSize = 10, onCon
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return new Store({ kind: 'postgres', db, uniqueViolation, withChain: postgresWithChain(db), searchIndex: new PostgresSearchIndex(db) });
+  // Whether appends go as single-shard statements (Citus), asked of the database once.
+  let onCitus: Promise<boolean> | undefined;
+  const distributed = () => (onCitus ??= citus === 'postgres' ? Promise.resolve(false) : isCitus(db as Kysely<unknown>).catch((err: unknown) => ((onCitus = undefined), Promise.reject(err))));
+  return new Store({ kind: 'postgres', db, uniqueViolation, withChain: postgresWithChain(db, distributed), searchIndex: new PostgresSearchIndex(db), citus });
 }

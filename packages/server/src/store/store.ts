@@ -51,6 +51,15 @@ export interface StoreOptions {
   searchReader?: { query(sql: string, parameters: readonly unknown[]): Promise<unknown[]>; close(): Promise<void> };
   /** Milliseconds since the epoch; Date.now unless a test moves time. */
   clock?: () => number;
+  /** PostgreSQL (LEDGER_STORE): `auto` distributes on a Citus coordinator, `citus` insists on one, `postgres` never distributes. */
+  citus?: 'auto' | 'postgres' | 'citus';
+}
+
+/** LEDGER_STORE=citus on a database without the Citus extension. */
+export class CitusMissingError extends Error {
+  constructor() {
+    super('LEDGER_STORE=citus, but DATABASE_URL is not a Citus coordinator (no citus extension): CREATE EXTENSION citus there and add the workers (docs/scaling.md), or set LEDGER_STORE=auto');
+  }
 }
 
 export class Store implements DbHandle {
@@ -61,6 +70,11 @@ export class Store implements DbHandle {
   readonly chainWriter?: ChainWriter;
   readonly searchOffThread?: (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
   private readonly searchReader?: StoreOptions['searchReader'];
+  private readonly citusMode: NonNullable<StoreOptions['citus']>;
+  /** Whether the schema is distributed on a Citus cluster (known after migrate). */
+  distributed = false;
+  /** What the last migrate distributed on Citus (tables it made distributed or reference tables; empty when all already were). */
+  lastDistribution: { distributed: string[]; reference: string[] } = { distributed: [], reference: [] };
   /** The index of words inside events (search-index.ts), when this store can keep one. */
   readonly searchIndex?: SearchIndex;
 
@@ -87,6 +101,7 @@ export class Store implements DbHandle {
     this.db = opts.db;
     this.uniqueViolation = opts.uniqueViolation;
     this.withChain = opts.withChain;
+    this.citusMode = opts.citus ?? 'auto';
     if (opts.chainWriter) this.chainWriter = opts.chainWriter;
     if (opts.searchIndex) this.searchIndex = opts.searchIndex;
     if (opts.searchReader) {
@@ -112,9 +127,12 @@ export class Store implements DbHandle {
   }
 
   async migrate(): Promise<string[]> {
+    const citus = this.kind === 'postgres' && this.citusMode !== 'postgres' && (await isCitus(this.db as Kysely<unknown>));
+    if (this.citusMode === 'citus' && !citus) throw new CitusMissingError();
     const applied = await migrateToLatest(this.db as Kysely<unknown>);
     // On a Citus coordinator, the tables the migrations made are distributed by company (store/citus.ts).
-    if (this.kind === 'postgres' && (await isCitus(this.db as Kysely<unknown>))) await distributeSchema(this.db as Kysely<unknown>);
+    if (citus) this.lastDistribution = await distributeSchema(this.db as Kysely<unknown>);
+    this.distributed = citus;
     return applied;
   }
 

@@ -19,6 +19,11 @@ export interface CitusCluster {
   ports: { coordinator: number; workers: number[] };
   /** Runs one statement on the coordinator (or on a worker by index) and gives its rows. */
   query<T extends Record<string, unknown>>(text: string, params?: unknown[], worker?: number): Promise<T[]>;
+  /** Stops worker i (fast shutdown: its sessions are cut, as when a machine goes away), and starts it again. */
+  stopWorker(i: number): void;
+  startWorker(i: number): void;
+  /** Makes one more worker and adds it to the cluster (no shards yet: a rebalance moves some there); answers its index. */
+  addWorker(): Promise<number>;
   drop(): void;
 }
 
@@ -94,13 +99,23 @@ export function dropLeftoverCitusClusters(): void {
   }
 }
 
+/** Makes one node (pg_createcluster with the extension preloaded) and starts it. */
+function makeNode(name: string, port: number): void {
+  run('pg_createcluster', '-p', String(port), VERSION, name, '--', '--auth=trust');
+  const conf = `/etc/postgresql/${VERSION}/${name}/conf.d/citus.conf`;
+  fs.mkdirSync(path.dirname(conf), { recursive: true });
+  // wal_level = logical: Citus moves a shard that is being written to with logical replication.
+  fs.writeFileSync(conf, "shared_preload_libraries = 'citus'\nlisten_addresses = '127.0.0.1'\nmax_connections = 200\nwal_level = logical\n");
+  run('pg_ctlcluster', VERSION, name, 'start');
+}
+
 export async function citusCluster(tag: string, workers = 2, database = 'ledger'): Promise<CitusCluster> {
   if (!VERSION) throw new Error('no PostgreSQL cluster tools (pg_createcluster) on this machine: the Citus suites must run');
   if (!citusInstalled()) throw new Error('the Citus extension is not installed: run scripts/install-citus.sh (.ci/run does)');
   const ports = { coordinator: await freePort(), workers: [] as number[] };
   for (let i = 0; i < workers; i++) ports.workers.push(await freePort());
-  const names = [`al_citus_${process.pid}_${tag}_c`, ...ports.workers.map((_, i) => `al_citus_${process.pid}_${tag}_w${i}`)];
-  const all = [ports.coordinator, ...ports.workers];
+  const nameOf = (i: number | 'c') => `al_citus_${process.pid}_${tag}_${i === 'c' ? 'c' : `w${i}`}`;
+  const names = [nameOf('c'), ...ports.workers.map((_, i) => nameOf(i))];
   const drop = () => {
     for (const n of names) {
       try {
@@ -111,13 +126,7 @@ export async function citusCluster(tag: string, workers = 2, database = 'ledger'
     }
   };
   try {
-    names.forEach((name, i) => {
-      run('pg_createcluster', '-p', String(all[i]), VERSION, name, '--', '--auth=trust');
-      const conf = `/etc/postgresql/${VERSION}/${name}/conf.d/citus.conf`;
-      fs.mkdirSync(path.dirname(conf), { recursive: true });
-      fs.writeFileSync(conf, "shared_preload_libraries = 'citus'\nlisten_addresses = '127.0.0.1'\nmax_connections = 200\n");
-      run('pg_ctlcluster', VERSION, name, 'start');
-    });
+    names.forEach((name, i) => makeNode(name, [ports.coordinator, ...ports.workers][i] as number));
     await createCitusDatabase(ports, database);
   } catch (err) {
     drop();
@@ -126,14 +135,20 @@ export async function citusCluster(tag: string, workers = 2, database = 'ledger'
   return {
     url: `postgres://postgres@127.0.0.1:${ports.coordinator}/${database}`,
     ports,
-    query: async <T extends Record<string, unknown>>(text: string, params: unknown[] = [], worker?: number) => {
-      const c = new pg.Client({ host: '127.0.0.1', port: worker === undefined ? ports.coordinator : ports.workers[worker], user: 'postgres', database });
-      await c.connect();
-      try {
-        return (await c.query(text, params)).rows as T[];
-      } finally {
-        await c.end();
-      }
+    query: async <T extends Record<string, unknown>>(text: string, params: unknown[] = [], worker?: number) =>
+      on(worker === undefined ? ports.coordinator : (ports.workers[worker] as number), database, async (c) => (await c.query(text, params)).rows as T[]),
+    stopWorker: (i) => void run('pg_ctlcluster', '-m', 'fast', VERSION, nameOf(i), 'stop'),
+    startWorker: (i) => void run('pg_ctlcluster', VERSION, nameOf(i), 'start'),
+    addWorker: async () => {
+      const i = ports.workers.length;
+      const port = await freePort();
+      names.push(nameOf(i));
+      makeNode(nameOf(i), port);
+      await on(port, 'postgres', (c) => c.query(`CREATE DATABASE "${database}"`));
+      await on(port, database, (c) => c.query('CREATE EXTENSION citus'));
+      await on(ports.coordinator, database, (c) => c.query('SELECT citus_add_node($1, $2)', ['127.0.0.1', port]));
+      ports.workers.push(port);
+      return i;
     },
     drop,
   };
