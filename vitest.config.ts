@@ -36,7 +36,6 @@ const PROCESS = [
   'test/packages.test.ts',
   'test/multiprocess.test.ts',
   'test/pkcs11.test.ts',
-  'test/citus-cluster.test.ts',
   'test/tsa.test.ts',
   'test/container.test.ts',
   'test/readme.test.ts',
@@ -48,7 +47,10 @@ const PROCESS = [
  * AUDIT_LEDGER_TEST_STORES=citus, each on a database of its own on one cluster of a coordinator
  * and two workers that its global setup makes (helpers/citus-setup.ts).
  */
+const CITUS_ONLY = ['test/citus-cluster.test.ts', 'test/citus-faults.test.ts'];
 const CITUS = [
+  ...CITUS_ONLY,
+  'test/fault/crash.test.ts',
   'test/store.test.ts',
   'test/ledger.test.ts',
   'test/governance.test.ts',
@@ -114,7 +116,7 @@ export default defineConfig({
       {
         resolve,
         ssr,
-        test: { ...SERVER, name: 'service', include: ['test/**/*.test.ts'], exclude: [...BROWSER, ...PROCESS, '**/node_modules/**'] },
+        test: { ...SERVER, name: 'service', include: ['test/**/*.test.ts'], exclude: [...BROWSER, ...PROCESS, ...CITUS_ONLY, '**/node_modules/**'] },
       },
       {
         resolve,
