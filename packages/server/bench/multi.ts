@@ -24,12 +24,12 @@ export interface Neighbour {
   batchEventsPerSecond: number;
 }
 
-type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
+export type Start = (env: Record<string, string>) => Promise<{ url: string; child: ChildProcess }>;
 
 const PASSWORD = 'bench password 123';
 
 /** Creates `n` companies, each with a user, and returns one API key per company (made through the API). */
-async function companies(dbUrl: string, url: string, n: number, prefix: string): Promise<Array<{ companyId: string; key: string }>> {
+export async function companies(dbUrl: string, url: string, n: number, prefix: string): Promise<Array<{ companyId: string; key: string }>> {
   const store = openPostgresStore(dbUrl);
   const out: Array<{ companyId: string; key: string }> = [];
   try {

@@ -1,6 +1,7 @@
 // The bench's results as docs/performance.md (generated part) and as the figures saved to
 // docs/performance.json. What follows the HAND_WRITTEN marker in the existing document (the
 // profiles, the console's budgets) is kept as it is.
+import { type CitusBench, citusLine } from './citus.js';
 import fs from 'node:fs';
 import type { ConsoleBudgets } from './console.js';
 import { consoleLine } from './console.js';
@@ -66,6 +67,8 @@ export interface BenchResults {
   features: FeatureCost[];
   /** µs of CPU per request by stage, all threads, from CPU profiles (profile-stages.ts). */
   profile: { single: Map<string, number>; batch: Map<string, number> };
+  /** The ledger on a Citus cluster of the bench's own (citus.ts). */
+  citus: CitusBench;
 }
 
 export const HAND_WRITTEN = '<!-- Everything below is written by hand and kept by `npm run bench`. -->';
@@ -130,6 +133,11 @@ export function benchFigures(r: BenchResults): FiguresFile {
   const sig = 1e6 / r.signs;
   for (const [st, us] of r.profile.single) put(`stage_single_${stageKey(st)}_per_signature`, us / sig, '×', 'lower');
   for (const [st, us] of r.profile.batch) put(`stage_batch_${stageKey(st)}_per_signature`, us / 1000 / sig, '×', 'lower');
+  put('citus_100_companies_batch_per_plain', r.citus.citus.eventsPerSecond / r.citus.plain.eventsPerSecond, '×', 'higher');
+  put('citus_singles_p99_ms', r.citus.singles.citus.p99, 'ms', 'lower');
+  put('citus_verify_1m_plain_s', r.citus.verify.citusSeconds * (1e6 / r.citus.verify.entries), 's', 'lower');
+  put('citus_distribute_1m_in_place_s', r.citus.verify.distributeSeconds * (1e6 / r.citus.verify.entries), 's', 'lower');
+  put('citus_shard_move_1m_s', r.citus.verify.moveSeconds * (1e6 / r.citus.verify.entries), 's', 'lower');
   for (const g of r.growth) {
     const at = g.entries < 1e6 ? 'empty' : `${Math.round(g.entries / 1e6)}m`;
     put(`growth_${at}_batch_events_per_s`, g.batchEventsPerSecond, 'ev/s', 'higher');
@@ -340,6 +348,18 @@ With the key in a token, signing workers and SQLite's writer thread sign nothing
 copied to them): every group is signed by the token, a large one over its sessions in libuv's thread pool
 (docs/transparency.md, "Key custody"). Agent-signed events cost the service one Ed25519 verification and
 one canonical text each, and one register read per request.
+
+## Citus (a coordinator and two workers on this machine)
+
+A Citus cluster of the bench's own (\`bench/citus.ts\`): three PostgreSQL servers on the same two
+cores as the service and the load, so this measures what distribution costs, not what more machines
+give. ${citusLine(r.citus)}.
+
+The ${fmt(r.citus.verify.entries)}-entry ledger was built on the coordinator's own tables in ${r.citus.verify.buildSeconds.toFixed(0)} s (\`LEDGER_STORE=postgres\`),
+verified, then distributed in place by \`audit-ledger migrate\` (Citus copies the rows to the
+workers), verified again, and its shard group moved to the other worker with
+\`citus_move_shard_placement\` (logical replication, writes allowed during the copy). docs/scaling.md
+says what these mean for operators.
 
 ## The append path, feature by feature
 

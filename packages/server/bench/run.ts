@@ -21,6 +21,7 @@ import { Command } from 'commander';
 import { compareFigures, readFigures, saveFigures } from './compare.js';
 import { growthPoint, startToReady } from './growth.js';
 import { manyCompanies, noisyNeighbour } from './multi.js';
+import { citusLine, citusPart as runCitusPart } from './citus.js';
 import { stagesOf } from './profile-stages.js';
 import { searchBench, searchLine } from './search.js';
 import { otlpLine, otlpMappingCost } from './otlp.js';
@@ -45,6 +46,7 @@ const ONLY = process.env.BENCH_ONLY;
 // BENCH_ONLY=otlp: the OTLP mapping's CPU per span (bench/otlp.ts).
 // BENCH_ONLY=streams: batch ingestion with and without three active log streams (bench/streams.ts).
 // BENCH_ONLY=sizes: batch ingestion of small, usual and 4 KB events, and one core's Ed25519 rates (bench/sizes.ts).
+// BENCH_ONLY=citus: 100 companies on plain PostgreSQL against a Citus cluster of the bench's own, and a 1M-entry ledger verified, distributed in place and moved (bench/citus.ts).
 // BENCH_ONLY=custody: signing with a PKCS#11 token's key against a key in memory, ingestion with each, and with agent-signed events (bench/custody.ts).
 // BENCH_ONLY=search: the search index's write cost and query p50/p99 on BENCH_SEARCH_ENTRIES (1,000,000) entries, SQLite then PostgreSQL (bench/search.ts).
 
@@ -268,6 +270,8 @@ const growthBodies = { single: SINGLE_BODIES, batch: BATCH_BODY, traceId: TRACES
 const streamsPart = () => streamsOverhead(startService, scratchDir('al-bench-streams-'), BATCH_BODY, (url, body, c, headers) => load(url, body, c, headers), stop);
 const sizesPart = () => ingestionBySize(startService, (n) => scratchDir(`al-bench-sizes-${n}-`), (url, body, c, headers) => load(url, body, c, headers), stop);
 const featuresPart = () => featureCosts(startService, (url, body, c, headers, service) => load(url, body, c, headers, service), stop, (name) => scratchDir(`al-bench-features-${name}-`), (i) => event(i));
+const citusPart = () =>
+  runCitusPart({ plainUrl: async () => (await freshPgDatabase()).url, start: startService, seconds: DURATION, batchBody: manyBody, single: SINGLE_BODIES[0] as string, entries: VERIFY_ENTRIES, event: (i) => event(i) });
 const custodyPart = () => custodyCosts(startService, (url, body, c, headers) => load(url, body, c, headers), stop, (i) => event(i));
 
 async function main(): Promise<void> {
@@ -281,6 +285,7 @@ async function main(): Promise<void> {
   if (ONLY === 'otlp') return void console.log(otlpLine(otlpMappingCost()));
   if (ONLY === 'streams') return void console.log(`streams: ${streamsLine(await streamsPart())}`);
   if (ONLY === 'features') return void console.log(`features: ${featuresLine(await featuresPart())}`);
+  if (ONLY === 'citus') return void console.log(`citus: ${citusLine(await citusPart())}`);
   if (ONLY === 'custody') return void console.log(`custody: ${custodyLine(await custodyPart())}`);
   if (ONLY === 'sizes') return void console.log(`sizes: ${sizesLine(await sizesPart())}; ed25519 per core ${JSON.stringify(ed25519Rates())}`);
   if (ONLY === 'search') {
@@ -351,6 +356,9 @@ async function main(): Promise<void> {
   const features = await featuresPart();
   console.log(`features: ${featuresLine(features)}`);
 
+  const citus = await citusPart();
+  console.log(`citus: ${citusLine(citus)}`);
+
   const profile = { single: await profiledStages(SINGLE_BODIES, '/api/v1/logs', 64), batch: await profiledStages(BATCH_BODY, '/api/v1/logs/batch', 4) };
   console.log(`profiles: ${JSON.stringify({ single: Object.fromEntries(profile.single), batch: Object.fromEntries(profile.batch) })}`);
   const cpus = os.cpus();
@@ -380,6 +388,7 @@ async function main(): Promise<void> {
     custody,
     features,
     profile,
+    citus,
   };
   const figures = benchFigures(results);
   const jsonFile = path.join(DOCS, 'performance.json');

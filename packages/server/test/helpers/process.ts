@@ -91,12 +91,5 @@ export class LogWatcher {
   }
 }
 
-/** A port nothing listens on now (for a server a test starts, or a service that must restart on the same origin). */
-export function freePort(): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
+/** A port nothing listens on now (one definition, with the Citus cluster maker). */
+export { freePort } from '../../bench/citus-cluster.js';
