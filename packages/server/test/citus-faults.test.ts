@@ -178,6 +178,10 @@ describe('the ledger on a Citus cluster under node faults', () => {
     phase = 'worker 1 stopped';
     await waitForAnswers(phase, PER_PHASE, 200, on0);
     await waitForAnswers(phase, PER_PHASE, 503, on1);
+    // A sign-in writes a reference table (access_tokens), on every node: 503 for everyone while a worker is away (docs/scaling.md).
+    const login = await call(`${svc.url}/api/v1/auth/login`, 'POST', { email: `${(on0[0] as Company).name}@example.com`, password: 'citus fault suite 123' });
+    expect(login.status, login.body).toBe(503);
+    expect(login.headers['retry-after']).toMatch(/^\d+$/);
     cluster.startWorker(1);
     phase = 'worker 1 back';
     await waitForAnswers(phase, PER_PHASE);

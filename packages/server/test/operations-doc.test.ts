@@ -3,7 +3,8 @@
 // a backup under load, a key rotation, collecting what the outside world saw, metrics, a full
 // verification, the restore of a lost data directory, a rebuild from exports alone, an upgrade,
 // and the two continuity decisions after a careless restore. The `sh postgres` blocks are run by
-// test/fault/failover.test.ts; this file checks that no block is left unrun.
+// test/fault/failover.test.ts and the `sh citus` ones by test/citus-cluster.test.ts; this file
+// checks that no block is left unrun.
 import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -62,8 +63,9 @@ describe('docs/operations.md, every command as written', { timeout: 240_000 }, (
 
   it('has a test for every sh block', () => {
     const names = blocks.map((b) => b.name);
-    expect(names.filter((n) => n !== 'postgres').sort()).toEqual([...RUN_HERE].sort());
+    expect(names.filter((n) => n !== 'postgres' && n !== 'citus').sort()).toEqual([...RUN_HERE].sort());
     expect(names.filter((n) => n === 'postgres')).toHaveLength(2);
+    expect(names.filter((n) => n === 'citus')).toHaveLength(3);
     for (const b of blocks) expect(b.lines.length, b.name).toBeGreaterThan(0);
   });
 
