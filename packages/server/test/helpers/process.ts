@@ -2,7 +2,6 @@
 // suites' global setup has just built from the sources (a digest check when nothing changed).
 // Through tsx it took about 0.4 s longer to start, each time (docs/performance.md, "Start to ready").
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 
