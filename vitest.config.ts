@@ -51,6 +51,9 @@ const CITUS_ONLY = ['test/citus-cluster.test.ts', 'test/citus-faults.test.ts'];
 const CITUS = [
   ...CITUS_ONLY,
   'test/fault/crash.test.ts',
+  'test/fault/retention-crash.test.ts',
+  'test/backup-restore.test.ts',
+  'test/restore-attacks.test.ts',
   'test/store.test.ts',
   'test/ledger.test.ts',
   'test/governance.test.ts',
