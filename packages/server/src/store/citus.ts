@@ -1,4 +1,4 @@
-// The PostgreSQL store on a Citus coordinator (issue 45, begun): detected by the extension in the
+// The PostgreSQL store on a Citus coordinator (issue 45): detected by the extension in the
 // database, and the schema distributed after the migrations (Store.migrate). Every table of a
 // company's data is keyed by company_id first, so each is distributed by it and co-located with
 // the others (Citus's default co-location for one distribution column type): a company's chain,
@@ -6,8 +6,8 @@
 // (the service's keys) or that need keys unique across companies (emails, credential hashes,
 // company names, SSO identities) are reference tables, copied to every node. The migration
 // bookkeeping stays on the coordinator. Distributing is idempotent: a table already distributed
-// is left as it is. What is not yet done for Citus (multi-shard row locks, background work company
-// by company) is issue 45's, docs/scaling.md.
+// is left as it is. LEDGER_STORE says whether to (Store.migrate); what runs on one shard and what
+// looks across companies is docs/scaling.md's.
 import { type Kysely, sql } from 'kysely';
 
 /** Service-wide tables, or tables with keys unique across companies: reference tables on Citus. */
