@@ -7,20 +7,11 @@
 //   the rows to the workers), timed; the same verification on the distributed ledger; and the
 //   company's shard group moved to the other worker (logical replication), timed.
 import autocannon from 'autocannon';
-import { createUser } from '../src/users/accounts.js';
-import { loadConfig } from '../src/kernel/config.js';
-import { Appender } from '../src/ledger/appender.js';
-import { CheckpointSigner } from '../src/ledger/checkpoints.js';
-import { prepareEvent } from '../src/ingestion/input.js';
-import type { PreparedEvent } from '../src/ledger/appender/types.js';
-import { Keyring } from '../src/ledger/keyring.js';
-import { openSecretBox } from '../src/store/secret-box.js';
-import { WorkerSigner } from '../src/ledger/signer.js';
 import type { CompletedVerificationReport } from '../src/kernel/shapes.js';
-import { IntegrityVerifier } from '../src/integrity/verifier.js';
 import { openPostgresStore } from '../src/store/postgres.js';
 import type { Store } from '../src/store/store.js';
 import { citusCluster, createCitusDatabase } from './citus-cluster.js';
+import { benchVerifier, buildLedger } from './integrity.js';
 import { companies, manyCompanies, type MultiRow, type Start, stopChild } from './multi.js';
 import { scratchDir } from './scratch.js';
 
@@ -33,18 +24,13 @@ export interface CitusBench {
   verify: { entries: number; buildSeconds: number; plainSeconds: number; citusSeconds: number; distributeSeconds: number; moveSeconds: number; megabytes: number };
 }
 
-/** Runs a full verification (plain: chain, tree and checkpoints) of one company and answers it with the seconds it took. */
+/** A full verification (plain: chain, tree and checkpoints) of one company, and the seconds it took. */
 async function verifyOnce(store: Store, companyId: string, url: string): Promise<{ seconds: number; report: CompletedVerificationReport }> {
-  const config = loadConfig({ LOG_LEVEL: 'silent' });
-  const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o), scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: url, dataDir: scratchDir('al-bench-citus-verify-') } } });
+  const verifier = benchVerifier(store, { databaseUrl: url, dataDir: scratchDir('al-bench-citus-verify-') });
   try {
     const started = performance.now();
-    const job = await verifier.requestFull(companyId, { entry_signatures: false });
-    for (;;) {
-      const j = await store.integrityStore.getJob(companyId, job.job_id);
-      if (j?.report) return { seconds: (performance.now() - started) / 1000, report: JSON.parse(j.report) as CompletedVerificationReport };
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const report = await verifier.run(companyId, false);
+    return { seconds: (performance.now() - started) / 1000, report };
   } finally {
     await verifier.close();
   }
@@ -84,27 +70,8 @@ export async function citusPart(opts: { plainUrl: () => Promise<string>; start: 
     const url = await createCitusDatabase(cluster.ports, 'million');
     const local = openPostgresStore(url, 10, undefined, 'postgres');
     await local.migrate();
-    const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), dataDir: scratchDir('al-bench-citus-') };
-    const { company } = await createUser(local, { company: 'bench', email: 'citus@example.com', password: 'bench password 123', role: 'admin' });
-    const keyring = await Keyring.open({ config, signingKeys: local.signingKeys, secretBox: openSecretBox(config), clock: Date.now });
-    const signer = new WorkerSigner(keyring.active, config.signingWorkers);
-    const appender = new Appender({ store: local, keyring, signer, clock: Date.now, checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 1000 });
-    const started = performance.now();
-    const GROUP = 10_000;
-    try {
-      for (let i = 0; i < opts.entries; i += GROUP) {
-        const events = Array.from({ length: Math.min(GROUP, opts.entries - i) }, (_, j) => prepareEvent(opts.event(i + j) as never, '/body') as PreparedEvent);
-        await appender.append(company.company_id, events);
-        if ((i / GROUP) % 20 === 0) process.stdout.write(`\r  citus: built ${i + GROUP} of ${opts.entries} entries`);
-      }
-      await appender.checkpoint(company.company_id);
-    } finally {
-      await appender.close();
-      await signer.close();
-    }
-    const buildSeconds = (performance.now() - started) / 1000;
-    process.stdout.write('\n');
-    const plainVerify = await verifyOnce(local, company.company_id, url);
+    const { companyId, buildSeconds } = await buildLedger(local, scratchDir('al-bench-citus-'), opts.entries, opts.event, 'citus', 'citus@example.com');
+    const plainVerify = await verifyOnce(local, companyId, url);
     await local.close();
     const megabytes = Number((await cluster.query<{ b: string }>("SELECT pg_total_relation_size('log_entries') + pg_total_relation_size('merkle_hashes') AS b", [], undefined, 'million'))[0]?.b) / 2 ** 20;
 
@@ -112,11 +79,11 @@ export async function citusPart(opts: { plainUrl: () => Promise<string>; start: 
     const d0 = performance.now();
     await distributed.migrate();
     const distributeSeconds = (performance.now() - d0) / 1000;
-    const citusVerify = await verifyOnce(distributed, company.company_id, url);
+    const citusVerify = await verifyOnce(distributed, companyId, url);
     for (const r of [plainVerify.report, citusVerify.report]) if (r.violation_count !== 0 || r.entries_checked < opts.entries) throw new Error(`verification: ${JSON.stringify(r).slice(0, 300)}`);
     await distributed.close();
 
-    const placement = (await cluster.query<{ shardid: string; nodeport: number }>("SELECT shardid, nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('log_entries', $1::text)", [company.company_id], undefined, 'million'))[0];
+    const placement = (await cluster.query<{ shardid: string; nodeport: number }>("SELECT shardid, nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('log_entries', $1::text)", [companyId], undefined, 'million'))[0];
     const to = cluster.ports.workers.find((p) => p !== Number(placement?.nodeport)) as number;
     const m0 = performance.now();
     await cluster.query("SELECT citus_move_shard_placement($1, '127.0.0.1', $2, '127.0.0.1', $3)", [placement?.shardid, placement?.nodeport, to], undefined, 'million');

@@ -15,6 +15,7 @@ import { WorkerSigner } from '../src/ledger/signer.js';
 import type { CompletedVerificationReport } from '../src/kernel/shapes.js';
 import { IntegrityVerifier } from '../src/integrity/verifier.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
+import type { Store } from '../src/store/store.js';
 import { scratchDir } from './scratch.js';
 
 export interface VerifyResult {
@@ -28,51 +29,64 @@ export interface VerifyResult {
   login: { email: string; password: string };
 }
 
-/** Builds an n-entry SQLite ledger through the real appender (10,000 per group), then runs a full verification, plain and with entry signatures. */
-export async function fullVerification(n: number, event: (i: number) => unknown): Promise<VerifyResult> {
-  const dir = scratchDir('al-bench-verify-');
-  const store = openSqliteStore(path.join(dir, 'ledger.db'));
-  await store.migrate();
-  const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), dataDir: dir };
-  const { company } = await createUser(store, { company: 'bench', email: 'verify@example.com', password: 'bench password 123', role: 'admin' });
+/**
+ * Builds one company's n-entry ledger in a migrated store through the real appender (10,000 per
+ * group), ending with a checkpoint; answers the company and the seconds it took.
+ */
+export async function buildLedger(store: Store, dataDir: string, n: number, event: (i: number) => unknown, label: string, email: string): Promise<{ companyId: string; buildSeconds: number }> {
+  const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), dataDir };
+  const { company } = await createUser(store, { company: 'bench', email, password: 'bench password 123', role: 'admin' });
   const keyring = await Keyring.open({ config, signingKeys: store.signingKeys, secretBox: openSecretBox(config), clock: Date.now });
   const signer = new WorkerSigner(keyring.active, config.signingWorkers);
-  const appender = new Appender({
-    store,
-    keyring,
-    signer,
-    clock: Date.now,
-    checkpoints: new CheckpointSigner(config.ledgerOrigin),
-    checkpointIntervalMs: 1000,
-  });
+  const appender = new Appender({ store, keyring, signer, clock: Date.now, checkpoints: new CheckpointSigner(config.ledgerOrigin), checkpointIntervalMs: 1000 });
   try {
     const started = performance.now();
     const GROUP = 10_000;
     for (let i = 0; i < n; i += GROUP) {
       const events = Array.from({ length: Math.min(GROUP, n - i) }, (_, j) => prepareEvent(event(i + j) as never, '/body') as PreparedEvent);
       await appender.append(company.company_id, events);
-      if ((i / GROUP) % 20 === 0) process.stdout.write(`\r  verify: built ${i + GROUP} of ${n} entries`);
+      if ((i / GROUP) % 20 === 0) process.stdout.write(`\r  ${label}: built ${i + GROUP} of ${n} entries`);
     }
     await appender.checkpoint(company.company_id);
-    const buildSeconds = (performance.now() - started) / 1000;
     process.stdout.write('\n');
-    const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o), scanWorkers: { count: config.verifyWorkers, store: { databaseUrl: undefined, dataDir: dir } } });
-    const run = async (entrySignatures: boolean): Promise<CompletedVerificationReport> => {
-      const job = await verifier.requestFull(company.company_id, { entry_signatures: entrySignatures });
-      for (;;) {
-        const j = await store.integrityStore.getJob(company.company_id, job.job_id);
-        if (j?.report) return JSON.parse(j.report) as CompletedVerificationReport;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    const report = await run(false);
-    // BENCH_VERIFY_SIGNED=0 skips the run with entry signatures (a 10M-entry growth run would spend 20 minutes on it).
-    const signed = process.env.BENCH_VERIFY_SIGNED === '0' ? report : await run(true);
-    await verifier.close();
-    return { entries: n, buildSeconds, report, signed, dataDir: dir, login: { email: 'verify@example.com', password: 'bench password 123' } };
+    return { companyId: company.company_id, buildSeconds: (performance.now() - started) / 1000 };
   } finally {
     await appender.close();
     await signer.close();
+  }
+}
+
+/** The service's verifier over a store (VERIFY_WORKERS scan threads opening `scan`), and how to run one full verification of a company with it. */
+export function benchVerifier(store: Store, scan: { databaseUrl: string | undefined; dataDir: string }) {
+  const config = loadConfig({ LOG_LEVEL: 'silent' });
+  const verifier = new IntegrityVerifier({ ledger: store.ledger, integrityStore: store.integrityStore, signingKeys: store.signingKeys, ledgerOrigin: config.ledgerOrigin, intervalSeconds: 0, clock: Date.now, logError: (o, m) => console.error(m, o), scanWorkers: { count: config.verifyWorkers, store: scan } });
+  return {
+    run: async (companyId: string, entrySignatures: boolean): Promise<CompletedVerificationReport> => {
+      const job = await verifier.requestFull(companyId, { entry_signatures: entrySignatures });
+      for (;;) {
+        const j = await store.integrityStore.getJob(companyId, job.job_id);
+        if (j?.report) return JSON.parse(j.report) as CompletedVerificationReport;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    close: () => verifier.close(),
+  };
+}
+
+/** Builds an n-entry SQLite ledger through the real appender, then runs a full verification, plain and with entry signatures. */
+export async function fullVerification(n: number, event: (i: number) => unknown): Promise<VerifyResult> {
+  const dir = scratchDir('al-bench-verify-');
+  const store = openSqliteStore(path.join(dir, 'ledger.db'));
+  await store.migrate();
+  try {
+    const { companyId, buildSeconds } = await buildLedger(store, dir, n, event, 'verify', 'verify@example.com');
+    const verifier = benchVerifier(store, { databaseUrl: undefined, dataDir: dir });
+    const report = await verifier.run(companyId, false);
+    // BENCH_VERIFY_SIGNED=0 skips the run with entry signatures (a 10M-entry growth run would spend 20 minutes on it).
+    const signed = process.env.BENCH_VERIFY_SIGNED === '0' ? report : await verifier.run(companyId, true);
+    await verifier.close();
+    return { entries: n, buildSeconds, report, signed, dataDir: dir, login: { email: 'verify@example.com', password: 'bench password 123' } };
+  } finally {
     await store.close();
   }
 }
