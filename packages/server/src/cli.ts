@@ -86,13 +86,9 @@ function program(): Command {
         const d = store.lastDistribution;
         if (d.distributed.length + d.reference.length > 0) {
           console.log(`citus: distributed ${d.distributed.length} tables by company_id and made ${d.reference.length} reference tables (existing rows copied to the workers) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-        } else if (store.distributed) console.log('citus: the schema is distributed');
+        } else if (await store.onCitus()) console.log('citus: the schema is distributed');
       } catch (err) {
-        if (err instanceof CitusMissingError) {
-          console.error(`audit-ledger migrate: ${err.message}`);
-          throw new Exit(1);
-        }
-        if (err instanceof SchemaNewerError) {
+        if (err instanceof SchemaNewerError || err instanceof CitusMissingError) {
           console.error(`audit-ledger migrate: ${err.message}`);
           throw new Exit(1);
         }

@@ -33,7 +33,7 @@ export async function startService(config: Config, clock: () => number = Date.no
   let built: FastifyInstance | undefined;
   try {
     await store.migrate();
-    if (store.distributed) log.info({ store: 'citus' }, 'store: PostgreSQL on a Citus coordinator, the schema distributed by company (docs/scaling.md)');
+    if (await store.onCitus()) log.info({ store: 'citus' }, 'store: PostgreSQL on a Citus coordinator, the schema distributed by company (docs/scaling.md)');
     const created = await bootstrapIfEmpty(store, config.bootstrap, clock);
     const app = await buildApp({ config, store, counters, log, outage, clock });
     built = app;

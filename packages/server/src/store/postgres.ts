@@ -148,8 +148,8 @@ export function openPostgresStore(
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  // Whether appends go as single-shard statements (Citus), asked of the database once.
-  let onCitus: Promise<boolean> | undefined;
-  const distributed = () => (onCitus ??= citus === 'postgres' ? Promise.resolve(false) : isCitus(db as Kysely<unknown>).catch((err: unknown) => ((onCitus = undefined), Promise.reject(err))));
-  return new Store({ kind: 'postgres', db, uniqueViolation, withChain: postgresWithChain(db, distributed), searchIndex: new PostgresSearchIndex(db), citus });
+  // Citus mode (the schema distributed, appends as single-shard statements), asked of the database once.
+  let asked: Promise<boolean> | undefined;
+  const onCitus = () => (asked ??= citus === 'postgres' ? Promise.resolve(false) : isCitus(db as Kysely<unknown>).catch((err: unknown) => ((asked = undefined), Promise.reject(err))));
+  return new Store({ kind: 'postgres', db, uniqueViolation, withChain: postgresWithChain(db, onCitus), searchIndex: new PostgresSearchIndex(db), citus, onCitus });
 }

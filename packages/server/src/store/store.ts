@@ -11,7 +11,7 @@ import { ReportStore } from './reports.js';
 import { ForensicsStore } from './forensics.js';
 import { GovernanceStore } from './governance.js';
 import type { SearchIndex } from './search-index.js';
-import { distributeSchema, isCitus } from './citus.js';
+import { distributeSchema } from './citus.js';
 import type { DbHandle, StoreKind } from './handle.js';
 import { IntegrityStore } from './integrity.js';
 import { KeyStore } from './keys.js';
@@ -53,6 +53,8 @@ export interface StoreOptions {
   clock?: () => number;
   /** PostgreSQL (LEDGER_STORE): `auto` distributes on a Citus coordinator, `citus` insists on one, `postgres` never distributes. */
   citus?: 'auto' | 'postgres' | 'citus';
+  /** Whether this store runs in Citus mode (asked of the database once; LEDGER_STORE=postgres: never). */
+  onCitus?: () => Promise<boolean>;
 }
 
 /** LEDGER_STORE=citus on a database without the Citus extension. */
@@ -71,8 +73,8 @@ export class Store implements DbHandle {
   readonly searchOffThread?: (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
   private readonly searchReader?: StoreOptions['searchReader'];
   private readonly citusMode: NonNullable<StoreOptions['citus']>;
-  /** Whether the schema is distributed on a Citus cluster (known after migrate). */
-  distributed = false;
+  /** Whether this store runs in Citus mode: the schema distributed on a Citus coordinator (store/citus.ts). */
+  readonly onCitus: () => Promise<boolean>;
   /** What the last migrate distributed on Citus (tables it made distributed or reference tables; empty when all already were). */
   lastDistribution: { distributed: string[]; reference: string[] } = { distributed: [], reference: [] };
   /** The index of words inside events (search-index.ts), when this store can keep one. */
@@ -102,6 +104,7 @@ export class Store implements DbHandle {
     this.uniqueViolation = opts.uniqueViolation;
     this.withChain = opts.withChain;
     this.citusMode = opts.citus ?? 'auto';
+    this.onCitus = opts.onCitus ?? (() => Promise.resolve(false));
     if (opts.chainWriter) this.chainWriter = opts.chainWriter;
     if (opts.searchIndex) this.searchIndex = opts.searchIndex;
     if (opts.searchReader) {
@@ -127,12 +130,11 @@ export class Store implements DbHandle {
   }
 
   async migrate(): Promise<string[]> {
-    const citus = this.kind === 'postgres' && this.citusMode !== 'postgres' && (await isCitus(this.db as Kysely<unknown>));
+    const citus = await this.onCitus();
     if (this.citusMode === 'citus' && !citus) throw new CitusMissingError();
     const applied = await migrateToLatest(this.db as Kysely<unknown>);
     // On a Citus coordinator, the tables the migrations made are distributed by company (store/citus.ts).
     if (citus) this.lastDistribution = await distributeSchema(this.db as Kysely<unknown>);
-    this.distributed = citus;
     return applied;
   }
 
